@@ -1,0 +1,73 @@
+#pragma once
+// Process-wide record of which graph allocated each graph-allocation address and which graph
+// holds its free node, so that a free node in *another* graph can be checked before the driver
+// sees it. Plain C++ (no CUDA), thread-safe.
+//
+// Invariants:
+//  - an address has at most one entry; a new alloc node that returns an address replaces the
+//    entry (the driver only reuses a virtual address once the old one is gone);
+//  - an entry's `freed_by` is the one graph holding a free node for it, or empty;
+//  - an entry whose allocation was freed inside its own graph is erased when that graph is
+//    destroyed; one left unfreed stays, because destroying a graph does not free its
+//    allocations (they can still be freed in a stream or by another graph).
+
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+namespace gmem {
+
+/// Identifies a gmem graph (its ledger) for the lifetime of the process.
+using graph_id = std::uint64_t;
+
+class allocation_registry {
+ public:
+  struct entry {
+    graph_id allocating_graph = 0;
+    std::string allocating_graph_name;
+    std::size_t bytes = 0;
+    int device = 0;
+    std::optional<graph_id> freed_by;
+    std::string freed_by_name;
+  };
+
+  /// The registry gmem graphs use unless told otherwise.
+  static allocation_registry& global();
+
+  /// Records that `graph` made an allocation at `address` (replacing any stale entry).
+  void on_alloc(std::uintptr_t address, graph_id graph, const std::string& graph_name,
+                std::size_t bytes, int device);
+
+  /// Records that `graph` holds the free node of `address`. Throws usage_error if no graph
+  /// allocation is known at `address` or if another free node already frees it.
+  void on_free(std::uintptr_t address, graph_id graph, const std::string& graph_name);
+
+  /// Like on_free, but only checks; changes nothing.
+  void check_free(std::uintptr_t address, graph_id graph, const std::string& graph_name) const;
+
+  /// Forgets the free node `graph` held for `address` (its graph is gone). No-op otherwise.
+  void on_free_node_gone(std::uintptr_t address, graph_id graph) noexcept;
+
+  /// Moves the entry of `address` (allocation and free node) from graph `from` to graph `to`:
+  /// a child graph moved into its parent hands its records over.
+  void reassign(std::uintptr_t address, graph_id from, graph_id to,
+                const std::string& to_name) noexcept;
+
+  /// Erases the entry of `address` if `graph` still owns it.
+  void erase_if_owned(std::uintptr_t address, graph_id graph) noexcept;
+
+  /// The entry of `address`, if any.
+  [[nodiscard]] std::optional<entry> find(std::uintptr_t address) const;
+
+ private:
+  void check_free_locked(std::uintptr_t address, graph_id graph,
+                         const std::string& graph_name) const;
+
+  mutable std::mutex mutex_;
+  std::unordered_map<std::uintptr_t, entry> entries_;
+};
+
+}  // namespace gmem

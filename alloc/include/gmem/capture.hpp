@@ -1,0 +1,64 @@
+#pragma once
+// Stream capture of stream-ordered allocations into a graph: begin/end on an origin stream,
+// fork/join across streams through events, cudaMallocAsync / cudaMallocFromPoolAsync /
+// cudaFreeAsync inside the capture.
+
+#include <cuda_runtime_api.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gmem/capture_tracker.hpp"
+#include "gmem/graph.hpp"
+#include "gmem/handles.hpp"
+
+namespace gmem {
+
+class capture {
+ public:
+  /// Begins capturing `origin` into a graph called `name`. Throws cuda_error (for example when
+  /// the stream is already capturing).
+  explicit capture(cudaStream_t origin, std::string name = "captured graph",
+                   cudaStreamCaptureMode mode = cudaStreamCaptureModeGlobal);
+  /// Ends a capture still in progress and discards its graph; never throws.
+  ~capture();
+  capture(const capture&) = delete;
+  capture& operator=(const capture&) = delete;
+  capture(capture&&) = delete;
+  capture& operator=(capture&&) = delete;
+
+  /// Makes `other` wait for `from` (the origin by default), pulling it into the capture.
+  void fork(cudaStream_t other, cudaStream_t from = nullptr);
+  /// Makes `into` (the origin by default) wait for `other`, joining it back.
+  void join(cudaStream_t other, cudaStream_t into = nullptr);
+
+  /// Captures cudaMallocAsync in `s` (the origin by default). Throws usage_error for a zero
+  /// size or a stream outside the capture, cuda_error if the driver refuses.
+  void* malloc_async(std::size_t bytes, cudaStream_t s = nullptr);
+  /// Captures cudaMallocFromPoolAsync: the alloc node records the pool's peer access as it is
+  /// now.
+  void* malloc_async(const mem_pool& pool, std::size_t bytes, cudaStream_t s = nullptr);
+  /// Captures cudaFreeAsync of `ptr` in `s` (the origin by default).
+  void free_async(void* ptr, cudaStream_t s = nullptr);
+
+  /// Ends the capture and returns the graph. If streams forked into the capture were not
+  /// joined, they are joined, the graph is discarded and usage_error names them; if the capture
+  /// was invalidated, cuda_error says so. Either way every stream is out of capture mode and
+  /// usable afterwards.
+  graph end();
+
+  [[nodiscard]] cudaStream_t origin() const noexcept { return origin_; }
+  [[nodiscard]] bool active() const noexcept { return active_; }
+
+ private:
+  cudaStream_t resolve(cudaStream_t s) const noexcept { return s ? s : origin_; }
+  void abort() noexcept;
+
+  cudaStream_t origin_;
+  bool active_ = false;
+  capture_tracker tracker_;
+  std::vector<event> events_;
+};
+
+}  // namespace gmem

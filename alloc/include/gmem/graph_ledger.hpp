@@ -1,0 +1,140 @@
+#pragma once
+// Per-graph bookkeeping of the allocations a graph makes and frees, so that gmem can say what
+// is wrong before the driver does. Plain C++ (no CUDA): tested on machines without a GPU.
+//
+// Invariants:
+//  - every alloc record names the node that made it; its `free_node` is set at most once;
+//  - an address may appear in several alloc records of one graph (the driver reuses a virtual
+//    address once its free node is ordered before the next alloc node), but at most one of
+//    them is unfreed at any time;
+//  - a free of an address this graph did not allocate is a "foreign free"; it is registered
+//    with the allocation_registry, which lets only one graph hold the free node of an address;
+//  - `live_execs` counts executable graphs instantiated from this graph and not yet destroyed.
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gmem/allocation_registry.hpp"
+
+namespace gmem {
+
+/// Opaque identity of a graph node (the value of its cudaGraphNode_t).
+using node_handle = std::uintptr_t;
+
+/// One allocation made by an alloc node of this graph (or of a child graph moved into it).
+struct alloc_record {
+  std::uintptr_t address = 0;
+  std::size_t bytes = 0;
+  int device = 0;
+  std::vector<int> peers;
+  node_handle alloc_node = 0;
+  std::optional<node_handle> free_node;
+};
+
+/// A free node of this graph for an allocation another graph made.
+struct foreign_free_record {
+  std::uintptr_t address = 0;
+  node_handle free_node = 0;
+};
+
+/// What a free node of this graph would free.
+enum class free_target { own_allocation, foreign_allocation };
+
+/// The options of an instantiation that the graph-memory rules constrain.
+struct instantiate_request {
+  bool auto_free_on_launch = false;
+  bool device_launch = false;
+};
+
+class graph_ledger {
+ public:
+  enum class kind {
+    ordinary,            ///< a graph the user owns
+    conditional_body,    ///< a body graph of a conditional node: no memory nodes allowed
+    moved_child          ///< a graph moved into a parent: no memory nodes may be added
+  };
+
+  /// A ledger for graph `name`, registering addresses with `registry`.
+  explicit graph_ledger(std::string name, kind k = kind::ordinary,
+                        allocation_registry& registry = allocation_registry::global());
+  ~graph_ledger();
+  graph_ledger(const graph_ledger&) = delete;
+  graph_ledger& operator=(const graph_ledger&) = delete;
+
+  [[nodiscard]] graph_id id() const noexcept { return id_; }
+  [[nodiscard]] const std::string& name() const noexcept { return name_; }
+  [[nodiscard]] kind graph_kind() const noexcept { return kind_; }
+
+  /// Throws usage_error if this graph may not hold memory nodes (conditional body, or a child
+  /// graph already moved into its parent); `what` says which node was being added.
+  void check_can_add_memory_node(const char* what) const;
+
+  /// Records an allocation the driver returned. Throws usage_error if the same address is
+  /// still allocated and unfreed in this graph (that would be a driver bug or a misuse).
+  void record_alloc(alloc_record record);
+
+  /// Says what a free node for `address` would free. Throws usage_error if no alloc node (of
+  /// this graph or any other) returned `address`, or if the allocation already has a free node
+  /// in this graph or another.
+  [[nodiscard]] free_target check_free(std::uintptr_t address) const;
+
+  /// Records a free node for `address` (after check_free and the driver both accepted it).
+  void record_free(std::uintptr_t address, node_handle free_node);
+
+  /// Records a free node found in a graph the driver already built (a capture): like
+  /// record_free, but a free of an address gmem does not know is kept as a foreign free
+  /// instead of refused.
+  void record_observed_free(std::uintptr_t address, node_handle free_node);
+
+  /// Throws usage_error when the graph-memory rules forbid instantiating with `request`:
+  /// device launch of a graph with memory nodes, AutoFreeOnLaunch with device launch, or a
+  /// second executable graph while one exists for a graph with memory nodes.
+  void check_instantiate(const instantiate_request& request) const;
+
+  /// Throws usage_error if the graph holds memory nodes (the driver cannot clone those).
+  void check_clone() const;
+
+  /// Counts an executable graph in and out of existence.
+  void exec_created() noexcept { ++live_execs_; }
+  void exec_destroyed() noexcept { --live_execs_; }
+  [[nodiscard]] int live_execs() const noexcept { return live_execs_; }
+
+  /// Takes over the records of a child graph moved into this one (its alloc and free nodes now
+  /// belong to this graph's executions). The child becomes a moved_child.
+  void absorb_child(graph_ledger& child);
+
+  /// Becomes a moved child: no memory nodes may be added any more.
+  void mark_moved() noexcept { kind_ = kind::moved_child; }
+
+  [[nodiscard]] const std::vector<alloc_record>& allocations() const noexcept { return allocs_; }
+  [[nodiscard]] const std::vector<foreign_free_record>& foreign_frees() const noexcept {
+    return foreign_frees_;
+  }
+  /// Allocations this graph makes and does not free: they outlive each launch.
+  [[nodiscard]] std::vector<alloc_record> unfreed() const;
+  [[nodiscard]] bool has_memory_nodes() const noexcept {
+    return !allocs_.empty() || !foreign_frees_.empty();
+  }
+  [[nodiscard]] std::size_t alloc_count() const noexcept { return allocs_.size(); }
+  [[nodiscard]] std::size_t free_count() const noexcept;
+
+ private:
+  [[nodiscard]] const alloc_record* find_unfreed(std::uintptr_t address) const;
+  [[nodiscard]] const alloc_record* find_latest(std::uintptr_t address) const;
+
+  allocation_registry* registry_;
+  graph_id id_;
+  std::string name_;
+  kind kind_;
+  std::vector<alloc_record> allocs_;
+  std::vector<foreign_free_record> foreign_frees_;
+  int live_execs_ = 0;
+};
+
+/// Describes allocation records for an error message: "4096 B at 0x7f.. (node 0x..)", ...
+[[nodiscard]] std::string describe_allocations(const std::vector<alloc_record>& records);
+
+}  // namespace gmem

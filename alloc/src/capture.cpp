@@ -1,0 +1,129 @@
+#include "gmem/capture.hpp"
+
+#include "gmem/allocation_registry.hpp"
+#include "gmem/error.hpp"
+
+namespace gmem {
+namespace {
+
+stream_handle handle_of(cudaStream_t s) { return reinterpret_cast<stream_handle>(s); }
+
+}  // namespace
+
+capture::capture(cudaStream_t origin, std::string name, cudaStreamCaptureMode mode)
+    : origin_(origin), tracker_(handle_of(origin), std::move(name)) {
+  GMEM_CUDA_TRY_CTX(cudaStreamBeginCapture(origin_, mode),
+                    "beginning the capture of graph '" + tracker_.graph_name() + "' on " +
+                        describe_stream(origin_));
+  active_ = true;
+}
+
+capture::~capture() { abort(); }
+
+void capture::abort() noexcept {
+  if (!active_) return;
+  active_ = false;
+  for (stream_handle s : tracker_.unjoined()) {
+    // Join what is still forked so the capture can end and every stream leaves capture mode.
+    event e;
+    (void)cudaEventRecord(e.get(), reinterpret_cast<cudaStream_t>(s));
+    (void)cudaStreamWaitEvent(origin_, e.get(), 0);
+  }
+  cudaGraph_t g = nullptr;
+  (void)cudaStreamEndCapture(origin_, &g);
+  if (g) (void)cudaGraphDestroy(g);
+  (void)cudaGetLastError();
+}
+
+void capture::fork(cudaStream_t other, cudaStream_t from) {
+  from = resolve(from);
+  tracker_.fork(handle_of(from), handle_of(other));
+  events_.emplace_back();
+  events_.back().record(from);
+  events_.back().wait_in(other);
+}
+
+void capture::join(cudaStream_t other, cudaStream_t into) {
+  into = resolve(into);
+  tracker_.join(handle_of(other), handle_of(into));
+  events_.emplace_back();
+  events_.back().record(other);
+  events_.back().wait_in(into);
+}
+
+void* capture::malloc_async(std::size_t bytes, cudaStream_t s) {
+  s = resolve(s);
+  if (bytes == 0) {
+    throw usage_error("capture of graph '" + tracker_.graph_name() +
+                      "': cudaMallocAsync of 0 bytes; graph allocations need at least 1 byte");
+  }
+  tracker_.check_in_capture(handle_of(s), "cudaMallocAsync of " + format_bytes(bytes));
+  void* p = nullptr;
+  GMEM_CUDA_TRY_CTX(cudaMallocAsync(&p, bytes, s),
+                    "capturing cudaMallocAsync of " + format_bytes(bytes) + " in " +
+                        describe_stream(s) + " for graph '" + tracker_.graph_name() + "'");
+  return p;
+}
+
+void* capture::malloc_async(const mem_pool& pool, std::size_t bytes, cudaStream_t s) {
+  s = resolve(s);
+  if (bytes == 0) {
+    throw usage_error("capture of graph '" + tracker_.graph_name() +
+                      "': cudaMallocFromPoolAsync of 0 bytes; graph allocations need at least "
+                      "1 byte");
+  }
+  tracker_.check_in_capture(handle_of(s), "cudaMallocFromPoolAsync of " + format_bytes(bytes));
+  void* p = nullptr;
+  GMEM_CUDA_TRY_CTX(cudaMallocFromPoolAsync(&p, bytes, pool.get(), s),
+                    "capturing cudaMallocFromPoolAsync of " + format_bytes(bytes) +
+                        " from the pool on device " + std::to_string(pool.device()) + " in " +
+                        describe_stream(s) + " for graph '" + tracker_.graph_name() + "'");
+  return p;
+}
+
+void capture::free_async(void* ptr, cudaStream_t s) {
+  s = resolve(s);
+  const std::uintptr_t address = reinterpret_cast<std::uintptr_t>(ptr);
+  tracker_.check_in_capture(handle_of(s), "cudaFreeAsync of " + format_address(address));
+  if (const auto known = allocation_registry::global().find(address); known && known->freed_by) {
+    throw usage_error("capture of graph '" + tracker_.graph_name() + "': cudaFreeAsync of the " +
+                      format_bytes(known->bytes) + " allocation at " + format_address(address) +
+                      ", which graph '" + known->freed_by_name +
+                      "' already frees; an allocation is freed once");
+  }
+  GMEM_CUDA_TRY_CTX(cudaFreeAsync(ptr, s), "capturing cudaFreeAsync of " +
+                                               format_address(address) + " in " +
+                                               describe_stream(s) + " for graph '" +
+                                               tracker_.graph_name() + "'");
+}
+
+graph capture::end() {
+  if (!active_) {
+    throw usage_error("capture of graph '" + tracker_.graph_name() + "' has already ended");
+  }
+  if (!tracker_.unjoined().empty()) {
+    const std::string message = tracker_.unjoined_message();
+    abort();
+    throw usage_error(message);
+  }
+  cudaGraph_t g = nullptr;
+  const cudaError_t err = cudaStreamEndCapture(origin_, &g);
+  active_ = false;
+  if (err != cudaSuccess) {
+    if (g) (void)cudaGraphDestroy(g);
+    std::string ctx = "ending the capture of graph '" + tracker_.graph_name() + "' on " +
+                      describe_stream(origin_);
+    if (err == cudaErrorStreamCaptureInvalidated) {
+      ctx += ": the capture was invalidated by an operation not permitted while capturing (a "
+             "synchronization, a synchronous allocation, or work from another stream without "
+             "an event join); no graph was made and the streams are usable again";
+    } else if (err == cudaErrorStreamCaptureUnjoined) {
+      ctx += ": a stream forked into the capture outside gmem was not joined back; join it "
+             "with an event before ending the capture";
+    }
+    detail::throw_cuda_error(err, "cudaStreamEndCapture", __FILE__, __LINE__, ctx);
+  }
+  return graph::adopt(g, tracker_.graph_name());
+}
+
+}  // namespace gmem

@@ -1,0 +1,311 @@
+#include "gmem/graph.hpp"
+
+#include <map>
+#include <set>
+#include <utility>
+
+#include "gmem/capability.hpp"
+#include "gmem/error.hpp"
+
+namespace gmem {
+namespace {
+
+std::uintptr_t as_uint(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }
+
+std::string in_graph(const std::string& name) { return "graph '" + name + "'"; }
+
+}  // namespace
+
+graph::graph(std::string name) : ledger_(std::make_shared<graph_ledger>(std::move(name))) {
+  GMEM_CUDA_TRY_CTX(cudaGraphCreate(&handle_, 0), "creating " + in_graph(ledger_->name()));
+}
+
+graph::graph(cudaGraph_t handle, bool owning, std::shared_ptr<graph_ledger> ledger) noexcept
+    : handle_(handle), owning_(owning), ledger_(std::move(ledger)) {}
+
+graph graph::adopt(cudaGraph_t g, std::string name) {
+  graph out(g, true, std::make_shared<graph_ledger>(std::move(name)));
+  read_memory_nodes(g, *out.ledger_);
+  return out;
+}
+
+graph::~graph() {
+  if (owning_ && handle_) GMEM_CUDA_TRY_NOTHROW(cudaGraphDestroy(handle_));
+}
+
+graph::graph(graph&& other) noexcept
+    : handle_(std::exchange(other.handle_, nullptr)),
+      owning_(other.owning_),
+      ledger_(std::move(other.ledger_)) {}
+
+graph& graph::operator=(graph&& other) noexcept {
+  if (this != &other) {
+    if (owning_ && handle_) GMEM_CUDA_TRY_NOTHROW(cudaGraphDestroy(handle_));
+    handle_ = std::exchange(other.handle_, nullptr);
+    owning_ = other.owning_;
+    ledger_ = std::move(other.ledger_);
+  }
+  return *this;
+}
+
+void graph::require_ordinary(const char* what) const {
+  if (!handle_ || !ledger_) {
+    throw usage_error(std::string(what) + ": this gmem::graph is empty (moved from, or moved "
+                      "into a parent as a child graph); use the graph it was moved to");
+  }
+}
+
+graph_allocation graph::add_alloc(const alloc_request& request, const node_list& deps) {
+  require_ordinary("adding an alloc node");
+  ledger_->check_can_add_memory_node("alloc node");
+  const std::vector<int> peers =
+      validate_alloc_request(request, device_count(), can_access_peer, name());
+
+  std::vector<cudaMemAccessDesc> descs(peers.size());
+  for (std::size_t i = 0; i < peers.size(); ++i) {
+    descs[i].flags = cudaMemAccessFlagsProtReadWrite;
+    descs[i].location.type = cudaMemLocationTypeDevice;
+    descs[i].location.id = peers[i];
+  }
+  cudaMemAllocNodeParams params{};
+  params.poolProps.allocType = cudaMemAllocationTypePinned;
+  params.poolProps.handleTypes = cudaMemHandleTypeNone;
+  params.poolProps.location.type = cudaMemLocationTypeDevice;
+  params.poolProps.location.id = request.device;
+  params.accessDescs = descs.empty() ? nullptr : descs.data();
+  params.accessDescCount = descs.size();
+  params.bytesize = request.bytes;
+
+  cudaGraphNode_t node = nullptr;
+  GMEM_CUDA_TRY_CTX(cudaGraphAddMemAllocNode(&node, handle_, deps.data(), deps.size(), &params),
+                    "alloc node of " + format_bytes(request.bytes) + " on device " +
+                        std::to_string(request.device) + " in " + in_graph(name()));
+  ledger_->record_alloc(
+      {as_uint(params.dptr), request.bytes, request.device, peers, as_uint(node), std::nullopt});
+  return {params.dptr, node, request.bytes, request.device};
+}
+
+cudaGraphNode_t graph::add_free(void* ptr, const node_list& deps) {
+  require_ordinary("adding a free node");
+  ledger_->check_can_add_memory_node("free node");
+  (void)ledger_->check_free(as_uint(ptr));
+  cudaGraphNode_t node = nullptr;
+  GMEM_CUDA_TRY_CTX(cudaGraphAddMemFreeNode(&node, handle_, deps.data(), deps.size(), ptr),
+                    "free node of " + format_address(as_uint(ptr)) + " in " + in_graph(name()));
+  ledger_->record_free(as_uint(ptr), as_uint(node));
+  return node;
+}
+
+cudaGraphNode_t graph::add_kernel_raw(const node_list& deps, void* func, dim3 grid, dim3 block,
+                                      unsigned int shared_bytes, void** args) {
+  require_ordinary("adding a kernel node");
+  cudaKernelNodeParams p{};
+  p.func = func;
+  p.gridDim = grid;
+  p.blockDim = block;
+  p.sharedMemBytes = shared_bytes;
+  p.kernelParams = args;
+  cudaGraphNode_t node = nullptr;
+  GMEM_CUDA_TRY_CTX(cudaGraphAddKernelNode(&node, handle_, deps.data(), deps.size(), &p),
+                    "kernel node in " + in_graph(name()));
+  return node;
+}
+
+cudaGraphNode_t graph::add_memset(const node_list& deps, void* dst, unsigned char value,
+                                  std::size_t bytes) {
+  require_ordinary("adding a memset node");
+  cudaMemsetParams p{};
+  p.dst = dst;
+  p.value = value;
+  p.elementSize = 1;
+  p.width = bytes;
+  p.height = 1;
+  cudaGraphNode_t node = nullptr;
+  GMEM_CUDA_TRY_CTX(cudaGraphAddMemsetNode(&node, handle_, deps.data(), deps.size(), &p),
+                    "memset node of " + format_bytes(bytes) + " at " + format_address(as_uint(dst)) +
+                        " in " + in_graph(name()));
+  return node;
+}
+
+cudaGraphNode_t graph::add_memcpy(const node_list& deps, void* dst, const void* src,
+                                  std::size_t bytes, cudaMemcpyKind kind) {
+  require_ordinary("adding a memcpy node");
+  cudaGraphNode_t node = nullptr;
+  GMEM_CUDA_TRY_CTX(
+      cudaGraphAddMemcpyNode1D(&node, handle_, deps.data(), deps.size(), dst, src, bytes, kind),
+      "memcpy node of " + format_bytes(bytes) + " in " + in_graph(name()));
+  return node;
+}
+
+cudaGraphNode_t graph::add_empty(const node_list& deps) {
+  require_ordinary("adding an empty node");
+  cudaGraphNode_t node = nullptr;
+  GMEM_CUDA_TRY_CTX(cudaGraphAddEmptyNode(&node, handle_, deps.data(), deps.size()),
+                    "empty node in " + in_graph(name()));
+  return node;
+}
+
+cudaGraphNode_t graph::add_event_record(const node_list& deps, cudaEvent_t e) {
+  require_ordinary("adding an event record node");
+  cudaGraphNode_t node = nullptr;
+  GMEM_CUDA_TRY_CTX(cudaGraphAddEventRecordNode(&node, handle_, deps.data(), deps.size(), e),
+                    "event record node in " + in_graph(name()));
+  return node;
+}
+
+cudaGraphNode_t graph::add_event_wait(const node_list& deps, cudaEvent_t e) {
+  require_ordinary("adding an event wait node");
+  cudaGraphNode_t node = nullptr;
+  GMEM_CUDA_TRY_CTX(cudaGraphAddEventWaitNode(&node, handle_, deps.data(), deps.size(), e),
+                    "event wait node in " + in_graph(name()));
+  return node;
+}
+
+cudaGraphNode_t graph::add_node(const node_list& deps, cudaGraphNodeParams& params,
+                                const char* what) {
+  cudaGraphNode_t node = nullptr;
+  GMEM_CUDA_TRY_CTX(
+      cudaGraphAddNode(&node, handle_, deps.data(), nullptr, deps.size(), &params),
+      std::string(what) + " in " + in_graph(name()));
+  return node;
+}
+
+cudaGraphNode_t graph::add_child_graph(const node_list& deps, graph&& child) {
+  require_ordinary("adding a child graph node");
+  child.require_ordinary("moving a child graph");
+  if (!child.owning_ || child.ledger_->graph_kind() != graph_ledger::kind::ordinary) {
+    throw usage_error("moving graph '" + child.name() + "' into " + in_graph(name()) +
+                      ": only an ordinary graph that gmem owns can be moved into a parent");
+  }
+  if (child.ledger_->live_execs() > 0) {
+    throw usage_error("moving graph '" + child.name() + "' into " + in_graph(name()) +
+                      ": it has a live executable graph; destroy that first (a moved child "
+                      "cannot be instantiated on its own)");
+  }
+  cudaGraphNodeParams params{};
+  params.type = cudaGraphNodeTypeGraph;
+  params.graph.graph = child.handle_;
+  params.graph.ownership = cudaGraphChildGraphOwnershipMove;
+  cudaGraphNode_t node = add_node(deps, params, "child graph node (ownership moved)");
+  ledger_->absorb_child(*child.ledger_);
+  child.handle_ = nullptr;  // the parent owns it now
+  child.owning_ = false;
+  return node;
+}
+
+cudaGraphConditionalHandle graph::make_conditional_handle(unsigned int default_value,
+                                                          unsigned int flags) {
+  require_ordinary("creating a conditional handle");
+  cudaGraphConditionalHandle h{};
+  GMEM_CUDA_TRY_CTX(cudaGraphConditionalHandleCreate(&h, handle_, default_value, flags),
+                    "conditional handle of " + in_graph(name()));
+  return h;
+}
+
+std::vector<graph> graph::add_conditional(const node_list& deps,
+                                          cudaGraphConditionalHandle handle,
+                                          cudaGraphConditionalNodeType type, unsigned int size,
+                                          cudaGraphNode_t* node_out) {
+  require_ordinary("adding a conditional node");
+  cudaGraphNodeParams params{};
+  params.type = cudaGraphNodeTypeConditional;
+  params.conditional.handle = handle;
+  params.conditional.type = type;
+  params.conditional.size = size;
+  cudaGraphNode_t node = add_node(deps, params, "conditional node");
+  if (node_out) *node_out = node;
+  std::vector<graph> bodies;
+  for (unsigned int i = 0; i < size; ++i) {
+    bodies.push_back(graph(params.conditional.phGraph_out[i], false,
+                           std::make_shared<graph_ledger>(
+                               name() + " / conditional body " + std::to_string(i),
+                               graph_ledger::kind::conditional_body)));
+  }
+  return bodies;
+}
+
+graph graph::clone(std::string clone_name) const {
+  require_ordinary("cloning a graph");
+  ledger_->check_clone();
+  cudaGraph_t out = nullptr;
+  GMEM_CUDA_TRY_CTX(cudaGraphClone(&out, handle_), "cloning " + in_graph(name()));
+  return adopt(out, std::move(clone_name));
+}
+
+std::size_t graph::node_count() const {
+  require_ordinary("counting nodes");
+  std::size_t n = 0;
+  GMEM_CUDA_TRY(cudaGraphGetNodes(handle_, nullptr, &n));
+  return n;
+}
+
+namespace {
+
+// The nodes of `g` in a topological order (creation order among independent nodes), so that
+// with in-graph address reuse each free node pairs with the alloc node it follows.
+std::vector<cudaGraphNode_t> topological_nodes(cudaGraph_t g) {
+  std::size_t n = 0;
+  GMEM_CUDA_TRY(cudaGraphGetNodes(g, nullptr, &n));
+  std::vector<cudaGraphNode_t> nodes(n);
+  GMEM_CUDA_TRY(cudaGraphGetNodes(g, nodes.data(), &n));
+  std::size_t e = 0;
+  GMEM_CUDA_TRY(cudaGraphGetEdges(g, nullptr, nullptr, nullptr, &e));
+  std::vector<cudaGraphNode_t> from(e), to(e);
+  if (e) GMEM_CUDA_TRY(cudaGraphGetEdges(g, from.data(), to.data(), nullptr, &e));
+
+  std::map<cudaGraphNode_t, std::size_t> index;
+  for (std::size_t i = 0; i < n; ++i) index[nodes[i]] = i;
+  std::vector<std::vector<std::size_t>> out(n);
+  std::vector<std::size_t> indegree(n, 0);
+  for (std::size_t i = 0; i < e; ++i) {
+    out[index.at(from[i])].push_back(index.at(to[i]));
+    ++indegree[index.at(to[i])];
+  }
+  std::set<std::size_t> ready;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (indegree[i] == 0) ready.insert(i);
+  }
+  std::vector<cudaGraphNode_t> order;
+  while (!ready.empty()) {
+    const std::size_t i = *ready.begin();
+    ready.erase(ready.begin());
+    order.push_back(nodes[i]);
+    for (std::size_t j : out[i]) {
+      if (--indegree[j] == 0) ready.insert(j);
+    }
+  }
+  return order;
+}
+
+void read_in_order(cudaGraph_t g, graph_ledger& ledger) {
+  for (cudaGraphNode_t node : topological_nodes(g)) {
+    cudaGraphNodeType type{};
+    GMEM_CUDA_TRY(cudaGraphNodeGetType(node, &type));
+    if (type == cudaGraphNodeTypeMemAlloc) {
+      cudaMemAllocNodeParams p{};
+      GMEM_CUDA_TRY(cudaGraphMemAllocNodeGetParams(node, &p));
+      std::vector<int> peers;
+      for (std::size_t i = 0; i < p.accessDescCount; ++i) {
+        if (p.accessDescs[i].location.id != p.poolProps.location.id) {
+          peers.push_back(p.accessDescs[i].location.id);
+        }
+      }
+      ledger.record_alloc({as_uint(p.dptr), p.bytesize, p.poolProps.location.id,
+                           std::move(peers), as_uint(node), std::nullopt});
+    } else if (type == cudaGraphNodeTypeMemFree) {
+      void* dptr = nullptr;
+      GMEM_CUDA_TRY(cudaGraphMemFreeNodeGetParams(node, &dptr));
+      ledger.record_observed_free(as_uint(dptr), as_uint(node));
+    } else if (type == cudaGraphNodeTypeGraph) {
+      cudaGraph_t child = nullptr;
+      GMEM_CUDA_TRY(cudaGraphChildGraphNodeGetGraph(node, &child));
+      read_in_order(child, ledger);
+    }
+  }
+}
+
+}  // namespace
+
+void read_memory_nodes(cudaGraph_t g, graph_ledger& ledger) { read_in_order(g, ledger); }
+
+}  // namespace gmem

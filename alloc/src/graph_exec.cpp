@@ -1,0 +1,109 @@
+#include "gmem/graph_exec.hpp"
+
+#include <utility>
+
+#include "gmem/error.hpp"
+#include "gmem/handles.hpp"
+
+namespace gmem {
+namespace {
+
+const char* instantiate_result_text(cudaGraphInstantiateResult r) {
+  switch (r) {
+    case cudaGraphInstantiateSuccess: return "success";
+    case cudaGraphInstantiateError: return "an unexpected error (see the CUDA error)";
+    case cudaGraphInstantiateInvalidStructure: return "an invalid structure, such as a cycle";
+    case cudaGraphInstantiateNodeOperationNotSupported:
+      return "a node operation not supported for device launch";
+    case cudaGraphInstantiateMultipleDevicesNotSupported:
+      return "nodes on several devices, which device launch does not support";
+    case cudaGraphInstantiateConditionalHandleUnused:
+      return "a conditional handle not used by any conditional node";
+  }
+  return "an unknown reason";
+}
+
+}  // namespace
+
+graph_exec::graph_exec(const graph& g, const instantiate_options& options)
+    : ledger_(g.shared_ledger()), name_(g.name()), options_(options) {
+  if (!g.get() || !ledger_) {
+    throw usage_error("instantiating an empty gmem::graph (moved from, or moved into a parent)");
+  }
+  ledger_->check_instantiate({options.auto_free_on_launch, options.device_launch});
+
+  cudaGraphInstantiateParams params{};
+  if (options.auto_free_on_launch) params.flags |= cudaGraphInstantiateFlagAutoFreeOnLaunch;
+  if (options.device_launch) params.flags |= cudaGraphInstantiateFlagDeviceLaunch;
+  if (options.use_node_priority) params.flags |= cudaGraphInstantiateFlagUseNodePriority;
+  if (options.upload_stream) {
+    params.flags |= cudaGraphInstantiateFlagUpload;
+    params.uploadStream = *options.upload_stream;
+  }
+  const cudaError_t err = cudaGraphInstantiateWithParams(&handle_, g.get(), &params);
+  if (err != cudaSuccess) {
+    std::string ctx = "instantiating graph '" + name_ + "' failed for " +
+                      instantiate_result_text(params.result_out);
+    if (params.errNode_out) {
+      ctx += " at node " + format_address(reinterpret_cast<std::uintptr_t>(params.errNode_out));
+    }
+    detail::throw_cuda_error(err, "cudaGraphInstantiateWithParams", __FILE__, __LINE__, ctx);
+  }
+  ledger_->exec_created();
+  unfreed_ = ledger_->unfreed();
+}
+
+void graph_exec::release() noexcept {
+  if (handle_) {
+    GMEM_CUDA_TRY_NOTHROW(cudaGraphExecDestroy(handle_));
+    handle_ = nullptr;
+    ledger_->exec_destroyed();
+  }
+}
+
+graph_exec::~graph_exec() { release(); }
+
+graph_exec::graph_exec(graph_exec&& other) noexcept
+    : handle_(std::exchange(other.handle_, nullptr)),
+      ledger_(std::move(other.ledger_)),
+      name_(std::move(other.name_)),
+      options_(other.options_),
+      unfreed_(std::move(other.unfreed_)),
+      launches_(other.launches_) {}
+
+graph_exec& graph_exec::operator=(graph_exec&& other) noexcept {
+  if (this != &other) {
+    release();
+    handle_ = std::exchange(other.handle_, nullptr);
+    ledger_ = std::move(other.ledger_);
+    name_ = std::move(other.name_);
+    options_ = other.options_;
+    unfreed_ = std::move(other.unfreed_);
+    launches_ = other.launches_;
+  }
+  return *this;
+}
+
+void graph_exec::upload(cudaStream_t s) {
+  GMEM_CUDA_TRY_CTX(cudaGraphUpload(handle_, s),
+                    "uploading graph '" + name_ + "' into " + describe_stream(s));
+}
+
+void graph_exec::launch(cudaStream_t s) {
+  const cudaError_t err = cudaGraphLaunch(handle_, s);
+  if (err != cudaSuccess) {
+    std::string ctx = "launching graph '" + name_ + "' into " + describe_stream(s);
+    if (err == cudaErrorInvalidValue && launches_ > 0 && !options_.auto_free_on_launch &&
+        !unfreed_.empty()) {
+      ctx += ": the previous launch left " + std::to_string(unfreed_.size()) +
+             " allocation(s) unfreed (" + describe_allocations(unfreed_) +
+             "), and a graph instantiated without AutoFreeOnLaunch cannot be relaunched while "
+             "they live. Free them first (cudaFreeAsync in a stream, or a graph with their free "
+             "nodes), or instantiate with auto_free_on_launch";
+    }
+    detail::throw_cuda_error(err, "cudaGraphLaunch", __FILE__, __LINE__, ctx);
+  }
+  ++launches_;
+}
+
+}  // namespace gmem

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Builds the GPU suite here (no GPU needed) into a folder that travels to the GPU machine:
+# Release, sm_90, the CUDA runtime linked statically. Writes BUILD_DIR/COMMIT.
+# Usage: tools/device-build.sh [BUILD_DIR]   (default: build-gpu)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build_dir=${1:-build-gpu}
+tools/setup.sh "$build_dir" >/dev/null 2>&1 || tools/setup.sh "$build_dir"
+cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 >/dev/null
+cmake --build "$build_dir"
+commit=$(git rev-parse HEAD)
+[ -z "$(git status --porcelain --untracked-files=no)" ] || commit="$commit-dirty"
+echo "$commit" > "$build_dir/COMMIT"
+# Everything the binaries load must exist on a bare GPU machine: only system libraries.
+for bin in "$build_dir/tests/gmem_gpu_tests" "$build_dir/profiler/gmemprof"; do
+  if ldd "$bin" | grep -vE 'linux-vdso|ld-linux|lib(c|m|stdc\+\+|gcc_s|dl|rt|pthread)\.so' | grep -q '=>'; then
+    echo "device-build: $bin loads a library a bare GPU machine may lack:" >&2
+    ldd "$bin" >&2
+    exit 1
+  fi
+done
+du -sh "$build_dir" | awk '{print "device-build: " $2 " is " $1 " (carry limit 64 MiB)"}'
+echo "device-build: commit $commit"

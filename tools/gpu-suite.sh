@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Runs on a machine with a GPU, over a build made by tools/device-build.sh:
+#   1. the gpu tests;
+#   2. the same tests under compute-sanitizer memcheck, then racecheck;
+#   3. a machine-readable summary (tools/gpu_summary.py) in OUT_DIR/summary.json.
+# Usage: tools/gpu-suite.sh [BUILD_DIR] [OUT_DIR]   (defaults: build-gpu, $OUT or gpu-out)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+build_dir=${1:-build-gpu}
+out_dir=${2:-${OUT:-gpu-out}}
+mkdir -p "$out_dir"
+tests="$build_dir/tests/gmem_gpu_tests"
+export PATH="$PATH:/usr/local/cuda/bin"
+sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer /opt/nvidia/*/compute-sanitizer 2>/dev/null | head -n 1)
+
+"$build_dir/profiler/gmemprof" info > "$out_dir/info.txt" 2>&1
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$out_dir/nvidia-smi.txt" 2>&1
+
+echo "== gpu tests" >&2
+"$tests" --gtest_output="json:$out_dir/tests.json" > "$out_dir/tests.log" 2>&1
+echo "tests exit code: $?" >&2
+
+for tool in memcheck racecheck; do
+  echo "== gpu tests under compute-sanitizer --tool $tool" >&2
+  if [ -z "$sanitizer" ]; then
+    echo "compute-sanitizer not found" > "$out_dir/sanitizer-$tool.log"
+    continue
+  fi
+  # API errors are not counted: the bad-input tests make failing CUDA calls on purpose and
+  # check every return code themselves.
+  "$sanitizer" --tool "$tool" --report-api-errors no \
+    "$tests" --gtest_output="json:$out_dir/sanitizer-$tool-tests.json" \
+    > "$out_dir/sanitizer-$tool.log" 2>&1
+  echo "$tool exit code: $?" >&2
+done
+
+python3 tools/gpu_summary.py "$build_dir" "$out_dir" > "$out_dir/summary.json"
+cat "$out_dir/summary.json"

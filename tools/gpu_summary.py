@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""Summarises a tools/gpu-suite.sh run as JSON (stdout): commit, date, device, driver and
+runtime versions, test counts, and sanitizer errors."""
+import datetime
+import json
+import os
+import re
+import sys
+
+
+def read(path, default=""):
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError:
+        return default
+
+
+def test_counts(path):
+    """passed / failed / skipped from a GoogleTest JSON report; None when it is missing."""
+    try:
+        with open(path) as f:
+            report = json.load(f)
+    except (OSError, ValueError):
+        return None
+    counts = {"passed": 0, "failed": 0, "skipped": 0}
+    failed_names, skipped = [], []
+    for suite in report.get("testsuites", []):
+        for t in suite.get("testsuite", []):
+            name = f'{suite["name"]}.{t["name"]}'
+            if t.get("failures"):
+                counts["failed"] += 1
+                failed_names.append(name)
+            elif t.get("result") == "SKIPPED":
+                counts["skipped"] += 1
+                reason = " ".join(f.get("message", "") for f in t.get("skipped", []) or [])
+                skipped.append({"test": name, "reason": reason.strip()})
+            else:
+                counts["passed"] += 1
+    counts["failed_tests"] = failed_names
+    counts["skipped_tests"] = skipped
+    return counts
+
+
+def sanitizer_run(out_dir, tool):
+    log = read(os.path.join(out_dir, f"sanitizer-{tool}.log"))
+    m = re.search(r"ERROR SUMMARY: (\d+) error", log)
+    return {
+        "tool": tool,
+        "errors": int(m.group(1)) if m else None,
+        "completed": m is not None,
+        "tests": test_counts(os.path.join(out_dir, f"sanitizer-{tool}-tests.json")),
+    }
+
+
+def main():
+    build_dir, out_dir = sys.argv[1], sys.argv[2]
+    info = read(os.path.join(out_dir, "info.txt"))
+    smi = read(os.path.join(out_dir, "nvidia-smi.txt")).strip().splitlines()
+    name = re.search(r"^device 0: (.+)$", info, re.M)
+    cuda_driver = re.search(r"driver version:\s+(\S+)", info)
+    runtime = re.search(r"runtime version:\s+(\S+)", info)
+    runs = [sanitizer_run(out_dir, t) for t in ("memcheck", "racecheck")]
+    errors = [r["errors"] for r in runs]
+    summary = {
+        "commit": read(os.path.join(build_dir, "COMMIT")).strip() or "unknown",
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "device_name": name.group(1) if name else None,
+        "device_count": len(smi),
+        "driver_version": smi[0].split(",")[-1].strip() if smi else None,
+        "cuda_driver_version": cuda_driver.group(1) if cuda_driver else None,
+        "runtime_version": runtime.group(1) if runtime else None,
+        "tests": test_counts(os.path.join(out_dir, "tests.json")),
+        "sanitizer": {
+            "tool": "+".join(r["tool"] for r in runs),
+            "errors": None if None in errors else sum(errors),
+            "runs": runs,
+        },
+        "command": "tools/device-build.sh && tools/gpu-suite.sh (on the GPU machine)",
+    }
+    json.dump(summary, sys.stdout, indent=2)
+    print()
+
+
+if __name__ == "__main__":
+    main()
