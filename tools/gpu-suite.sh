@@ -28,11 +28,14 @@ for tool in memcheck racecheck; do
   fi
   # API errors are not counted: the bad-input tests make failing CUDA calls on purpose and
   # check every return code themselves.
-  "$sanitizer" --tool "$tool" --report-api-errors no \
+  timeout "${GMEM_SANITIZER_TIMEOUT:-240}" "$sanitizer" --tool "$tool" --report-api-errors no \
     "$tests" --gtest_output="json:$out_dir/sanitizer-$tool-tests.json" \
     > "$out_dir/sanitizer-$tool.log" 2>&1
   echo "$tool exit code: $?" >&2
 done
 
 python3 tools/gpu_summary.py "$build_dir" "$out_dir" > "$out_dir/summary.json"
+# Few files travel back from the GPU machine: keep the summary and the test log, pack the rest.
+(cd "$out_dir" && tar czf details.tar.gz info.txt nvidia-smi.txt tests.json sanitizer-* &&
+  rm -f info.txt nvidia-smi.txt tests.json sanitizer-*)
 cat "$out_dir/summary.json"
