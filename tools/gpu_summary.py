@@ -16,8 +16,18 @@ def read(path, default=""):
         return default
 
 
-def test_counts(path):
+def skip_reasons(log):
+    """test name -> the message GTEST_SKIP printed (GoogleTest's JSON leaves it out)."""
+    reasons = {}
+    for m in re.finditer(r"^\[ RUN      \] (\S+)\n(.*?)^\[  SKIPPED \] \1", log, re.M | re.S):
+        lines = [l for l in m.group(2).splitlines() if l and not l.endswith(": Skipped")]
+        reasons[m.group(1)] = " ".join(lines).strip()
+    return reasons
+
+
+def test_counts(path, log=""):
     """passed / failed / skipped from a GoogleTest JSON report; None when it is missing."""
+    reasons = skip_reasons(log)
     try:
         with open(path) as f:
             report = json.load(f)
@@ -33,8 +43,7 @@ def test_counts(path):
                 failed_names.append(name)
             elif t.get("result") == "SKIPPED":
                 counts["skipped"] += 1
-                reason = " ".join(f.get("message", "") for f in t.get("skipped", []) or [])
-                skipped.append({"test": name, "reason": reason.strip()})
+                skipped.append({"test": name, "reason": reasons.get(name, "")})
             else:
                 counts["passed"] += 1
     counts["failed_tests"] = failed_names
@@ -44,12 +53,14 @@ def test_counts(path):
 
 def sanitizer_run(out_dir, tool):
     log = read(os.path.join(out_dir, f"sanitizer-{tool}.log"))
-    m = re.search(r"ERROR SUMMARY: (\d+) error", log)
+    m = re.search(r"ERROR SUMMARY: (\d+) error|RACECHECK SUMMARY: \d+ hazards? displayed \((\d+) error",
+                  log)
+    errors = int(m.group(1) or m.group(2)) if m else None
     return {
         "tool": tool,
-        "errors": int(m.group(1)) if m else None,
+        "errors": errors,
         "completed": m is not None,
-        "tests": test_counts(os.path.join(out_dir, f"sanitizer-{tool}-tests.json")),
+        "tests": test_counts(os.path.join(out_dir, f"sanitizer-{tool}-tests.json"), log),
     }
 
 
@@ -70,7 +81,8 @@ def main():
         "driver_version": smi[0].split(",")[-1].strip() if smi else None,
         "cuda_driver_version": cuda_driver.group(1) if cuda_driver else None,
         "runtime_version": runtime.group(1) if runtime else None,
-        "tests": test_counts(os.path.join(out_dir, "tests.json")),
+        "tests": test_counts(os.path.join(out_dir, "tests.json"),
+                             read(os.path.join(out_dir, "tests.log"))),
         "sanitizer": {
             "tool": "+".join(r["tool"] for r in runs),
             "errors": None if None in errors else sum(errors),

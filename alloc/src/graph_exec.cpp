@@ -14,7 +14,8 @@ const char* instantiate_result_text(cudaGraphInstantiateResult r) {
     case cudaGraphInstantiateError: return "an unexpected error (see the CUDA error)";
     case cudaGraphInstantiateInvalidStructure: return "an invalid structure, such as a cycle";
     case cudaGraphInstantiateNodeOperationNotSupported:
-      return "a node operation not supported for device launch";
+      return "a node operation that is not supported where it stands (in a conditional body, "
+             "or for device launch)";
     case cudaGraphInstantiateMultipleDevicesNotSupported:
       return "nodes on several devices, which device launch does not support";
     case cudaGraphInstantiateConditionalHandleUnused:
