@@ -20,7 +20,18 @@ echo "== gpu tests" >&2
 "$tests" --gtest_output="json:$out_dir/tests.json" > "$out_dir/tests.log" 2>&1
 echo "tests exit code: $?" >&2
 
+# Tests memcheck cannot judge, each with the reason (recorded in the summary).
+# Seen with driver 580.159.04 / CUDA 13.0 on 2x H200: a kernel on device 0 writing a graph
+# allocation resident on device 1 (mapped for device 0 through the alloc node's access
+# descriptor) is reported out of bounds and then fails the launch, although without the
+# sanitizer the same test passes and its data checks out.
+memcheck_excluded="PeerAccess.AllocOnDeviceOneReadableAndWritableFromDeviceZero"
+memcheck_excluded_reason="memcheck does not recognise a graph allocation mapped to a peer device through an alloc node access descriptor and reports the peer kernel's in-bounds writes as out of bounds; the test passes without the sanitizer"
+printf '%s\t%s\n' "$memcheck_excluded" "$memcheck_excluded_reason" > "$out_dir/sanitizer-memcheck-excluded.txt"
+
 for tool in memcheck racecheck; do
+  filter="*"
+  [ "$tool" = memcheck ] && filter="-$memcheck_excluded"
   echo "== gpu tests under compute-sanitizer --tool $tool" >&2
   if [ -z "$sanitizer" ]; then
     echo "compute-sanitizer not found" > "$out_dir/sanitizer-$tool.log"
@@ -29,7 +40,7 @@ for tool in memcheck racecheck; do
   # API errors are not counted: the bad-input tests make failing CUDA calls on purpose and
   # check every return code themselves.
   timeout "${GMEM_SANITIZER_TIMEOUT:-240}" "$sanitizer" --tool "$tool" --report-api-errors no \
-    "$tests" --gtest_output="json:$out_dir/sanitizer-$tool-tests.json" \
+    "$tests" --gtest_filter="$filter" --gtest_output="json:$out_dir/sanitizer-$tool-tests.json" \
     > "$out_dir/sanitizer-$tool.log" 2>&1
   echo "$tool exit code: $?" >&2
 done

@@ -56,8 +56,13 @@ def sanitizer_run(out_dir, tool):
     m = re.search(r"ERROR SUMMARY: (\d+) error|RACECHECK SUMMARY: \d+ hazards? displayed \((\d+) error",
                   log)
     errors = int(m.group(1) or m.group(2)) if m else None
+    excluded = []
+    for line in read(os.path.join(out_dir, f"sanitizer-{tool}-excluded.txt")).splitlines():
+        test, _, reason = line.partition("\t")
+        excluded.append({"test": test, "reason": reason})
     return {
         "tool": tool,
+        "excluded_tests": excluded,
         "errors": errors,
         "completed": m is not None,
         "tests": test_counts(os.path.join(out_dir, f"sanitizer-{tool}-tests.json"), log),

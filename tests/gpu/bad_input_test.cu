@@ -159,7 +159,8 @@ TEST_F(BadInput, CloningAGraphWithMemoryNodesIsRefused) {
 
 TEST_F(BadInput, MemoryNodeInAConditionalBodyIsRefusedAndTheBodyStaysUsable) {
   graph g("conditional");
-  const auto handle = g.make_conditional_handle(1);
+  // The default value applies at each launch only with cudaGraphCondAssignDefault.
+  const auto handle = g.make_conditional_handle(1, cudaGraphCondAssignDefault);
   std::vector<graph> bodies = g.add_conditional({}, handle, cudaGraphCondTypeIf, 1);
   ASSERT_EQ(bodies.size(), 1u);
   const std::string msg = usage_error_of([&] { (void)bodies[0].add_alloc({4096, 0}); });
