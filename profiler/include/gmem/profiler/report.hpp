@@ -1,0 +1,120 @@
+#pragma once
+// The profiler's report as plain data. JSON lives only in report_json.cpp; these structs are
+// what the runner fills, the regression check compares and `gmemprof show` prints.
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace gmem::profiler {
+
+/// The report format version. Bump it when a field changes meaning or is removed.
+inline constexpr int schema_version = 1;
+
+/// A scenario parameter value (JSON number, string or bool).
+using param_value = std::variant<std::int64_t, double, std::string, bool>;
+using parameters = std::vector<std::pair<std::string, param_value>>;
+
+struct environment {
+  std::string device_name;
+  int device_index = 0;
+  int cc_major = 0;
+  int cc_minor = 0;
+  std::uint64_t total_memory_bytes = 0;
+  int driver_version = 0;   ///< CUDA driver API version, e.g. 13000
+  std::string driver_release;  ///< kernel driver release, e.g. "580.159.04", when known
+  int runtime_version = 0;
+  int device_count = 0;
+  std::uint64_t granularity_bytes = 0;  ///< measured reservation granularity
+  std::string granularity_method;        ///< how it was measured
+  std::string tool_version;
+  std::string git_commit;
+  std::string command_line;
+  std::string date;  ///< ISO 8601, UTC
+};
+
+/// The four cudaGraphMemAttr counters at one moment.
+struct counters {
+  std::uint64_t used_current = 0;
+  std::uint64_t used_high = 0;
+  std::uint64_t reserved_current = 0;
+  std::uint64_t reserved_high = 0;
+};
+
+/// Counters read right after a phase of a scenario ended.
+struct phase_counters {
+  std::string phase;
+  counters values;
+};
+
+/// Order statistics of repeated measurements, in microseconds.
+struct stats {
+  std::size_t count = 0;
+  double median_us = 0;
+  double min_us = 0;
+  double max_us = 0;
+};
+
+/// One launch cost: host time inside the API call, and wall time from the call to completion
+/// (after a stream synchronize).
+struct launch_cost {
+  std::string phase;  ///< "instantiate", "upload", "first_launch_after_upload", ...
+  std::size_t warmups = 0;
+  stats host;
+  stats wall;
+};
+
+struct diagnostic {
+  std::string code;      ///< stable identifier, e.g. "unfreed_allocation"
+  std::string severity;  ///< "info", "warning"
+  std::string message;   ///< words a user can act on
+  std::uint64_t bytes = 0;  ///< memory involved (excess or unfreed), 0 when not applicable
+};
+
+struct analysis_summary {
+  std::size_t alloc_nodes = 0;
+  std::size_t free_nodes = 0;
+  std::size_t unfreed_allocations = 0;
+  std::uint64_t requested_bytes = 0;
+  std::size_t distinct_addresses = 0;
+  /// allocations / distinct virtual addresses (1 = no virtual-address reuse).
+  double va_reuse_ratio = 0;
+  std::uint64_t lower_bound_bytes = 0;          ///< heaviest antichain, bytes as requested
+  std::uint64_t lower_bound_rounded_bytes = 0;  ///< same, each allocation rounded up to granularity
+  std::uint64_t used_high_bytes = 0;
+  std::uint64_t reserved_high_bytes = 0;
+  /// requested_bytes / reserved_high_bytes: how many times physical memory was reused.
+  double physical_reuse_ratio = 0;
+  /// reserved_high_bytes / lower_bound_rounded_bytes (1 = the driver reserved only what the
+  /// graph must have).
+  double bound_ratio = 0;
+};
+
+enum class scenario_status { ok, skipped, error };
+[[nodiscard]] const char* to_string(scenario_status s) noexcept;
+
+struct scenario_result {
+  std::string name;
+  parameters params;
+  scenario_status status = scenario_status::ok;
+  std::string status_message;  ///< the reason when skipped, the error when error
+  std::vector<phase_counters> counters_after_phase;
+  std::vector<launch_cost> launch_costs;
+  analysis_summary analysis;
+  std::vector<diagnostic> diagnostics;
+
+  /// name plus its parameters, "single_alloc[bytes=2097152,upload=true]": the key under which
+  /// the regression check matches a scenario across reports.
+  [[nodiscard]] std::string key() const;
+};
+
+struct report {
+  int version = schema_version;
+  environment env;
+  std::vector<scenario_result> scenarios;
+};
+
+}  // namespace gmem::profiler
