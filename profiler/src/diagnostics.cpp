@@ -1,1 +1,186 @@
-// placeholder: filled in by the profiler work (issue 3)
+#include "gmem/profiler/diagnostics.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <iterator>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace gmem::profiler {
+namespace {
+
+std::string hex(std::uint64_t value) {
+  char buf[2 + 16 + 1];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(value));
+  return buf;
+}
+
+std::string fixed2(double value) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.2f", value);
+  return buf;
+}
+
+const std::string& label_of(const flat_graph& flat, std::size_t node) {
+  if (node >= flat.labels.size()) {
+    throw std::invalid_argument("diagnose: the analysis names node #" + std::to_string(node) +
+                                " but the flattened graph labels only " +
+                                std::to_string(flat.labels.size()) +
+                                " nodes; analyse the same flat_graph that is passed to diagnose");
+  }
+  return flat.labels[node];
+}
+
+const allocation& allocation_at(const graph_analysis& a, std::size_t i) {
+  if (i >= a.allocations.size()) {
+    throw std::invalid_argument("diagnose: the analysis names allocation " + std::to_string(i) +
+                                " of " + std::to_string(a.allocations.size()));
+  }
+  return a.allocations[i];
+}
+
+// "alloc node #3 in graph 'g' (1048576 bytes (1.00 MiB) at 0x7f0000000000)".
+std::string describe(const flat_graph& flat, const allocation& al) {
+  return label_of(flat, al.alloc_node) + " (" + describe_bytes(al.bytes) + " at " + hex(al.address) + ")";
+}
+
+void unfreed_allocations(const flat_graph& flat, const graph_analysis& a, const runtime_facts& facts,
+                         std::vector<diagnostic>& out) {
+  if (a.unfreed.empty()) return;
+  if (facts.auto_free_on_launch) {
+    // Not a mistake: AutoFreeOnLaunch frees them before the next launch; still memory that stays
+    // mapped between launches, so say how much.
+    std::uint64_t bytes = 0;
+    for (std::size_t i : a.unfreed) bytes += allocation_at(a, i).bytes;
+    out.push_back({"unfreed_allocation", "info",
+                   std::to_string(a.unfreed.size()) + " allocation(s) of graph '" + facts.graph_name +
+                       "', " + describe_bytes(bytes) +
+                       " in all, have no free node; the executable graph is instantiated with "
+                       "AutoFreeOnLaunch, so the next launch frees them, and they stay allocated "
+                       "between launches. Free them in the graph if that memory is needed back "
+                       "sooner.",
+                   bytes});
+    return;
+  }
+  for (std::size_t i : a.unfreed) {
+    const allocation& al = allocation_at(a, i);
+    out.push_back({"unfreed_allocation", "warning",
+                   describe(flat, al) +
+                       " has no free node in the graph: the allocation outlives each launch, and "
+                       "the graph cannot be launched again until it is freed. Add a free node for " +
+                       hex(al.address) +
+                       " to the graph, free it in a stream (cudaFreeAsync) after the launch, or "
+                       "instantiate with cudaGraphInstantiateFlagAutoFreeOnLaunch.",
+                   al.bytes});
+  }
+}
+
+void missed_reuse(const flat_graph& flat, const graph_analysis& a, std::vector<diagnostic>& out) {
+  for (const auto& [i, j] : a.reuse_opportunities) {
+    const allocation& first = allocation_at(a, i);
+    const allocation& second = allocation_at(a, j);
+    if (!first.free_node) continue;  // not an opportunity analyse would list; nothing to order
+    const std::uint64_t bytes = std::min(first.bytes, second.bytes);
+    const std::string& free_label = label_of(flat, *first.free_node);
+    out.push_back({"missed_reuse", "warning",
+                   describe(flat, first) + " and " + describe(flat, second) +
+                       " can be live at the same time because " + free_label +
+                       " is not ordered before " + label_of(flat, second.alloc_node) +
+                       ". Add a dependency from " + free_label + " to " +
+                       label_of(flat, second.alloc_node) +
+                       " (if the work allows) so that the second allocation can reuse the first's "
+                       "memory, saving up to " +
+                       describe_bytes(bytes) + ".",
+                   bytes});
+  }
+}
+
+void separate_streams(const runtime_facts& facts, std::vector<diagnostic>& out) {
+  std::vector<std::string> streams;
+  std::vector<std::pair<std::string, std::string>> launches;
+  for (const auto& launch : facts.launches) {
+    if (std::find(streams.begin(), streams.end(), launch.second) == streams.end()) {
+      streams.push_back(launch.second);
+    }
+    if (std::find(launches.begin(), launches.end(), launch) == launches.end()) {
+      launches.push_back(launch);
+    }
+  }
+  if (streams.size() < 2) return;
+  std::string listed;
+  for (const auto& [graph, stream] : launches) {
+    if (!listed.empty()) listed += ", ";
+    listed += "graph '" + graph + "' into stream '" + stream + "'";
+  }
+  out.push_back({"separate_streams", "warning",
+                 "Graphs with memory nodes were launched into " + std::to_string(streams.size()) +
+                     " different streams (" + listed +
+                     "). Graphs launched into different streams may run concurrently, so the "
+                     "driver cannot let them share physical memory. Launch them into one stream "
+                     "(or order the streams with events) so that they can share it.",
+                 0});
+}
+
+void reservation_above_bound(const graph_analysis& a, const runtime_facts& facts,
+                             std::vector<diagnostic>& out) {
+  const std::uint64_t bound = a.lower_bound_rounded_bytes;
+  if (bound == 0) return;
+  const double ratio = static_cast<double>(facts.reserved_high) / static_cast<double>(bound);
+  if (!(ratio > facts.excess_ratio_threshold)) return;
+  const std::string granularity =
+      a.granularity > 1 ? ", each allocation rounded up to the " + describe_bytes(a.granularity) + " granularity"
+                        : std::string();
+  out.push_back(
+      {"reservation_above_bound", "warning",
+       "The driver reserved " + describe_bytes(facts.reserved_high) + " at its high watermark for graph '" +
+           facts.graph_name + "', " + fixed2(ratio) + " times the " + describe_bytes(bound) +
+           " the graph needs at least (the heaviest set of allocations that can be live together" +
+           granularity +
+           "). Order free nodes before later alloc nodes (see missed_reuse), launch graphs that "
+           "share memory into one stream, and free or trim memory left from earlier graphs "
+           "(cudaDeviceGraphMemTrim).",
+       facts.reserved_high - bound});
+}
+
+void reserved_until_trim(const runtime_facts& facts, std::vector<diagnostic>& out) {
+  if (!facts.graphs_destroyed || facts.reserved_after_destroy == 0) return;
+  out.push_back({"reserved_until_trim", "info",
+                 describe_bytes(facts.reserved_after_destroy) +
+                     " stayed reserved for graph memory after the graphs and executable graphs of '" +
+                     facts.graph_name +
+                     "' were destroyed: the driver keeps it for later graphs until "
+                     "cudaDeviceGraphMemTrim is called on the device. Call cudaDeviceGraphMemTrim "
+                     "when other allocators need that memory.",
+                 facts.reserved_after_destroy});
+}
+
+}  // namespace
+
+std::string describe_bytes(std::uint64_t bytes) {
+  std::string text = std::to_string(bytes) + (bytes == 1 ? " byte" : " bytes");
+  static constexpr const char* units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  if (bytes < 1024) return text;
+  double value = static_cast<double>(bytes);
+  std::size_t unit = 0;
+  value /= 1024;
+  while (value >= 1024 && unit + 1 < std::size(units)) {
+    value /= 1024;
+    ++unit;
+  }
+  return text + " (" + fixed2(value) + " " + units[unit] + ")";
+}
+
+std::vector<diagnostic> diagnose(const flat_graph& flat, const graph_analysis& a,
+                                 const runtime_facts& facts) {
+  std::vector<diagnostic> out;
+  unfreed_allocations(flat, a, facts, out);
+  missed_reuse(flat, a, out);
+  separate_streams(facts, out);
+  reservation_above_bound(a, facts, out);
+  reserved_until_trim(facts, out);
+  return out;
+}
+
+}  // namespace gmem::profiler
