@@ -1,1 +1,52 @@
-// placeholder: filled in by the profiler work (issue 3)
+#include "gmem/profiler/report.hpp"
+
+#include <cstdio>
+#include <type_traits>
+
+namespace gmem::profiler {
+namespace {
+
+std::string format_param(const param_value& v) {
+  return std::visit(
+      [](const auto& x) -> std::string {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, bool>) {
+          return x ? "true" : "false";
+        } else if constexpr (std::is_same_v<T, std::int64_t>) {
+          return std::to_string(x);
+        } else if constexpr (std::is_same_v<T, double>) {
+          char buf[64];
+          std::snprintf(buf, sizeof buf, "%g", x);
+          return buf;
+        } else {
+          return x;
+        }
+      },
+      v);
+}
+
+}  // namespace
+
+const char* to_string(scenario_status s) noexcept {
+  switch (s) {
+    case scenario_status::ok:
+      return "ok";
+    case scenario_status::skipped:
+      return "skipped";
+    case scenario_status::error:
+      return "error";
+  }
+  return "unknown";
+}
+
+std::string scenario_result::key() const {
+  if (params.empty()) return name;
+  std::string k = name + "[";
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    if (i != 0) k += ",";
+    k += params[i].first + "=" + format_param(params[i].second);
+  }
+  return k + "]";
+}
+
+}  // namespace gmem::profiler

@@ -1,1 +1,613 @@
-// placeholder: filled in by the profiler work (issue 3)
+#include "gmem/profiler/report_io.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace gmem::profiler {
+
+using json = nlohmann::ordered_json;
+namespace fs = std::filesystem;
+
+report_error::report_error(kind k, const std::string& message)
+    : std::runtime_error(message), kind_(k) {}
+
+const char* to_string(report_error::kind k) noexcept {
+  switch (k) {
+    case report_error::kind::missing:
+      return "missing";
+    case report_error::kind::unreadable:
+      return "unreadable";
+    case report_error::kind::not_json:
+      return "not_json";
+    case report_error::kind::wrong_schema_version:
+      return "wrong_schema_version";
+    case report_error::kind::invalid:
+      return "invalid";
+    case report_error::kind::different_gpu:
+      return "different_gpu";
+    case report_error::kind::unwritable:
+      return "unwritable";
+  }
+  return "unknown";
+}
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Writing
+
+// nlohmann would write NaN and infinity as null anyway; saying so here keeps the reader's
+// "null reads as NaN" rule next to the writer's.
+json number(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+
+json to_json(const param_value& v) {
+  return std::visit(
+      [](const auto& x) -> json {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, double>) {
+          return number(x);
+        } else {
+          return json(x);
+        }
+      },
+      v);
+}
+
+json to_json(const stats& s) {
+  json j;
+  j["count"] = s.count;
+  j["median_us"] = number(s.median_us);
+  j["min_us"] = number(s.min_us);
+  j["max_us"] = number(s.max_us);
+  return j;
+}
+
+json to_json(const environment& e) {
+  json j;
+  j["device_name"] = e.device_name;
+  j["device_index"] = e.device_index;
+  j["compute_capability"] = std::to_string(e.cc_major) + "." + std::to_string(e.cc_minor);
+  j["total_memory_bytes"] = e.total_memory_bytes;
+  j["driver_version"] = e.driver_version;
+  j["driver_release"] = e.driver_release;
+  j["runtime_version"] = e.runtime_version;
+  j["device_count"] = e.device_count;
+  j["granularity_bytes"] = e.granularity_bytes;
+  j["granularity_method"] = e.granularity_method;
+  j["tool_version"] = e.tool_version;
+  j["git_commit"] = e.git_commit;
+  j["command_line"] = e.command_line;
+  j["date"] = e.date;
+  return j;
+}
+
+json to_json(const analysis_summary& a) {
+  json j;
+  j["alloc_nodes"] = a.alloc_nodes;
+  j["free_nodes"] = a.free_nodes;
+  j["unfreed_allocations"] = a.unfreed_allocations;
+  j["requested_bytes"] = a.requested_bytes;
+  j["distinct_addresses"] = a.distinct_addresses;
+  j["va_reuse_ratio"] = number(a.va_reuse_ratio);
+  j["lower_bound_bytes"] = a.lower_bound_bytes;
+  j["lower_bound_rounded_bytes"] = a.lower_bound_rounded_bytes;
+  j["used_high_bytes"] = a.used_high_bytes;
+  j["reserved_high_bytes"] = a.reserved_high_bytes;
+  j["physical_reuse_ratio"] = number(a.physical_reuse_ratio);
+  j["bound_ratio"] = number(a.bound_ratio);
+  return j;
+}
+
+json to_json(const scenario_result& s) {
+  json j;
+  j["name"] = s.name;
+  json params = json::object();
+  for (const auto& [name, value] : s.params) params[name] = to_json(value);
+  j["parameters"] = std::move(params);
+  j["status"] = to_string(s.status);
+  j["status_message"] = s.status_message;
+
+  json phases = json::array();
+  for (const auto& p : s.counters_after_phase) {
+    json c;
+    c["phase"] = p.phase;
+    c["used_current"] = p.values.used_current;
+    c["used_high"] = p.values.used_high;
+    c["reserved_current"] = p.values.reserved_current;
+    c["reserved_high"] = p.values.reserved_high;
+    phases.push_back(std::move(c));
+  }
+  j["counters_after_phase"] = std::move(phases);
+
+  json costs = json::array();
+  for (const auto& l : s.launch_costs) {
+    json c;
+    c["phase"] = l.phase;
+    c["warmups"] = l.warmups;
+    c["host"] = to_json(l.host);
+    c["wall"] = to_json(l.wall);
+    costs.push_back(std::move(c));
+  }
+  j["launch_costs"] = std::move(costs);
+
+  j["analysis"] = to_json(s.analysis);
+
+  json diags = json::array();
+  for (const auto& d : s.diagnostics) {
+    json c;
+    c["code"] = d.code;
+    c["severity"] = d.severity;
+    c["message"] = d.message;
+    c["bytes"] = d.bytes;
+    diags.push_back(std::move(c));
+  }
+  j["diagnostics"] = std::move(diags);
+  return j;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading: every accessor takes the JSON path of the value so that a message can say exactly
+// which field of which file is wrong.
+
+constexpr const char* invalid_advice =
+    "; the file was not written by this gmemprof or was edited by hand: write it again with "
+    "`gmemprof run --out FILE`, or list every problem with tools/validate_report.py "
+    "reports/schema/report.schema.json FILE";
+
+class reader {
+ public:
+  explicit reader(const std::string& source) : source_(source) {}
+
+  [[noreturn]] void fail(const std::string& path, const std::string& problem) const {
+    throw report_error(report_error::kind::invalid,
+                       "report '" + source_ + "': " + path + " " + problem + invalid_advice);
+  }
+
+  const json& field(const json& object, const char* key, const std::string& path) const {
+    const auto it = object.find(key);
+    if (it == object.end()) fail(join(path, key), "is missing");
+    return *it;
+  }
+
+  const json& object(const json& object_, const char* key, const std::string& path) const {
+    const json& j = field(object_, key, path);
+    if (!j.is_object()) fail(join(path, key), "must be an object, is " + kind_of(j));
+    return j;
+  }
+
+  const json& array(const json& object_, const char* key, const std::string& path) const {
+    const json& j = field(object_, key, path);
+    if (!j.is_array()) fail(join(path, key), "must be an array, is " + kind_of(j));
+    return j;
+  }
+
+  std::string string(const json& object_, const char* key, const std::string& path) const {
+    const json& j = field(object_, key, path);
+    if (!j.is_string()) fail(join(path, key), "must be a string, is " + kind_of(j));
+    return j.get<std::string>();
+  }
+
+  // Names that key a scenario, a phase or a diagnostic: empty would match nothing useful.
+  std::string name(const json& object_, const char* key, const std::string& path) const {
+    std::string s = string(object_, key, path);
+    if (s.empty()) fail(join(path, key), "must not be empty");
+    return s;
+  }
+
+  std::uint64_t u64(const json& object_, const char* key, const std::string& path) const {
+    const json& j = field(object_, key, path);
+    if (!j.is_number_unsigned()) {
+      fail(join(path, key), "must be an integer >= 0, is " + kind_of(j));
+    }
+    return j.get<std::uint64_t>();
+  }
+
+  std::size_t size(const json& object_, const char* key, const std::string& path) const {
+    const std::uint64_t v = u64(object_, key, path);
+    if (v > std::numeric_limits<std::size_t>::max()) fail(join(path, key), "is too large");
+    return static_cast<std::size_t>(v);
+  }
+
+  // Every int field of a report (device index and count, CUDA versions) is >= 0.
+  int integer(const json& object_, const char* key, const std::string& path) const {
+    const std::uint64_t v = u64(object_, key, path);
+    if (v > static_cast<std::uint64_t>(std::numeric_limits<int>::max())) {
+      fail(join(path, key), "is out of range: " + std::to_string(v));
+    }
+    return static_cast<int>(v);
+  }
+
+  // null is how the writer stores a value that is not finite.
+  double real(const json& object_, const char* key, const std::string& path) const {
+    const json& j = field(object_, key, path);
+    if (j.is_null()) return std::numeric_limits<double>::quiet_NaN();
+    if (!j.is_number()) fail(join(path, key), "must be a number, is " + kind_of(j));
+    return j.get<double>();
+  }
+
+  static std::optional<std::int64_t> as_int64(const json& j) {
+    if (j.is_number_unsigned()) {
+      const auto u = j.get<std::uint64_t>();
+      if (u > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+        return std::nullopt;
+      }
+      return static_cast<std::int64_t>(u);
+    }
+    if (j.is_number_integer()) return j.get<std::int64_t>();
+    return std::nullopt;
+  }
+
+  static std::string join(const std::string& path, const char* key) {
+    return path.empty() ? std::string(key) : path + "." + key;
+  }
+
+  static std::string at(const std::string& path, std::size_t index) {
+    return path + "[" + std::to_string(index) + "]";
+  }
+
+  static std::string kind_of(const json& j) {
+    if (j.is_number_integer() && !j.is_number_unsigned()) return "the negative integer " + j.dump();
+    if (j.is_number_float()) return "the number " + j.dump();
+    return std::string(j.type_name());
+  }
+
+ private:
+  const std::string& source_;
+};
+
+stats read_stats(const reader& in, const json& parent, const char* key, const std::string& path) {
+  const json& j = in.object(parent, key, path);
+  const std::string p = reader::join(path, key);
+  stats s;
+  s.count = in.size(j, "count", p);
+  s.median_us = in.real(j, "median_us", p);
+  s.min_us = in.real(j, "min_us", p);
+  s.max_us = in.real(j, "max_us", p);
+  return s;
+}
+
+environment read_environment(const reader& in, const json& root) {
+  const json& j = in.object(root, "environment", "");
+  const std::string p = "environment";
+  environment e;
+  e.device_name = in.string(j, "device_name", p);
+  e.device_index = in.integer(j, "device_index", p);
+  const std::string cc = in.string(j, "compute_capability", p);
+  const auto dot = cc.find('.');
+  const auto all_digits = [](const std::string& s) {
+    return !s.empty() && s.size() <= 4 && s.find_first_not_of("0123456789") == std::string::npos;
+  };
+  if (dot == std::string::npos || !all_digits(cc.substr(0, dot)) ||
+      !all_digits(cc.substr(dot + 1))) {
+    in.fail("environment.compute_capability",
+            "must be \"MAJOR.MINOR\" such as \"9.0\", is \"" + cc + "\"");
+  }
+  e.cc_major = std::stoi(cc.substr(0, dot));
+  e.cc_minor = std::stoi(cc.substr(dot + 1));
+  e.total_memory_bytes = in.u64(j, "total_memory_bytes", p);
+  e.driver_version = in.integer(j, "driver_version", p);
+  e.driver_release = in.string(j, "driver_release", p);
+  e.runtime_version = in.integer(j, "runtime_version", p);
+  e.device_count = in.integer(j, "device_count", p);
+  e.granularity_bytes = in.u64(j, "granularity_bytes", p);
+  e.granularity_method = in.string(j, "granularity_method", p);
+  e.tool_version = in.string(j, "tool_version", p);
+  e.git_commit = in.string(j, "git_commit", p);
+  e.command_line = in.string(j, "command_line", p);
+  e.date = in.string(j, "date", p);
+  return e;
+}
+
+param_value read_param(const reader& in, const json& j, const std::string& path) {
+  if (j.is_boolean()) return j.get<bool>();
+  if (j.is_string()) return j.get<std::string>();
+  if (j.is_number_float()) return j.get<double>();
+  if (j.is_null()) return std::numeric_limits<double>::quiet_NaN();
+  if (j.is_number()) {
+    if (const auto v = reader::as_int64(j)) return *v;
+    in.fail(path, "is an integer beyond the int64 range: " + j.dump());
+  }
+  in.fail(path, "must be a number, string or bool, is " + reader::kind_of(j));
+}
+
+scenario_status read_status(const reader& in, const json& j, const std::string& path) {
+  const std::string s = in.string(j, "status", path);
+  if (s == "ok") return scenario_status::ok;
+  if (s == "skipped") return scenario_status::skipped;
+  if (s == "error") return scenario_status::error;
+  in.fail(reader::join(path, "status"),
+          "must be \"ok\", \"skipped\" or \"error\", is \"" + s + "\"");
+}
+
+analysis_summary read_analysis(const reader& in, const json& parent, const std::string& path) {
+  const json& j = in.object(parent, "analysis", path);
+  const std::string p = reader::join(path, "analysis");
+  analysis_summary a;
+  a.alloc_nodes = in.size(j, "alloc_nodes", p);
+  a.free_nodes = in.size(j, "free_nodes", p);
+  a.unfreed_allocations = in.size(j, "unfreed_allocations", p);
+  a.requested_bytes = in.u64(j, "requested_bytes", p);
+  a.distinct_addresses = in.size(j, "distinct_addresses", p);
+  a.va_reuse_ratio = in.real(j, "va_reuse_ratio", p);
+  a.lower_bound_bytes = in.u64(j, "lower_bound_bytes", p);
+  a.lower_bound_rounded_bytes = in.u64(j, "lower_bound_rounded_bytes", p);
+  a.used_high_bytes = in.u64(j, "used_high_bytes", p);
+  a.reserved_high_bytes = in.u64(j, "reserved_high_bytes", p);
+  a.physical_reuse_ratio = in.real(j, "physical_reuse_ratio", p);
+  a.bound_ratio = in.real(j, "bound_ratio", p);
+  return a;
+}
+
+const json& element(const reader& in, const json& array, std::size_t i, const std::string& path) {
+  const json& c = array[i];
+  if (!c.is_object()) in.fail(path, "must be an object, is " + reader::kind_of(c));
+  return c;
+}
+
+scenario_result read_scenario(const reader& in, const json& j, const std::string& path) {
+  if (!j.is_object()) in.fail(path, "must be an object, is " + reader::kind_of(j));
+  scenario_result s;
+  s.name = in.name(j, "name", path);
+
+  const std::string params_path = reader::join(path, "parameters");
+  for (const auto& [name, value] : in.object(j, "parameters", path).items()) {
+    s.params.emplace_back(name, read_param(in, value, params_path + "." + name));
+  }
+
+  s.status = read_status(in, j, path);
+  // Optional: a writer may leave it out for an ok scenario.
+  if (j.contains("status_message")) s.status_message = in.string(j, "status_message", path);
+
+  const std::string counters_path = reader::join(path, "counters_after_phase");
+  const json& counters_json = in.array(j, "counters_after_phase", path);
+  for (std::size_t i = 0; i < counters_json.size(); ++i) {
+    const std::string p = reader::at(counters_path, i);
+    const json& c = element(in, counters_json, i, p);
+    phase_counters pc;
+    pc.phase = in.name(c, "phase", p);
+    pc.values.used_current = in.u64(c, "used_current", p);
+    pc.values.used_high = in.u64(c, "used_high", p);
+    pc.values.reserved_current = in.u64(c, "reserved_current", p);
+    pc.values.reserved_high = in.u64(c, "reserved_high", p);
+    s.counters_after_phase.push_back(std::move(pc));
+  }
+
+  const std::string costs_path = reader::join(path, "launch_costs");
+  const json& costs_json = in.array(j, "launch_costs", path);
+  for (std::size_t i = 0; i < costs_json.size(); ++i) {
+    const std::string p = reader::at(costs_path, i);
+    const json& c = element(in, costs_json, i, p);
+    launch_cost l;
+    l.phase = in.name(c, "phase", p);
+    l.warmups = in.size(c, "warmups", p);
+    l.host = read_stats(in, c, "host", p);
+    l.wall = read_stats(in, c, "wall", p);
+    s.launch_costs.push_back(std::move(l));
+  }
+
+  s.analysis = read_analysis(in, j, path);
+
+  const std::string diags_path = reader::join(path, "diagnostics");
+  const json& diags_json = in.array(j, "diagnostics", path);
+  for (std::size_t i = 0; i < diags_json.size(); ++i) {
+    const std::string p = reader::at(diags_path, i);
+    const json& c = element(in, diags_json, i, p);
+    diagnostic d;
+    d.code = in.name(c, "code", p);
+    d.severity = in.string(c, "severity", p);
+    if (d.severity != "info" && d.severity != "warning" && d.severity != "error") {
+      in.fail(p + ".severity",
+              "must be \"info\", \"warning\" or \"error\", is \"" + d.severity + "\"");
+    }
+    d.message = in.string(c, "message", p);
+    d.bytes = in.u64(c, "bytes", p);
+    s.diagnostics.push_back(std::move(d));
+  }
+  return s;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Files
+
+std::string errno_text(int err) { return std::strerror(err); }
+
+[[noreturn]] void fail_write(const std::string& path, const std::string& problem) {
+  throw report_error(report_error::kind::unwritable,
+                     "cannot write report '" + path + "': " + problem +
+                         "; pass --out a path in an existing, writable directory");
+}
+
+// The directory a report at `path` lands in, after checking that the path names a file there.
+fs::path directory_for(const std::string& path) {
+  const fs::path target(path);
+  if (path.empty() || !target.has_filename()) fail_write(path, "the path names no file");
+  std::error_code ec;
+  if (fs::is_directory(target, ec)) fail_write(path, "it is a directory");
+  fs::path dir = target.parent_path();
+  if (dir.empty()) dir = ".";
+  const fs::file_status st = fs::status(dir, ec);
+  if (!fs::exists(st)) fail_write(path, "directory '" + dir.string() + "' does not exist");
+  if (!fs::is_directory(st)) fail_write(path, "'" + dir.string() + "' is not a directory");
+  return dir;
+}
+
+// A temporary file next to the target (a rename is atomic only within one file system); it
+// is closed and removed on destruction unless the rename over the target succeeded.
+class temp_file {
+ public:
+  temp_file(const fs::path& dir, const std::string& target) : target_(target) {
+    // A prefix of the name only: a report name near NAME_MAX must not fail for its temp file.
+    const std::string stem = fs::path(target).filename().string().substr(0, 64);
+    const std::string pattern = (dir / ("." + stem + ".tmp-XXXXXX")).string();
+    std::vector<char> buf(pattern.begin(), pattern.end());
+    buf.push_back('\0');
+    fd_ = ::mkstemp(buf.data());
+    if (fd_ < 0) fail_write(target, "cannot create a file in its directory: " + errno_text(errno));
+    name_ = buf.data();
+  }
+  ~temp_file() {
+    if (fd_ >= 0) ::close(fd_);
+    if (!name_.empty()) ::unlink(name_.c_str());
+  }
+  temp_file(const temp_file&) = delete;
+  temp_file& operator=(const temp_file&) = delete;
+
+  void write_all(const std::string& text) {
+    const char* p = text.data();
+    std::size_t left = text.size();
+    while (left > 0) {
+      const ssize_t n = ::write(fd_, p, left);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        fail_write(target_, "writing '" + name_ + "' failed: " + errno_text(errno));
+      }
+      p += n;
+      left -= static_cast<std::size_t>(n);
+    }
+  }
+
+  // fsync before rename: otherwise a crash can leave a renamed but empty report.
+  void sync_and_close() {
+    if (::fsync(fd_) != 0) {
+      fail_write(target_, "fsync of '" + name_ + "' failed: " + errno_text(errno));
+    }
+    const int fd = std::exchange(fd_, -1);
+    if (::close(fd) != 0) {
+      fail_write(target_, "closing '" + name_ + "' failed: " + errno_text(errno));
+    }
+  }
+
+  void rename_over_target() {
+    if (::rename(name_.c_str(), target_.c_str()) != 0) {
+      fail_write(target_, "renaming '" + name_ + "' over it failed: " + errno_text(errno));
+    }
+    name_.clear();
+  }
+
+ private:
+  std::string target_;
+  std::string name_;
+  int fd_ = -1;
+};
+
+// Makes the rename itself durable; a failure here loses nothing already written, so it is
+// not reported.
+void sync_directory(const fs::path& dir) noexcept {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
+  if (fd < 0) return;
+  (void)::fsync(fd);
+  ::close(fd);
+}
+
+}  // namespace
+
+std::string to_json_string(const report& r) {
+  json j;
+  j["schema_version"] = r.version;
+  j["environment"] = to_json(r.env);
+  json scenarios = json::array();
+  for (const auto& s : r.scenarios) scenarios.push_back(to_json(s));
+  j["scenarios"] = std::move(scenarios);
+  // Replace rather than throw on invalid UTF-8 (a device name or command line can hold any
+  // bytes): losing a report at the end of a long run over one byte would be worse.
+  return j.dump(2, ' ', false, json::error_handler_t::replace);
+}
+
+report from_json_string(const std::string& text, const std::string& source) {
+  json root;
+  try {
+    root = json::parse(text);
+  } catch (const json::parse_error& e) {
+    throw report_error(report_error::kind::not_json,
+                       "report '" + source + "' is not JSON (" + e.what() +
+                           "); pass a report written by `gmemprof run --out FILE`");
+  }
+  const reader in(source);
+  if (!root.is_object()) {
+    in.fail("the top level", "must be an object, is " + reader::kind_of(root));
+  }
+  const auto version = root.find("schema_version");
+  if (version == root.end()) {
+    in.fail("schema_version", "is missing, so this is not a gmem report");
+  }
+  const std::optional<std::int64_t> v = reader::as_int64(*version);
+  if (!v) in.fail("schema_version", "must be an integer, is " + reader::kind_of(*version));
+  if (*v != schema_version) {
+    throw report_error(report_error::kind::wrong_schema_version,
+                       "report '" + source + "' has schema_version " + std::to_string(*v) +
+                           ", but this gmemprof reads schema_version " +
+                           std::to_string(schema_version) +
+                           "; read it with the gmemprof that wrote it, or measure it again "
+                           "with this one");
+  }
+  report r;
+  r.version = static_cast<int>(*v);
+  r.env = read_environment(in, root);
+  const json& scenarios = in.array(root, "scenarios", "");
+  for (std::size_t i = 0; i < scenarios.size(); ++i) {
+    r.scenarios.push_back(read_scenario(in, scenarios[i], reader::at("scenarios", i)));
+  }
+  return r;
+}
+
+void write_report(const report& r, const std::string& path) {
+  const std::string text = to_json_string(r) + "\n";
+  const fs::path dir = directory_for(path);
+  temp_file tmp(dir, path);
+  tmp.write_all(text);
+  tmp.sync_and_close();
+  tmp.rename_over_target();
+  sync_directory(dir);
+}
+
+void check_writable(const std::string& path) {
+  const fs::path dir = directory_for(path);
+  // Creating (and at once removing) the very kind of file write_report makes is the only
+  // honest test: permissions, read-only mounts and ACLs all show up here.
+  const temp_file probe(dir, path);
+}
+
+report read_report(const std::string& path) {
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (!fs::exists(st)) {
+    throw report_error(report_error::kind::missing,
+                       "report '" + path +
+                           "' does not exist; check the path, or write it with `gmemprof run "
+                           "--out " +
+                           path + "`");
+  }
+  if (fs::is_directory(st)) {
+    throw report_error(report_error::kind::unreadable,
+                       "report '" + path + "' is a directory; pass the report's JSON file");
+  }
+  std::ifstream file(path, std::ios::binary);
+  if (!file) {
+    throw report_error(
+        report_error::kind::unreadable,
+        "report '" + path + "' cannot be opened: " + errno_text(errno) + "; check its permissions");
+  }
+  std::ostringstream text;
+  text << file.rdbuf();
+  if (file.bad()) {
+    throw report_error(report_error::kind::unreadable,
+                       "report '" + path + "' cannot be read: " + errno_text(errno));
+  }
+  return from_json_string(text.str(), path);
+}
+
+}  // namespace gmem::profiler

@@ -1,1 +1,506 @@
-// placeholder: filled in by the profiler work (issue 3)
+// Reports to JSON and back, and to files: exact round trips, clear errors naming the file, and
+// writes that never leave a half-written or stray file.
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gmem/profiler/report.hpp"
+#include "gmem/profiler/report_io.hpp"
+#include "gmem/profiler/show.hpp"
+
+namespace gmem::profiler {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::int64_t big_bytes =
+    (std::int64_t{1} << 41) + 12345;  // > 2^40, not a double-friendly round number
+
+report sample_report() {
+  report r;
+  r.env.device_name = "NVIDIA H200";
+  r.env.device_index = 1;
+  r.env.cc_major = 9;
+  r.env.cc_minor = 0;
+  r.env.total_memory_bytes = 150'754'820'096ULL;
+  r.env.driver_version = 13000;
+  r.env.driver_release = "580.159.04";
+  r.env.runtime_version = 12080;
+  r.env.device_count = 2;
+  r.env.granularity_bytes = 2'097'152;
+  r.env.granularity_method = "cuMemGetAllocationGranularity(RECOMMENDED)";
+  r.env.tool_version = "gmemprof 0.1.0";
+  r.env.git_commit = "ff7070d1a2b3-dirty";
+  r.env.command_line = "gmemprof run --output \"out dir/r.json\"";
+  r.env.date = "2026-11-22T02:05:34Z";
+
+  scenario_result ok;
+  ok.name = "alloc_free_chain";
+  ok.params = {{"bytes", big_bytes},
+               {"fraction", 0.375},
+               {"pool", std::string("default")},
+               {"upload", true},
+               {"depth", std::int64_t{-3}}};
+  ok.status = scenario_status::ok;
+  ok.counters_after_phase = {{"instantiate", {1, 2, 3, 4}},
+                             {"first_launch", {2'097'152, 4'194'304, 33'554'432, 67'108'864}}};
+  launch_cost instantiate;
+  instantiate.phase = "instantiate";
+  instantiate.warmups = 2;
+  instantiate.host = {9, 12.5, 11.25, 30.125};
+  instantiate.wall = {9, 14.75, 13.5, 31.0625};
+  launch_cost steady;
+  steady.phase = "steady_launch";
+  steady.warmups = 5;
+  steady.host = {101, 3.5, 2.25, 7.75};
+  steady.wall = {101, 20.5, 19.25, 44.125};
+  ok.launch_costs = {instantiate, steady};
+  ok.analysis.alloc_nodes = 7;
+  ok.analysis.free_nodes = 6;
+  ok.analysis.unfreed_allocations = 1;
+  ok.analysis.requested_bytes = 14'680'064;
+  ok.analysis.distinct_addresses = 3;
+  ok.analysis.va_reuse_ratio = 7.0 / 3.0;
+  ok.analysis.lower_bound_bytes = 4'194'000;
+  ok.analysis.lower_bound_rounded_bytes = 4'194'304;
+  ok.analysis.used_high_bytes = 6'291'456;
+  ok.analysis.reserved_high_bytes = 33'554'432;
+  ok.analysis.physical_reuse_ratio = 14'680'064.0 / 33'554'432.0;
+  ok.analysis.bound_ratio = 8.0;
+  ok.diagnostics = {
+      {"unfreed_allocation", "warning",
+       "allocation of 2.0 MiB at node 7 is never freed in the graph", 2'097'152},
+      {"reserved_above_bound", "info", "the driver reserved 8x the lower bound", 29'360'128}};
+
+  scenario_result skipped;
+  skipped.name = "peer_access";
+  skipped.params = {{"peer", std::int64_t{1}}};
+  skipped.status = scenario_status::skipped;
+  skipped.status_message = "needs 2 GPUs with peer access; this machine has 1";
+
+  scenario_result failed;
+  failed.name = "child_graph";
+  failed.status = scenario_status::error;
+  failed.status_message = "cudaGraphInstantiate: cudaErrorInvalidValue";
+  failed.counters_after_phase = {{"build", {0, 0, 0, 0}}};
+  failed.diagnostics = {{"instantiate_failed", "error", "instantiation failed", 0}};
+
+  r.scenarios = {ok, skipped, failed};
+  return r;
+}
+
+void expect_same_stats(const stats& a, const stats& b, const std::string& where) {
+  EXPECT_EQ(a.count, b.count) << where;
+  EXPECT_EQ(a.median_us, b.median_us) << where;
+  EXPECT_EQ(a.min_us, b.min_us) << where;
+  EXPECT_EQ(a.max_us, b.max_us) << where;
+}
+
+void expect_same_report(const report& a, const report& b) {
+  EXPECT_EQ(a.version, b.version);
+  EXPECT_EQ(a.env.device_name, b.env.device_name);
+  EXPECT_EQ(a.env.device_index, b.env.device_index);
+  EXPECT_EQ(a.env.cc_major, b.env.cc_major);
+  EXPECT_EQ(a.env.cc_minor, b.env.cc_minor);
+  EXPECT_EQ(a.env.total_memory_bytes, b.env.total_memory_bytes);
+  EXPECT_EQ(a.env.driver_version, b.env.driver_version);
+  EXPECT_EQ(a.env.driver_release, b.env.driver_release);
+  EXPECT_EQ(a.env.runtime_version, b.env.runtime_version);
+  EXPECT_EQ(a.env.device_count, b.env.device_count);
+  EXPECT_EQ(a.env.granularity_bytes, b.env.granularity_bytes);
+  EXPECT_EQ(a.env.granularity_method, b.env.granularity_method);
+  EXPECT_EQ(a.env.tool_version, b.env.tool_version);
+  EXPECT_EQ(a.env.git_commit, b.env.git_commit);
+  EXPECT_EQ(a.env.command_line, b.env.command_line);
+  EXPECT_EQ(a.env.date, b.env.date);
+
+  ASSERT_EQ(a.scenarios.size(), b.scenarios.size());
+  for (std::size_t i = 0; i < a.scenarios.size(); ++i) {
+    const scenario_result& x = a.scenarios[i];
+    const scenario_result& y = b.scenarios[i];
+    const std::string where = "scenario " + x.key();
+    EXPECT_EQ(x.name, y.name) << where;
+    EXPECT_EQ(x.params, y.params) << where;  // variant equality: the type must match too
+    EXPECT_EQ(x.status, y.status) << where;
+    EXPECT_EQ(x.status_message, y.status_message) << where;
+    ASSERT_EQ(x.counters_after_phase.size(), y.counters_after_phase.size()) << where;
+    for (std::size_t k = 0; k < x.counters_after_phase.size(); ++k) {
+      const auto& p = x.counters_after_phase[k];
+      const auto& q = y.counters_after_phase[k];
+      EXPECT_EQ(p.phase, q.phase) << where;
+      EXPECT_EQ(p.values.used_current, q.values.used_current) << where;
+      EXPECT_EQ(p.values.used_high, q.values.used_high) << where;
+      EXPECT_EQ(p.values.reserved_current, q.values.reserved_current) << where;
+      EXPECT_EQ(p.values.reserved_high, q.values.reserved_high) << where;
+    }
+    ASSERT_EQ(x.launch_costs.size(), y.launch_costs.size()) << where;
+    for (std::size_t k = 0; k < x.launch_costs.size(); ++k) {
+      const auto& p = x.launch_costs[k];
+      const auto& q = y.launch_costs[k];
+      EXPECT_EQ(p.phase, q.phase) << where;
+      EXPECT_EQ(p.warmups, q.warmups) << where;
+      expect_same_stats(p.host, q.host, where + " host " + p.phase);
+      expect_same_stats(p.wall, q.wall, where + " wall " + p.phase);
+    }
+    const analysis_summary& s = x.analysis;
+    const analysis_summary& t = y.analysis;
+    EXPECT_EQ(s.alloc_nodes, t.alloc_nodes) << where;
+    EXPECT_EQ(s.free_nodes, t.free_nodes) << where;
+    EXPECT_EQ(s.unfreed_allocations, t.unfreed_allocations) << where;
+    EXPECT_EQ(s.requested_bytes, t.requested_bytes) << where;
+    EXPECT_EQ(s.distinct_addresses, t.distinct_addresses) << where;
+    EXPECT_EQ(s.va_reuse_ratio, t.va_reuse_ratio) << where;  // exact: no rounding on the way
+    EXPECT_EQ(s.lower_bound_bytes, t.lower_bound_bytes) << where;
+    EXPECT_EQ(s.lower_bound_rounded_bytes, t.lower_bound_rounded_bytes) << where;
+    EXPECT_EQ(s.used_high_bytes, t.used_high_bytes) << where;
+    EXPECT_EQ(s.reserved_high_bytes, t.reserved_high_bytes) << where;
+    EXPECT_EQ(s.physical_reuse_ratio, t.physical_reuse_ratio) << where;
+    EXPECT_EQ(s.bound_ratio, t.bound_ratio) << where;
+    ASSERT_EQ(x.diagnostics.size(), y.diagnostics.size()) << where;
+    for (std::size_t k = 0; k < x.diagnostics.size(); ++k) {
+      EXPECT_EQ(x.diagnostics[k].code, y.diagnostics[k].code) << where;
+      EXPECT_EQ(x.diagnostics[k].severity, y.diagnostics[k].severity) << where;
+      EXPECT_EQ(x.diagnostics[k].message, y.diagnostics[k].message) << where;
+      EXPECT_EQ(x.diagnostics[k].bytes, y.diagnostics[k].bytes) << where;
+    }
+  }
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::ostringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+void spit(const fs::path& p, const std::string& text) {
+  std::ofstream f(p, std::ios::binary);
+  f << text;
+}
+
+std::vector<std::string> names_in(const fs::path& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// Returns the report_error thrown by `f`, failing the test when none is.
+template <typename F>
+report_error::kind error_kind_of(F&& f, std::string* message) {
+  try {
+    f();
+  } catch (const report_error& e) {
+    if (message) *message = e.what();
+    return e.error_kind();
+  }
+  ADD_FAILURE() << "no report_error thrown";
+  return report_error::kind::invalid;
+}
+
+// A fresh directory per test, removed afterwards.
+class ReportFiles : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::temp_directory_path() /
+           ("gmem-report-test-" + std::to_string(::getpid()) + "-" + info->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+};
+
+TEST(ReportKey, IsTheNameAloneWithoutParameters) {
+  scenario_result s;
+  s.name = "single_alloc";
+  EXPECT_EQ(s.key(), "single_alloc");
+}
+
+TEST(ReportKey, ListsParametersInTheirOrderWithTheirTypesSpelledOut) {
+  scenario_result s;
+  s.name = "single_alloc";
+  s.params = {{"upload", true},
+              {"bytes", std::int64_t{2097152}},
+              {"fraction", 0.25},
+              {"pool", std::string("mine")},
+              {"shrink", false}};
+  EXPECT_EQ(s.key(),
+            "single_alloc[upload=true,bytes=2097152,fraction=0.25,pool=mine,shrink=false]");
+}
+
+TEST(ReportKey, StatusNames) {
+  EXPECT_STREQ(to_string(scenario_status::ok), "ok");
+  EXPECT_STREQ(to_string(scenario_status::skipped), "skipped");
+  EXPECT_STREQ(to_string(scenario_status::error), "error");
+}
+
+TEST(ReportJson, RoundTripKeepsEveryFieldExactly) {
+  const report r = sample_report();
+  const report back = from_json_string(to_json_string(r), "memory");
+  expect_same_report(r, back);
+}
+
+TEST(ReportJson, ParametersKeepTheirTypeAndOrder) {
+  report r = sample_report();
+  r.scenarios[0].params = {{"z", 3.0}, {"a", big_bytes}, {"m", std::string("12")}, {"b", false}};
+  const report back = from_json_string(to_json_string(r), "memory");
+  const parameters& p = back.scenarios[0].params;
+  ASSERT_EQ(p.size(), 4U);
+  EXPECT_EQ(p[0].first, "z");
+  ASSERT_TRUE(std::holds_alternative<double>(p[0].second));  // 3.0 does not become the int 3
+  EXPECT_EQ(std::get<double>(p[0].second), 3.0);
+  EXPECT_EQ(p[1].first, "a");
+  ASSERT_TRUE(std::holds_alternative<std::int64_t>(p[1].second));
+  EXPECT_EQ(std::get<std::int64_t>(p[1].second), big_bytes);
+  EXPECT_EQ(p[2].first, "m");
+  ASSERT_TRUE(std::holds_alternative<std::string>(p[2].second));
+  EXPECT_EQ(std::get<std::string>(p[2].second), "12");
+  EXPECT_EQ(p[3].first, "b");
+  ASSERT_TRUE(std::holds_alternative<bool>(p[3].second));
+  EXPECT_FALSE(std::get<bool>(p[3].second));
+}
+
+TEST(ReportJson, WritesTheDocumentedLayoutInOrder) {
+  const std::string text = to_json_string(sample_report());
+  const auto pos = [&](const std::string& needle) {
+    const auto p = text.find(needle);
+    EXPECT_NE(p, std::string::npos) << needle;
+    return p;
+  };
+  EXPECT_EQ(text.rfind("{\n  \"schema_version\": 1,\n  \"environment\": {\n    \"device_name\"", 0),
+            0U);
+  EXPECT_LT(pos("\"environment\""), pos("\"scenarios\""));
+  EXPECT_NE(text.find("\"compute_capability\": \"9.0\""), std::string::npos);
+  EXPECT_NE(text.find("\"bytes\": 2199023267897"), std::string::npos);
+  EXPECT_LT(pos("\"name\": \"alloc_free_chain\""), pos("\"parameters\""));
+  EXPECT_LT(pos("\"parameters\""), pos("\"status\": \"ok\""));
+  EXPECT_LT(pos("\"counters_after_phase\""), pos("\"launch_costs\""));
+  EXPECT_LT(pos("\"launch_costs\""), pos("\"analysis\""));
+  EXPECT_LT(pos("\"analysis\""), pos("\"diagnostics\""));
+}
+
+TEST(ReportJson, NonFiniteRatioIsWrittenAsNullAndReadBackAsNaN) {
+  report r = sample_report();
+  r.scenarios[0].analysis.bound_ratio = std::nan("");
+  r.scenarios[0].analysis.va_reuse_ratio = INFINITY;
+  const std::string text = to_json_string(r);
+  EXPECT_NE(text.find("\"bound_ratio\": null"), std::string::npos);
+  const report back = from_json_string(text, "memory");
+  EXPECT_TRUE(std::isnan(back.scenarios[0].analysis.bound_ratio));
+  EXPECT_TRUE(std::isnan(back.scenarios[0].analysis.va_reuse_ratio));
+}
+
+TEST(ReportJson, IllTypedFieldIsInvalidAndNamesItsPath) {
+  std::string text = to_json_string(sample_report());
+  const std::string from = "\"used_high_bytes\": 6291456";
+  text.replace(text.find(from), from.size(), "\"used_high_bytes\": \"6291456\"");
+  std::string message;
+  EXPECT_EQ(error_kind_of([&] { (void)from_json_string(text, "base.json"); }, &message),
+            report_error::kind::invalid);
+  EXPECT_NE(message.find("base.json"), std::string::npos) << message;
+  EXPECT_NE(message.find("scenarios[0].analysis.used_high_bytes"), std::string::npos) << message;
+}
+
+TEST(ReportJson, UnknownStatusIsInvalid) {
+  std::string text = to_json_string(sample_report());
+  const std::string from = "\"status\": \"skipped\"";
+  text.replace(text.find(from), from.size(), "\"status\": \"maybe\"");
+  std::string message;
+  EXPECT_EQ(error_kind_of([&] { (void)from_json_string(text, "x.json"); }, &message),
+            report_error::kind::invalid);
+  EXPECT_NE(message.find("scenarios[1].status"), std::string::npos) << message;
+}
+
+TEST(ReportJson, ComputeCapabilityIsParsedIntoMajorAndMinor) {
+  report r = sample_report();
+  r.env.cc_major = 12;
+  r.env.cc_minor = 1;
+  const report back = from_json_string(to_json_string(r), "memory");
+  EXPECT_EQ(back.env.cc_major, 12);
+  EXPECT_EQ(back.env.cc_minor, 1);
+}
+
+TEST_F(ReportFiles, ReadingAMissingFileIsMissingAndNamesIt) {
+  const std::string path = (dir_ / "nope.json").string();
+  std::string message;
+  EXPECT_EQ(error_kind_of([&] { (void)read_report(path); }, &message), report_error::kind::missing);
+  EXPECT_NE(message.find(path), std::string::npos) << message;
+}
+
+TEST_F(ReportFiles, ReadingADirectoryIsUnreadable) {
+  std::string message;
+  EXPECT_EQ(error_kind_of([&] { (void)read_report(dir_.string()); }, &message),
+            report_error::kind::unreadable);
+  EXPECT_NE(message.find(dir_.string()), std::string::npos) << message;
+}
+
+TEST_F(ReportFiles, ReadingTextThatIsNotJsonIsNotJson) {
+  const fs::path path = dir_ / "log.json";
+  spit(path, "[  PASSED  ] 36 tests\n");
+  std::string message;
+  EXPECT_EQ(error_kind_of([&] { (void)read_report(path.string()); }, &message),
+            report_error::kind::not_json);
+  EXPECT_NE(message.find(path.string()), std::string::npos) << message;
+}
+
+TEST_F(ReportFiles, ReadingAnotherSchemaVersionIsWrongSchemaVersion) {
+  std::string text = to_json_string(sample_report());
+  text.replace(text.find("\"schema_version\": 1"), 19, "\"schema_version\": 2");
+  const fs::path path = dir_ / "future.json";
+  spit(path, text);
+  std::string message;
+  EXPECT_EQ(error_kind_of([&] { (void)read_report(path.string()); }, &message),
+            report_error::kind::wrong_schema_version);
+  EXPECT_NE(message.find(path.string()), std::string::npos) << message;
+  EXPECT_NE(message.find("2"), std::string::npos) << message;
+}
+
+TEST_F(ReportFiles, ReadingAReportWithoutARequiredFieldIsInvalidAndNamesTheField) {
+  std::string text = to_json_string(sample_report());
+  const std::string from = "\"granularity_bytes\": 2097152,\n";
+  ASSERT_NE(text.find(from), std::string::npos);
+  text.erase(text.find(from), from.size());
+  const fs::path path = dir_ / "cut.json";
+  spit(path, text);
+  std::string message;
+  EXPECT_EQ(error_kind_of([&] { (void)read_report(path.string()); }, &message),
+            report_error::kind::invalid);
+  EXPECT_NE(message.find(path.string()), std::string::npos) << message;
+  EXPECT_NE(message.find("environment.granularity_bytes is missing"), std::string::npos) << message;
+}
+
+TEST_F(ReportFiles, WriteThenReadGivesTheSameReport) {
+  const fs::path path = dir_ / "r.json";
+  write_report(sample_report(), path.string());
+  expect_same_report(sample_report(), read_report(path.string()));
+  EXPECT_EQ(names_in(dir_), std::vector<std::string>{"r.json"});  // no temp file left
+}
+
+TEST_F(ReportFiles, WriteReplacesAnExistingReportAndLeavesNoTempFile) {
+  const fs::path path = dir_ / "r.json";
+  spit(path, "old contents");
+  report r = sample_report();
+  r.env.git_commit = "new";
+  write_report(r, path.string());
+  EXPECT_EQ(read_report(path.string()).env.git_commit, "new");
+  EXPECT_EQ(names_in(dir_), std::vector<std::string>{"r.json"});
+}
+
+TEST_F(ReportFiles, WriteWorksForANameNearTheFileNameLimit) {
+  const fs::path path = dir_ / (std::string(250, 'r') + ".json");  // 255 bytes
+  write_report(sample_report(), path.string());
+  EXPECT_EQ(read_report(path.string()).scenarios.size(), 3U);
+  EXPECT_EQ(names_in(dir_), std::vector<std::string>{path.filename().string()});
+}
+
+TEST_F(ReportFiles, WriteIntoAMissingDirectoryFailsAndLeavesNothing) {
+  const fs::path missing = dir_ / "no-such-dir";
+  std::string message;
+  EXPECT_EQ(error_kind_of([&] { write_report(sample_report(), (missing / "r.json").string()); },
+                          &message),
+            report_error::kind::unwritable);
+  EXPECT_NE(message.find("no-such-dir"), std::string::npos) << message;
+  EXPECT_FALSE(fs::exists(missing));
+  EXPECT_TRUE(names_in(dir_).empty());
+}
+
+TEST_F(ReportFiles, FailedWriteLeavesAnExistingReportByteIdentical) {
+  const fs::path good = dir_ / "good.json";
+  write_report(sample_report(), good.string());
+  const std::string before = slurp(good);
+  const fs::path target_dir = dir_ / "target.json";  // a directory where the report should go
+  fs::create_directory(target_dir);
+
+  report other = sample_report();
+  other.env.device_name = "something else";
+  EXPECT_EQ(error_kind_of([&] { write_report(other, target_dir.string()); }, nullptr),
+            report_error::kind::unwritable);
+  // A path that names no file, though it spells the good report's name.
+  EXPECT_EQ(error_kind_of([&] { write_report(other, good.string() + "/"); }, nullptr),
+            report_error::kind::unwritable);
+
+  EXPECT_EQ(slurp(good), before);
+  EXPECT_TRUE(fs::is_directory(target_dir));
+  EXPECT_TRUE(fs::is_empty(target_dir));
+  EXPECT_EQ(names_in(dir_), (std::vector<std::string>{"good.json", "target.json"}));
+}
+
+TEST_F(ReportFiles, CheckWritableAcceptsAWritableDirectoryAndLeavesNoFile) {
+  const fs::path path = dir_ / "later.json";
+  EXPECT_NO_THROW(check_writable(path.string()));
+  EXPECT_TRUE(names_in(dir_).empty());
+}
+
+TEST_F(ReportFiles, CheckWritableDoesNotTouchAnExistingReport) {
+  const fs::path path = dir_ / "r.json";
+  spit(path, "keep me");
+  EXPECT_NO_THROW(check_writable(path.string()));
+  EXPECT_EQ(slurp(path), "keep me");
+  EXPECT_EQ(names_in(dir_), std::vector<std::string>{"r.json"});
+}
+
+TEST_F(ReportFiles, CheckWritableRefusesAMissingDirectoryAndADirectoryPath) {
+  std::string message;
+  EXPECT_EQ(
+      error_kind_of([&] { check_writable((dir_ / "missing" / "r.json").string()); }, &message),
+      report_error::kind::unwritable);
+  EXPECT_NE(message.find("missing"), std::string::npos) << message;
+  EXPECT_FALSE(fs::exists(dir_ / "missing"));
+  EXPECT_EQ(error_kind_of([&] { check_writable(dir_.string()); }, nullptr),
+            report_error::kind::unwritable);
+}
+
+// The report_schema ctest validates this file (and the committed reports) with
+// tools/validate_report.py against reports/schema/report.schema.json.
+TEST(ReportJson, WritesTheSampleReportForTheSchemaTest) {
+  const std::string path = GMEM_BINARY_DIR "/sample-report.json";
+  report r = sample_report();
+  // One ratio with no value, so that the schema is checked against a null as well.
+  r.scenarios[2].analysis.physical_reuse_ratio = std::nan("");
+  write_report(r, path);
+  const report back = read_report(path);
+  ASSERT_EQ(back.scenarios.size(), 3U);
+  EXPECT_EQ(back.scenarios[0].status, scenario_status::ok);
+  EXPECT_EQ(back.scenarios[1].status, scenario_status::skipped);
+  EXPECT_EQ(back.scenarios[2].status, scenario_status::error);
+  EXPECT_EQ(back.scenarios[0].launch_costs.size(), 2U);
+  EXPECT_EQ(back.scenarios[0].diagnostics.size(), 2U);
+}
+
+TEST(ShowReport, PrintsEnvironmentScenarioMemoryLaunchCostsAndDiagnostics) {
+  const std::string text = format_report(sample_report());
+  const auto has = [&](const std::string& needle) {
+    EXPECT_NE(text.find(needle), std::string::npos) << "missing '" << needle << "' in:\n" << text;
+  };
+  has("NVIDIA H200 (device 1 of 2)");
+  has("compute capability  9.0");
+  has("140.4 GiB");
+  has("13.0 (13000), release 580.159.04");
+  has("12.8 (12080)");
+  has("2.0 MiB (2097152 B), cuMemGetAllocationGranularity(RECOMMENDED)");
+  has("commit ff7070d1a2b3-dirty");
+  has("alloc_free_chain[bytes=2199023267897,fraction=0.375,pool=default,upload=true,depth=-3]  ok");
+  has("requested 14.0 MiB, lower bound 4.0 MiB (rounded), used high 6.0 MiB, reserved high "
+      "32.0 MiB");
+  has("va reuse 2.333, physical reuse 0.438, reserved / lower bound 8.000");
+  has("steady_launch");
+  has("20.50");  // wall median of steady_launch
+  has("44.12");
+  has("[warning] allocation of 2.0 MiB at node 7 is never freed in the graph (2.0 MiB)");
+  has("peer_access[peer=1]  skipped: needs 2 GPUs with peer access; this machine has 1");
+  has("child_graph  error: cudaGraphInstantiate: cudaErrorInvalidValue");
+}
+
+}  // namespace
+}  // namespace gmem::profiler

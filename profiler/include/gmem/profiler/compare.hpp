@@ -1,0 +1,70 @@
+#pragma once
+// The regression check: a current report against a baseline measured on the same GPU. Plain
+// C++ (no CUDA, no JSON); `gmemprof compare` prints format_comparison and exits with exit_code.
+//
+// Metrics, matched per scenario_result::key():
+//  - memory: used_high_bytes, reserved_high_bytes (analysis); regress when they grow;
+//  - reuse:  va_reuse_ratio, physical_reuse_ratio (analysis); regress when they drop;
+//  - time:   "host.<phase>" and "wall.<phase>", the median of each launch cost present in both
+//            reports; regress when they grow. Faster or smaller is always a pass.
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "gmem/profiler/report.hpp"
+
+namespace gmem::profiler {
+
+struct tolerances {
+  double memory = 0.02;  ///< used_high_bytes, reserved_high_bytes may grow by at most this fraction
+  double reuse = 0.02;   ///< va_reuse_ratio, physical_reuse_ratio may drop by at most this fraction
+  double time = 0.50;    ///< launch-cost medians (host and wall) may grow by at most this fraction
+  /// Overrides by exact metric name, e.g. "reserved_high_bytes" or "wall.first_launch_no_upload".
+  std::map<std::string, double> per_metric;
+
+  /// The tolerance for `metric` of `category` ("memory", "reuse" or "time"): its per-metric
+  /// override, else the category's. Throws std::invalid_argument for an unknown category.
+  [[nodiscard]] double for_metric(const std::string& metric, const std::string& category) const;
+};
+
+/// Parses "NAME=FRACTION" (NAME: memory|reuse|time or a metric name) into `t`; throws
+/// std::invalid_argument naming the assignment and what is accepted.
+void set_tolerance(tolerances& t, const std::string& assignment);
+
+struct comparison_row {
+  std::string scenario;  ///< scenario_result::key()
+  /// "reserved_high_bytes", "wall.steady_launch", ...; "scenario" for a missing scenario.
+  std::string metric;
+  std::string category;  ///< "memory", "reuse", "time"; "scenario" for a missing one
+  double baseline = 0;
+  double current = 0;
+  double change = 0;  ///< (current - baseline) / baseline; 0 when both are 0, +inf from 0 to more
+  double tolerance = 0;
+  /// "pass", "regression", "missing" (a regression too) or "skipped" (not compared).
+  std::string verdict;
+};
+
+struct comparison {
+  std::vector<comparison_row> rows;
+  std::vector<std::string> notes;  ///< what was not compared and why, in words
+
+  /// True when a row is a "regression" or "missing".
+  [[nodiscard]] bool regressed() const;
+};
+
+/// Compares the scenarios of `current` with those of `baseline` by key() (see the metrics above);
+/// a scenario ok in the baseline but missing or not ok now is a "missing" row, one skipped or
+/// failed in the baseline is only noted. Throws report_error(wrong_schema_version) when the
+/// versions differ and report_error(different_gpu) when environment.device_name differs.
+[[nodiscard]] comparison compare_reports(const report& baseline, const report& current,
+                                         const tolerances& t);
+
+/// The table (scenario, metric, baseline, current, change, tolerance, verdict; *_bytes in MiB),
+/// then the notes, then "N compared, N regressed"; throws nothing but std::bad_alloc.
+[[nodiscard]] std::string format_comparison(const comparison& c);
+
+/// 0 when nothing regressed, 1 on any regression.
+[[nodiscard]] int exit_code(const comparison& c) noexcept;
+
+}  // namespace gmem::profiler

@@ -1,0 +1,63 @@
+#pragma once
+// Reports to and from JSON files. The JSON layout (and nlohmann) stays in report_json.cpp; the
+// layout is described by reports/schema/report.schema.json, checked by tools/validate_report.py.
+//
+// Doubles that are not finite (a ratio with nothing to divide by) are written as JSON null and
+// read back as NaN, so that a report can always be written after a long run.
+
+#include <stdexcept>
+#include <string>
+
+#include "gmem/profiler/report.hpp"
+
+namespace gmem::profiler {
+
+/// A report that cannot be read or used; error_kind() tells the regression check which exit
+/// code applies.
+class report_error : public std::runtime_error {
+ public:
+  enum class kind {
+    missing,               ///< the file does not exist
+    unreadable,            ///< it exists but cannot be read (a directory, no permission)
+    not_json,              ///< it is not JSON
+    wrong_schema_version,  ///< written with another report format version
+    invalid,               ///< JSON, but a field is missing or has the wrong type or value
+    different_gpu,         ///< two reports measured on different GPUs cannot be compared
+    unwritable             ///< a report cannot be written to the path asked for
+  };
+
+  /// An error of kind `k`; `message` names the file and says what to do.
+  report_error(kind k, const std::string& message);
+
+  [[nodiscard]] kind error_kind() const noexcept { return kind_; }
+
+ private:
+  kind kind_;
+};
+
+/// "missing", "unreadable", ... (for messages and logs).
+[[nodiscard]] const char* to_string(report_error::kind k) noexcept;
+
+/// The report as pretty JSON (2-space indent) with a stable key order; throws nothing but
+/// std::bad_alloc. Invalid UTF-8 in strings is replaced by U+FFFD.
+[[nodiscard]] std::string to_json_string(const report& r);
+
+/// Parses a report from JSON text; throws report_error (not_json, wrong_schema_version or
+/// invalid) whose message names `source` and the offending field.
+[[nodiscard]] report from_json_string(const std::string& text, const std::string& source);
+
+/// Writes atomically: a temporary file in the same directory, fsync, then rename over `path`; on
+/// any failure the temp file is removed and an existing report at `path` is untouched. Throws
+/// report_error(unwritable).
+void write_report(const report& r, const std::string& path);
+
+/// Throws report_error(unwritable) unless a report could be written to `path` (its directory
+/// exists and a file can be created there); leaves nothing behind and does not touch an
+/// existing file at `path`. Call it before a long run starts.
+void check_writable(const std::string& path);
+
+/// Reads and validates a report file; throws report_error (missing, unreadable, not_json,
+/// wrong_schema_version, invalid) whose message names the file and what to do.
+[[nodiscard]] report read_report(const std::string& path);
+
+}  // namespace gmem::profiler
