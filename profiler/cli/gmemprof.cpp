@@ -1,4 +1,5 @@
-// gmemprof: the command line over gmem's profiler. Parsing only; the work is in the library.
+// gmemprof: the command line over gmem's profiler. It parses arguments and calls library
+// functions; the work lives in the library.
 
 #include <cstdlib>
 #include <cstring>
@@ -6,8 +7,11 @@
 #include <iostream>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "gmem/profiler/commands.hpp"
 #include "gmem/profiler/device_info.hpp"
+#include "gmem/profiler/scenarios.hpp"
 
 namespace {
 
@@ -15,16 +19,56 @@ constexpr const char* usage =
     "usage: gmemprof <command> [options]\n"
     "\n"
     "commands:\n"
-    "  info [--device N]   the GPU(s): name, compute capability, memory, driver and runtime\n"
-    "                      versions, and whether graph memory nodes are supported\n"
-    "  --version           the tool version and git commit\n"
-    "  --help              this text (also: gmemprof <command> --help)\n";
+    "  info [--device N]            the GPU(s): name, compute capability, memory, driver and\n"
+    "                               runtime versions, graph memory node support\n"
+    "  run [SCENARIO...] [options]  run the scenario suite (or the named scenarios) on a GPU\n"
+    "                               and write a JSON report\n"
+    "  check BASELINE CURRENT       compare a report against a baseline: exit 0 pass,\n"
+    "                               1 regression, 2 unusable input\n"
+    "  show REPORT                  print a report as tables\n"
+    "  --version                    the tool version and git commit\n"
+    "  --help                       this text; `gmemprof <command> --help` for each command\n";
 
 constexpr const char* info_usage =
     "usage: gmemprof info [--device N]\n"
     "\n"
     "Describes device N (every device when omitted). Without a GPU, says so in one line and\n"
     "exits 0.\n";
+
+constexpr const char* run_usage =
+    "usage: gmemprof run [SCENARIO...] [--out PATH] [--device N] [--reps N] [--warmups N]\n"
+    "       gmemprof run --list\n"
+    "\n"
+    "Runs every scenario (or the named ones) on device N (default 0) and writes the report to\n"
+    "PATH (default gmem-report.json) atomically: a failed run never overwrites a good report.\n"
+    "The output path, the device and the scenario names are checked before anything runs.\n"
+    "Progress goes to stderr. --reps (default 10) and --warmups (default 2) set how many\n"
+    "samples each launch cost takes. Exit: 0 all scenarios ok or skipped, 1 a scenario failed\n"
+    "(the report is still written), 2 bad input or no GPU.\n";
+
+constexpr const char* check_usage =
+    "usage: gmemprof check BASELINE CURRENT [--tolerance NAME=FRACTION]...\n"
+    "\n"
+    "Compares CURRENT against BASELINE scenario by scenario: used and reserved high watermarks\n"
+    "may not grow by more than the memory tolerance (default 0.02), reuse ratios may not drop by\n"
+    "more than the reuse tolerance (default 0.02), launch-cost medians may not grow by more than\n"
+    "the time tolerance (default 0.50). NAME is memory, reuse, time, or one metric as printed in\n"
+    "the table (e.g. reserved_high_bytes, wall.first_launch_no_upload).\n"
+    "Exit: 0 all pass, 1 a regression, 2 unusable input (missing file, not JSON, wrong schema\n"
+    "version, a different GPU model).\n";
+
+constexpr const char* show_usage =
+    "usage: gmemprof show REPORT\n"
+    "\n"
+    "Prints the report's environment, then per scenario its footprint, lower bound, ratios,\n"
+    "launch costs and diagnostics.\n";
+
+bool wants_help(int argc, char** argv) {
+  for (int i = 2; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) return true;
+  }
+  return false;
+}
 
 std::optional<int> parse_int(const char* text) {
   char* end = nullptr;
@@ -33,26 +77,84 @@ std::optional<int> parse_int(const char* text) {
   return static_cast<int>(v);
 }
 
+std::string joined_command_line(int argc, char** argv) {
+  std::string s;
+  for (int i = 0; i < argc; ++i) s += (i ? " " : "") + std::string(argv[i]);
+  return s;
+}
+
+int bad(const std::string& command, const std::string& message, const char* help) {
+  std::cerr << "gmemprof " << command << ": " << message << "\n\n" << help;
+  return 2;
+}
+
 int info_command(int argc, char** argv) {
   std::optional<int> device;
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "--help" || arg == "-h") {
-      std::cout << info_usage;
-      return 0;
-    }
     if (arg == "--device" && i + 1 < argc) {
       device = parse_int(argv[++i]);
-      if (!device) {
-        std::cerr << "gmemprof info: --device takes a device index, got '" << argv[i] << "'\n";
-        return 2;
-      }
-      continue;
+      if (!device) return bad("info", "--device takes a device index", info_usage);
+    } else {
+      return bad("info", "unknown argument '" + arg + "'", info_usage);
     }
-    std::cerr << "gmemprof info: unknown argument '" << arg << "'\n" << info_usage;
-    return 2;
   }
   return gmem::profiler::run_info(std::cout, std::cerr, device);
+}
+
+int run_command(int argc, char** argv) {
+  gmem::profiler::run_options options;
+  std::string out_path = "gmem-report.json";
+  for (int i = 2; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const bool has_value = i + 1 < argc;
+    if (arg == "--list") {
+      for (const auto& d : gmem::profiler::scenario_definitions()) {
+        std::cout << d.name << "\t" << d.summary << "\n";
+      }
+      return 0;
+    } else if (arg == "--out" && has_value) {
+      out_path = argv[++i];
+    } else if ((arg == "--device" || arg == "--reps" || arg == "--warmups") && has_value) {
+      const auto v = parse_int(argv[++i]);
+      if (!v || *v < 0) return bad("run", arg + " takes a non-negative integer", run_usage);
+      (arg == "--device" ? options.device : arg == "--reps" ? options.reps : options.warmups) = *v;
+    } else if (!arg.empty() && arg[0] == '-') {
+      return bad("run", "unknown option '" + arg + "'", run_usage);
+    } else {
+      options.only.push_back(arg);
+    }
+  }
+  if (options.reps < 1) return bad("run", "--reps must be at least 1", run_usage);
+  options.progress = [](const std::string& line) { std::cerr << "gmemprof run: " << line << "\n"; };
+  return gmem::profiler::run_run(options, out_path, joined_command_line(argc, argv), std::cout,
+                                 std::cerr);
+}
+
+int check_command(int argc, char** argv) {
+  gmem::profiler::tolerances t;
+  std::vector<std::string> paths;
+  for (int i = 2; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--tolerance" && i + 1 < argc) {
+      try {
+        gmem::profiler::set_tolerance(t, argv[++i]);
+      } catch (const std::invalid_argument& e) {
+        return bad("check", e.what(), check_usage);
+      }
+    } else if (!arg.empty() && arg[0] == '-') {
+      return bad("check", "unknown option '" + arg + "'", check_usage);
+    } else {
+      paths.push_back(arg);
+    }
+  }
+  if (paths.size() != 2) return bad("check", "needs BASELINE and CURRENT", check_usage);
+  return gmem::profiler::run_check(paths[0], paths[1], t, std::cout, std::cerr);
+}
+
+int show_command(int argc, char** argv) {
+  if (argc != 3) return bad("show", "needs one REPORT", show_usage);
+  return gmem::profiler::run_show(argv[2], std::cout, std::cerr);
 }
 
 }  // namespace
@@ -63,16 +165,32 @@ int main(int argc, char** argv) {
     return argc < 2 ? 2 : 0;
   }
   const std::string command = argv[1];
+  struct entry {
+    const char* name;
+    const char* help;
+    int (*fn)(int, char**);
+  };
+  const entry commands[] = {{"info", info_usage, info_command},
+                            {"run", run_usage, run_command},
+                            {"check", check_usage, check_command},
+                            {"show", show_usage, show_command}};
   try {
     if (command == "--version") {
       std::cout << gmem::profiler::tool_version() << "\n";
       return 0;
     }
-    if (command == "info") return info_command(argc, argv);
+    for (const auto& c : commands) {
+      if (command != c.name) continue;
+      if (wants_help(argc, argv)) {
+        std::cout << c.help;
+        return 0;
+      }
+      return c.fn(argc, argv);
+    }
   } catch (const std::exception& e) {
     std::cerr << "gmemprof " << command << ": " << e.what() << "\n";
     return 1;
   }
-  std::cerr << "gmemprof: unknown command '" << command << "'\n" << usage;
+  std::cerr << "gmemprof: unknown command '" << command << "'\n\n" << usage;
   return 2;
 }

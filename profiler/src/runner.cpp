@@ -1,1 +1,90 @@
-// placeholder: filled in by the profiler work (issue 3)
+#include "gmem/profiler/runner.hpp"
+
+#include <algorithm>
+#include <chrono>
+
+#include "gmem/capability.hpp"
+#include "gmem/error.hpp"
+#include "gmem/handles.hpp"
+#include "gmem/profiler/counters.hpp"
+#include "gmem/profiler/environment.hpp"
+#include "gmem/profiler/scenarios.hpp"
+
+namespace gmem::profiler {
+
+std::vector<std::string> scenario_names() {
+  std::vector<std::string> names;
+  for (const auto& d : scenario_definitions()) names.push_back(d.name);
+  return names;
+}
+
+void check_scenario_names(const std::vector<std::string>& names) {
+  const std::vector<std::string> valid = scenario_names();
+  std::string unknown;
+  for (const auto& n : names) {
+    if (std::find(valid.begin(), valid.end(), n) == valid.end()) {
+      unknown += (unknown.empty() ? "'" : ", '") + n + "'";
+    }
+  }
+  if (unknown.empty()) return;
+  std::string list;
+  for (const auto& v : valid) list += (list.empty() ? "" : ", ") + v;
+  throw usage_error("unknown scenario " + unknown + "; valid scenarios: " + list);
+}
+
+report run_suite(const run_options& options, const std::string& command_line) {
+  check_scenario_names(options.only);
+  if (const auto why = gpu_unavailable_reason()) throw unsupported_error(*why);
+  const int count = device_count();
+  if (options.device < 0 || options.device >= count) {
+    throw usage_error("device " + std::to_string(options.device) +
+                      " is out of range: this machine has " + std::to_string(count) +
+                      " CUDA device(s), 0.." + std::to_string(count - 1));
+  }
+  require_graph_mem_nodes(options.device);
+  device_guard on(options.device);
+
+  report rep;
+  rep.env = collect_environment(options.device, command_line);
+  scenario_context ctx;
+  ctx.device = options.device;
+  ctx.device_count = count;
+  ctx.warmups = options.warmups;
+  ctx.reps = options.reps;
+  ctx.granularity = rep.env.granularity_bytes;
+  std::size_t free_bytes = 0, total_bytes = 0;
+  GMEM_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
+  ctx.free_memory = free_bytes;
+
+  for (const auto& def : scenario_definitions()) {
+    if (!options.only.empty() &&
+        std::find(options.only.begin(), options.only.end(), def.name) == options.only.end()) {
+      continue;
+    }
+    if (options.progress) options.progress(def.name + ": " + def.summary);
+    const auto t0 = std::chrono::steady_clock::now();
+    try {
+      for (auto& r : def.run(ctx)) rep.scenarios.push_back(std::move(r));
+    } catch (const std::exception& e) {
+      scenario_result r;
+      r.name = def.name;
+      r.status = scenario_status::error;
+      r.status_message = e.what();
+      rep.scenarios.push_back(std::move(r));
+      // Leave the device clean for the next scenario.
+      (void)cudaDeviceSynchronize();
+      (void)cudaGetLastError();
+    }
+    (void)trim(options.device);
+    if (options.progress) {
+      const double s =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "  done in %.2f s", s);
+      options.progress(buf);
+    }
+  }
+  return rep;
+}
+
+}  // namespace gmem::profiler

@@ -1,1 +1,435 @@
-// placeholder: filled in by the profiler work (issue 3)
+#include "gmem/profiler/scenarios.hpp"
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <set>
+
+#include "gmem/capability.hpp"
+#include "gmem/capture.hpp"
+#include "gmem/error.hpp"
+#include "gmem/graph.hpp"
+#include "gmem/graph_exec.hpp"
+#include "gmem/handles.hpp"
+#include "gmem/outside_free.hpp"
+#include "gmem/profiler/analysis.hpp"
+#include "gmem/profiler/counters.hpp"
+#include "gmem/profiler/diagnostics.hpp"
+#include "gmem/profiler/graph_reader.hpp"
+#include "gmem/profiler/profile.hpp"
+#include "gmem/profiler/timing.hpp"
+
+namespace gmem::profiler {
+namespace {
+
+constexpr std::uint64_t MiB = std::uint64_t{1} << 20;
+constexpr std::uint64_t GiB = std::uint64_t{1} << 30;
+/// Memset nodes touch at most this much of an allocation: enough to use it, small enough that
+/// launch times measure the graph and its mapping, not memory bandwidth.
+constexpr std::uint64_t touch_bytes = MiB;
+
+profile_options options_for(const scenario_context& ctx, std::vector<std::string> phases) {
+  profile_options o;
+  o.device = ctx.device;
+  o.warmups = ctx.warmups;
+  o.reps = ctx.reps;
+  o.granularity = ctx.granularity;
+  o.phases = std::move(phases);
+  return o;
+}
+
+scenario_result named(scenario_result r, std::string name, parameters params) {
+  r.name = std::move(name);
+  r.params = std::move(params);
+  return r;
+}
+
+scenario_result skipped(std::string name, parameters params, std::string why) {
+  scenario_result r;
+  r.name = std::move(name);
+  r.params = std::move(params);
+  r.status = scenario_status::skipped;
+  r.status_message = std::move(why);
+  return r;
+}
+
+/// alloc -> memset -> (free): returns the memset node.
+cudaGraphNode_t touch(graph& g, const graph_allocation& a) {
+  return g.add_memset({a.node}, a.ptr, 0x5a, std::min<std::uint64_t>(a.bytes, touch_bytes));
+}
+
+graph single_graph(const std::string& name, std::uint64_t bytes, int device, bool free_it = true) {
+  graph g(name);
+  const auto a = g.add_alloc({bytes, device});
+  const auto t = touch(g, a);
+  if (free_it) (void)g.add_free(a.ptr, {t});
+  return g;
+}
+
+const std::vector<std::string> cold_and_steady{phase::instantiate, phase::first_launch_no_upload,
+                                               phase::steady_launch};
+
+// ---- multi-graph scenarios -------------------------------------------------------------
+
+/// The graphs of a multi-graph scenario as one model: each graph is a child-graph node, a free
+/// in a stream is a free node, and an edge stands for each ordering the scenario guarantees (one
+/// stream, or an event). Graphs with no path between them may run together, so the analysis of
+/// this model bounds the memory of one iteration of the whole scenario.
+class scenario_model {
+ public:
+  explicit scenario_model(std::string name) { model_.name = std::move(name); }
+  /// Adds `g` launched into `stream_label`; returns its node.
+  std::size_t add_graph(const graph& g, const std::string& stream_label) {
+    model_node n;
+    n.kind = node_kind::child_graph;
+    n.child = model_.children.size();
+    model_.children.push_back(read_graph(g.get(), g.name()));
+    // Only graphs that allocate compete for physical memory across streams.
+    if (g.ledger().alloc_count() > 0) launches_.push_back({g.name(), stream_label});
+    return add(std::move(n));
+  }
+  /// Adds a cudaFreeAsync of `address` made in a stream; returns its node.
+  std::size_t add_stream_free(const void* address) {
+    model_node n;
+    n.kind = node_kind::mem_free;
+    n.address = reinterpret_cast<std::uint64_t>(address);
+    return add(std::move(n));
+  }
+  /// Records that `before` completes before `after` starts.
+  void order(std::size_t before, std::size_t after) { model_.edges.emplace_back(before, after); }
+  [[nodiscard]] const graph_model& model() const { return model_; }
+  [[nodiscard]] const std::vector<std::pair<std::string, std::string>>& launches() const {
+    return launches_;
+  }
+
+ private:
+  std::size_t add(model_node n) {
+    model_.nodes.push_back(std::move(n));
+    return model_.nodes.size() - 1;
+  }
+  graph_model model_;
+  std::vector<std::pair<std::string, std::string>> launches_;
+};
+
+/// Measures a multi-graph scenario: `iteration` launches the graphs (and any stream work) once.
+/// Footprint from a trimmed pool; then the iteration timed cold (after a trim) and steady.
+scenario_result run_multi(const scenario_context& ctx, std::string name, parameters params,
+                          const scenario_model& set, const std::function<void()>& iteration) {
+  scenario_result r;
+  r.name = std::move(name);
+  r.params = std::move(params);
+  const int dev = ctx.device;
+  auto record = [&](const std::string& p) {
+    r.counters_after_phase.push_back({p, read_counters(dev)});
+  };
+  const auto run_once = [&] {
+    using clock = std::chrono::steady_clock;
+    const auto t0 = clock::now();
+    iteration();
+    const auto t1 = clock::now();
+    GMEM_CUDA_TRY(cudaDeviceSynchronize());
+    const auto t2 = clock::now();
+    return timed{std::chrono::duration<double, std::micro>(t1 - t0).count(),
+                 std::chrono::duration<double, std::micro>(t2 - t0).count()};
+  };
+  (void)trim(dev);
+  reset_high_watermarks(dev);
+  (void)run_once();
+  record("footprint");
+  const counters footprint = r.counters_after_phase.back().values;
+
+  phase_plan cold{"cold_iteration", [&] { (void)trim(dev); }, run_once, nullptr};
+  r.launch_costs.push_back(measure_phase(cold, ctx.warmups, ctx.reps));
+  record("cold_iteration");
+  phase_plan steady{"steady_iteration", nullptr, run_once, nullptr};
+  r.launch_costs.push_back(measure_phase(steady, ctx.warmups, ctx.reps));
+  record("steady_iteration");
+  GMEM_CUDA_TRY(cudaDeviceSynchronize());
+
+  const graph_analysis a = analyse(set.model(), ctx.granularity);
+  runtime_facts facts;
+  facts.graph_name = r.name;
+  facts.launches = set.launches();
+  facts.reserved_high = footprint.reserved_high;
+  r.analysis = summarize(a, footprint.used_high, footprint.reserved_high);
+  r.diagnostics = diagnose(flatten(set.model()), a, facts);
+  return r;
+}
+
+// ---- the scenarios ------------------------------------------------------------------------
+
+std::vector<scenario_result> single_alloc(const scenario_context& ctx) {
+  std::vector<scenario_result> out;
+  for (std::uint64_t bytes : {2 * MiB, 64 * MiB, GiB, 8 * GiB}) {
+    for (bool upload : {true, false}) {
+      parameters params{{"bytes", static_cast<std::int64_t>(bytes)}, {"upload", upload}};
+      if (bytes > ctx.free_memory / 2) {
+        out.push_back(skipped("single_alloc", params,
+                              "needs " + format_bytes(bytes) + " but only " +
+                                  format_bytes(ctx.free_memory) + " of device memory was free"));
+        continue;
+      }
+      graph g = single_graph("single_alloc", bytes, ctx.device);
+      const std::vector<std::string> phases =
+          upload ? std::vector<std::string>{phase::instantiate, phase::upload,
+                                            phase::first_launch_after_upload, phase::steady_launch}
+                 : cold_and_steady;
+      out.push_back(named(profile_graph(g, options_for(ctx, phases)), "single_alloc", params));
+    }
+  }
+  return out;
+}
+
+std::vector<scenario_result> address_reuse_chain(const scenario_context& ctx) {
+  const int n = 8;
+  const std::uint64_t bytes = 64 * MiB;
+  graph g("address_reuse_chain");
+  node_list deps;
+  for (int i = 0; i < n; ++i) {
+    const auto a = g.add_alloc({bytes, ctx.device}, deps);
+    deps = {g.add_free(a.ptr, {touch(g, a)})};
+  }
+  return {named(profile_graph(g, options_for(ctx, cold_and_steady)), "address_reuse_chain",
+                {{"allocations", std::int64_t{n}}, {"bytes", static_cast<std::int64_t>(bytes)}})};
+}
+
+std::vector<scenario_result> independent(const scenario_context& ctx, const std::string& name,
+                                         int n, std::uint64_t bytes) {
+  graph g(name);
+  for (int i = 0; i < n; ++i) {
+    const auto a = g.add_alloc({bytes, ctx.device});
+    (void)g.add_free(a.ptr, {touch(g, a)});
+  }
+  return {named(profile_graph(g, options_for(ctx, cold_and_steady)), name,
+                {{"allocations", std::int64_t{n}}, {"bytes", static_cast<std::int64_t>(bytes)}})};
+}
+
+std::vector<scenario_result> many_small_chained(const scenario_context& ctx) {
+  const int n = 256;
+  const std::uint64_t bytes = 64 * 1024;
+  graph g("many_small_chained");
+  node_list deps;
+  for (int i = 0; i < n; ++i) {
+    const auto a = g.add_alloc({bytes, ctx.device}, deps);
+    deps = {g.add_free(a.ptr, {touch(g, a)})};
+  }
+  return {named(profile_graph(g, options_for(ctx, cold_and_steady)), "many_small_chained",
+                {{"allocations", std::int64_t{n}}, {"bytes", static_cast<std::int64_t>(bytes)}})};
+}
+
+/// n graphs, each alloc -> memset -> free of `bytes`, launched into one stream or n streams.
+std::vector<scenario_result> several_graphs(const scenario_context& ctx, const std::string& name,
+                                            bool separate_streams) {
+  const int n = 4;
+  const std::uint64_t bytes = 256 * MiB;
+  std::vector<graph> graphs;
+  std::vector<std::unique_ptr<graph_exec>> execs;
+  std::vector<stream> streams(separate_streams ? n : 1);
+  scenario_model set(name);
+  std::vector<std::size_t> nodes;
+  for (int i = 0; i < n; ++i) {
+    graphs.push_back(single_graph("graph " + std::to_string(i), bytes, ctx.device));
+    execs.push_back(std::make_unique<graph_exec>(graphs.back()));
+    nodes.push_back(
+        set.add_graph(graphs.back(), "stream " + std::to_string(separate_streams ? i : 0)));
+    if (!separate_streams && i > 0) set.order(nodes[i - 1], nodes[i]);
+  }
+  const auto iteration = [&] {
+    for (int i = 0; i < n; ++i) execs[i]->launch(streams[separate_streams ? i : 0]);
+  };
+  return {run_multi(ctx, name, {{"graphs", std::int64_t{n}}, {"bytes", static_cast<std::int64_t>(bytes)},
+                                {"streams", std::int64_t(streams.size())}},
+                    set, iteration)};
+}
+
+std::vector<scenario_result> unfreed_relaunch(const scenario_context& ctx, bool auto_free) {
+  const std::uint64_t bytes = 128 * MiB;
+  const std::string name = auto_free ? "auto_free_on_launch" : "unfreed_relaunch";
+  graph g = single_graph(name, bytes, ctx.device, /*free_it=*/false);
+  profile_options o = options_for(ctx, cold_and_steady);
+  o.auto_free_on_launch = auto_free;
+  return {named(profile_graph(g, o), name, {{"bytes", static_cast<std::int64_t>(bytes)},
+                                            {"auto_free_on_launch", auto_free}})};
+}
+
+std::vector<scenario_result> capture_fork_join(const scenario_context& ctx) {
+  const std::uint64_t bytes = 64 * MiB;
+  stream s1, s2;
+  graph g = [&] {
+    capture cap(s1, "capture_fork_join");
+    void* a = cap.malloc_async(bytes);
+    cap.fork(s2);
+    void* b = cap.malloc_async(bytes, s2);
+    GMEM_CUDA_TRY(cudaMemsetAsync(a, 1, touch_bytes, s1));
+    GMEM_CUDA_TRY(cudaMemsetAsync(b, 2, touch_bytes, s2));
+    cap.free_async(b, s2);
+    cap.join(s2);
+    cap.free_async(a);
+    return cap.end();
+  }();
+  return {named(profile_graph(g, options_for(ctx, cold_and_steady)), "capture_fork_join",
+                {{"bytes", static_cast<std::int64_t>(bytes)}, {"streams", std::int64_t{2}}})};
+}
+
+std::vector<scenario_result> outside_free_stream(const scenario_context& ctx) {
+  const std::uint64_t bytes = 128 * MiB;
+  graph g = single_graph("alloc graph", bytes, ctx.device, false);
+  const void* ptr = reinterpret_cast<const void*>(g.ledger().unfreed().at(0).address);
+  graph_exec exec(g);
+  stream s;
+  scenario_model set("outside_free_stream");
+  set.order(set.add_graph(g, "stream 0"), set.add_stream_free(ptr));
+  const auto iteration = [&] {
+    exec.launch(s);
+    GMEM_CUDA_TRY(cudaMemsetAsync(const_cast<void*>(ptr), 3, touch_bytes, s));
+    free_in_stream(const_cast<void*>(ptr), s);
+  };
+  return {run_multi(ctx, "outside_free_stream", {{"bytes", static_cast<std::int64_t>(bytes)}}, set,
+                    iteration)};
+}
+
+std::vector<scenario_result> outside_free_graph(const scenario_context& ctx) {
+  const std::uint64_t bytes = 128 * MiB;
+  graph alloc_graph = single_graph("alloc graph", bytes, ctx.device, false);
+  void* ptr = reinterpret_cast<void*>(alloc_graph.ledger().unfreed().at(0).address);
+  graph free_graph("free graph");
+  const auto use = free_graph.add_memset({}, ptr, 4, touch_bytes);
+  (void)free_graph.add_free(ptr, {use});
+  graph_exec alloc_exec(alloc_graph), free_exec(free_graph);
+  stream s;
+  scenario_model set("outside_free_graph");
+  set.order(set.add_graph(alloc_graph, "stream 0"), set.add_graph(free_graph, "stream 0"));
+  const auto iteration = [&] {
+    alloc_exec.launch(s);
+    free_exec.launch(s);
+  };
+  return {run_multi(ctx, "outside_free_graph", {{"bytes", static_cast<std::int64_t>(bytes)}}, set,
+                    iteration)};
+}
+
+std::vector<scenario_result> outside_free_events(const scenario_context& ctx) {
+  const std::uint64_t bytes = 128 * MiB;
+  event alloc_ready, use_done;
+  graph alloc_graph("alloc graph");
+  const auto a = alloc_graph.add_alloc({bytes, ctx.device});
+  (void)alloc_graph.add_event_record({a.node}, alloc_ready);
+  graph wait_and_free("wait and free graph");
+  const auto w1 = wait_and_free.add_event_wait({}, use_done);
+  const auto w2 = wait_and_free.add_event_wait({}, alloc_ready);
+  const auto use = wait_and_free.add_memset({w1, w2}, a.ptr, 5, touch_bytes);
+  (void)wait_and_free.add_free(a.ptr, {use});
+  graph_exec alloc_exec(alloc_graph), free_exec(wait_and_free);
+  stream alloc_stream, s2, s3;
+  // The wait node on alloc_ready orders the freeing graph after the alloc node.
+  scenario_model set("outside_free_events");
+  set.order(set.add_graph(alloc_graph, "alloc stream"), set.add_graph(wait_and_free, "stream 3"));
+  const auto iteration = [&] {
+    alloc_exec.launch(alloc_stream);
+    alloc_ready.wait_in(s2);
+    GMEM_CUDA_TRY(cudaMemsetAsync(a.ptr, 6, touch_bytes, s2));
+    use_done.record(s2);
+    free_exec.launch(s3);
+  };
+  return {run_multi(ctx, "outside_free_events", {{"bytes", static_cast<std::int64_t>(bytes)}}, set,
+                    iteration)};
+}
+
+std::vector<scenario_result> child_graph_move(const scenario_context& ctx) {
+  const std::uint64_t bytes = 128 * MiB;
+  graph parent("child_graph_move");
+  node_list deps;
+  for (int i = 0; i < 2; ++i) {
+    graph child = single_graph("child " + std::to_string(i), bytes, ctx.device);
+    deps = {parent.add_child_graph(deps, std::move(child))};
+  }
+  return {named(profile_graph(parent, options_for(ctx, cold_and_steady)), "child_graph_move",
+                {{"children", std::int64_t{2}}, {"bytes", static_cast<std::int64_t>(bytes)}})};
+}
+
+std::vector<scenario_result> one_phase(const scenario_context& ctx, const std::string& name,
+                                       const std::vector<std::string>& phases) {
+  const std::uint64_t bytes = 256 * MiB;
+  graph g = single_graph(name, bytes, ctx.device);
+  return {named(profile_graph(g, options_for(ctx, phases)), name,
+                {{"bytes", static_cast<std::int64_t>(bytes)}})};
+}
+
+std::vector<scenario_result> peer_access(const scenario_context& ctx) {
+  const std::uint64_t bytes = 64 * MiB;
+  const int peer = ctx.device == 0 ? 1 : 0;
+  parameters params{{"bytes", static_cast<std::int64_t>(bytes)}, {"peer", std::int64_t{peer}}};
+  if (ctx.device_count < 2) {
+    return {skipped("peer_access", params,
+                    "needs two GPUs; this machine has " + std::to_string(ctx.device_count))};
+  }
+  if (!can_access_peer(peer, ctx.device)) {
+    return {skipped("peer_access", params,
+                    "device " + std::to_string(peer) + " cannot access device " +
+                        std::to_string(ctx.device))};
+  }
+  graph g("peer_access");
+  const auto a = g.add_alloc({bytes, ctx.device, {peer}});
+  (void)g.add_free(a.ptr, {touch(g, a)});
+  return {named(profile_graph(g, options_for(ctx, cold_and_steady)), "peer_access", params)};
+}
+
+}  // namespace
+
+const std::vector<scenario_definition>& scenario_definitions() {
+  static const std::vector<scenario_definition> defs{
+      {"single_alloc", "one allocation, 2 MiB to 8 GiB, with and without upload", single_alloc},
+      {"address_reuse_chain", "8 allocations each ordered after the previous free: one address",
+       address_reuse_chain},
+      {"independent_allocs", "8 unordered allocations: all live together",
+       [](const scenario_context& c) { return independent(c, "independent_allocs", 8, 64 * MiB); }},
+      {"many_small_concurrent", "256 unordered 64 KiB allocations",
+       [](const scenario_context& c) {
+         return independent(c, "many_small_concurrent", 256, 64 * 1024);
+       }},
+      {"many_small_chained", "256 chained 64 KiB allocations", many_small_chained},
+      {"sequential_graphs_one_stream", "4 graphs launched into one stream share memory",
+       [](const scenario_context& c) {
+         return several_graphs(c, "sequential_graphs_one_stream", false);
+       }},
+      {"graphs_in_separate_streams", "4 graphs in 4 streams cannot share memory",
+       [](const scenario_context& c) {
+         return several_graphs(c, "graphs_in_separate_streams", true);
+       }},
+      {"unfreed_relaunch", "an allocation left unfreed, freed in a stream before each relaunch",
+       [](const scenario_context& c) { return unfreed_relaunch(c, false); }},
+      {"auto_free_on_launch", "an unfreed allocation freed by the next launch (AutoFreeOnLaunch)",
+       [](const scenario_context& c) { return unfreed_relaunch(c, true); }},
+      {"capture_fork_join", "stream-ordered allocations captured across two streams",
+       capture_fork_join},
+      {"outside_free_stream", "allocated by a graph, freed with cudaFreeAsync",
+       outside_free_stream},
+      {"outside_free_graph", "allocated by one graph, freed by another", outside_free_graph},
+      {"outside_free_events", "freed by a graph ordered through event record / wait nodes",
+       outside_free_events},
+      {"child_graph_move", "two moved child graphs with memory nodes, one after the other",
+       child_graph_move},
+      {"stream_switch", "launching into another stream than the last launch",
+       [](const scenario_context& c) {
+         return one_phase(c, "stream_switch",
+                          {phase::steady_launch, phase::launch_after_stream_switch});
+       }},
+      {"upload_other_stream", "upload in one stream, launch in another",
+       [](const scenario_context& c) {
+         return one_phase(c, "upload_other_stream", {phase::first_launch_after_upload,
+                                                      phase::upload_then_launch_other_stream});
+       }},
+      {"trim_relaunch", "launching after a trim returned the memory",
+       [](const scenario_context& c) {
+         return one_phase(c, "trim_relaunch", {phase::steady_launch, phase::launch_after_trim});
+       }},
+      {"contention_unfreed", "launching while another graph's unfreed allocation holds memory",
+       [](const scenario_context& c) {
+         return one_phase(c, "contention_unfreed",
+                          {phase::steady_launch, phase::launch_with_unfreed_contention});
+       }},
+      {"peer_access", "an allocation mapped for a peer device (needs two GPUs)", peer_access},
+  };
+  return defs;
+}
+
+}  // namespace gmem::profiler

@@ -1,0 +1,31 @@
+#pragma once
+// The commands of gmemprof as library functions: each writes to the given streams and returns
+// the process exit code, so that they are tested without the command line.
+
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gmem/profiler/compare.hpp"
+#include "gmem/profiler/runner.hpp"
+
+namespace gmem::profiler {
+
+/// `gmemprof check`: compares `current_path` against `baseline_path`, prints the table to `out`.
+/// Returns 0 when everything passes, 1 on any regression, 2 on unusable input (missing file,
+/// not JSON, wrong schema version, a different GPU model), with the reason on `err`.
+int run_check(const std::string& baseline_path, const std::string& current_path,
+              const tolerances& t, std::ostream& out, std::ostream& err);
+
+/// `gmemprof show`: prints the human table of a report. Returns 0, or 2 when it is unusable.
+int run_show(const std::string& path, std::ostream& out, std::ostream& err);
+
+/// `gmemprof run`: checks that `out_path` can be written and the scenario names and device
+/// are valid before anything runs, runs the suite (progress on `err`), writes the report
+/// atomically and prints a summary on `out`. Returns 0 when every scenario is ok or skipped,
+/// 1 when one ended in error (the report is still written), 2 on bad input.
+int run_run(const run_options& options, const std::string& out_path,
+            const std::string& command_line, std::ostream& out, std::ostream& err);
+
+}  // namespace gmem::profiler

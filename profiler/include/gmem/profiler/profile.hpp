@@ -1,0 +1,61 @@
+#pragma once
+// Profiling one graph: its model and analysis, its footprint (counters), its launch costs and
+// diagnostics, as a scenario_result. The C++ API for users' own graphs.
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gmem/graph.hpp"
+#include "gmem/profiler/report.hpp"
+
+namespace gmem::profiler {
+
+/// The launch-cost phases, by their names in reports.
+namespace phase {
+inline constexpr const char* instantiate = "instantiate";
+inline constexpr const char* upload = "upload";
+inline constexpr const char* first_launch_after_upload = "first_launch_after_upload";
+inline constexpr const char* first_launch_no_upload = "first_launch_no_upload";
+inline constexpr const char* steady_launch = "steady_launch";
+inline constexpr const char* launch_after_stream_switch = "launch_after_stream_switch";
+inline constexpr const char* upload_then_launch_other_stream = "upload_then_launch_other_stream";
+inline constexpr const char* launch_after_trim = "launch_after_trim";
+inline constexpr const char* launch_with_unfreed_contention = "launch_with_unfreed_contention";
+}  // namespace phase
+
+/// Every phase, in the order they are measured.
+[[nodiscard]] const std::vector<std::string>& all_phases();
+
+struct profile_options {
+  int device = 0;
+  int warmups = 2;
+  int reps = 10;
+  /// Instantiate with AutoFreeOnLaunch (else unfreed allocations are freed in the stream after
+  /// each launch, untimed, so that the graph can be relaunched).
+  bool auto_free_on_launch = false;
+  /// The phases to time (all_phases() when empty).
+  std::vector<std::string> phases;
+  /// Reservation granularity to round the lower bound with; measured when 0.
+  std::uint64_t granularity = 0;
+  /// A reservation above this multiple of the rounded lower bound is diagnosed.
+  double excess_ratio_threshold = 1.5;
+};
+
+/// Profiles `g` (which the call does not change or destroy): reads it into the model,
+/// analyses it, measures its footprint from a trimmed pool (one launch, then the four
+/// counters), times the requested phases, and explains the excess. Leaves the pool trimmed.
+/// Throws usage_error for an unknown phase, cuda_error when the driver fails.
+[[nodiscard]] scenario_result profile_graph(cudaGraph_t g, const std::string& name,
+                                            const profile_options& options = {});
+
+/// Same, for a gmem::graph (it must have no live executable graph if it holds memory nodes).
+[[nodiscard]] scenario_result profile_graph(const graph& g, const profile_options& options = {});
+
+/// A report of `scenarios` measured on `options.device`, with the environment filled in.
+[[nodiscard]] report make_report(std::vector<scenario_result> scenarios, int device,
+                                 const std::string& command_line);
+
+}  // namespace gmem::profiler

@@ -1,0 +1,37 @@
+#include <ostream>
+
+#include "gmem/profiler/commands.hpp"
+#include "gmem/profiler/report_io.hpp"
+#include "gmem/profiler/show.hpp"
+
+namespace gmem::profiler {
+
+int run_check(const std::string& baseline_path, const std::string& current_path,
+              const tolerances& t, std::ostream& out, std::ostream& err) {
+  try {
+    const report baseline = read_report(baseline_path);
+    const report current = read_report(current_path);
+    const comparison c = compare_reports(baseline, current, t);
+    out << "baseline: " << baseline_path << " (" << baseline.env.device_name << ", "
+        << baseline.env.date << ", commit " << baseline.env.git_commit << ")\n"
+        << "current:  " << current_path << " (" << current.env.device_name << ", "
+        << current.env.date << ", commit " << current.env.git_commit << ")\n\n"
+        << format_comparison(c);
+    return exit_code(c);
+  } catch (const report_error& e) {
+    err << "gmemprof check: " << e.what() << "\n";
+    return 2;
+  }
+}
+
+int run_show(const std::string& path, std::ostream& out, std::ostream& err) {
+  try {
+    out << format_report(read_report(path));
+    return 0;
+  } catch (const report_error& e) {
+    err << "gmemprof show: " << e.what() << "\n";
+    return 2;
+  }
+}
+
+}  // namespace gmem::profiler
