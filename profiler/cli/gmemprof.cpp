@@ -52,8 +52,9 @@ constexpr const char* check_usage =
     "Compares CURRENT against BASELINE scenario by scenario: used and reserved high watermarks\n"
     "may not grow by more than the memory tolerance (default 0.02), reuse ratios may not drop by\n"
     "more than the reuse tolerance (default 0.02), launch-cost medians may not grow by more than\n"
-    "the time tolerance (default 0.50). NAME is memory, reuse, time, or one metric as printed in\n"
-    "the table (e.g. reserved_high_bytes, wall.first_launch_no_upload).\n"
+    "the time tolerance (default 0.50) and by more than time_floor_us (default 10) microseconds.\n"
+    "NAME is memory, reuse, time, time_floor_us, or one metric as printed in the table (e.g.\n"
+    "reserved_high_bytes, wall.first_launch_no_upload).\n"
     "Exit: 0 all pass, 1 a regression, 2 unusable input (missing file, not JSON, wrong schema\n"
     "version, a different GPU model).\n";
 

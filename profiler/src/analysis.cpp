@@ -473,17 +473,17 @@ graph_analysis analyse(const flat_graph& flat, std::uint64_t granularity) {
   }
   const auto less = [&before](std::size_t i, std::size_t j) { return i < j && before.test(i, j); };
 
-  std::vector<std::uint64_t> weights(count), rounded(count);
-  for (std::size_t i = 0; i < count; ++i) {
-    weights[i] = a.allocations[i].bytes;
-    rounded[i] = round_up(a.allocations[i].bytes, granularity);
-  }
+  std::vector<std::uint64_t> weights(count);
+  for (std::size_t i = 0; i < count; ++i) weights[i] = a.allocations[i].bytes;
   a.lower_bound_bytes = max_weight_antichain(count, less, weights, &a.lower_bound_set);
-  a.lower_bound_rounded_bytes = max_weight_antichain(count, less, rounded, &a.lower_bound_rounded_set);
+  // The driver packs small allocations into its reservation and grows the reservation in whole
+  // granules (measured: 256 live 64 KiB allocations reserved one 32 MiB granule on an H100), so
+  // the granularity rounds the total, not each allocation.
+  a.lower_bound_rounded_bytes = round_up(a.lower_bound_bytes, granularity);
 
   // Pairs of the heaviest set that one added edge (i's free -> j's alloc) would order: the edge
   // is legal only when j's alloc node does not already reach i's free node.
-  const auto& set = a.lower_bound_rounded_set;
+  const auto& set = a.lower_bound_set;
   std::vector<std::pair<std::size_t, std::size_t>> pairs;
   for (std::size_t x = 0; x < set.size(); ++x) {
     const std::size_t i = set[x];

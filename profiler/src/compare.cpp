@@ -110,8 +110,9 @@ class comparer {
       row.change = (current - baseline) / std::fabs(baseline);
     }
 
-    const bool regressed = growth_regresses ? row.change > row.tolerance + slack
-                                            : row.change < -(row.tolerance + slack);
+    bool regressed = growth_regresses ? row.change > row.tolerance + slack
+                                      : row.change < -(row.tolerance + slack);
+    if (category == "time" && current - baseline <= t_.time_floor_us) regressed = false;
     row.verdict = regressed ? "regression" : "pass";
     if (regressed && baseline == 0) {
       note(scenario + ": " + metric + " was 0 in the baseline and is " +
@@ -213,7 +214,9 @@ void set_tolerance(tolerances& t, const std::string& assignment) {
                                 "' is not a fraction >= 0; write e.g. " + name + "=0.15 for 15%");
   }
 
-  if (name == "memory") {
+  if (name == "time_floor_us") {
+    t.time_floor_us = value;
+  } else if (name == "memory") {
     t.memory = value;
   } else if (name == "reuse") {
     t.reuse = value;
@@ -224,7 +227,7 @@ void set_tolerance(tolerances& t, const std::string& assignment) {
   } else {
     throw std::invalid_argument(
         "tolerance '" + assignment + "': unknown name '" + name +
-        "'; use memory, reuse, time, or a metric: used_high_bytes, reserved_high_bytes, "
+        "'; use memory, reuse, time, time_floor_us, or a metric: used_high_bytes, reserved_high_bytes, "
         "va_reuse_ratio, physical_reuse_ratio, host.<phase>, wall.<phase>");
   }
 }

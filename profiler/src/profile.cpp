@@ -262,6 +262,10 @@ scenario_result profile_graph(cudaGraph_t g, const std::string& name,
       };
       plan.sample = [&] { return launch_in(s); };
     } else if (p == phase::launch_with_unfreed_contention) {
+      // The guide's case: the graph relaunches while another graph's unfreed allocation holds
+      // the physical memory the graph is mapped to. A blocker graph that merely allocates gets
+      // fresh memory (measured: an idle graph keeps its mapping), so the blocker first owns the
+      // memory, frees it, the graph launches onto it, and the blocker allocates it back.
       if (!hog) {
         hog = std::make_unique<blocker>(
             std::max<std::uint64_t>(a.lower_bound_rounded_bytes, granularity), dev);
@@ -269,6 +273,9 @@ scenario_result profile_graph(cudaGraph_t g, const std::string& name,
       plan.reset = [&] {
         exec.ensure();
         exec.settle(s);
+        (void)trim(dev);
+        hog->hold(s);
+        hog->release(s);
         exec.launch(s);
         GMEM_CUDA_TRY(cudaStreamSynchronize(s));
         exec.settle(s);

@@ -347,3 +347,39 @@ TEST(SetTolerance, RejectsMalformedAssignmentsWithTheTextInTheMessage) {
 
 }  // namespace
 }  // namespace gmem::profiler
+
+namespace {
+
+TEST(CompareTimeFloor, GrowthUnderTheAbsoluteFloorIsNoiseNotARegression) {
+  using namespace gmem::profiler;
+  report base;
+  base.env.device_name = "NVIDIA H100 80GB HBM3";
+  scenario_result s;
+  s.name = "steady";
+  launch_cost c;
+  c.phase = "steady_launch";
+  c.host = {10, 4.0, 3.0, 5.0};
+  c.wall = {10, 100.0, 90.0, 110.0};
+  s.launch_costs.push_back(c);
+  base.scenarios.push_back(s);
+  report cur = base;
+  cur.scenarios[0].launch_costs[0].host.median_us = 9.0;    // +125% but only 5 us
+  cur.scenarios[0].launch_costs[0].wall.median_us = 175.0;  // +75% and 75 us
+  tolerances t;
+  const comparison c1 = compare_reports(base, cur, t);
+  int host_regressed = 0, wall_regressed = 0;
+  for (const auto& r : c1.rows) {
+    if (r.metric == "host.steady_launch" && r.verdict == "regression") ++host_regressed;
+    if (r.metric == "wall.steady_launch" && r.verdict == "regression") ++wall_regressed;
+  }
+  EXPECT_EQ(host_regressed, 0);
+  EXPECT_EQ(wall_regressed, 1);
+  set_tolerance(t, "time_floor_us=0");
+  const comparison c2 = compare_reports(base, cur, t);
+  EXPECT_EQ(exit_code(c2), 1);
+  bool host_now = false;
+  for (const auto& r : c2.rows) host_now |= r.metric == "host.steady_launch" && r.verdict == "regression";
+  EXPECT_TRUE(host_now);
+}
+
+}  // namespace

@@ -18,8 +18,8 @@
 //    i < j in the order above implies i comes before j in `allocations`;
 //  - each free node is paired with at most one allocation; a free node of an address with no
 //    unfreed allocation at that point of the topological order counts as a foreign free;
-//  - lower_bound_set and lower_bound_rounded_set are antichains, sorted, whose (rounded) bytes
-//    sum to lower_bound_bytes and lower_bound_rounded_bytes. (If a graph does not order some
+//  - lower_bound_set is an antichain, sorted, whose bytes sum to lower_bound_bytes;
+//    lower_bound_rounded_bytes is that sum rounded up to the granularity. (If a graph does not order some
 //    free node after its alloc node, the order above may not be transitive; the antichains are
 //    then those of its transitive closure: still lower bounds, possibly weaker ones.)
 
@@ -74,13 +74,13 @@ struct graph_analysis {
   std::uint64_t granularity = 0;             ///< as given (0 or 1 = no rounding)
   std::uint64_t lower_bound_bytes = 0;       ///< heaviest antichain by requested bytes
   std::vector<std::size_t> lower_bound_set;  ///< allocation indices in that antichain, sorted
-  /// Heaviest antichain with each allocation rounded up to a multiple of granularity.
+  /// lower_bound_bytes rounded up to a multiple of granularity: the driver reserves whole
+  /// granules and packs small allocations into them, so the rounding applies to the total.
   std::uint64_t lower_bound_rounded_bytes = 0;
-  std::vector<std::size_t> lower_bound_rounded_set;
   /// (i, j), i before j in `allocations`: i and j may be live together only because i's free
   /// node is not ordered before j's alloc node, and adding that edge would not create a cycle
   /// (j's alloc node does not reach i's free node). Restricted to pairs where both are in
-  /// lower_bound_rounded_set; sorted by min(bytes_i, bytes_j) descending (ties by (i, j));
+  /// lower_bound_set; sorted by min(bytes_i, bytes_j) descending (ties by (i, j));
   /// at most 16.
   std::vector<std::pair<std::size_t, std::size_t>> reuse_opportunities;
 };

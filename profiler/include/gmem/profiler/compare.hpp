@@ -20,6 +20,9 @@ struct tolerances {
   double memory = 0.02;  ///< used_high_bytes, reserved_high_bytes may grow by at most this fraction
   double reuse = 0.02;   ///< va_reuse_ratio, physical_reuse_ratio may drop by at most this fraction
   double time = 0.50;    ///< launch-cost medians (host and wall) may grow by at most this fraction
+  /// ... and a time regression also needs an absolute growth above this many microseconds:
+  /// microsecond-scale launches jitter by more than half between runs of one machine.
+  double time_floor_us = 10.0;
   /// Overrides by exact metric name, e.g. "reserved_high_bytes" or "wall.first_launch_no_upload".
   std::map<std::string, double> per_metric;
 
@@ -28,7 +31,8 @@ struct tolerances {
   [[nodiscard]] double for_metric(const std::string& metric, const std::string& category) const;
 };
 
-/// Parses "NAME=FRACTION" (NAME: memory|reuse|time or a metric name) into `t`; throws
+/// Parses "NAME=FRACTION" (NAME: memory|reuse|time or a metric name), or "time_floor_us=US",
+/// into `t`; throws
 /// std::invalid_argument naming the assignment and what is accepted.
 void set_tolerance(tolerances& t, const std::string& assignment);
 
