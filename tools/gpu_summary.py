@@ -93,6 +93,9 @@ def main():
             "errors": None if None in errors else sum(errors),
             "runs": runs,
         },
+        # Figures the GPU tests print ("sampler: ..."), kept with the run that measured them.
+        "measurements": [l for l in read(os.path.join(out_dir, "tests.log")).splitlines()
+                         if l.startswith("sampler:")],
         "command": "tools/device-build.sh && tools/gpu-suite.sh (on the GPU machine)",
     }
     json.dump(summary, sys.stdout, indent=2)
