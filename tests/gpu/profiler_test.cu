@@ -176,7 +176,7 @@ namespace {
 using SamplerOverhead = GpuTest;
 
 // The issue's requirement: a steady launch loop with the sampler running stays within 1% of
-// the same loop without it. Alternating trials, medians compared; the figures are printed and
+// the same loop without it. The figures are printed and
 // recorded as test properties, at the default interval (asserted) and at 1 ms (reported).
 TEST_F(SamplerOverhead, SteadyLaunchLoopWithDefaultBackgroundSamplingStaysWithinOnePercent) {
   std::vector<double> reads;
@@ -201,19 +201,30 @@ TEST_F(SamplerOverhead, SteadyLaunchLoopWithDefaultBackgroundSamplingStaysWithin
         .count();
   };
   (void)loop_ms();  // warm-up
+  // Adjacent pairs (which one runs first alternates, so drift cancels); the median of the
+  // per-pair ratios resolves far below the ~2% that loop times drift across a run.
   const auto overhead_at = [&](std::chrono::microseconds interval, double& base, double& with) {
-    std::vector<double> off, on;
-    for (int trial = 0; trial < 9; ++trial) {
-      off.push_back(loop_ms());
-      sampler smp(0);
-      smp.start_background(interval);
-      on.push_back(loop_ms());
-      smp.stop_background();
-      EXPECT_GT(smp.timeline().size(), 0u);
+    std::vector<double> off, on, ratios;
+    for (int pair = 0; pair < 31; ++pair) {
+      double t_off = 0, t_on = 0;
+      for (int k = 0; k < 2; ++k) {
+        if ((pair + k) % 2 == 0) {
+          t_off = loop_ms();
+        } else {
+          sampler smp(0);
+          smp.start_background(interval);
+          t_on = loop_ms();
+          smp.stop_background();
+          EXPECT_GT(smp.timeline().size(), 0u);
+        }
+      }
+      off.push_back(t_off);
+      on.push_back(t_on);
+      ratios.push_back(t_on / t_off);
     }
     base = summarize_samples(off).median_us;
     with = summarize_samples(on).median_us;
-    return (with - base) / base;
+    return summarize_samples(ratios).median_us - 1.0;
   };
   double base_default = 0, with_default = 0, base_1ms = 0, with_1ms = 0;
   const double at_default = overhead_at(default_sampling_interval, base_default, with_default);
