@@ -4,7 +4,7 @@
 #   2. the same tests under compute-sanitizer memcheck, then racecheck;
 #   3. a machine-readable summary (tools/gpu_summary.py) in OUT_DIR/summary.json.
 # Usage: tools/gpu-suite.sh [BUILD_DIR] [OUT_DIR]   (defaults: build-gpu, $OUT or gpu-out)
-set -uo pipefail
+set -uo pipefail  # no -e: every step runs; the exit status says whether all passed
 cd "$(dirname "$0")/.."
 build_dir=${1:-build-gpu}
 out_dir=${2:-${OUT:-gpu-out}}
@@ -17,8 +17,9 @@ sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sani
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$out_dir/nvidia-smi.txt" 2>&1
 
 echo "== gpu tests" >&2
-"$tests" --gtest_output="json:$out_dir/tests.json" > "$out_dir/tests.log" 2>&1
-echo "tests exit code: $?" >&2
+status=0
+"$tests" --gtest_output="json:$out_dir/tests.json" > "$out_dir/tests.log" 2>&1 || status=1
+echo "tests exit code: $status" >&2
 
 # Tests memcheck cannot judge, each with the reason (recorded in the summary).
 # Seen with driver 580.159.04 / CUDA 13.0 on 2x H200: a kernel on device 0 writing a graph
@@ -49,11 +50,17 @@ for tool in memcheck racecheck; do
   timeout "${GMEM_SANITIZER_TIMEOUT:-240}" "$sanitizer" --tool "$tool" --report-api-errors no \
     "$tests" --gtest_filter="$filter" --gtest_output="json:$out_dir/sanitizer-$tool-tests.json" \
     > "$out_dir/sanitizer-$tool.log" 2>&1
-  echo "$tool exit code: $?" >&2
+  rc=$?
+  echo "$tool exit code: $rc" >&2
+  [ "$rc" = 0 ] || status=1  # failures, errors found, or a timeout (124)
 done
 
-python3 tools/gpu_summary.py "$build_dir" "$out_dir" > "$out_dir/summary.json"
+if ! python3 tools/gpu_summary.py "$build_dir" "$out_dir" > "$out_dir/summary.json"; then
+  echo "gpu-suite: the summary could not be made" >&2
+  status=1
+fi
 # Few files travel back from the GPU machine: keep the summary and the test log, pack the rest.
 (cd "$out_dir" && tar czf details.tar.gz info.txt nvidia-smi.txt tests.json sanitizer-* &&
   rm -f info.txt nvidia-smi.txt tests.json sanitizer-*)
 cat "$out_dir/summary.json"
+exit "$status"

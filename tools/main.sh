@@ -1,21 +1,38 @@
 #!/usr/bin/env bash
 # The main job: builds gmem (installing what is missing), then
-#  - on a machine with a GPU: runs the scenario suite, writes gmem-report.json and shows it;
+#  - on a machine with a GPU: runs the scenario suite, writes a report (gmem-report.json, or
+#    --out PATH) and shows it;
 #  - without one: says so in one line and checks the committed report against the committed
-#    baseline (both measured on an H100), as CI would check a new report.
-# Arguments go to `gmemprof run` (e.g. scenario names, --out PATH).
+#    baseline (both measured on an H100), as a user's CI would check a new report.
+# Arguments go to `gmemprof run` (scenario names, --out PATH, --reps N, --list ...).
 set -euo pipefail
+here=$(pwd)
 cd "$(dirname "$0")/.."
 tools/setup.sh build
-gmemprof=build/profiler/gmemprof
-if ! "$gmemprof" info >/dev/null 2>&1 || "$gmemprof" info | grep -q "no usable CUDA GPU"; then
+gmemprof=$PWD/build/profiler/gmemprof
+if "$gmemprof" info | grep -q "no usable CUDA GPU"; then
   "$gmemprof" info
   echo "main: checking the committed report reports/latest/h100.json against reports/baseline/h100.json"
   exec "$gmemprof" check reports/baseline/h100.json reports/latest/h100.json
 fi
+cd "$here"  # relative paths in the arguments are the caller's
 out=gmem-report.json
 args=("$@")
-for ((i = 0; i < ${#args[@]}; i++)); do [ "${args[$i]}" = --out ] && out=${args[$((i + 1))]}; done
+for ((i = 0; i < ${#args[@]}; i++)); do
+  case "${args[$i]}" in
+    --list | --help | -h) exec "$gmemprof" run "${args[@]}" ;;
+    --out)
+      if ((i + 1 >= ${#args[@]})); then
+        echo "main: --out needs a path" >&2
+        exit 2
+      fi
+      out=${args[$((i + 1))]}
+      ;;
+  esac
+done
 [[ " ${args[*]-} " == *" --out "* ]] || args+=(--out "$out")
-"$gmemprof" run "${args[@]}"
-exec "$gmemprof" show "$out"
+rc=0
+"$gmemprof" run "${args[@]}" || rc=$?
+# 1: a scenario failed but the report was written; show it all the same.
+if ((rc <= 1)); then "$gmemprof" show "$out"; fi
+exit "$rc"

@@ -32,6 +32,10 @@ if [ ! -x "$nvcc" ]; then
   exit 1
 fi
 
+if [ -f "$build_dir/CMakeCache.txt" ] && [ ! -f "$build_dir/build.ninja" ]; then
+  echo "setup: $build_dir was configured with another generator; remove it or pass another folder" >&2
+  exit 1
+fi
 if [ ! -f "$build_dir/build.ninja" ]; then
   cmake -S . -B "$build_dir" -G Ninja -DCMAKE_CUDA_COMPILER="$nvcc" >&2
 fi

@@ -25,9 +25,11 @@ void capture::abort() noexcept {
   active_ = false;
   for (stream_handle s : tracker_.unjoined()) {
     // Join what is still forked so the capture can end and every stream leaves capture mode.
-    event e;
-    (void)cudaEventRecord(e.get(), reinterpret_cast<cudaStream_t>(s));
-    (void)cudaStreamWaitEvent(origin_, e.get(), 0);
+    cudaEvent_t e = nullptr;
+    if (cudaEventCreateWithFlags(&e, cudaEventDisableTiming) != cudaSuccess) continue;
+    (void)cudaEventRecord(e, reinterpret_cast<cudaStream_t>(s));
+    (void)cudaStreamWaitEvent(origin_, e, 0);
+    (void)cudaEventDestroy(e);
   }
   cudaGraph_t g = nullptr;
   (void)cudaStreamEndCapture(origin_, &g);
@@ -37,18 +39,22 @@ void capture::abort() noexcept {
 
 void capture::fork(cudaStream_t other, cudaStream_t from) {
   from = resolve(from);
-  tracker_.fork(handle_of(from), handle_of(other));
+  capture_tracker next = tracker_;  // validate first, commit only once the driver agreed
+  next.fork(handle_of(from), handle_of(other));
   events_.emplace_back();
   events_.back().record(from);
   events_.back().wait_in(other);
+  tracker_ = std::move(next);
 }
 
 void capture::join(cudaStream_t other, cudaStream_t into) {
   into = resolve(into);
-  tracker_.join(handle_of(other), handle_of(into));
+  capture_tracker next = tracker_;
+  next.join(handle_of(other), handle_of(into));
   events_.emplace_back();
   events_.back().record(other);
   events_.back().wait_in(into);
+  tracker_ = std::move(next);
 }
 
 void* capture::malloc_async(std::size_t bytes, cudaStream_t s) {

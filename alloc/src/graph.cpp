@@ -177,6 +177,9 @@ cudaGraphNode_t graph::add_child_graph(const node_list& deps, graph&& child) {
     throw usage_error("moving graph '" + child.name() + "' into " + in_graph(name()) +
                       ": only an ordinary graph that gmem owns can be moved into a parent");
   }
+  if (child.ledger_->has_memory_nodes()) {
+    ledger_->check_can_add_memory_node("child graph node carrying memory nodes");
+  }
   if (child.ledger_->live_execs() > 0) {
     throw usage_error("moving graph '" + child.name() + "' into " + in_graph(name()) +
                       ": it has a live executable graph; destroy that first (a moved child "
@@ -187,9 +190,9 @@ cudaGraphNode_t graph::add_child_graph(const node_list& deps, graph&& child) {
   params.graph.graph = child.handle_;
   params.graph.ownership = cudaGraphChildGraphOwnershipMove;
   cudaGraphNode_t node = add_node(deps, params, "child graph node (ownership moved)");
-  ledger_->absorb_child(*child.ledger_);
-  child.handle_ = nullptr;  // the parent owns it now
+  child.handle_ = nullptr;  // the parent owns it now, whatever happens next
   child.owning_ = false;
+  ledger_->absorb_child(*child.ledger_);
   return node;
 }
 

@@ -26,11 +26,19 @@ const char* instantiate_result_text(cudaGraphInstantiateResult r) {
 
 }  // namespace
 
-graph_exec::graph_exec(const graph& g, const instantiate_options& options)
-    : ledger_(g.shared_ledger()), name_(g.name()), options_(options) {
-  if (!g.get() || !ledger_) {
+namespace {
+
+const std::shared_ptr<graph_ledger>& ledger_of(const graph& g) {
+  if (!g.get() || !g.shared_ledger()) {
     throw usage_error("instantiating an empty gmem::graph (moved from, or moved into a parent)");
   }
+  return g.shared_ledger();
+}
+
+}  // namespace
+
+graph_exec::graph_exec(const graph& g, const instantiate_options& options)
+    : ledger_(ledger_of(g)), name_(ledger_->name()), options_(options) {
   ledger_->check_instantiate({options.auto_free_on_launch, options.device_launch});
 
   cudaGraphInstantiateParams params{};

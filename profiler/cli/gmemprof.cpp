@@ -1,6 +1,8 @@
 // gmemprof: the command line over gmem's profiler. It parses arguments and calls library
 // functions; the work lives in the library.
 
+#include <cerrno>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -73,9 +75,17 @@ bool wants_help(int argc, char** argv) {
 
 std::optional<int> parse_int(const char* text) {
   char* end = nullptr;
+  errno = 0;
   const long v = std::strtol(text, &end, 10);
-  if (end == text || *end != '\0') return std::nullopt;
+  if (end == text || *end != '\0' || errno == ERANGE || v < INT_MIN || v > INT_MAX) {
+    return std::nullopt;
+  }
   return static_cast<int>(v);
+}
+
+bool takes_value(const std::string& arg) {
+  return arg == "--out" || arg == "--device" || arg == "--reps" || arg == "--warmups" ||
+         arg == "--tolerance";
 }
 
 std::string joined_command_line(int argc, char** argv) {
@@ -93,7 +103,8 @@ int info_command(int argc, char** argv) {
   std::optional<int> device;
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "--device" && i + 1 < argc) {
+    if (takes_value(arg) && i + 1 >= argc) return bad("info", arg + " needs a value", info_usage);
+    if (arg == "--device") {
       device = parse_int(argv[++i]);
       if (!device) return bad("info", "--device takes a device index", info_usage);
     } else {
@@ -108,15 +119,15 @@ int run_command(int argc, char** argv) {
   std::string out_path = "gmem-report.json";
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
-    const bool has_value = i + 1 < argc;
+    if (takes_value(arg) && i + 1 >= argc) return bad("run", arg + " needs a value", run_usage);
     if (arg == "--list") {
       for (const auto& d : gmem::profiler::scenario_definitions()) {
         std::cout << d.name << "\t" << d.summary << "\n";
       }
       return 0;
-    } else if (arg == "--out" && has_value) {
+    } else if (arg == "--out") {
       out_path = argv[++i];
-    } else if ((arg == "--device" || arg == "--reps" || arg == "--warmups") && has_value) {
+    } else if (arg == "--device" || arg == "--reps" || arg == "--warmups") {
       const auto v = parse_int(argv[++i]);
       if (!v || *v < 0) return bad("run", arg + " takes a non-negative integer", run_usage);
       (arg == "--device" ? options.device : arg == "--reps" ? options.reps : options.warmups) = *v;
@@ -137,7 +148,8 @@ int check_command(int argc, char** argv) {
   std::vector<std::string> paths;
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "--tolerance" && i + 1 < argc) {
+    if (takes_value(arg) && i + 1 >= argc) return bad("check", arg + " needs a value", check_usage);
+    if (arg == "--tolerance") {
       try {
         gmem::profiler::set_tolerance(t, argv[++i]);
       } catch (const std::invalid_argument& e) {

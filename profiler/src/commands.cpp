@@ -1,3 +1,4 @@
+#include <exception>
 #include <ostream>
 
 #include "gmem/profiler/commands.hpp"
@@ -19,6 +20,9 @@ int run_check(const std::string& baseline_path, const std::string& current_path,
         << format_comparison(c);
     return exit_code(c);
   } catch (const report_error& e) {
+    err << "gmemprof check: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {  // never let an internal failure read as a regression
     err << "gmemprof check: " << e.what() << "\n";
     return 2;
   }

@@ -3,6 +3,7 @@
 #include <cuda_runtime_api.h>
 
 #include "gmem/error.hpp"
+#include "gmem/handles.hpp"
 
 namespace gmem::profiler {
 namespace {
@@ -41,6 +42,7 @@ void reset_high_watermarks(int device, std::uint64_t value) {
 
 trim_result trim(int device) {
   trim_result r;
+  device_guard on(device);
   GMEM_CUDA_TRY(cudaDeviceSynchronize());
   r.reserved_before = read_attr(device, cudaGraphMemAttrReservedMemCurrent, "ReservedMemCurrent");
   const auto t0 = std::chrono::steady_clock::now();
@@ -60,12 +62,14 @@ sampler::~sampler() {
 }
 
 void sampler::take(const std::string& phase) {
+  // Read and stamp under the lock, so that samples from mark() and the background thread are
+  // appended in time order.
+  std::lock_guard<std::mutex> lock(mutex_);
   sample s;
   s.values = read_counters(device_);
   s.t_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start_)
                .count();
   s.phase = phase;
-  std::lock_guard<std::mutex> lock(mutex_);
   samples_.push_back(std::move(s));
 }
 
@@ -82,7 +86,15 @@ void sampler::start_background(std::chrono::microseconds interval) {
     throw usage_error("sampler of device " + std::to_string(device_) +
                       ": the background thread is already running; stop it first");
   }
-  thread_error_.clear();
+  if (thread_.joinable()) thread_.join();  // it stopped on an error: reap it
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!thread_error_.empty()) {
+      running_ = false;
+      throw cuda_error(cudaErrorUnknown, "sampler background thread had stopped: " +
+                                             thread_error_ + "; call stop_background first");
+    }
+  }
   thread_ = std::thread([this, interval] {
     try {
       GMEM_CUDA_TRY(cudaSetDevice(device_));
@@ -110,7 +122,8 @@ void sampler::stop_background() {
   if (thread_.joinable()) thread_.join();
   std::lock_guard<std::mutex> lock(mutex_);
   if (!thread_error_.empty()) {
-    throw cuda_error(cudaErrorUnknown, "sampler background thread stopped: " + thread_error_);
+    const std::string error = std::exchange(thread_error_, std::string());
+    throw cuda_error(cudaErrorUnknown, "sampler background thread stopped: " + error);
   }
 }
 

@@ -38,11 +38,12 @@ class exec_driver {
   exec_driver(cudaGraph_t g, std::string name, bool auto_free, std::vector<void*> unfreed)
       : graph_(g), name_(std::move(name)), auto_free_(auto_free), unfreed_(std::move(unfreed)) {}
   ~exec_driver() {
-    try {
-      destroy();
-    } catch (const std::exception&) {
-      // Destructors never throw; destroy() reported the error already through cuda_error.
+    if (live_) {
+      live_ = false;
+      (void)cudaDeviceSynchronize();
+      for (void* p : unfreed_) GMEM_CUDA_TRY_NOTHROW(cudaFreeAsync(p, nullptr));
     }
+    if (exec_) GMEM_CUDA_TRY_NOTHROW(cudaGraphExecDestroy(exec_));
   }
   exec_driver(const exec_driver&) = delete;
   exec_driver& operator=(const exec_driver&) = delete;
@@ -76,9 +77,9 @@ class exec_driver {
   /// Frees what the last launch left unfreed (after the work in `s`), and waits.
   void settle(cudaStream_t s) {
     if (!live_) return;
+    live_ = false;  // first: a failed free must not be retried (that would free twice)
     for (void* p : unfreed_) GMEM_CUDA_TRY(cudaFreeAsync(p, s));
     GMEM_CUDA_TRY(cudaStreamSynchronize(s));
-    live_ = false;
   }
   void destroy() {
     if (live_) {
@@ -86,8 +87,8 @@ class exec_driver {
       settle(nullptr);
     }
     if (exec_) {
-      GMEM_CUDA_TRY(cudaGraphExecDestroy(exec_));
-      exec_ = nullptr;
+      const cudaGraphExec_t e = std::exchange(exec_, nullptr);
+      GMEM_CUDA_TRY(cudaGraphExecDestroy(e));
     }
   }
 
@@ -112,12 +113,22 @@ class blocker {
     p.poolProps.location.id = device;
     p.bytesize = std::max<std::size_t>(bytes, 1);
     cudaGraphNode_t node = nullptr;
-    GMEM_CUDA_TRY_CTX(cudaGraphAddMemAllocNode(&node, graph_, nullptr, 0, &p),
-                      "building the contention graph");
-    ptr_ = p.dptr;
-    GMEM_CUDA_TRY(cudaGraphInstantiate(&exec_, graph_, 0));
+    try {
+      GMEM_CUDA_TRY_CTX(cudaGraphAddMemAllocNode(&node, graph_, nullptr, 0, &p),
+                        "building the contention graph");
+      ptr_ = p.dptr;
+      GMEM_CUDA_TRY(cudaGraphInstantiate(&exec_, graph_, 0));
+    } catch (...) {
+      GMEM_CUDA_TRY_NOTHROW(cudaGraphDestroy(graph_));
+      throw;
+    }
   }
   ~blocker() {
+    if (held_) {  // a sample threw before cleanup: do not leave the memory mapped
+      (void)cudaDeviceSynchronize();
+      GMEM_CUDA_TRY_NOTHROW(cudaFreeAsync(ptr_, nullptr));
+      (void)cudaDeviceSynchronize();
+    }
     if (exec_) GMEM_CUDA_TRY_NOTHROW(cudaGraphExecDestroy(exec_));
     if (graph_) GMEM_CUDA_TRY_NOTHROW(cudaGraphDestroy(graph_));
   }
@@ -125,9 +136,11 @@ class blocker {
   blocker& operator=(const blocker&) = delete;
   void hold(cudaStream_t s) {
     GMEM_CUDA_TRY(cudaGraphLaunch(exec_, s));
+    held_ = true;
     GMEM_CUDA_TRY(cudaStreamSynchronize(s));
   }
   void release(cudaStream_t s) {
+    held_ = false;
     GMEM_CUDA_TRY(cudaFreeAsync(ptr_, s));
     GMEM_CUDA_TRY(cudaStreamSynchronize(s));
   }
@@ -136,6 +149,7 @@ class blocker {
   cudaGraph_t graph_ = nullptr;
   cudaGraphExec_t exec_ = nullptr;
   void* ptr_ = nullptr;
+  bool held_ = false;
 };
 
 void check_phases(const std::vector<std::string>& phases) {
@@ -155,6 +169,10 @@ scenario_result profile_graph(cudaGraph_t g, const std::string& name,
                               const profile_options& options) {
   const std::vector<std::string> phases = options.phases.empty() ? all_phases() : options.phases;
   check_phases(phases);
+  if (options.reps < 1 || options.warmups < 0) {
+    throw usage_error("profiling graph '" + name + "': reps must be at least 1 and warmups at "
+                      "least 0");
+  }
   const int dev = options.device;
   require_graph_mem_nodes(dev);
   device_guard on(dev);
@@ -165,6 +183,13 @@ scenario_result profile_graph(cudaGraph_t g, const std::string& name,
   r.name = name;
   const graph_model model = read_graph(g, name);
   const graph_analysis a = analyse(model, granularity);
+  if (a.foreign_frees > 0) {
+    throw usage_error("profiling graph '" + name + "': it frees " +
+                      std::to_string(a.foreign_frees) +
+                      " allocation(s) another graph made, so it cannot be launched again and "
+                      "again on its own; profile the graphs together (gmemprof run's "
+                      "outside_free_graph scenario shows how) or the allocating graph alone");
+  }
   std::vector<void*> unfreed;
   for (std::size_t i : a.unfreed) {
     unfreed.push_back(reinterpret_cast<void*>(a.allocations[i].address));
@@ -313,6 +338,9 @@ scenario_result profile_graph(cudaGraph_t g, const std::string& name,
 }
 
 scenario_result profile_graph(const graph& g, const profile_options& options) {
+  if (!g.get() || !g.shared_ledger()) {
+    throw usage_error("profiling an empty gmem::graph (moved from, or moved into a parent)");
+  }
   if (g.ledger().live_execs() > 0 && g.ledger().has_memory_nodes()) {
     throw usage_error("profiling graph '" + g.name() +
                       "': it has a live executable graph, and a graph with memory nodes may "

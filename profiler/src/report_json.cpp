@@ -565,7 +565,10 @@ report from_json_string(const std::string& text, const std::string& source) {
 }
 
 void write_report(const report& r, const std::string& path) {
-  const std::string text = to_json_string(r) + "\n";
+  write_text_atomically(to_json_string(r) + "\n", path);
+}
+
+void write_text_atomically(const std::string& text, const std::string& path) {
   const fs::path dir = directory_for(path);
   temp_file tmp(dir, path);
   tmp.write_all(text);

@@ -36,6 +36,11 @@ int run_run(const run_options& options, const std::string& out_path,
   } catch (const unsupported_error& e) {
     err << "gmemprof run: " << e.what() << "\n";
     return 2;
+  } catch (const std::exception& e) {
+    // A CUDA failure outside any scenario (probing the device, measuring the granularity):
+    // no report was written, which exit code 1 would wrongly suggest.
+    err << "gmemprof run: " << e.what() << "; no report was written\n";
+    return 2;
   }
 }
 

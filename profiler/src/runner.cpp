@@ -41,6 +41,11 @@ report run_suite(const run_options& options, const std::string& command_line) {
                       " is out of range: this machine has " + std::to_string(count) +
                       " CUDA device(s), 0.." + std::to_string(count - 1));
   }
+  if (options.reps < 1 || options.warmups < 0) {
+    throw usage_error("run options: reps must be at least 1 and warmups at least 0 (got reps " +
+                      std::to_string(options.reps) + ", warmups " +
+                      std::to_string(options.warmups) + ")");
+  }
   require_graph_mem_nodes(options.device);
   device_guard on(options.device);
 
@@ -75,7 +80,18 @@ report run_suite(const run_options& options, const std::string& command_line) {
       (void)cudaDeviceSynchronize();
       (void)cudaGetLastError();
     }
-    (void)trim(options.device);
+    try {
+      (void)trim(options.device);
+    } catch (const std::exception& e) {
+      // A broken context must not lose what was measured: say so and stop here.
+      scenario_result r;
+      r.name = def.name;
+      r.status = scenario_status::error;
+      r.status_message = std::string("trimming after the scenario failed: ") + e.what() +
+                         "; the remaining scenarios were not run";
+      rep.scenarios.push_back(std::move(r));
+      break;
+    }
     if (options.progress) {
       const double s =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -172,12 +172,20 @@ std::vector<scenario_result> single_alloc(const scenario_context& ctx) {
                                   format_bytes(ctx.free_memory) + " of device memory was free"));
         continue;
       }
-      graph g = single_graph("single_alloc", bytes, ctx.device);
       const std::vector<std::string> phases =
           upload ? std::vector<std::string>{phase::instantiate, phase::upload,
                                             phase::first_launch_after_upload, phase::steady_launch}
                  : cold_and_steady;
-      out.push_back(named(profile_graph(g, options_for(ctx, phases)), "single_alloc", params));
+      try {
+        graph g = single_graph("single_alloc", bytes, ctx.device);
+        out.push_back(named(profile_graph(g, options_for(ctx, phases)), "single_alloc", params));
+      } catch (const std::exception& e) {  // one size failing keeps the others' results
+        scenario_result r = skipped("single_alloc", params, e.what());
+        r.status = scenario_status::error;
+        out.push_back(std::move(r));
+        (void)cudaDeviceSynchronize();
+        (void)cudaGetLastError();
+      }
     }
   }
   return out;

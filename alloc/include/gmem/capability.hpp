@@ -48,6 +48,7 @@ struct device_capability {
 void require_graph_mem_nodes(int device);
 
 /// Whether `peer` can access memory resident on `resident` (cudaDeviceCanAccessPeer), cached.
+/// Throws cuda_error.
 [[nodiscard]] bool can_access_peer(int peer, int resident);
 
 /// Formats a CUDA version number (12040) as "12.4".

@@ -29,17 +29,20 @@ class capture {
   capture& operator=(capture&&) = delete;
 
   /// Makes `other` wait for `from` (the origin by default), pulling it into the capture.
+  /// Throws usage_error when `from` is not in the capture or `other` already is, cuda_error.
   void fork(cudaStream_t other, cudaStream_t from = nullptr);
-  /// Makes `into` (the origin by default) wait for `other`, joining it back.
+  /// Makes `into` (the origin by default) wait for `other`, joining it back. Throws
+  /// usage_error when `other` was not forked, cuda_error.
   void join(cudaStream_t other, cudaStream_t into = nullptr);
 
   /// Captures cudaMallocAsync in `s` (the origin by default). Throws usage_error for a zero
   /// size or a stream outside the capture, cuda_error if the driver refuses.
   void* malloc_async(std::size_t bytes, cudaStream_t s = nullptr);
   /// Captures cudaMallocFromPoolAsync: the alloc node records the pool's peer access as it is
-  /// now.
+  /// now. Throws as malloc_async above.
   void* malloc_async(const mem_pool& pool, std::size_t bytes, cudaStream_t s = nullptr);
-  /// Captures cudaFreeAsync of `ptr` in `s` (the origin by default).
+  /// Captures cudaFreeAsync of `ptr` in `s` (the origin by default). Throws usage_error for a
+  /// stream outside the capture or an allocation another graph already frees, cuda_error.
   void free_async(void* ptr, cudaStream_t s = nullptr);
 
   /// Ends the capture and returns the graph. If streams forked into the capture were not

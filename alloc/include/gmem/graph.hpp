@@ -61,7 +61,8 @@ class graph {
   /// driver refuses.
   cudaGraphNode_t add_free(void* ptr, const node_list& deps);
 
-  /// Adds a kernel node running `kernel<<<grid, block, shared_bytes>>>(args...)`.
+  /// Adds a kernel node running `kernel<<<grid, block, shared_bytes>>>(args...)`. Throws
+  /// usage_error for an empty graph, cuda_error if the driver refuses. (So do the adders below.)
   template <typename... Params, typename... Args>
   cudaGraphNode_t add_kernel(const node_list& deps, void (*kernel)(Params...), dim3 grid,
                              dim3 block, unsigned int shared_bytes, Args&&... args) {
@@ -110,7 +111,8 @@ class graph {
                                                      unsigned int flags = 0);
 
   /// Adds a conditional node and returns its body graphs (owned by the node; the returned
-  /// graphs do not destroy them). Memory nodes in a body are refused with usage_error.
+  /// graphs do not destroy them). A later add_alloc / add_free on a body throws usage_error.
+  /// Throws cuda_error if the driver refuses the node.
   std::vector<graph> add_conditional(const node_list& deps, cudaGraphConditionalHandle handle,
                                      cudaGraphConditionalNodeType type, unsigned int size = 1,
                                      cudaGraphNode_t* node_out = nullptr);

@@ -82,6 +82,7 @@ class graph_ledger {
   [[nodiscard]] free_target check_free(std::uintptr_t address) const;
 
   /// Records a free node for `address` (after check_free and the driver both accepted it).
+  /// Throws usage_error as check_free does.
   void record_free(std::uintptr_t address, node_handle free_node);
 
   /// Records a free node found in a graph the driver already built (a capture): like

@@ -54,7 +54,8 @@ struct profile_options {
 /// Same, for a gmem::graph (it must have no live executable graph if it holds memory nodes).
 [[nodiscard]] scenario_result profile_graph(const graph& g, const profile_options& options = {});
 
-/// A report of `scenarios` measured on `options.device`, with the environment filled in.
+/// A report of `scenarios` measured on `device`, with the environment filled in (which
+/// measures the granularity). Throws usage_error for a bad device, cuda_error.
 [[nodiscard]] report make_report(std::vector<scenario_result> scenarios, int device,
                                  const std::string& command_line);
 

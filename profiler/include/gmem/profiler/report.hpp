@@ -94,6 +94,7 @@ struct analysis_summary {
 };
 
 enum class scenario_status { ok, skipped, error };
+/// "ok", "skipped" or "error", as in reports.
 [[nodiscard]] const char* to_string(scenario_status s) noexcept;
 
 struct scenario_result {

@@ -51,6 +51,10 @@ class report_error : public std::runtime_error {
 /// report_error(unwritable).
 void write_report(const report& r, const std::string& path);
 
+/// Writes `text` to `path` atomically, as write_report does (temporary file, fsync, rename);
+/// on failure an existing file at `path` is untouched. Throws report_error(unwritable).
+void write_text_atomically(const std::string& text, const std::string& path);
+
 /// Throws report_error(unwritable) unless a report could be written to `path` (its directory
 /// exists and a file can be created there); leaves nothing behind and does not touch an
 /// existing file at `path`. Call it before a long run starts.

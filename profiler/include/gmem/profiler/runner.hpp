@@ -27,8 +27,9 @@ struct run_options {
 void check_scenario_names(const std::vector<std::string>& names);
 
 /// Runs the selected scenarios. A scenario that fails is reported with status "error" and its
-/// message; the others still run. Throws usage_error for unknown names or a device out of
-/// range, unsupported_error without a GPU.
+/// message; the others still run. Throws usage_error for unknown names, a device out of range
+/// or bad reps / warmups, unsupported_error without a GPU, cuda_error when the device cannot
+/// be probed.
 [[nodiscard]] report run_suite(const run_options& options, const std::string& command_line);
 
 }  // namespace gmem::profiler

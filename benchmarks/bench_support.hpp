@@ -1,0 +1,102 @@
+#pragma once
+// Shared pieces of gmem's benchmarks: the run's context, a move-only CUDA event timer, graphs
+// of N allocations built with gmem's allocator layer, and a graph that holds memory unfreed.
+
+#include <cuda_runtime_api.h>
+
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gmem/gmem.hpp"
+
+namespace gmem::bench {
+
+constexpr std::uint64_t MiB = std::uint64_t{1} << 20;
+constexpr std::uint64_t GiB = std::uint64_t{1} << 30;
+
+/// What every benchmark needs to know about the run.
+struct context {
+  int device = 0;
+  std::uint64_t granularity = 0;
+  std::uint64_t free_memory = 0;
+  bool quick = false;
+};
+context& ctx();
+
+/// Times work in a stream with two CUDA events (GPU time) and the host clock around the call
+/// (host time). Move-only, built with std::exchange in the NVBench manner.
+class gpu_timer {
+ public:
+  gpu_timer();
+  ~gpu_timer();
+  gpu_timer(gpu_timer&& o) noexcept
+      : start_(std::exchange(o.start_, nullptr)), stop_(std::exchange(o.stop_, nullptr)) {}
+  gpu_timer& operator=(gpu_timer&&) = delete;
+  gpu_timer(const gpu_timer&) = delete;
+  gpu_timer& operator=(const gpu_timer&) = delete;
+
+  struct result {
+    double gpu_s = 0;   ///< from the start event to the stop event
+    double host_s = 0;  ///< inside the timed call
+  };
+  /// Records the start event in `s`, runs `call`, records the stop event and waits for it.
+  template <typename F>
+  result time(cudaStream_t s, F&& call) {
+    GMEM_CUDA_TRY(cudaEventRecord(start_, s));
+    const auto t0 = std::chrono::steady_clock::now();
+    call();
+    const auto t1 = std::chrono::steady_clock::now();
+    GMEM_CUDA_TRY(cudaEventRecord(stop_, s));
+    GMEM_CUDA_TRY(cudaEventSynchronize(stop_));
+    float ms = 0;
+    GMEM_CUDA_TRY(cudaEventElapsedTime(&ms, start_, stop_));
+    return {ms / 1e3, std::chrono::duration<double>(t1 - t0).count()};
+  }
+
+ private:
+  cudaEvent_t start_ = nullptr;
+  cudaEvent_t stop_ = nullptr;
+};
+
+/// Host time of `call`, in seconds.
+template <typename F>
+double host_seconds(F&& call) {
+  const auto t0 = std::chrono::steady_clock::now();
+  call();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+/// `allocs` independent allocations of `bytes` each (alloc -> memset of 4 KiB -> free).
+graph make_graph(std::uint64_t bytes, int allocs, int device);
+
+/// A graph with one unfreed allocation: launched, it holds `bytes` of graph memory until
+/// release() frees it in the stream.
+class holder {
+ public:
+  holder(std::uint64_t bytes, int device);
+  void hold(cudaStream_t s);
+  void release(cudaStream_t s);
+
+ private:
+  graph graph_;
+  void* ptr_ = nullptr;
+  std::unique_ptr<graph_exec> exec_;
+};
+
+/// Trims the device's graph memory (after a device synchronize).
+void trim_graph_memory();
+
+/// The reserved graph memory of the device now.
+std::uint64_t reserved_graph_memory();
+
+/// Sets the per-iteration counters every benchmark reports.
+void report(benchmark::State& state, double host_s_total, std::uint64_t bytes, int allocs,
+            std::uint64_t footprint);
+
+}  // namespace gmem::bench

@@ -1,0 +1,21 @@
+#pragma once
+// Registration of gmem's benchmark families (called from main once the device is known).
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+namespace gmem::bench {
+
+/// Graph memory phases for each (bytes per allocation, allocations per graph).
+void register_graph_benchmarks(const std::vector<std::pair<std::uint64_t, int>>& shapes);
+
+/// The alternatives at each size: the VMM floor, stream-ordered pool allocation, a graph over
+/// memory allocated ahead.
+void register_alternative_benchmarks(const std::vector<std::uint64_t>& sizes);
+
+/// What gmem itself costs: building and instantiating 1000 memory nodes through gmem versus
+/// raw CUDA calls; reading the counters; a launch loop with and without the sampler.
+void register_overhead_benchmarks();
+
+}  // namespace gmem::bench

@@ -1,0 +1,295 @@
+#include "gmem/profiler/bench_summary.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <tuple>
+
+#include "gmem/profiler/report_io.hpp"
+
+namespace gmem::profiler {
+namespace {
+
+using json = nlohmann::json;
+
+/// One benchmark's median (and spread) across repetitions.
+struct measured {
+  double median_us = NAN;
+  double stddev_us = NAN;
+  double host_us = NAN;
+  double footprint = NAN;
+};
+
+/// (family, bytes, allocs): "graph/upload", 2097152, 1.
+using key = std::tuple<std::string, std::uint64_t, int>;
+
+double to_us(double v, const std::string& unit) {
+  if (unit == "ns") return v / 1e3;
+  if (unit == "ms") return v * 1e3;
+  if (unit == "s") return v * 1e6;
+  return v;
+}
+
+key parse_name(const std::string& run_name) {
+  std::string family;
+  std::uint64_t bytes = 0;
+  int allocs = 0;
+  std::stringstream in(run_name);
+  std::string part;
+  while (std::getline(in, part, '/')) {
+    const auto colon = part.find(':');
+    if (colon == std::string::npos) {
+      if (part != "manual_time" && part != "real_time") family += (family.empty() ? "" : "/") + part;
+      continue;
+    }
+    const std::string k = part.substr(0, colon), v = part.substr(colon + 1);
+    if (k == "bytes") {
+      bytes = std::stoull(v);
+    } else if (k == "allocs") {
+      allocs = std::stoi(v);
+    } else if (k != "iterations" && k != "repeats") {
+      family += (family.empty() ? "" : "/") + part;  // e.g. nodes:1000, sampler_ms:10
+    }
+  }
+  return {family, bytes, allocs};
+}
+
+std::string fmt_time(double us) {
+  if (!std::isfinite(us)) return "-";
+  char buf[32];
+  if (us >= 1000) {
+    std::snprintf(buf, sizeof buf, "%.2f ms", us / 1000);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.1f us", us);
+  }
+  return buf;
+}
+
+std::string fmt_bytes(double b) {
+  if (!std::isfinite(b)) return "-";
+  char buf[32];
+  if (b >= 1024.0 * 1024 * 1024) {
+    std::snprintf(buf, sizeof buf, "%.0f GiB", b / (1024.0 * 1024 * 1024));
+  } else if (b >= 1024.0 * 1024) {
+    std::snprintf(buf, sizeof buf, "%.0f MiB", b / (1024.0 * 1024));
+  } else {
+    std::snprintf(buf, sizeof buf, "%.0f B", b);
+  }
+  return buf;
+}
+
+std::string fmt(const char* pattern, double v) {
+  if (!std::isfinite(v)) return "-";
+  char buf[128];
+  std::snprintf(buf, sizeof buf, pattern, v);
+  return buf;
+}
+
+class table {
+ public:
+  explicit table(std::vector<std::string> header) : rows_{std::move(header)} {}
+  void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  [[nodiscard]] std::string str() const {
+    std::ostringstream out;
+    for (std::size_t r = 0; r < rows_.size(); ++r) {
+      out << "|";
+      for (const auto& c : rows_[r]) out << " " << c << " |";
+      out << "\n";
+      if (r == 0) {
+        out << "|";
+        for (std::size_t c = 0; c < rows_[0].size(); ++c) out << (c ? " ---: |" : " --- |");
+        out << "\n";
+      }
+    }
+    return out.str();
+  }
+
+ private:
+  std::vector<std::vector<std::string>> rows_;
+};
+
+}  // namespace
+
+std::string bench_summary_markdown(const std::string& json_text, const std::string& source) {
+  json doc;
+  try {
+    doc = json::parse(json_text);
+  } catch (const json::parse_error& e) {
+    throw report_error(report_error::kind::not_json,
+                       "benchmark result '" + source + "' is not JSON (" + e.what() +
+                           "); write it with gmem_bench --benchmark_out=FILE "
+                           "--benchmark_out_format=json");
+  }
+  if (!doc.is_object() || !doc.contains("context") || !doc.contains("benchmarks") ||
+      !doc["benchmarks"].is_array()) {
+    throw report_error(report_error::kind::invalid,
+                       "benchmark result '" + source +
+                           "' has no 'context' and 'benchmarks': it is not Google Benchmark JSON");
+  }
+  const json& context = doc["context"];
+  if (!context.contains("device_name")) {
+    throw report_error(report_error::kind::invalid,
+                       "benchmark result '" + source +
+                           "' has no device_name in its context: it was not made by gmem_bench");
+  }
+
+  std::map<key, measured> m;
+  for (const json& b : doc["benchmarks"]) {
+    if (b.value("run_type", "") != "aggregate") continue;
+    const std::string agg = b.value("aggregate_name", "");
+    if (agg != "median" && agg != "stddev") continue;
+    const key k = parse_name(b.value("run_name", b.value("name", "")));
+    const std::string unit = b.value("time_unit", "ns");
+    measured& e = m[k];
+    const double t = to_us(b.value("real_time", NAN), unit);
+    if (agg == "median") {
+      e.median_us = t;
+      e.host_us = b.value("host_us", NAN);
+      e.footprint = b.value("footprint_bytes", NAN);
+    } else {
+      e.stddev_us = t;
+    }
+  }
+  const auto get = [&](const std::string& family, std::uint64_t bytes, int allocs) {
+    const auto it = m.find({family, bytes, allocs});
+    return it == m.end() ? measured{} : it->second;
+  };
+  std::set<std::uint64_t> sizes;
+  std::set<int> counts;
+  for (const auto& [k, v] : m) {
+    if (std::get<0>(k).rfind("graph/", 0) != 0) continue;
+    if (std::get<2>(k) == 1) sizes.insert(std::get<1>(k));
+    counts.insert(std::get<2>(k));
+  }
+
+  std::ostringstream out;
+  const auto ctx_str = [&](const char* name) {
+    return context.contains(name) && context[name].is_string() ? context[name].get<std::string>()
+                                                                : std::string("?");
+  };
+  out << "# gmem benchmark summary\n\n"
+      << "Made by `gmemprof bench-summary` from `" << source << "`. Device: "
+      << ctx_str("device_name") << " (compute capability " << ctx_str("compute_capability")
+      << "), driver " << ctx_str("driver_release") << " (CUDA " << ctx_str("driver_version")
+      << "), runtime " << ctx_str("runtime_version") << ", measured reservation granularity "
+      << fmt_bytes(std::stod(ctx_str("granularity_bytes") == "?" ? "0" : ctx_str("granularity_bytes")))
+      << ". " << ctx_str("tool_version") << ", " << ctx_str("mode") << " mode, run "
+      << ctx_str("date") << ". Sizes skipped for lack of free memory: " << ctx_str("skipped_sizes")
+      << ".\n\n"
+      << "Times are medians over repetitions of GPU time (CUDA events around the call; the GPU "
+         "waits while the host maps memory inside the call), except where marked host. Every "
+         "cold sample starts from an untimed reset (destroy, trim, re-instantiate).\n\n";
+
+  out << "## First launch, upload and the floor, by allocation size (one allocation)\n\n"
+      << "*Mapping per GiB* is the first launch without upload over the size; *to floor* is that "
+         "launch over cuMemCreate + cuMemMap + cuMemSetAccess of the same bytes; *upload saves* "
+         "is what the first launch costs less after an upload (the upload itself costs about the "
+         "same mapping).\n\n";
+  table t1({"bytes", "first launch (no upload)", "upload", "first launch after upload",
+            "steady launch", "floor (host)", "mapping per GiB", "to floor", "upload saves"});
+  for (std::uint64_t b : sizes) {
+    const measured cold = get("graph/first_launch_no_upload", b, 1);
+    const measured up = get("graph/upload", b, 1);
+    const measured after = get("graph/first_launch_after_upload", b, 1);
+    const measured steady = get("graph/steady_launch", b, 1);
+    const measured floor = get("floor/map", b, 1);
+    const double gib = static_cast<double>(b) / (1024.0 * 1024 * 1024);
+    t1.add({fmt_bytes(static_cast<double>(b)), fmt_time(cold.median_us), fmt_time(up.median_us),
+            fmt_time(after.median_us), fmt_time(steady.median_us), fmt_time(floor.median_us),
+            fmt("%.2f ms", cold.median_us / 1000 / gib),
+            fmt("%.2fx", cold.median_us / floor.median_us),
+            fmt_time(cold.median_us - after.median_us)});
+  }
+  out << t1.str() << "\n";
+
+  out << "## What remaps, by allocation size\n\n";
+  table t2({"bytes", "steady launch", "after a stream switch", "after a trim",
+            "with another graph's unfreed allocation"});
+  for (std::uint64_t b : sizes) {
+    t2.add({fmt_bytes(static_cast<double>(b)), fmt_time(get("graph/steady_launch", b, 1).median_us),
+            fmt_time(get("graph/launch_after_stream_switch", b, 1).median_us),
+            fmt_time(get("graph/launch_after_trim", b, 1).median_us),
+            fmt_time(get("graph/launch_with_unfreed_contention", b, 1).median_us)});
+  }
+  out << t2.str() << "\n";
+
+  out << "## Allocations per graph (2 MiB each, all live together)\n\n";
+  table t3({"allocations", "instantiate (host)", "upload", "first launch (no upload)",
+            "steady launch", "after a trim", "reserved"});
+  for (int k : counts) {
+    const std::uint64_t b = 2ull << 20;
+    t3.add({std::to_string(k), fmt_time(get("graph/instantiate", b, k).median_us),
+            fmt_time(get("graph/upload", b, k).median_us),
+            fmt_time(get("graph/first_launch_no_upload", b, k).median_us),
+            fmt_time(get("graph/steady_launch", b, k).median_us),
+            fmt_time(get("graph/launch_after_trim", b, k).median_us),
+            fmt_bytes(get("graph/first_launch_no_upload", b, k).footprint)});
+  }
+  out << t3.str() << "\n";
+
+  out << "## The alternatives at the same sizes\n\n"
+      << "Graph memory nodes (first and steady launch; graph memory is reserved only while "
+         "mapped), stream-ordered cudaMallocFromPoolAsync + cudaFreeAsync without a graph (cold: "
+         "pool trimmed before each sample; warm: the pool keeps its memory), and a graph over "
+         "memory allocated ahead with cudaMalloc (fast launches, paid for in footprint: the "
+         "buffer is held all the time).\n\n";
+  table t4({"bytes", "graph first launch", "graph steady", "pool cold", "pool warm",
+            "prealloc graph steady", "footprint: graph", "pool", "prealloc"});
+  for (std::uint64_t b : sizes) {
+    const measured cold = get("graph/first_launch_no_upload", b, 1);
+    const measured pool_cold = get("pool/malloc_free_cold", b, 1);
+    const measured pool_warm = get("pool/malloc_free_warm", b, 1);
+    const measured pre = get("prealloc/steady_launch", b, 1);
+    t4.add({fmt_bytes(static_cast<double>(b)), fmt_time(cold.median_us),
+            fmt_time(get("graph/steady_launch", b, 1).median_us), fmt_time(pool_cold.median_us),
+            fmt_time(pool_warm.median_us), fmt_time(pre.median_us), fmt_bytes(cold.footprint),
+            fmt_bytes(pool_warm.footprint), fmt_bytes(pre.footprint)});
+  }
+  out << t4.str() << "\n";
+
+  out << "## What gmem costs\n\n";
+  const measured with_gmem = get("overhead/build_instantiate/gmem/nodes:1000", 0, 0);
+  const measured raw = get("overhead/build_instantiate/raw/nodes:1000", 0, 0);
+  const measured reads = get("overhead/read_counters", 0, 0);
+  table t5({"what", "median (host)", "spread (stddev)", "note"});
+  t5.add({"build + instantiate 1000 memory nodes, gmem", fmt_time(with_gmem.median_us),
+          fmt_time(with_gmem.stddev_us),
+          fmt("%.3fx the raw CUDA calls (goal: at most 1.05x)", with_gmem.median_us / raw.median_us)});
+  t5.add({"build + instantiate 1000 memory nodes, raw CUDA", fmt_time(raw.median_us),
+          fmt_time(raw.stddev_us), ""});
+  t5.add({"read the four counters", fmt_time(reads.median_us), fmt_time(reads.stddev_us), ""});
+  const measured loop_off = get("overhead/launch_loop/sampler_ms:0", 0, 0);
+  for (int ms : {10, 1}) {
+    const measured on = get("overhead/launch_loop/sampler_ms:" + std::to_string(ms), 0, 0);
+    t5.add({"1000 launches with the sampler every " + std::to_string(ms) + " ms",
+            fmt_time(on.median_us), fmt_time(on.stddev_us),
+            fmt("%+.2f%% against no sampler", 100 * (on.median_us / loop_off.median_us - 1))});
+  }
+  t5.add({"1000 launches without the sampler", fmt_time(loop_off.median_us),
+          fmt_time(loop_off.stddev_us), ""});
+  out << t5.str();
+  return out.str();
+}
+
+std::string bench_summary_of_file(const std::string& path) {
+  if (!std::filesystem::exists(path)) {
+    throw report_error(report_error::kind::missing,
+                       "benchmark result '" + path + "' does not exist; run gmem_bench "
+                       "--benchmark_out=" + path + " --benchmark_out_format=json first");
+  }
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (!in) {
+    throw report_error(report_error::kind::unreadable, "benchmark result '" + path +
+                                                           "' cannot be read");
+  }
+  return bench_summary_markdown(text.str(), path);
+}
+
+}  // namespace gmem::profiler
