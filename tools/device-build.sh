@@ -12,8 +12,10 @@ commit=$(git rev-parse HEAD)
 [ -z "$(git status --porcelain --untracked-files=no)" ] || commit="$commit-dirty"
 echo "$commit" > "$build_dir/COMMIT"
 # Everything the binaries load must exist on a bare GPU machine: only system libraries.
-for bin in "$build_dir/tests/gmem_gpu_tests" "$build_dir/profiler/gmemprof"; do
-  if ldd "$bin" | grep -vE 'linux-vdso|ld-linux|lib(c|m|stdc\+\+|gcc_s|dl|rt|pthread)\.so' | grep -q '=>'; then
+# Google Benchmark (a Debian shared library) travels in $build_dir/lib, found through RUNPATH.
+for bin in "$build_dir/tests/gmem_gpu_tests" "$build_dir/profiler/gmemprof" "$build_dir/benchmarks/gmem_bench"; do
+  if ldd "$bin" | grep -vE 'linux-vdso|ld-linux|lib(c|m|stdc\+\+|gcc_s|dl|rt|pthread)\.so' |
+      grep '=>' | grep -vq "$(cd "$build_dir" && pwd)/"; then
     echo "device-build: $bin loads a library a bare GPU machine may lack:" >&2
     ldd "$bin" >&2
     exit 1

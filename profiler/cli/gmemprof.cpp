@@ -28,6 +28,8 @@ constexpr const char* usage =
     "  check BASELINE CURRENT       compare a report against a baseline: exit 0 pass,\n"
     "                               1 regression, 2 unusable input\n"
     "  show REPORT                  print a report as tables\n"
+    "  bench-summary BENCH_JSON [--out FILE.md]\n"
+    "                               the markdown summary of a gmem_bench run\n"
     "  --version                    the tool version and git commit\n"
     "  --help                       this text; `gmemprof <command> --help` for each command\n";
 
@@ -59,6 +61,14 @@ constexpr const char* check_usage =
     "reserved_high_bytes, wall.first_launch_no_upload).\n"
     "Exit: 0 all pass, 1 a regression, 2 unusable input (missing file, not JSON, wrong schema\n"
     "version, a different GPU model).\n";
+
+constexpr const char* bench_usage =
+    "usage: gmemprof bench-summary BENCH_JSON [--out FILE.md]\n"
+    "\n"
+    "Turns the JSON of a gmem_bench run (--benchmark_out=FILE --benchmark_out_format=json) into\n"
+    "a markdown summary: mapping cost per GiB, its ratio to the virtual-memory floor, what an\n"
+    "upload saves, what remaps cost, the alternatives' cost and footprint, gmem's own cost.\n"
+    "Prints it, or writes FILE.md atomically. Exit 2 for an unusable input.\n";
 
 constexpr const char* show_usage =
     "usage: gmemprof show REPORT\n"
@@ -165,6 +175,25 @@ int check_command(int argc, char** argv) {
   return gmem::profiler::run_check(paths[0], paths[1], t, std::cout, std::cerr);
 }
 
+int bench_command(int argc, char** argv) {
+  std::string in, out;
+  for (int i = 2; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (takes_value(arg) && i + 1 >= argc) return bad("bench-summary", arg + " needs a value", bench_usage);
+    if (arg == "--out") {
+      out = argv[++i];
+    } else if (!arg.empty() && arg[0] == '-') {
+      return bad("bench-summary", "unknown option '" + arg + "'", bench_usage);
+    } else if (in.empty()) {
+      in = arg;
+    } else {
+      return bad("bench-summary", "takes one BENCH_JSON", bench_usage);
+    }
+  }
+  if (in.empty()) return bad("bench-summary", "needs BENCH_JSON", bench_usage);
+  return gmem::profiler::run_bench_summary(in, out, std::cout, std::cerr);
+}
+
 int show_command(int argc, char** argv) {
   if (argc != 3) return bad("show", "needs one REPORT", show_usage);
   return gmem::profiler::run_show(argv[2], std::cout, std::cerr);
@@ -186,7 +215,8 @@ int main(int argc, char** argv) {
   const entry commands[] = {{"info", info_usage, info_command},
                             {"run", run_usage, run_command},
                             {"check", check_usage, check_command},
-                            {"show", show_usage, show_command}};
+                            {"show", show_usage, show_command},
+                            {"bench-summary", bench_usage, bench_command}};
   try {
     if (command == "--version") {
       std::cout << gmem::profiler::tool_version() << "\n";

@@ -1,6 +1,7 @@
 #include <exception>
 #include <ostream>
 
+#include "gmem/profiler/bench_summary.hpp"
 #include "gmem/profiler/commands.hpp"
 #include "gmem/profiler/report_io.hpp"
 #include "gmem/profiler/show.hpp"
@@ -24,6 +25,24 @@ int run_check(const std::string& baseline_path, const std::string& current_path,
     return 2;
   } catch (const std::exception& e) {  // never let an internal failure read as a regression
     err << "gmemprof check: " << e.what() << "\n";
+    return 2;
+  }
+}
+
+int run_bench_summary(const std::string& in_path, const std::string& out_path, std::ostream& out,
+                      std::ostream& err) {
+  try {
+    if (!out_path.empty()) check_writable(out_path);
+    const std::string md = bench_summary_of_file(in_path);
+    if (out_path.empty()) {
+      out << md;
+    } else {
+      write_text_atomically(md, out_path);
+      out << "wrote " << out_path << "\n";
+    }
+    return 0;
+  } catch (const std::exception& e) {
+    err << "gmemprof bench-summary: " << e.what() << "\n";
     return 2;
   }
 }

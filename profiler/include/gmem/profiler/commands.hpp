@@ -21,6 +21,12 @@ int run_check(const std::string& baseline_path, const std::string& current_path,
 /// `gmemprof show`: prints the human table of a report. Returns 0, or 2 when it is unusable.
 int run_show(const std::string& path, std::ostream& out, std::ostream& err);
 
+/// `gmemprof bench-summary`: the markdown summary of gmem_bench's JSON at `in_path`, printed to
+/// `out`, or written atomically to `out_path` when it is not empty. Returns 0, or 2 when the
+/// input is unusable or the output cannot be written (the reason on `err`).
+int run_bench_summary(const std::string& in_path, const std::string& out_path, std::ostream& out,
+                      std::ostream& err);
+
 /// `gmemprof run`: checks that `out_path` can be written and the scenario names and device
 /// are valid before anything runs, runs the suite (progress on `err`), writes the report
 /// atomically and prints a summary on `out`. Returns 0 when every scenario is ok or skipped,
