@@ -151,7 +151,7 @@ void prealloc_steady(benchmark::State& state, std::uint64_t bytes) {
 
 void register_alternative_benchmarks(const std::vector<std::uint64_t>& sizes) {
   const context& c = ctx();
-  const int reps = c.quick ? 2 : 5;
+  const int reps = c.quick ? 2 : 7;
   for (std::uint64_t bytes : sizes) {
     const std::string suffix = "/bytes:" + std::to_string(bytes) + "/allocs:1";
     benchmark::RegisterBenchmark(("floor/map" + suffix).c_str(),

@@ -142,9 +142,9 @@ void register_graph_benchmarks(const std::vector<std::pair<std::uint64_t, int>>&
           });
       b->UseManualTime()->Unit(benchmark::kMicrosecond);
       if (is_cold(p)) {
-        b->Iterations(c.quick ? 2 : 3)->Repetitions(c.quick ? 2 : 5);
+        b->Iterations(c.quick ? 2 : 3)->Repetitions(c.quick ? 2 : 7);
       } else {
-        b->Iterations(c.quick ? 50 : 200)->Repetitions(c.quick ? 2 : 5);
+        b->Iterations(c.quick ? 50 : 200)->Repetitions(c.quick ? 2 : 7);
       }
       b->ReportAggregatesOnly(true);
     }

@@ -52,11 +52,13 @@ int main(int argc, char** argv) {
 
   // Sizes from 2 MiB to 16 GiB, and 1 to 1024 allocations of 2 MiB, bounded by free memory:
   // the contention phase holds a second copy, so each shape needs twice its bytes.
-  std::vector<std::uint64_t> sizes = c.quick
-      ? std::vector<std::uint64_t>{2 * MiB, 256 * MiB, 4 * GiB}
-      : std::vector<std::uint64_t>{2 * MiB, 32 * MiB, 256 * MiB, GiB, 4 * GiB, 16 * GiB};
-  const std::vector<int> counts =
-      c.quick ? std::vector<int>{1, 64, 1024} : std::vector<int>{1, 4, 16, 64, 256, 1024};
+  std::vector<std::uint64_t> sizes =
+      c.quick ? std::vector<std::uint64_t>{2 * MiB, 256 * MiB, 4 * GiB}
+              : std::vector<std::uint64_t>{2 * MiB,   8 * MiB, 32 * MiB, 128 * MiB, 512 * MiB,
+                                           GiB,       2 * GiB, 4 * GiB,  8 * GiB,   16 * GiB};
+  const std::vector<int> counts = c.quick ? std::vector<int>{1, 64, 1024}
+                                          : std::vector<int>{1, 2, 4, 8, 16, 32, 64, 128, 256,
+                                                             512, 1024};
   std::string skipped;
   std::vector<std::uint64_t> fitting;
   for (std::uint64_t b : sizes) {

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <regex>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -118,7 +119,10 @@ class table {
 std::string bench_summary_markdown(const std::string& json_text, const std::string& source) {
   json doc;
   try {
-    doc = json::parse(json_text);
+    // Google Benchmark writes non-finite aggregates (the cv of a constant counter) as bare
+    // NaN / inf, which JSON does not have: read them as null.
+    static const std::regex non_finite(R"((:\s*)-?(NaN|nan|inf|Infinity)\b)");
+    doc = json::parse(std::regex_replace(json_text, non_finite, "$1null"));
   } catch (const json::parse_error& e) {
     throw report_error(report_error::kind::not_json,
                        "benchmark result '" + source + "' is not JSON (" + e.what() +
@@ -146,11 +150,14 @@ std::string bench_summary_markdown(const std::string& json_text, const std::stri
     const key k = parse_name(b.value("run_name", b.value("name", "")));
     const std::string unit = b.value("time_unit", "ns");
     measured& e = m[k];
-    const double t = to_us(b.value("real_time", NAN), unit);
+    const auto number = [&b](const char* field) {
+      return b.contains(field) && b[field].is_number() ? b[field].get<double>() : NAN;
+    };
+    const double t = to_us(number("real_time"), unit);
     if (agg == "median") {
       e.median_us = t;
-      e.host_us = b.value("host_us", NAN);
-      e.footprint = b.value("footprint_bytes", NAN);
+      e.host_us = number("host_us");
+      e.footprint = number("footprint_bytes");
     } else {
       e.stddev_us = t;
     }

@@ -54,6 +54,13 @@ TEST(BenchSummary, DerivesMappingPerGibRatioToFloorAndUploadSavings) {
   EXPECT_NE(md.find("| 1 GiB | 20.0 us | - | 1.40 ms | - |"), std::string::npos) << md;
 }
 
+TEST(BenchSummary, ReadsGoogleBenchmarksBareNanAsMissing) {
+  std::string text = sample();
+  const std::string marker = "\"footprint_bytes\":0.000000}";
+  text.replace(text.find(marker), marker.size(), "\"footprint_bytes\": NaN}");
+  EXPECT_NO_THROW((void)bench_summary_markdown(text, "nan.json"));
+}
+
 TEST(BenchSummary, RefusesTextThatIsNotAGmemBenchResult) {
   using gmem::profiler::report_error;
   try {
