@@ -2,6 +2,7 @@
 // allocator layer versus the same raw CUDA calls (goal: at most 1.05x), one read of the four
 // counters, and a launch loop with the sampler off and on. All host time.
 
+#include <algorithm>
 #include <optional>
 
 #include "benchmarks.hpp"
@@ -14,50 +15,72 @@ namespace {
 constexpr int pairs = 500;  // 500 alloc + 500 free nodes
 constexpr std::uint64_t node_bytes = 2 * MiB;
 
-void build_with_gmem(benchmark::State& state) {
-  double total = 0;
-  for (auto _ : state) {
-    std::optional<graph> g;
-    std::optional<graph_exec> exec;
-    const double s = host_seconds([&] {
-      g.emplace("1000 memory nodes");
-      for (int i = 0; i < pairs; ++i) {
-        const auto a = g->add_alloc({node_bytes, ctx().device});
-        (void)g->add_free(a.ptr, {a.node});
-      }
-      exec.emplace(*g);
-    });
-    state.SetIterationTime(s);
-    total += s;
-  }
-  report(state, total, node_bytes, pairs, 0);
+double build_with_gmem() {
+  std::optional<graph> g;
+  std::optional<graph_exec> exec;
+  const double s = host_seconds([&] {
+    g.emplace("1000 memory nodes");
+    for (int i = 0; i < pairs; ++i) {
+      const auto a = g->add_alloc({node_bytes, ctx().device});
+      (void)g->add_free(a.ptr, {a.node});
+    }
+    exec.emplace(*g);
+  });
+  return s;  // destroyed untimed on return
 }
 
-void build_raw(benchmark::State& state) {
-  double total = 0;
+double build_raw() {
+  cudaGraph_t g = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  const double s = host_seconds([&] {
+    GMEM_CUDA_TRY(cudaGraphCreate(&g, 0));
+    for (int i = 0; i < pairs; ++i) {
+      cudaMemAllocNodeParams p{};
+      p.poolProps.allocType = cudaMemAllocationTypePinned;
+      p.poolProps.location.type = cudaMemLocationTypeDevice;
+      p.poolProps.location.id = ctx().device;
+      p.bytesize = node_bytes;
+      cudaGraphNode_t a = nullptr, f = nullptr;
+      GMEM_CUDA_TRY(cudaGraphAddMemAllocNode(&a, g, nullptr, 0, &p));
+      GMEM_CUDA_TRY(cudaGraphAddMemFreeNode(&f, g, &a, 1, p.dptr));
+    }
+    GMEM_CUDA_TRY(cudaGraphInstantiate(&exec, g, 0));
+  });
+  GMEM_CUDA_TRY(cudaGraphExecDestroy(exec));
+  GMEM_CUDA_TRY(cudaGraphDestroy(g));
+  return s;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n == 0 ? 0 : n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// Paired: each iteration builds through gmem and raw, in alternating order, so that drift
+// cancels; the ratio is the median of the per-iteration ratios. Manual time: gmem's.
+void build_instantiate(benchmark::State& state) {
+  std::vector<double> with_gmem, raw, ratio;
+  bool gmem_first = true;
   for (auto _ : state) {
-    cudaGraph_t g = nullptr;
-    cudaGraphExec_t exec = nullptr;
-    const double s = host_seconds([&] {
-      GMEM_CUDA_TRY(cudaGraphCreate(&g, 0));
-      for (int i = 0; i < pairs; ++i) {
-        cudaMemAllocNodeParams p{};
-        p.poolProps.allocType = cudaMemAllocationTypePinned;
-        p.poolProps.location.type = cudaMemLocationTypeDevice;
-        p.poolProps.location.id = ctx().device;
-        p.bytesize = node_bytes;
-        cudaGraphNode_t a = nullptr, f = nullptr;
-        GMEM_CUDA_TRY(cudaGraphAddMemAllocNode(&a, g, nullptr, 0, &p));
-        GMEM_CUDA_TRY(cudaGraphAddMemFreeNode(&f, g, &a, 1, p.dptr));
-      }
-      GMEM_CUDA_TRY(cudaGraphInstantiate(&exec, g, 0));
-    });
-    state.SetIterationTime(s);
-    total += s;
-    GMEM_CUDA_TRY(cudaGraphExecDestroy(exec));
-    GMEM_CUDA_TRY(cudaGraphDestroy(g));
+    double g = 0, r = 0;
+    if (gmem_first) {
+      g = build_with_gmem();
+      r = build_raw();
+    } else {
+      r = build_raw();
+      g = build_with_gmem();
+    }
+    gmem_first = !gmem_first;
+    state.SetIterationTime(g);
+    with_gmem.push_back(g);
+    raw.push_back(r);
+    ratio.push_back(g / r);
   }
-  report(state, total, node_bytes, pairs, 0);
+  state.counters["gmem_us"] = 1e6 * median(with_gmem);
+  state.counters["raw_us"] = 1e6 * median(raw);
+  state.counters["ratio"] = median(ratio);
+  state.counters["memory_nodes"] = 2 * pairs;
 }
 
 void read_counters_once(benchmark::State& state) {
@@ -70,51 +93,65 @@ void read_counters_once(benchmark::State& state) {
   report(state, total, 0, 0, 0);
 }
 
-void launch_loop(benchmark::State& state, int sampling_ms) {
+// Paired like build_instantiate: each iteration runs 1000 launches with the sampler off,
+// every 10 ms and every 1 ms, in rotating order. Manual time: the loop without the sampler.
+void launch_loop_with_sampler(benchmark::State& state) {
   graph g = make_graph(4 * MiB, 1, ctx().device);
   graph_exec exec(g);
   stream s;
   exec.launch(s);
   s.synchronize();
-  std::optional<profiler::sampler> smp;
-  if (sampling_ms > 0) {
-    smp.emplace(ctx().device);
-    smp->start_background(std::chrono::milliseconds(sampling_ms));
-  }
-  double total = 0;
-  for (auto _ : state) {
+  const auto loop = [&](int sampling_ms) {
+    std::optional<profiler::sampler> smp;
+    if (sampling_ms > 0) {
+      smp.emplace(ctx().device);
+      smp->start_background(std::chrono::milliseconds(sampling_ms));
+    }
     const double t = host_seconds([&] {
       for (int i = 0; i < 1000; ++i) exec.launch(s);
       s.synchronize();
     });
-    state.SetIterationTime(t);
-    total += t;
+    if (smp) smp->stop_background();
+    return t;
+  };
+  std::vector<double> off, on10, on1, r10, r1;
+  int rotation = 0;
+  for (auto _ : state) {
+    double t[3] = {0, 0, 0};
+    const int ms[3] = {0, 10, 1};
+    for (int k = 0; k < 3; ++k) {
+      const int which = (rotation + k) % 3;
+      t[which] = loop(ms[which]);
+    }
+    ++rotation;
+    state.SetIterationTime(t[0]);
+    off.push_back(t[0]);
+    on10.push_back(t[1]);
+    on1.push_back(t[2]);
+    r10.push_back(t[1] / t[0]);
+    r1.push_back(t[2] / t[0]);
   }
-  if (smp) smp->stop_background();
-  report(state, total, 4 * MiB, 1, 0);
-  state.counters["launches_per_iteration"] = 1000;
+  state.counters["off_us"] = 1e6 * median(off);
+  state.counters["sampler_10ms_us"] = 1e6 * median(on10);
+  state.counters["sampler_1ms_us"] = 1e6 * median(on1);
+  state.counters["overhead_10ms_pct"] = 100 * (median(r10) - 1);
+  state.counters["overhead_1ms_pct"] = 100 * (median(r1) - 1);
+  state.counters["launches_per_loop"] = 1000;
 }
 
 }  // namespace
 
 void register_overhead_benchmarks() {
-  const int reps = ctx().quick ? 3 : 9;
-  benchmark::RegisterBenchmark("overhead/build_instantiate/gmem/nodes:1000", build_with_gmem)
-      ->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(5)->Repetitions(reps)
-      ->ReportAggregatesOnly(true);
-  benchmark::RegisterBenchmark("overhead/build_instantiate/raw/nodes:1000", build_raw)
-      ->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(5)->Repetitions(reps)
-      ->ReportAggregatesOnly(true);
+  const int reps = ctx().quick ? 2 : 5;
+  benchmark::RegisterBenchmark("overhead/build_instantiate/nodes:1000", build_instantiate)
+      ->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(ctx().quick ? 6 : 21)
+      ->Repetitions(reps)->ReportAggregatesOnly(true);
   benchmark::RegisterBenchmark("overhead/read_counters", read_counters_once)
       ->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(2000)->Repetitions(reps)
       ->ReportAggregatesOnly(true);
-  for (int ms : {0, 10, 1}) {
-    benchmark::RegisterBenchmark(
-        ("overhead/launch_loop/sampler_ms:" + std::to_string(ms)).c_str(),
-        [ms](benchmark::State& st) { launch_loop(st, ms); })
-        ->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(20)->Repetitions(reps)
-        ->ReportAggregatesOnly(true);
-  }
+  benchmark::RegisterBenchmark("overhead/launch_loop_with_sampler", launch_loop_with_sampler)
+      ->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(ctx().quick ? 9 : 31)
+      ->Repetitions(reps)->ReportAggregatesOnly(true);
 }
 
 }  // namespace gmem::bench

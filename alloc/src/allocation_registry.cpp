@@ -9,29 +9,39 @@ allocation_registry& allocation_registry::global() {
   return registry;
 }
 
+namespace {
+
+const std::string& name_of(const shared_name& n) {
+  static const std::string unnamed = "?";
+  return n ? *n : unnamed;
+}
+
+}  // namespace
+
 void allocation_registry::on_alloc(std::uintptr_t address, graph_id graph,
-                                   const std::string& graph_name, std::size_t bytes,
+                                   const shared_name& graph_name, std::size_t bytes,
                                    int device) {
   std::lock_guard<std::mutex> lock(mutex_);
-  entries_[address] = entry{graph, graph_name, bytes, device, std::nullopt, {}};
+  entries_[address] = slot{graph, graph_name, bytes, device, std::nullopt, nullptr};
 }
 
 void allocation_registry::check_free_locked(std::uintptr_t address, graph_id graph,
-                                            const std::string& graph_name) const {
+                                            const shared_name& graph_name) const {
   const auto it = entries_.find(address);
   if (it == entries_.end()) {
-    throw usage_error("free node in graph '" + graph_name + "': no alloc node returned " +
+    throw usage_error("free node in graph '" + name_of(graph_name) + "': no alloc node returned " +
                       format_address(address) +
                       "; a free node can only free a graph allocation (from an alloc node or "
                       "a captured cudaMallocAsync); free other memory with cudaFree / "
                       "cudaFreeAsync");
   }
-  const entry& e = it->second;
+  const slot& e = it->second;
   if (e.freed_by) {
-    const std::string who = *e.freed_by == graph ? "this graph" : "graph '" + e.freed_by_name + "'";
-    throw usage_error("free node in graph '" + graph_name + "': the allocation of " +
+    const std::string who =
+        *e.freed_by == graph ? "this graph" : "graph '" + name_of(e.freed_by_name) + "'";
+    throw usage_error("free node in graph '" + name_of(graph_name) + "': the allocation of " +
                       format_bytes(e.bytes) + " at " + format_address(address) +
-                      " (made by graph '" + e.allocating_graph_name +
+                      " (made by graph '" + name_of(e.allocating_name) +
                       "') already has a free node in " + who +
                       "; an allocation is freed once: remove the second free node, or order "
                       "the users of the allocation before the first one");
@@ -39,16 +49,16 @@ void allocation_registry::check_free_locked(std::uintptr_t address, graph_id gra
 }
 
 void allocation_registry::check_free(std::uintptr_t address, graph_id graph,
-                                     const std::string& graph_name) const {
+                                     const shared_name& graph_name) const {
   std::lock_guard<std::mutex> lock(mutex_);
   check_free_locked(address, graph, graph_name);
 }
 
 void allocation_registry::on_free(std::uintptr_t address, graph_id graph,
-                                  const std::string& graph_name) {
+                                  const shared_name& graph_name) {
   std::lock_guard<std::mutex> lock(mutex_);
   check_free_locked(address, graph, graph_name);
-  entry& e = entries_.at(address);
+  slot& e = entries_.at(address);
   e.freed_by = graph;
   e.freed_by_name = graph_name;
 }
@@ -58,19 +68,19 @@ void allocation_registry::on_free_node_gone(std::uintptr_t address, graph_id gra
   const auto it = entries_.find(address);
   if (it != entries_.end() && it->second.freed_by == graph) {
     it->second.freed_by.reset();
-    it->second.freed_by_name.clear();
+    it->second.freed_by_name.reset();
   }
 }
 
 void allocation_registry::reassign(std::uintptr_t address, graph_id from, graph_id to,
-                                   const std::string& to_name) noexcept {
+                                   const shared_name& to_name) noexcept {
   std::lock_guard<std::mutex> lock(mutex_);
   const auto it = entries_.find(address);
   if (it == entries_.end()) return;
-  entry& e = it->second;
+  slot& e = it->second;
   if (e.allocating_graph == from) {
     e.allocating_graph = to;
-    e.allocating_graph_name = to_name;
+    e.allocating_name = to_name;
   }
   if (e.freed_by == from) {
     e.freed_by = to;
@@ -91,7 +101,9 @@ std::optional<allocation_registry::entry> allocation_registry::find(
   std::lock_guard<std::mutex> lock(mutex_);
   const auto it = entries_.find(address);
   if (it == entries_.end()) return std::nullopt;
-  return it->second;
+  const slot& e = it->second;
+  return entry{e.allocating_graph, name_of(e.allocating_name),          e.bytes, e.device,
+               e.freed_by,         e.freed_by ? name_of(e.freed_by_name) : ""};
 }
 
 }  // namespace gmem

@@ -17,30 +17,29 @@ graph_id next_graph_id() {
 }  // namespace
 
 graph_ledger::graph_ledger(std::string name, kind k, allocation_registry& registry)
-    : registry_(&registry), id_(next_graph_id()), name_(std::move(name)), kind_(k) {}
+    : registry_(&registry),
+      id_(next_graph_id()),
+      name_(std::make_shared<const std::string>(std::move(name))),
+      kind_(k) {}
 
 graph_ledger::~graph_ledger() {
   // Destroying a graph does not free its allocations: only entries freed inside this graph
   // are forgotten; unfreed ones can still be freed in a stream or by another graph.
-  for (auto it = allocs_.rbegin(); it != allocs_.rend(); ++it) {
-    const bool latest_for_address =
-        std::find_if(allocs_.rbegin(), it, [&](const alloc_record& r) {
-          return r.address == it->address;
-        }) == it;
-    if (latest_for_address && it->free_node) registry_->erase_if_owned(it->address, id_);
+  for (const auto& [address, index] : latest_) {
+    if (allocs_[index].free_node) registry_->erase_if_owned(address, id_);
   }
   for (const auto& f : foreign_frees_) registry_->on_free_node_gone(f.address, id_);
 }
 
 void graph_ledger::check_can_add_memory_node(const char* what) const {
   if (kind_ == kind::conditional_body) {
-    throw usage_error(std::string(what) + " in graph '" + name_ +
+    throw usage_error(std::string(what) + " in graph '" + name() +
                       "': this graph is the body of a conditional node, and conditional bodies "
                       "may not hold memory alloc or free nodes; allocate before the conditional "
                       "node in the parent graph and free after it");
   }
   if (kind_ == kind::moved_child) {
-    throw usage_error(std::string(what) + " in graph '" + name_ +
+    throw usage_error(std::string(what) + " in graph '" + name() +
                       "': this graph was moved into a parent as a child graph and can no longer "
                       "take memory nodes; add them to the child before moving it, or to the "
                       "parent");
@@ -48,28 +47,25 @@ void graph_ledger::check_can_add_memory_node(const char* what) const {
 }
 
 const alloc_record* graph_ledger::find_unfreed(std::uintptr_t address) const {
-  for (auto it = allocs_.rbegin(); it != allocs_.rend(); ++it) {
-    if (it->address == address && !it->free_node) return &*it;
-  }
-  return nullptr;
+  const alloc_record* latest = find_latest(address);
+  return latest && !latest->free_node ? latest : nullptr;
 }
 
 const alloc_record* graph_ledger::find_latest(std::uintptr_t address) const {
-  for (auto it = allocs_.rbegin(); it != allocs_.rend(); ++it) {
-    if (it->address == address) return &*it;
-  }
-  return nullptr;
+  const auto it = latest_.find(address);
+  return it == latest_.end() ? nullptr : &allocs_[it->second];
 }
 
 void graph_ledger::record_alloc(alloc_record record) {
   if (const alloc_record* live = find_unfreed(record.address)) {
-    throw usage_error("alloc node in graph '" + name_ + "': address " +
+    throw usage_error("alloc node in graph '" + name() + "': address " +
                       format_address(record.address) + " is already held by an unfreed " +
                       format_bytes(live->bytes) +
                       " allocation of this graph; an address can only be reused after its "
                       "free node");
   }
   registry_->on_alloc(record.address, id_, name_, record.bytes, record.device);
+  latest_[record.address] = allocs_.size();
   allocs_.push_back(std::move(record));
 }
 
@@ -79,7 +75,7 @@ free_target graph_ledger::check_free(std::uintptr_t address) const {
     return free_target::own_allocation;
   }
   if (const alloc_record* freed = find_latest(address)) {
-    throw usage_error("free node in graph '" + name_ + "': the allocation of " +
+    throw usage_error("free node in graph '" + name() + "': the allocation of " +
                       format_bytes(freed->bytes) + " at " + format_address(address) +
                       " already has a free node in this graph; an allocation is freed once: "
                       "remove the second free node");
@@ -89,15 +85,14 @@ free_target graph_ledger::check_free(std::uintptr_t address) const {
 }
 
 void graph_ledger::record_free(std::uintptr_t address, node_handle free_node) {
-  const free_target target = check_free(address);
+  commit_free(address, free_node, check_free(address));
+}
+
+void graph_ledger::commit_free(std::uintptr_t address, node_handle free_node,
+                               free_target target) {
   registry_->on_free(address, id_, name_);
   if (target == free_target::own_allocation) {
-    for (auto it = allocs_.rbegin(); it != allocs_.rend(); ++it) {
-      if (it->address == address && !it->free_node) {
-        it->free_node = free_node;
-        break;
-      }
-    }
+    allocs_[latest_.at(address)].free_node = free_node;
   } else {
     foreign_frees_.push_back({address, free_node});
   }
@@ -112,7 +107,7 @@ void graph_ledger::record_observed_free(std::uintptr_t address, node_handle free
 }
 
 void graph_ledger::check_instantiate(const instantiate_request& request) const {
-  const std::string where = "instantiating graph '" + name_ + "'";
+  const std::string where = "instantiating graph '" + name() + "'";
   if (request.device_launch && request.auto_free_on_launch) {
     throw usage_error(where + ": AutoFreeOnLaunch cannot be combined with device launch; "
                       "drop one of the two flags");
@@ -134,7 +129,7 @@ void graph_ledger::check_instantiate(const instantiate_request& request) const {
 
 void graph_ledger::check_clone() const {
   if (has_memory_nodes()) {
-    throw usage_error("cloning graph '" + name_ + "': it holds " +
+    throw usage_error("cloning graph '" + name() + "': it holds " +
                       std::to_string(alloc_count()) + " alloc node(s) and " +
                       std::to_string(free_count()) +
                       " free node(s), and graphs with memory nodes cannot be cloned; build a "
@@ -145,6 +140,7 @@ void graph_ledger::check_clone() const {
 void graph_ledger::absorb_child(graph_ledger& child) {
   for (auto& r : child.allocs_) {
     registry_->reassign(r.address, child.id_, id_, name_);
+    latest_[r.address] = allocs_.size();
     allocs_.push_back(std::move(r));
   }
   for (auto& f : child.foreign_frees_) {
@@ -152,6 +148,7 @@ void graph_ledger::absorb_child(graph_ledger& child) {
     foreign_frees_.push_back(f);
   }
   child.allocs_.clear();
+  child.latest_.clear();
   child.foreign_frees_.clear();
   child.mark_moved();
 }

@@ -27,16 +27,14 @@ std::string sample() {
                   row("floor/map" + g, "median", 1000) + "," +
                   row("pool/malloc_free_warm" + g, "median", 15, 0, 1073741824.0) + "," +
                   row("prealloc/steady_launch" + g, "median", 9, 0, 1073741824.0) + "," +
-                  row("overhead/build_instantiate/gmem/nodes:1000/iterations:5/repeats:9/manual_time",
-                      "median", 2100) +
-                  "," +
-                  row("overhead/build_instantiate/raw/nodes:1000/iterations:5/repeats:9/manual_time",
-                      "median", 2000) +
-                  "," + row("overhead/launch_loop/sampler_ms:0/iterations:20/repeats:9/manual_time",
-                            "median", 2000) +
-                  "," + row("overhead/launch_loop/sampler_ms:10/iterations:20/repeats:9/manual_time",
-                            "median", 2004) +
-                  "]";
+                  "{\"run_name\":\"overhead/build_instantiate/nodes:1000/iterations:21/repeats:5/"
+                  "manual_time\",\"run_type\":\"aggregate\",\"aggregate_name\":\"median\","
+                  "\"real_time\":2100,\"time_unit\":\"us\",\"gmem_us\":2100,\"raw_us\":2000,"
+                  "\"ratio\":1.05}," +
+                  "{\"run_name\":\"overhead/launch_loop_with_sampler/iterations:31/repeats:5/"
+                  "manual_time\",\"run_type\":\"aggregate\",\"aggregate_name\":\"median\","
+                  "\"real_time\":2000,\"time_unit\":\"us\",\"off_us\":2000,"
+                  "\"sampler_10ms_us\":2004,\"overhead_10ms_pct\":0.2}]";
   return "{\"context\":{\"device_name\":\"NVIDIA H100 80GB HBM3\",\"granularity_bytes\":\"33554432\","
          "\"date\":\"2026-11-22T03:00:00+00:00\",\"mode\":\"default\"},\"benchmarks\":" + b + "}";
 }
@@ -49,7 +47,10 @@ TEST(BenchSummary, DerivesMappingPerGibRatioToFloorAndUploadSavings) {
       << md;
   EXPECT_NE(md.find("NVIDIA H100 80GB HBM3"), std::string::npos);
   EXPECT_NE(md.find("32 MiB"), std::string::npos);
-  EXPECT_NE(md.find("1.050x the raw CUDA calls"), std::string::npos) << md;
+  EXPECT_NE(md.find("1.050x the same raw CUDA calls"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 1000 launches, sampler every 10 ms | 2.00 ms | +0.20% against no sampler |"),
+            std::string::npos)
+      << md;
   EXPECT_NE(md.find("+0.20% against no sampler"), std::string::npos) << md;
   EXPECT_NE(md.find("| 1 GiB | 20.0 us | - | 1.40 ms | - |"), std::string::npos) << md;
 }

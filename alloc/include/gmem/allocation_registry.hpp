@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -22,6 +23,10 @@ namespace gmem {
 
 /// Identifies a gmem graph (its ledger) for the lifetime of the process.
 using graph_id = std::uint64_t;
+
+/// A graph's name, shared by every record of the graph: recording an allocation copies no
+/// string (the registry is on the path of every alloc and free node).
+using shared_name = std::shared_ptr<const std::string>;
 
 class allocation_registry {
  public:
@@ -38,15 +43,15 @@ class allocation_registry {
   static allocation_registry& global();
 
   /// Records that `graph` made an allocation at `address` (replacing any stale entry).
-  void on_alloc(std::uintptr_t address, graph_id graph, const std::string& graph_name,
+  void on_alloc(std::uintptr_t address, graph_id graph, const shared_name& graph_name,
                 std::size_t bytes, int device);
 
   /// Records that `graph` holds the free node of `address`. Throws usage_error if no graph
   /// allocation is known at `address` or if another free node already frees it.
-  void on_free(std::uintptr_t address, graph_id graph, const std::string& graph_name);
+  void on_free(std::uintptr_t address, graph_id graph, const shared_name& graph_name);
 
   /// Like on_free, but only checks; changes nothing.
-  void check_free(std::uintptr_t address, graph_id graph, const std::string& graph_name) const;
+  void check_free(std::uintptr_t address, graph_id graph, const shared_name& graph_name) const;
 
   /// Forgets the free node `graph` held for `address` (its graph is gone). No-op otherwise.
   void on_free_node_gone(std::uintptr_t address, graph_id graph) noexcept;
@@ -54,7 +59,7 @@ class allocation_registry {
   /// Moves the entry of `address` (allocation and free node) from graph `from` to graph `to`:
   /// a child graph moved into its parent hands its records over.
   void reassign(std::uintptr_t address, graph_id from, graph_id to,
-                const std::string& to_name) noexcept;
+                const shared_name& to_name) noexcept;
 
   /// Erases the entry of `address` if `graph` still owns it.
   void erase_if_owned(std::uintptr_t address, graph_id graph) noexcept;
@@ -63,11 +68,19 @@ class allocation_registry {
   [[nodiscard]] std::optional<entry> find(std::uintptr_t address) const;
 
  private:
+  struct slot {
+    graph_id allocating_graph = 0;
+    shared_name allocating_name;
+    std::size_t bytes = 0;
+    int device = 0;
+    std::optional<graph_id> freed_by;
+    shared_name freed_by_name;
+  };
   void check_free_locked(std::uintptr_t address, graph_id graph,
-                         const std::string& graph_name) const;
+                         const shared_name& graph_name) const;
 
   mutable std::mutex mutex_;
-  std::unordered_map<std::uintptr_t, entry> entries_;
+  std::unordered_map<std::uintptr_t, slot> entries_;
 };
 
 }  // namespace gmem

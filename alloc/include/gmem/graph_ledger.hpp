@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "gmem/allocation_registry.hpp"
@@ -65,7 +66,7 @@ class graph_ledger {
   graph_ledger& operator=(const graph_ledger&) = delete;
 
   [[nodiscard]] graph_id id() const noexcept { return id_; }
-  [[nodiscard]] const std::string& name() const noexcept { return name_; }
+  [[nodiscard]] const std::string& name() const noexcept { return *name_; }
   [[nodiscard]] kind graph_kind() const noexcept { return kind_; }
 
   /// Throws usage_error if this graph may not hold memory nodes (conditional body, or a child
@@ -84,6 +85,11 @@ class graph_ledger {
   /// Records a free node for `address` (after check_free and the driver both accepted it).
   /// Throws usage_error as check_free does.
   void record_free(std::uintptr_t address, node_handle free_node);
+
+  /// Records a free node that check_free just returned `target` for, with nothing changed in
+  /// between (the fast path of graph::add_free: one check, not two). Throws usage_error only
+  /// if another graph claimed the free in the meantime.
+  void commit_free(std::uintptr_t address, node_handle free_node, free_target target);
 
   /// Records a free node found in a graph the driver already built (a capture): like
   /// record_free, but a free of an address gmem does not know is kept as a foreign free
@@ -128,7 +134,10 @@ class graph_ledger {
 
   allocation_registry* registry_;
   graph_id id_;
-  std::string name_;
+  shared_name name_;
+  /// Address -> index in allocs_ of its latest record (the unfreed one, if any: an address is
+  /// allocated again only after its free). Keeps add_alloc / add_free O(1).
+  std::unordered_map<std::uintptr_t, std::size_t> latest_;
   kind kind_;
   std::vector<alloc_record> allocs_;
   std::vector<foreign_free_record> foreign_frees_;
