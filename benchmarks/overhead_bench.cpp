@@ -15,24 +15,32 @@ namespace {
 constexpr int pairs = 500;  // 500 alloc + 500 free nodes
 constexpr std::uint64_t node_bytes = 2 * MiB;
 
-double build_with_gmem() {
+struct build_times {
+  double build = 0;        ///< creating the graph and adding its nodes
+  double instantiate = 0;  ///< instantiating it
+  [[nodiscard]] double total() const { return build + instantiate; }
+};
+
+build_times build_with_gmem() {
   std::optional<graph> g;
   std::optional<graph_exec> exec;
-  const double s = host_seconds([&] {
+  build_times t;
+  t.build = host_seconds([&] {
     g.emplace("1000 memory nodes");
     for (int i = 0; i < pairs; ++i) {
       const auto a = g->add_alloc({node_bytes, ctx().device});
       (void)g->add_free(a.ptr, {a.node});
     }
-    exec.emplace(*g);
   });
-  return s;  // destroyed untimed on return
+  t.instantiate = host_seconds([&] { exec.emplace(*g); });
+  return t;  // destroyed untimed on return
 }
 
-double build_raw() {
+build_times build_raw() {
   cudaGraph_t g = nullptr;
   cudaGraphExec_t exec = nullptr;
-  const double s = host_seconds([&] {
+  build_times t;
+  t.build = host_seconds([&] {
     GMEM_CUDA_TRY(cudaGraphCreate(&g, 0));
     for (int i = 0; i < pairs; ++i) {
       cudaMemAllocNodeParams p{};
@@ -44,11 +52,11 @@ double build_raw() {
       GMEM_CUDA_TRY(cudaGraphAddMemAllocNode(&a, g, nullptr, 0, &p));
       GMEM_CUDA_TRY(cudaGraphAddMemFreeNode(&f, g, &a, 1, p.dptr));
     }
-    GMEM_CUDA_TRY(cudaGraphInstantiate(&exec, g, 0));
   });
+  t.instantiate = host_seconds([&] { GMEM_CUDA_TRY(cudaGraphInstantiate(&exec, g, 0)); });
   GMEM_CUDA_TRY(cudaGraphExecDestroy(exec));
   GMEM_CUDA_TRY(cudaGraphDestroy(g));
-  return s;
+  return t;
 }
 
 double median(std::vector<double> v) {
@@ -60,10 +68,10 @@ double median(std::vector<double> v) {
 // Paired: each iteration builds through gmem and raw, in alternating order, so that drift
 // cancels; the ratio is the median of the per-iteration ratios. Manual time: gmem's.
 void build_instantiate(benchmark::State& state) {
-  std::vector<double> with_gmem, raw, ratio;
+  std::vector<double> with_gmem, raw, ratio, build_ratio, inst_ratio;
   bool gmem_first = true;
   for (auto _ : state) {
-    double g = 0, r = 0;
+    build_times g, r;
     if (gmem_first) {
       g = build_with_gmem();
       r = build_raw();
@@ -72,14 +80,18 @@ void build_instantiate(benchmark::State& state) {
       g = build_with_gmem();
     }
     gmem_first = !gmem_first;
-    state.SetIterationTime(g);
-    with_gmem.push_back(g);
-    raw.push_back(r);
-    ratio.push_back(g / r);
+    state.SetIterationTime(g.total());
+    with_gmem.push_back(g.total());
+    raw.push_back(r.total());
+    ratio.push_back(g.total() / r.total());
+    build_ratio.push_back(g.build / r.build);
+    inst_ratio.push_back(g.instantiate / r.instantiate);
   }
   state.counters["gmem_us"] = 1e6 * median(with_gmem);
   state.counters["raw_us"] = 1e6 * median(raw);
   state.counters["ratio"] = median(ratio);
+  state.counters["build_ratio"] = median(build_ratio);
+  state.counters["instantiate_ratio"] = median(inst_ratio);
   state.counters["memory_nodes"] = 2 * pairs;
 }
 

@@ -25,8 +25,8 @@ void allocation_registry::on_alloc(std::uintptr_t address, graph_id graph,
   entries_[address] = slot{graph, graph_name, bytes, device, std::nullopt, nullptr};
 }
 
-void allocation_registry::check_free_locked(std::uintptr_t address, graph_id graph,
-                                            const shared_name& graph_name) const {
+const allocation_registry::slot& allocation_registry::check_free_locked(
+    std::uintptr_t address, graph_id graph, const shared_name& graph_name) const {
   const auto it = entries_.find(address);
   if (it == entries_.end()) {
     throw usage_error("free node in graph '" + name_of(graph_name) + "': no alloc node returned " +
@@ -46,19 +46,20 @@ void allocation_registry::check_free_locked(std::uintptr_t address, graph_id gra
                       "; an allocation is freed once: remove the second free node, or order "
                       "the users of the allocation before the first one");
   }
+  return e;
 }
 
 void allocation_registry::check_free(std::uintptr_t address, graph_id graph,
                                      const shared_name& graph_name) const {
   std::lock_guard<std::mutex> lock(mutex_);
-  check_free_locked(address, graph, graph_name);
+  (void)check_free_locked(address, graph, graph_name);
 }
 
 void allocation_registry::on_free(std::uintptr_t address, graph_id graph,
                                   const shared_name& graph_name) {
   std::lock_guard<std::mutex> lock(mutex_);
-  check_free_locked(address, graph, graph_name);
-  slot& e = entries_.at(address);
+  // One lookup: the slot check_free_locked found is the one to mark.
+  slot& e = const_cast<slot&>(check_free_locked(address, graph, graph_name));
   e.freed_by = graph;
   e.freed_by_name = graph_name;
 }
@@ -93,6 +94,15 @@ void allocation_registry::erase_if_owned(std::uintptr_t address, graph_id graph)
   const auto it = entries_.find(address);
   if (it != entries_.end() && it->second.allocating_graph == graph) {
     entries_.erase(it);
+  }
+}
+
+void allocation_registry::erase_all_owned(const std::vector<std::uintptr_t>& addresses,
+                                          graph_id graph) noexcept {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (std::uintptr_t address : addresses) {
+    const auto it = entries_.find(address);
+    if (it != entries_.end() && it->second.allocating_graph == graph) entries_.erase(it);
   }
 }
 

@@ -88,10 +88,15 @@ graph_allocation graph::add_alloc(const alloc_request& request, const node_list&
 cudaGraphNode_t graph::add_free(void* ptr, const node_list& deps) {
   require_ordinary("adding a free node");
   ledger_->check_can_add_memory_node("free node");
-  const free_target target = ledger_->check_free(as_uint(ptr));
+  const free_target target = ledger_->claim_free(as_uint(ptr));
   cudaGraphNode_t node = nullptr;
-  GMEM_CUDA_TRY_CTX(cudaGraphAddMemFreeNode(&node, handle_, deps.data(), deps.size(), ptr),
-                    "free node of " + format_address(as_uint(ptr)) + " in " + in_graph(name()));
+  const cudaError_t err = cudaGraphAddMemFreeNode(&node, handle_, deps.data(), deps.size(), ptr);
+  if (err != cudaSuccess) {
+    ledger_->unclaim_free(as_uint(ptr));  // nothing was added: give the claim back
+    detail::throw_cuda_error(err, "cudaGraphAddMemFreeNode", __FILE__, __LINE__,
+                             "free node of " + format_address(as_uint(ptr)) + " in " +
+                                 in_graph(name()));
+  }
   ledger_->commit_free(as_uint(ptr), as_uint(node), target);
   return node;
 }

@@ -20,14 +20,19 @@ graph_ledger::graph_ledger(std::string name, kind k, allocation_registry& regist
     : registry_(&registry),
       id_(next_graph_id()),
       name_(std::make_shared<const std::string>(std::move(name))),
-      kind_(k) {}
+      kind_(k) {
+  latest_.reserve(64);
+}
 
 graph_ledger::~graph_ledger() {
   // Destroying a graph does not free its allocations: only entries freed inside this graph
   // are forgotten; unfreed ones can still be freed in a stream or by another graph.
+  std::vector<std::uintptr_t> freed_inside;
+  freed_inside.reserve(latest_.size());
   for (const auto& [address, index] : latest_) {
-    if (allocs_[index].free_node) registry_->erase_if_owned(address, id_);
+    if (allocs_[index].free_node) freed_inside.push_back(address);
   }
+  registry_->erase_all_owned(freed_inside, id_);
   for (const auto& f : foreign_frees_) registry_->on_free_node_gone(f.address, id_);
 }
 
@@ -85,12 +90,29 @@ free_target graph_ledger::check_free(std::uintptr_t address) const {
 }
 
 void graph_ledger::record_free(std::uintptr_t address, node_handle free_node) {
-  commit_free(address, free_node, check_free(address));
+  commit_free(address, free_node, claim_free(address));
+}
+
+free_target graph_ledger::claim_free(std::uintptr_t address) {
+  const alloc_record* own = find_unfreed(address);
+  if (own == nullptr) {
+    if (const alloc_record* freed = find_latest(address)) {
+      throw usage_error("free node in graph '" + name() + "': the allocation of " +
+                        format_bytes(freed->bytes) + " at " + format_address(address) +
+                        " already has a free node in this graph; an allocation is freed once: "
+                        "remove the second free node");
+    }
+  }
+  registry_->on_free(address, id_, name_);  // checks (another graph may free it) and claims
+  return own ? free_target::own_allocation : free_target::foreign_allocation;
+}
+
+void graph_ledger::unclaim_free(std::uintptr_t address) noexcept {
+  registry_->on_free_node_gone(address, id_);
 }
 
 void graph_ledger::commit_free(std::uintptr_t address, node_handle free_node,
                                free_target target) {
-  registry_->on_free(address, id_, name_);
   if (target == free_target::own_allocation) {
     allocs_[latest_.at(address)].free_node = free_node;
   } else {

@@ -14,10 +14,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <memory_resource>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 namespace gmem {
 
@@ -64,6 +66,9 @@ class allocation_registry {
   /// Erases the entry of `address` if `graph` still owns it.
   void erase_if_owned(std::uintptr_t address, graph_id graph) noexcept;
 
+  /// erase_if_owned for each of `addresses`, under one lock.
+  void erase_all_owned(const std::vector<std::uintptr_t>& addresses, graph_id graph) noexcept;
+
   /// The entry of `address`, if any.
   [[nodiscard]] std::optional<entry> find(std::uintptr_t address) const;
 
@@ -76,11 +81,13 @@ class allocation_registry {
     std::optional<graph_id> freed_by;
     shared_name freed_by_name;
   };
-  void check_free_locked(std::uintptr_t address, graph_id graph,
-                         const shared_name& graph_name) const;
+  const slot& check_free_locked(std::uintptr_t address, graph_id graph,
+                                const shared_name& graph_name) const;
 
   mutable std::mutex mutex_;
-  std::unordered_map<std::uintptr_t, slot> entries_;
+  // Entries come and go with every alloc node; a pool (guarded by mutex_) keeps that off malloc.
+  std::pmr::unsynchronized_pool_resource pool_;
+  std::pmr::unordered_map<std::uintptr_t, slot> entries_{&pool_};
 };
 
 }  // namespace gmem

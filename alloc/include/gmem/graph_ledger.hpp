@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory_resource>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -86,10 +87,13 @@ class graph_ledger {
   /// Throws usage_error as check_free does.
   void record_free(std::uintptr_t address, node_handle free_node);
 
-  /// Records a free node that check_free just returned `target` for, with nothing changed in
-  /// between (the fast path of graph::add_free: one check, not two). Throws usage_error only
-  /// if another graph claimed the free in the meantime.
+  /// The fast path of graph::add_free, in two steps around the driver call: claim_free checks
+  /// like check_free and claims the free in the registry at once (throws usage_error as
+  /// check_free does); then either commit_free records the node the driver made, or
+  /// unclaim_free gives the claim back when the driver refused.
+  [[nodiscard]] free_target claim_free(std::uintptr_t address);
   void commit_free(std::uintptr_t address, node_handle free_node, free_target target);
+  void unclaim_free(std::uintptr_t address) noexcept;
 
   /// Records a free node found in a graph the driver already built (a capture): like
   /// record_free, but a free of an address gmem does not know is kept as a foreign free
@@ -136,8 +140,10 @@ class graph_ledger {
   graph_id id_;
   shared_name name_;
   /// Address -> index in allocs_ of its latest record (the unfreed one, if any: an address is
-  /// allocated again only after its free). Keeps add_alloc / add_free O(1).
-  std::unordered_map<std::uintptr_t, std::size_t> latest_;
+  /// allocated again only after its free). Keeps add_alloc / add_free O(1). Its entries are
+  /// only ever added or overwritten, so they come from a monotonic buffer: no malloc per node.
+  std::pmr::monotonic_buffer_resource arena_;
+  std::pmr::unordered_map<std::uintptr_t, std::size_t> latest_{&arena_};
   kind kind_;
   std::vector<alloc_record> allocs_;
   std::vector<foreign_free_record> foreign_frees_;
