@@ -21,7 +21,7 @@ const std::string& name_of(const shared_name& n) {
 void allocation_registry::on_alloc(std::uintptr_t address, graph_id graph,
                                    const shared_name& graph_name, std::size_t bytes,
                                    int device) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<spin_mutex> lock(mutex_);
   entries_[address] = slot{graph, graph_name, bytes, device, std::nullopt, nullptr};
 }
 
@@ -51,13 +51,13 @@ const allocation_registry::slot& allocation_registry::check_free_locked(
 
 void allocation_registry::check_free(std::uintptr_t address, graph_id graph,
                                      const shared_name& graph_name) const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<spin_mutex> lock(mutex_);
   (void)check_free_locked(address, graph, graph_name);
 }
 
 void allocation_registry::on_free(std::uintptr_t address, graph_id graph,
                                   const shared_name& graph_name) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<spin_mutex> lock(mutex_);
   // One lookup: the slot check_free_locked found is the one to mark.
   slot& e = const_cast<slot&>(check_free_locked(address, graph, graph_name));
   e.freed_by = graph;
@@ -65,7 +65,7 @@ void allocation_registry::on_free(std::uintptr_t address, graph_id graph,
 }
 
 void allocation_registry::on_free_node_gone(std::uintptr_t address, graph_id graph) noexcept {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<spin_mutex> lock(mutex_);
   const auto it = entries_.find(address);
   if (it != entries_.end() && it->second.freed_by == graph) {
     it->second.freed_by.reset();
@@ -75,7 +75,7 @@ void allocation_registry::on_free_node_gone(std::uintptr_t address, graph_id gra
 
 void allocation_registry::reassign(std::uintptr_t address, graph_id from, graph_id to,
                                    const shared_name& to_name) noexcept {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<spin_mutex> lock(mutex_);
   const auto it = entries_.find(address);
   if (it == entries_.end()) return;
   slot& e = it->second;
@@ -90,7 +90,7 @@ void allocation_registry::reassign(std::uintptr_t address, graph_id from, graph_
 }
 
 void allocation_registry::erase_if_owned(std::uintptr_t address, graph_id graph) noexcept {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<spin_mutex> lock(mutex_);
   const auto it = entries_.find(address);
   if (it != entries_.end() && it->second.allocating_graph == graph) {
     entries_.erase(it);
@@ -99,7 +99,7 @@ void allocation_registry::erase_if_owned(std::uintptr_t address, graph_id graph)
 
 void allocation_registry::erase_all_owned(const std::vector<std::uintptr_t>& addresses,
                                           graph_id graph) noexcept {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<spin_mutex> lock(mutex_);
   for (std::uintptr_t address : addresses) {
     const auto it = entries_.find(address);
     if (it != entries_.end() && it->second.allocating_graph == graph) entries_.erase(it);
@@ -108,7 +108,7 @@ void allocation_registry::erase_all_owned(const std::vector<std::uintptr_t>& add
 
 std::optional<allocation_registry::entry> allocation_registry::find(
     std::uintptr_t address) const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<spin_mutex> lock(mutex_);
   const auto it = entries_.find(address);
   if (it == entries_.end()) return std::nullopt;
   const slot& e = it->second;

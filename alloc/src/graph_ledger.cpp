@@ -70,7 +70,7 @@ void graph_ledger::record_alloc(alloc_record record) {
                       "free node");
   }
   registry_->on_alloc(record.address, id_, name_, record.bytes, record.device);
-  latest_[record.address] = allocs_.size();
+  latest_.insert_or_assign(record.address, allocs_.size());
   allocs_.push_back(std::move(record));
 }
 
@@ -94,9 +94,10 @@ void graph_ledger::record_free(std::uintptr_t address, node_handle free_node) {
 }
 
 free_target graph_ledger::claim_free(std::uintptr_t address) {
-  const alloc_record* own = find_unfreed(address);
+  const alloc_record* latest = find_latest(address);  // one lookup for both questions
+  const alloc_record* own = latest && !latest->free_node ? latest : nullptr;
   if (own == nullptr) {
-    if (const alloc_record* freed = find_latest(address)) {
+    if (const alloc_record* freed = latest) {
       throw usage_error("free node in graph '" + name() + "': the allocation of " +
                         format_bytes(freed->bytes) + " at " + format_address(address) +
                         " already has a free node in this graph; an allocation is freed once: "

@@ -195,7 +195,7 @@ std::vector<scenario_result> address_reuse_chain(const scenario_context& ctx) {
   const int n = 8;
   const std::uint64_t bytes = 64 * MiB;
   graph g("address_reuse_chain");
-  node_list deps;
+  std::vector<cudaGraphNode_t> deps;
   for (int i = 0; i < n; ++i) {
     const auto a = g.add_alloc({bytes, ctx.device}, deps);
     deps = {g.add_free(a.ptr, {touch(g, a)})};
@@ -219,7 +219,7 @@ std::vector<scenario_result> many_small_chained(const scenario_context& ctx) {
   const int n = 256;
   const std::uint64_t bytes = 64 * 1024;
   graph g("many_small_chained");
-  node_list deps;
+  std::vector<cudaGraphNode_t> deps;
   for (int i = 0; i < n; ++i) {
     const auto a = g.add_alloc({bytes, ctx.device}, deps);
     deps = {g.add_free(a.ptr, {touch(g, a)})};
@@ -347,7 +347,7 @@ std::vector<scenario_result> outside_free_events(const scenario_context& ctx) {
 std::vector<scenario_result> child_graph_move(const scenario_context& ctx) {
   const std::uint64_t bytes = 128 * MiB;
   graph parent("child_graph_move");
-  node_list deps;
+  std::vector<cudaGraphNode_t> deps;
   for (int i = 0; i < 2; ++i) {
     graph child = single_graph("child " + std::to_string(i), bytes, ctx.device);
     deps = {parent.add_child_graph(deps, std::move(child))};

@@ -97,7 +97,7 @@ TEST_F(Profiler, ReaderSeesNodesEdgesAndMemoryParameters) {
 
 TEST_F(Profiler, ChainOfReusedAddressesHasTheBoundOfOneAllocation) {
   graph g("chain");
-  node_list deps;
+  std::vector<cudaGraphNode_t> deps;
   for (int i = 0; i < 4; ++i) {
     const auto a = g.add_alloc({64 * MiB, 0}, deps);
     deps = {g.add_free(a.ptr, {g.add_memset({a.node}, a.ptr, 0, 4096)})};

@@ -5,6 +5,7 @@
 #include <cuda_runtime_api.h>
 
 #include <array>
+#include <initializer_list>
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -17,8 +18,29 @@
 
 namespace gmem {
 
-/// Dependencies of a new node.
-using node_list = std::vector<cudaGraphNode_t>;
+/// The dependencies of a new node: a non-owning view, like std::span, over braces
+/// (`{a, b}`) or a std::vector. It never allocates (adding a node costs no more than the raw
+/// call); keep dependencies you build up in a std::vector<cudaGraphNode_t>, not in a node_list.
+class node_list {
+ public:
+  node_list() noexcept = default;
+// The braces' array lives until the end of the full expression that holds the call taking the
+// node_list, which is all a node_list is for: the compiler's lifetime warning does not apply.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Winit-list-lifetime"
+  node_list(std::initializer_list<cudaGraphNode_t> nodes) noexcept  // NOLINT: braces convert
+      : data_(nodes.begin()), size_(nodes.size()) {}
+#pragma GCC diagnostic pop
+  node_list(const std::vector<cudaGraphNode_t>& nodes) noexcept  // NOLINT: vectors convert
+      : data_(nodes.data()), size_(nodes.size()) {}
+  [[nodiscard]] const cudaGraphNode_t* data() const noexcept { return data_; }
+  [[nodiscard]] std::size_t size() const noexcept { return size_; }
+  [[nodiscard]] bool empty() const noexcept { return size_ == 0; }
+
+ private:
+  const cudaGraphNode_t* data_ = nullptr;
+  std::size_t size_ = 0;
+};
 
 /// What an alloc node returned: the fixed virtual address and the node itself.
 struct graph_allocation {
