@@ -22,7 +22,7 @@ void allocation_registry::on_alloc(std::uintptr_t address, graph_id graph,
                                    const shared_name& graph_name, std::size_t bytes,
                                    int device) {
   std::lock_guard<spin_mutex> lock(mutex_);
-  entries_[address] = slot{graph, graph_name, bytes, device, std::nullopt, nullptr};
+  entries_.insert_or_assign(address, slot{graph, graph_name, bytes, device, std::nullopt, nullptr});
 }
 
 const allocation_registry::slot& allocation_registry::check_free_locked(

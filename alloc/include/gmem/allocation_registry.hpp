@@ -43,6 +43,9 @@ class allocation_registry {
     std::string freed_by_name;
   };
 
+  /// An empty registry, with room for a few thousand live allocations before it rehashes.
+  allocation_registry() { entries_.reserve(4096); }
+
   /// The registry gmem graphs use unless told otherwise.
   static allocation_registry& global();
 
