@@ -1,6 +1,7 @@
 #include "gmem/profiler/report_io.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -447,6 +448,16 @@ fs::path directory_for(const std::string& path) {
 
 // A temporary file next to the target (a rename is atomic only within one file system); it
 // is closed and removed on destruction unless the rename over the target succeeded.
+// The process umask, read without changing it (umask() would, for every thread at once).
+mode_t current_umask() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("Umask:", 0) == 0) return static_cast<mode_t>(std::stoul(line.substr(6), nullptr, 8));
+  }
+  return 022;
+}
+
 class temp_file {
  public:
   temp_file(const fs::path& dir, const std::string& target) : target_(target) {
@@ -458,6 +469,8 @@ class temp_file {
     fd_ = ::mkstemp(buf.data());
     if (fd_ < 0) fail_write(target, "cannot create a file in its directory: " + errno_text(errno));
     name_ = buf.data();
+    // mkstemp makes the file 0600; a report is an ordinary file: 0666 less the umask.
+    (void)::fchmod(fd_, 0666 & ~current_umask());
   }
   ~temp_file() {
     if (fd_ >= 0) ::close(fd_);
