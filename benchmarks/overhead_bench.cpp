@@ -36,6 +36,39 @@ build_times build_with_gmem() {
   return t;  // destroyed untimed on return
 }
 
+// The raw calls plus only the ledger's bookkeeping (the ledger and the registry, on the real
+// addresses, interleaved with the driver's work as in gmem): splits gmem's cost between its
+// bookkeeping and the rest of its wrapper.
+build_times build_raw_with_ledger() {
+  cudaGraph_t g = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  std::optional<graph_ledger> ledger;
+  build_times t;
+  t.build = host_seconds([&] {
+    GMEM_CUDA_TRY(cudaGraphCreate(&g, 0));
+    ledger.emplace("1000 memory nodes");
+    for (int i = 0; i < pairs; ++i) {
+      cudaMemAllocNodeParams p{};
+      p.poolProps.allocType = cudaMemAllocationTypePinned;
+      p.poolProps.location.type = cudaMemLocationTypeDevice;
+      p.poolProps.location.id = ctx().device;
+      p.bytesize = node_bytes;
+      cudaGraphNode_t a = nullptr, f = nullptr;
+      GMEM_CUDA_TRY(cudaGraphAddMemAllocNode(&a, g, nullptr, 0, &p));
+      const auto address = reinterpret_cast<std::uintptr_t>(p.dptr);
+      ledger->record_alloc({address, node_bytes, ctx().device, {},
+                            reinterpret_cast<node_handle>(a), std::nullopt});
+      const free_target target = ledger->claim_free(address);
+      GMEM_CUDA_TRY(cudaGraphAddMemFreeNode(&f, g, &a, 1, p.dptr));
+      ledger->commit_free(address, reinterpret_cast<node_handle>(f), target);
+    }
+  });
+  t.instantiate = host_seconds([&] { GMEM_CUDA_TRY(cudaGraphInstantiate(&exec, g, 0)); });
+  GMEM_CUDA_TRY(cudaGraphExecDestroy(exec));
+  GMEM_CUDA_TRY(cudaGraphDestroy(g));
+  return t;
+}
+
 build_times build_raw() {
   cudaGraph_t g = nullptr;
   cudaGraphExec_t exec = nullptr;
@@ -68,18 +101,21 @@ double median(std::vector<double> v) {
 // Paired: each iteration builds through gmem and raw, in alternating order, so that drift
 // cancels; the ratio is the median of the per-iteration ratios. Manual time: gmem's.
 void build_instantiate(benchmark::State& state) {
-  std::vector<double> with_gmem, raw, ratio, build_ratio, inst_ratio;
+  std::vector<double> with_gmem, raw, ratio, build_ratio, inst_ratio, ledger_ratio;
   bool gmem_first = true;
   for (auto _ : state) {
-    build_times g, r;
+    build_times g, r, l;
     if (gmem_first) {
       g = build_with_gmem();
+      l = build_raw_with_ledger();
       r = build_raw();
     } else {
       r = build_raw();
+      l = build_raw_with_ledger();
       g = build_with_gmem();
     }
     gmem_first = !gmem_first;
+    ledger_ratio.push_back(l.build / r.build);
     state.SetIterationTime(g.total());
     with_gmem.push_back(g.total());
     raw.push_back(r.total());
@@ -92,6 +128,7 @@ void build_instantiate(benchmark::State& state) {
   state.counters["ratio"] = median(ratio);
   state.counters["build_ratio"] = median(build_ratio);
   state.counters["instantiate_ratio"] = median(inst_ratio);
+  state.counters["ledger_only_build_ratio"] = median(ledger_ratio);
   state.counters["memory_nodes"] = 2 * pairs;
 }
 
