@@ -1,14 +1,11 @@
 #include "gmem/allocation_registry.hpp"
 
+#include <algorithm>
+
+#include "gmem/graph_ledger.hpp"
 #include "gmem/usage_error.hpp"
 
 namespace gmem {
-
-allocation_registry& allocation_registry::global() {
-  static allocation_registry registry;
-  return registry;
-}
-
 namespace {
 
 const std::string& name_of(const shared_name& n) {
@@ -16,104 +13,156 @@ const std::string& name_of(const shared_name& n) {
   return n ? *n : unnamed;
 }
 
-}  // namespace
-
-void allocation_registry::on_alloc(std::uintptr_t address, graph_id graph,
-                                   const shared_name& graph_name, std::size_t bytes,
-                                   int device) {
-  std::lock_guard<spin_mutex> lock(mutex_);
-  entries_.insert_or_assign(address, slot{graph, graph_name, bytes, device, std::nullopt, nullptr});
+[[noreturn]] void already_freed(const std::string& claimer, std::size_t bytes,
+                                std::uintptr_t address, const std::string& allocator,
+                                const std::string& freer) {
+  throw usage_error("free node in graph '" + claimer + "': the allocation of " +
+                    format_bytes(bytes) + " at " + format_address(address) + " (made by graph '" +
+                    allocator + "') already has a free node in graph '" + freer +
+                    "'; an allocation is freed once: remove the second free node, or order the "
+                    "users of the allocation before the first one");
 }
 
-const allocation_registry::slot& allocation_registry::check_free_locked(
-    std::uintptr_t address, graph_id graph, const shared_name& graph_name) const {
-  const auto it = entries_.find(address);
-  if (it == entries_.end()) {
-    throw usage_error("free node in graph '" + name_of(graph_name) + "': no alloc node returned " +
+}  // namespace
+
+allocation_registry& allocation_registry::global() {
+  static allocation_registry registry;
+  return registry;
+}
+
+void allocation_registry::enter(graph_ledger* ledger) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  live_.push_back(ledger);
+}
+
+void allocation_registry::leave(graph_ledger* ledger) noexcept {
+  std::lock_guard<std::mutex> lock(mutex_);
+  live_.erase(std::remove(live_.begin(), live_.end(), ledger), live_.end());
+  std::vector<std::uintptr_t> claims_made;
+  {
+    std::lock_guard<detail::spin_mutex> own(ledger->mu_);
+    for (const auto& [address, index] : ledger->latest_) {
+      const alloc_record& r = ledger->allocs_[index];
+      if (r.free_node) {
+        orphans_.erase(address);  // freed inside: any older orphan at this address is stale
+        continue;
+      }
+      orphan o{ledger->id_, ledger->name_, r.bytes, r.device, std::nullopt, nullptr};
+      if (const auto c = ledger->claims_.find(address); c != ledger->claims_.end()) {
+        o.claimed_by = c->second.first;
+        o.claimed_name = c->second.second;
+      }
+      orphans_[address] = std::move(o);
+    }
+    for (const auto& f : ledger->foreign_frees_) claims_made.push_back(f.address);
+  }
+  for (std::uintptr_t address : claims_made) {  // one ledger lock at a time
+    for (graph_ledger* other : live_) {
+      std::lock_guard<detail::spin_mutex> l(other->mu_);
+      const auto c = other->claims_.find(address);
+      if (c != other->claims_.end() && c->second.first == ledger->id_) other->claims_.erase(c);
+    }
+    if (const auto o = orphans_.find(address);
+        o != orphans_.end() && o->second.claimed_by == ledger->id_) {
+      o->second.claimed_by.reset();
+      o->second.claimed_name.reset();
+    }
+  }
+}
+
+void allocation_registry::claim_foreign(std::uintptr_t address, const graph_ledger& claimer,
+                                        bool claim) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (graph_ledger* owner : live_) {
+    if (owner == &claimer) continue;
+    std::lock_guard<detail::spin_mutex> l(owner->mu_);
+    const auto it = owner->latest_.find(address);
+    if (it == owner->latest_.end()) continue;
+    const alloc_record& r = owner->allocs_[it->second];
+    if (r.free_node) already_freed(claimer.name(), r.bytes, address, owner->name(), owner->name());
+    if (const auto c = owner->claims_.find(address); c != owner->claims_.end()) {
+      already_freed(claimer.name(), r.bytes, address, owner->name(), name_of(c->second.second));
+    }
+    if (claim) owner->claims_.emplace(address, std::make_pair(claimer.id(), claimer.name_));
+    return;
+  }
+  const auto o = orphans_.find(address);
+  if (o == orphans_.end()) {
+    throw usage_error("free node in graph '" + claimer.name() + "': no alloc node returned " +
                       format_address(address) +
                       "; a free node can only free a graph allocation (from an alloc node or "
                       "a captured cudaMallocAsync); free other memory with cudaFree / "
                       "cudaFreeAsync");
   }
-  const slot& e = it->second;
-  if (e.freed_by) {
-    const std::string who =
-        *e.freed_by == graph ? "this graph" : "graph '" + name_of(e.freed_by_name) + "'";
-    throw usage_error("free node in graph '" + name_of(graph_name) + "': the allocation of " +
-                      format_bytes(e.bytes) + " at " + format_address(address) +
-                      " (made by graph '" + name_of(e.allocating_name) +
-                      "') already has a free node in " + who +
-                      "; an allocation is freed once: remove the second free node, or order "
-                      "the users of the allocation before the first one");
+  if (o->second.claimed_by) {
+    already_freed(claimer.name(), o->second.bytes, address, name_of(o->second.allocating_name),
+                  o->second.claimed_by == claimer.id() ? claimer.name()
+                                                       : name_of(o->second.claimed_name));
   }
-  return e;
-}
-
-void allocation_registry::check_free(std::uintptr_t address, graph_id graph,
-                                     const shared_name& graph_name) const {
-  std::lock_guard<spin_mutex> lock(mutex_);
-  (void)check_free_locked(address, graph, graph_name);
-}
-
-void allocation_registry::on_free(std::uintptr_t address, graph_id graph,
-                                  const shared_name& graph_name) {
-  std::lock_guard<spin_mutex> lock(mutex_);
-  // One lookup: the slot check_free_locked found is the one to mark.
-  slot& e = const_cast<slot&>(check_free_locked(address, graph, graph_name));
-  e.freed_by = graph;
-  e.freed_by_name = graph_name;
-}
-
-void allocation_registry::on_free_node_gone(std::uintptr_t address, graph_id graph) noexcept {
-  std::lock_guard<spin_mutex> lock(mutex_);
-  const auto it = entries_.find(address);
-  if (it != entries_.end() && it->second.freed_by == graph) {
-    it->second.freed_by.reset();
-    it->second.freed_by_name.reset();
+  if (claim) {
+    o->second.claimed_by = claimer.id();
+    o->second.claimed_name = claimer.name_;
   }
 }
 
-void allocation_registry::reassign(std::uintptr_t address, graph_id from, graph_id to,
-                                   const shared_name& to_name) noexcept {
-  std::lock_guard<spin_mutex> lock(mutex_);
-  const auto it = entries_.find(address);
-  if (it == entries_.end()) return;
-  slot& e = it->second;
-  if (e.allocating_graph == from) {
-    e.allocating_graph = to;
-    e.allocating_name = to_name;
+void allocation_registry::unclaim_foreign(std::uintptr_t address, graph_id claimer) noexcept {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (graph_ledger* owner : live_) {
+    std::lock_guard<detail::spin_mutex> l(owner->mu_);
+    const auto c = owner->claims_.find(address);
+    if (c != owner->claims_.end() && c->second.first == claimer) {
+      owner->claims_.erase(c);
+      return;
+    }
   }
-  if (e.freed_by == from) {
-    e.freed_by = to;
-    e.freed_by_name = to_name;
-  }
-}
-
-void allocation_registry::erase_if_owned(std::uintptr_t address, graph_id graph) noexcept {
-  std::lock_guard<spin_mutex> lock(mutex_);
-  const auto it = entries_.find(address);
-  if (it != entries_.end() && it->second.allocating_graph == graph) {
-    entries_.erase(it);
+  if (const auto o = orphans_.find(address);
+      o != orphans_.end() && o->second.claimed_by == claimer) {
+    o->second.claimed_by.reset();
+    o->second.claimed_name.reset();
   }
 }
 
-void allocation_registry::erase_all_owned(const std::vector<std::uintptr_t>& addresses,
-                                          graph_id graph) noexcept {
-  std::lock_guard<spin_mutex> lock(mutex_);
+void allocation_registry::transfer_claims(const std::vector<std::uintptr_t>& addresses,
+                                          graph_id from, graph_id to,
+                                          const shared_name& to_name) noexcept {
+  std::lock_guard<std::mutex> lock(mutex_);
   for (std::uintptr_t address : addresses) {
-    const auto it = entries_.find(address);
-    if (it != entries_.end() && it->second.allocating_graph == graph) entries_.erase(it);
+    for (graph_ledger* owner : live_) {
+      std::lock_guard<detail::spin_mutex> l(owner->mu_);
+      const auto c = owner->claims_.find(address);
+      if (c != owner->claims_.end() && c->second.first == from) c->second = {to, to_name};
+    }
+    if (const auto o = orphans_.find(address);
+        o != orphans_.end() && o->second.claimed_by == from) {
+      o->second.claimed_by = to;
+      o->second.claimed_name = to_name;
+    }
   }
 }
 
 std::optional<allocation_registry::entry> allocation_registry::find(
     std::uintptr_t address) const {
-  std::lock_guard<spin_mutex> lock(mutex_);
-  const auto it = entries_.find(address);
-  if (it == entries_.end()) return std::nullopt;
-  const slot& e = it->second;
-  return entry{e.allocating_graph, name_of(e.allocating_name),          e.bytes, e.device,
-               e.freed_by,         e.freed_by ? name_of(e.freed_by_name) : ""};
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const graph_ledger* owner : live_) {
+    std::lock_guard<detail::spin_mutex> l(owner->mu_);
+    const auto it = owner->latest_.find(address);
+    if (it == owner->latest_.end()) continue;
+    const alloc_record& r = owner->allocs_[it->second];
+    entry e{owner->id(), owner->name(), r.bytes, r.device, std::nullopt, {}};
+    if (r.free_node) {
+      e.freed_by = owner->id();
+      e.freed_by_name = owner->name();
+    } else if (const auto c = owner->claims_.find(address); c != owner->claims_.end()) {
+      e.freed_by = c->second.first;
+      e.freed_by_name = name_of(c->second.second);
+    }
+    return e;
+  }
+  const auto o = orphans_.find(address);
+  if (o == orphans_.end()) return std::nullopt;
+  const orphan& x = o->second;
+  return entry{x.allocating_graph, name_of(x.allocating_name), x.bytes, x.device, x.claimed_by,
+               x.claimed_by ? name_of(x.claimed_name) : std::string()};
 }
 
 }  // namespace gmem

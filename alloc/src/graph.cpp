@@ -92,7 +92,7 @@ cudaGraphNode_t graph::add_free(void* ptr, const node_list& deps) {
   cudaGraphNode_t node = nullptr;
   const cudaError_t err = cudaGraphAddMemFreeNode(&node, handle_, deps.data(), deps.size(), ptr);
   if (err != cudaSuccess) {
-    ledger_->unclaim_free(as_uint(ptr));  // nothing was added: give the claim back
+    ledger_->unclaim_free(as_uint(ptr), target);  // nothing was added: give the claim back
     detail::throw_cuda_error(err, "cudaGraphAddMemFreeNode", __FILE__, __LINE__,
                              "free node of " + format_address(as_uint(ptr)) + " in " +
                                  in_graph(name()));

@@ -22,18 +22,14 @@ graph_ledger::graph_ledger(std::string name, kind k, allocation_registry& regist
       name_(std::make_shared<const std::string>(std::move(name))),
       kind_(k) {
   latest_.reserve(64);
+  registry_->enter(this);
 }
 
 graph_ledger::~graph_ledger() {
-  // Destroying a graph does not free its allocations: only entries freed inside this graph
-  // are forgotten; unfreed ones can still be freed in a stream or by another graph.
-  std::vector<std::uintptr_t> freed_inside;
-  freed_inside.reserve(latest_.size());
-  for (const auto& [address, index] : latest_) {
-    if (allocs_[index].free_node) freed_inside.push_back(address);
-  }
-  registry_->erase_all_owned(freed_inside, id_);
-  for (const auto& f : foreign_frees_) registry_->on_free_node_gone(f.address, id_);
+  // Destroying a graph does not free its allocations: the registry keeps the unfreed ones
+  // (they can still be freed in a stream or by another graph) and takes back this graph's
+  // claims on other graphs' allocations.
+  registry_->leave(this);
 }
 
 void graph_ledger::check_can_add_memory_node(const char* what) const {
@@ -62,6 +58,7 @@ const alloc_record* graph_ledger::find_latest(std::uintptr_t address) const {
 }
 
 void graph_ledger::record_alloc(alloc_record record) {
+  std::lock_guard<detail::spin_mutex> lock(mu_);
   if (const alloc_record* live = find_unfreed(record.address)) {
     throw usage_error("alloc node in graph '" + name() + "': address " +
                       format_address(record.address) + " is already held by an unfreed " +
@@ -69,23 +66,39 @@ void graph_ledger::record_alloc(alloc_record record) {
                       " allocation of this graph; an address can only be reused after its "
                       "free node");
   }
-  registry_->on_alloc(record.address, id_, name_, record.bytes, record.device);
   latest_.insert_or_assign(record.address, allocs_.size());
   allocs_.push_back(std::move(record));
 }
 
-free_target graph_ledger::check_free(std::uintptr_t address) const {
-  if (find_unfreed(address) != nullptr) {
-    registry_->check_free(address, id_, name_);  // another graph may already free it
-    return free_target::own_allocation;
-  }
-  if (const alloc_record* freed = find_latest(address)) {
+const alloc_record* graph_ledger::own_unfreed_or_throw(std::uintptr_t address) const {
+  const auto it = latest_.find(address);
+  if (it == latest_.end()) return nullptr;
+  const alloc_record& r = allocs_[it->second];
+  if (r.free_node) {
     throw usage_error("free node in graph '" + name() + "': the allocation of " +
-                      format_bytes(freed->bytes) + " at " + format_address(address) +
+                      format_bytes(r.bytes) + " at " + format_address(address) +
                       " already has a free node in this graph; an allocation is freed once: "
                       "remove the second free node");
   }
-  registry_->check_free(address, id_, name_);
+  if (const auto c = claims_.find(address); c != claims_.end()) {
+    throw usage_error("free node in graph '" + name() + "': the allocation of " +
+                      format_bytes(r.bytes) + " at " + format_address(address) +
+                      " (made by graph '" + name() + "') already has a free node in graph '" +
+                      *c->second.second +
+                      "'; an allocation is freed once: remove the second free node, or order "
+                      "the users of the allocation before the first one");
+  }
+  return &r;
+}
+
+free_target graph_ledger::check_free(std::uintptr_t address) const {
+  {
+    std::lock_guard<detail::spin_mutex> lock(mu_);
+    if (own_unfreed_or_throw(address)) {
+      return free_target::own_allocation;
+    }
+  }
+  registry_->claim_foreign(address, *this, /*claim=*/false);
   return free_target::foreign_allocation;
 }
 
@@ -94,26 +107,32 @@ void graph_ledger::record_free(std::uintptr_t address, node_handle free_node) {
 }
 
 free_target graph_ledger::claim_free(std::uintptr_t address) {
-  const alloc_record* latest = find_latest(address);  // one lookup for both questions
-  const alloc_record* own = latest && !latest->free_node ? latest : nullptr;
-  if (own == nullptr) {
-    if (const alloc_record* freed = latest) {
-      throw usage_error("free node in graph '" + name() + "': the allocation of " +
-                        format_bytes(freed->bytes) + " at " + format_address(address) +
-                        " already has a free node in this graph; an allocation is freed once: "
-                        "remove the second free node");
+  {
+    std::lock_guard<detail::spin_mutex> lock(mu_);
+    if (const alloc_record* own = own_unfreed_or_throw(address)) {
+      // No other graph may claim it while the driver adds our node.
+      const_cast<alloc_record*>(own)->free_node = pending_free;
+      return free_target::own_allocation;
     }
   }
-  registry_->on_free(address, id_, name_);  // checks (another graph may free it) and claims
-  return own ? free_target::own_allocation : free_target::foreign_allocation;
+  registry_->claim_foreign(address, *this, /*claim=*/true);
+  return free_target::foreign_allocation;
 }
 
-void graph_ledger::unclaim_free(std::uintptr_t address) noexcept {
-  registry_->on_free_node_gone(address, id_);
+void graph_ledger::unclaim_free(std::uintptr_t address, free_target target) noexcept {
+  if (target == free_target::foreign_allocation) {
+    registry_->unclaim_foreign(address, id_);
+    return;
+  }
+  std::lock_guard<detail::spin_mutex> lock(mu_);
+  if (const auto it = latest_.find(address); it != latest_.end()) {
+    allocs_[it->second].free_node.reset();
+  }
 }
 
 void graph_ledger::commit_free(std::uintptr_t address, node_handle free_node,
                                free_target target) {
+  std::lock_guard<detail::spin_mutex> lock(mu_);
   if (target == free_target::own_allocation) {
     allocs_[latest_.at(address)].free_node = free_node;
   } else {
@@ -125,6 +144,7 @@ void graph_ledger::record_observed_free(std::uintptr_t address, node_handle free
   try {
     record_free(address, free_node);
   } catch (const usage_error&) {
+    std::lock_guard<detail::spin_mutex> lock(mu_);
     foreign_frees_.push_back({address, free_node});  // the driver is the authority here
   }
 }
@@ -161,19 +181,27 @@ void graph_ledger::check_clone() const {
 }
 
 void graph_ledger::absorb_child(graph_ledger& child) {
-  for (auto& r : child.allocs_) {
-    registry_->reassign(r.address, child.id_, id_, name_);
-    latest_[r.address] = allocs_.size();
+  std::vector<alloc_record> records;
+  std::vector<foreign_free_record> frees;
+  std::unordered_map<std::uintptr_t, std::pair<graph_id, shared_name>> claims;
+  {
+    std::lock_guard<detail::spin_mutex> lock(child.mu_);
+    records.swap(child.allocs_);
+    frees.swap(child.foreign_frees_);
+    claims.swap(child.claims_);
+    child.latest_.clear();
+    child.mark_moved();
+  }
+  std::vector<std::uintptr_t> claimed;
+  for (const auto& f : frees) claimed.push_back(f.address);
+  registry_->transfer_claims(claimed, child.id_, id_, name_);
+  std::lock_guard<detail::spin_mutex> lock(mu_);
+  for (auto& r : records) {
+    latest_.insert_or_assign(r.address, allocs_.size());
     allocs_.push_back(std::move(r));
   }
-  for (auto& f : child.foreign_frees_) {
-    registry_->reassign(f.address, child.id_, id_, name_);
-    foreign_frees_.push_back(f);
-  }
-  child.allocs_.clear();
-  child.latest_.clear();
-  child.foreign_frees_.clear();
-  child.mark_moved();
+  foreign_frees_.insert(foreign_frees_.end(), frees.begin(), frees.end());
+  claims_.insert(claims.begin(), claims.end());
 }
 
 std::vector<alloc_record> graph_ledger::unfreed() const {

@@ -93,7 +93,7 @@ class graph_ledger {
   /// unclaim_free gives the claim back when the driver refused.
   [[nodiscard]] free_target claim_free(std::uintptr_t address);
   void commit_free(std::uintptr_t address, node_handle free_node, free_target target);
-  void unclaim_free(std::uintptr_t address) noexcept;
+  void unclaim_free(std::uintptr_t address, free_target target) noexcept;
 
   /// Records a free node found in a graph the driver already built (a capture): like
   /// record_free, but a free of an address gmem does not know is kept as a foreign free
@@ -120,6 +120,8 @@ class graph_ledger {
   /// Becomes a moved child: no memory nodes may be added any more.
   void mark_moved() noexcept { kind_ = kind::moved_child; }
 
+  // The queries below are for the thread that builds the graph (other threads reach a ledger
+  // only through the registry, under its lock).
   [[nodiscard]] const std::vector<alloc_record>& allocations() const noexcept { return allocs_; }
   [[nodiscard]] const std::vector<foreign_free_record>& foreign_frees() const noexcept {
     return foreign_frees_;
@@ -133,9 +135,19 @@ class graph_ledger {
   [[nodiscard]] std::size_t free_count() const noexcept;
 
  private:
+  friend class allocation_registry;
+  /// A free node is being added for this record (between claim_free and commit_free).
+  static constexpr node_handle pending_free = ~node_handle{0};
+
   [[nodiscard]] const alloc_record* find_unfreed(std::uintptr_t address) const;
   [[nodiscard]] const alloc_record* find_latest(std::uintptr_t address) const;
+  /// The record of `address` if this graph allocated it; throws usage_error when it did and the
+  /// allocation already has a free node (here or, by claim, in another graph). Call with mu_.
+  [[nodiscard]] const alloc_record* own_unfreed_or_throw(std::uintptr_t address) const;
 
+  /// Guards what other threads may read through the registry (latest_, allocs_' free nodes,
+  /// claims_); the owner's own calls take it too, uncontended.
+  mutable detail::spin_mutex mu_;
   allocation_registry* registry_;
   graph_id id_;
   shared_name name_;
@@ -144,6 +156,8 @@ class graph_ledger {
   /// only ever added or overwritten, so they come from a monotonic buffer: no malloc per node.
   std::pmr::monotonic_buffer_resource arena_;
   std::pmr::unordered_map<std::uintptr_t, std::size_t> latest_{&arena_};
+  /// Allocations of this graph that another graph frees: address -> that graph.
+  std::unordered_map<std::uintptr_t, std::pair<graph_id, shared_name>> claims_;
   kind kind_;
   std::vector<alloc_record> allocs_;
   std::vector<foreign_free_record> foreign_frees_;
