@@ -58,8 +58,8 @@ void graph::require_ordinary(const char* what) const {
 graph_allocation graph::add_alloc(const alloc_request& request, const node_list& deps) {
   require_ordinary("adding an alloc node");
   ledger_->check_can_add_memory_node("alloc node");
-  const std::vector<int> peers =
-      validate_alloc_request(request, device_count(), can_access_peer, name());
+  static const peer_access_query query = can_access_peer;  // made once, not per node
+  const std::vector<int> peers = validate_alloc_request(request, device_count(), query, name());
 
   std::vector<cudaMemAccessDesc> descs(peers.size());
   for (std::size_t i = 0; i < peers.size(); ++i) {

@@ -22,6 +22,7 @@ graph_ledger::graph_ledger(std::string name, kind k, allocation_registry& regist
       name_(std::make_shared<const std::string>(std::move(name))),
       kind_(k) {
   latest_.reserve(64);
+  allocs_.reserve(64);
   registry_->enter(this);
 }
 
