@@ -7,8 +7,11 @@
 //  - an address may appear in several alloc records of one graph (the driver reuses a virtual
 //    address once its free node is ordered before the next alloc node), but at most one of
 //    them is unfreed at any time;
-//  - a free of an address this graph did not allocate is a "foreign free"; it is registered
-//    with the allocation_registry, which lets only one graph hold the free node of an address;
+//  - a free of an address this graph did not allocate is a "foreign free": the
+//    allocation_registry finds the graph that made it and records the claim there, so that
+//    only one graph ever holds the free node of an address;
+//  - while a free node is being added, its record holds `pending_free`, so that no other
+//    graph can claim the same allocation in the meantime.
 //  - `live_execs` counts executable graphs instantiated from this graph and not yet destroyed.
 
 #include <cstddef>
@@ -59,7 +62,7 @@ class graph_ledger {
     moved_child          ///< a graph moved into a parent: no memory nodes may be added
   };
 
-  /// A ledger for graph `name`, registering addresses with `registry`.
+  /// A ledger for graph `name`, known to `registry` for cross-graph frees until destroyed.
   explicit graph_ledger(std::string name, kind k = kind::ordinary,
                         allocation_registry& registry = allocation_registry::global());
   ~graph_ledger();
@@ -87,10 +90,10 @@ class graph_ledger {
   /// Throws usage_error as check_free does.
   void record_free(std::uintptr_t address, node_handle free_node);
 
-  /// The fast path of graph::add_free, in two steps around the driver call: claim_free checks
-  /// like check_free and claims the free in the registry at once (throws usage_error as
-  /// check_free does); then either commit_free records the node the driver made, or
-  /// unclaim_free gives the claim back when the driver refused.
+  /// graph::add_free in two steps around the driver call: claim_free checks like check_free
+  /// and claims the free at once (in this ledger, or for a foreign allocation in its owner's;
+  /// throws usage_error as check_free does); then either commit_free records the node the
+  /// driver made, or unclaim_free gives the claim back when the driver refused.
   [[nodiscard]] free_target claim_free(std::uintptr_t address);
   void commit_free(std::uintptr_t address, node_handle free_node, free_target target);
   void unclaim_free(std::uintptr_t address, free_target target) noexcept;
