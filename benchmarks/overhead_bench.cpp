@@ -15,6 +15,16 @@ namespace {
 constexpr int pairs = 500;  // 500 alloc + 500 free nodes
 constexpr std::uint64_t node_bytes = 2 * MiB;
 
+/// What raw code passes to cudaGraphAddMemAllocNode for one of the benchmark's nodes.
+cudaMemAllocNodeParams raw_alloc_params() {
+  cudaMemAllocNodeParams p{};
+  p.poolProps.allocType = cudaMemAllocationTypePinned;
+  p.poolProps.location.type = cudaMemLocationTypeDevice;
+  p.poolProps.location.id = ctx().device;
+  p.bytesize = node_bytes;
+  return p;
+}
+
 struct build_times {
   double build = 0;        ///< creating the graph and adding its nodes
   double instantiate = 0;  ///< instantiating it
@@ -48,11 +58,7 @@ build_times build_raw_with_ledger() {
     GMEM_CUDA_TRY(cudaGraphCreate(&g, 0));
     ledger.emplace("1000 memory nodes");
     for (int i = 0; i < pairs; ++i) {
-      cudaMemAllocNodeParams p{};
-      p.poolProps.allocType = cudaMemAllocationTypePinned;
-      p.poolProps.location.type = cudaMemLocationTypeDevice;
-      p.poolProps.location.id = ctx().device;
-      p.bytesize = node_bytes;
+      cudaMemAllocNodeParams p = raw_alloc_params();
       cudaGraphNode_t a = nullptr, f = nullptr;
       GMEM_CUDA_TRY(cudaGraphAddMemAllocNode(&a, g, nullptr, 0, &p));
       const auto address = reinterpret_cast<std::uintptr_t>(p.dptr);
@@ -76,11 +82,7 @@ build_times build_raw() {
   t.build = host_seconds([&] {
     GMEM_CUDA_TRY(cudaGraphCreate(&g, 0));
     for (int i = 0; i < pairs; ++i) {
-      cudaMemAllocNodeParams p{};
-      p.poolProps.allocType = cudaMemAllocationTypePinned;
-      p.poolProps.location.type = cudaMemLocationTypeDevice;
-      p.poolProps.location.id = ctx().device;
-      p.bytesize = node_bytes;
+      cudaMemAllocNodeParams p = raw_alloc_params();
       cudaGraphNode_t a = nullptr, f = nullptr;
       GMEM_CUDA_TRY(cudaGraphAddMemAllocNode(&a, g, nullptr, 0, &p));
       GMEM_CUDA_TRY(cudaGraphAddMemFreeNode(&f, g, &a, 1, p.dptr));
