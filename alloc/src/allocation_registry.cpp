@@ -41,11 +41,11 @@ void allocation_registry::leave(graph_ledger* ledger) noexcept {
   std::vector<std::uintptr_t> claims_made;
   {
     std::lock_guard<detail::spin_mutex> own(ledger->mu_);
-    for (const auto& [address, index] : ledger->latest_) {
+    ledger->latest_.for_each([&](std::uintptr_t address, std::size_t index) {
       const alloc_record& r = ledger->allocs_[index];
       if (r.free_node) {
         orphans_.erase(address);  // freed inside: any older orphan at this address is stale
-        continue;
+        return;
       }
       orphan o{ledger->id_, ledger->name_, r.bytes, r.device, std::nullopt, nullptr};
       if (const auto c = ledger->claims_.find(address); c != ledger->claims_.end()) {
@@ -53,7 +53,7 @@ void allocation_registry::leave(graph_ledger* ledger) noexcept {
         o.claimed_name = c->second.second;
       }
       orphans_[address] = std::move(o);
-    }
+    });
     for (const auto& f : ledger->foreign_frees_) claims_made.push_back(f.address);
   }
   for (std::uintptr_t address : claims_made) {  // one ledger lock at a time
@@ -76,9 +76,9 @@ void allocation_registry::claim_foreign(std::uintptr_t address, const graph_ledg
   for (graph_ledger* owner : live_) {
     if (owner == &claimer) continue;
     std::lock_guard<detail::spin_mutex> l(owner->mu_);
-    const auto it = owner->latest_.find(address);
-    if (it == owner->latest_.end()) continue;
-    const alloc_record& r = owner->allocs_[it->second];
+    const std::size_t i = owner->latest_.find(address);
+    if (i == address_index::npos) continue;
+    const alloc_record& r = owner->allocs_[i];
     if (r.free_node) already_freed(claimer.name(), r.bytes, address, owner->name(), owner->name());
     if (const auto c = owner->claims_.find(address); c != owner->claims_.end()) {
       already_freed(claimer.name(), r.bytes, address, owner->name(), name_of(c->second.second));
@@ -145,9 +145,9 @@ std::optional<allocation_registry::entry> allocation_registry::find(
   std::lock_guard<std::mutex> lock(mutex_);
   for (const graph_ledger* owner : live_) {
     std::lock_guard<detail::spin_mutex> l(owner->mu_);
-    const auto it = owner->latest_.find(address);
-    if (it == owner->latest_.end()) continue;
-    const alloc_record& r = owner->allocs_[it->second];
+    const std::size_t i = owner->latest_.find(address);
+    if (i == address_index::npos) continue;
+    const alloc_record& r = owner->allocs_[i];
     entry e{owner->id(), owner->name(), r.bytes, r.device, std::nullopt, {}};
     if (r.free_node) {
       e.freed_by = owner->id();

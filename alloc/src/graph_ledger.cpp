@@ -21,7 +21,6 @@ graph_ledger::graph_ledger(std::string name, kind k, allocation_registry& regist
       id_(next_graph_id()),
       name_(std::make_shared<const std::string>(std::move(name))),
       kind_(k) {
-  latest_.reserve(64);
   allocs_.reserve(64);
   registry_->enter(this);
 }
@@ -54,8 +53,8 @@ const alloc_record* graph_ledger::find_unfreed(std::uintptr_t address) const {
 }
 
 const alloc_record* graph_ledger::find_latest(std::uintptr_t address) const {
-  const auto it = latest_.find(address);
-  return it == latest_.end() ? nullptr : &allocs_[it->second];
+  const std::size_t i = latest_.find(address);
+  return i == address_index::npos ? nullptr : &allocs_[i];
 }
 
 void graph_ledger::record_alloc(alloc_record record) {
@@ -72,9 +71,9 @@ void graph_ledger::record_alloc(alloc_record record) {
 }
 
 const alloc_record* graph_ledger::own_unfreed_or_throw(std::uintptr_t address) const {
-  const auto it = latest_.find(address);
-  if (it == latest_.end()) return nullptr;
-  const alloc_record& r = allocs_[it->second];
+  const alloc_record* latest = find_latest(address);
+  if (latest == nullptr) return nullptr;
+  const alloc_record& r = *latest;
   if (r.free_node) {
     throw usage_error("free node in graph '" + name() + "': the allocation of " +
                       format_bytes(r.bytes) + " at " + format_address(address) +
@@ -126,8 +125,8 @@ void graph_ledger::unclaim_free(std::uintptr_t address, free_target target) noex
     return;
   }
   std::lock_guard<detail::spin_mutex> lock(mu_);
-  if (const auto it = latest_.find(address); it != latest_.end()) {
-    allocs_[it->second].free_node.reset();
+  if (const std::size_t i = latest_.find(address); i != address_index::npos) {
+    allocs_[i].free_node.reset();
   }
 }
 
@@ -135,7 +134,7 @@ void graph_ledger::commit_free(std::uintptr_t address, node_handle free_node,
                                free_target target) {
   std::lock_guard<detail::spin_mutex> lock(mu_);
   if (target == free_target::own_allocation) {
-    allocs_[latest_.at(address)].free_node = free_node;
+    allocs_[latest_.find(address)].free_node = free_node;
   } else {
     foreign_frees_.push_back({address, free_node});
   }

@@ -16,12 +16,12 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <memory_resource>
 #include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "gmem/address_index.hpp"
 #include "gmem/allocation_registry.hpp"
 
 namespace gmem {
@@ -155,10 +155,8 @@ class graph_ledger {
   graph_id id_;
   shared_name name_;
   /// Address -> index in allocs_ of its latest record (the unfreed one, if any: an address is
-  /// allocated again only after its free). Keeps add_alloc / add_free O(1). Its entries are
-  /// only ever added or overwritten, so they come from a monotonic buffer: no malloc per node.
-  std::pmr::monotonic_buffer_resource arena_;
-  std::pmr::unordered_map<std::uintptr_t, std::size_t> latest_{&arena_};
+  /// allocated again only after its free). Keeps add_alloc / add_free O(1).
+  address_index latest_;
   /// Allocations of this graph that another graph frees: address -> that graph.
   std::unordered_map<std::uintptr_t, std::pair<graph_id, shared_name>> claims_;
   kind kind_;
