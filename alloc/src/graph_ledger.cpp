@@ -150,13 +150,13 @@ void graph_ledger::record_observed_free(std::uintptr_t address, node_handle free
 }
 
 void graph_ledger::check_instantiate(const instantiate_request& request) const {
-  const std::string where = "instantiating graph '" + name() + "'";
+  const auto where = [this] { return "instantiating graph '" + name() + "'"; };
   if (request.device_launch && request.auto_free_on_launch) {
-    throw usage_error(where + ": AutoFreeOnLaunch cannot be combined with device launch; "
+    throw usage_error(where() + ": AutoFreeOnLaunch cannot be combined with device launch; "
                       "drop one of the two flags");
   }
   if (request.device_launch && has_memory_nodes()) {
-    throw usage_error(where + " for device launch: the graph holds " +
+    throw usage_error(where() + " for device launch: the graph holds " +
                       std::to_string(alloc_count()) + " alloc node(s) and " +
                       std::to_string(free_count()) +
                       " free node(s), and graphs with memory nodes cannot be launched from the "
@@ -164,7 +164,7 @@ void graph_ledger::check_instantiate(const instantiate_request& request) const {
                       "separate host-launched graph");
   }
   if (live_execs_ > 0 && has_memory_nodes()) {
-    throw usage_error(where + ": an executable graph of it already exists, and a graph with "
+    throw usage_error(where() + ": an executable graph of it already exists, and a graph with "
                       "memory nodes may have only one at a time; destroy the first "
                       "executable graph before instantiating again");
   }
