@@ -43,18 +43,6 @@ void holder::release(cudaStream_t s) {
   GMEM_CUDA_TRY(cudaStreamSynchronize(s));
 }
 
-void trim_graph_memory() {
-  GMEM_CUDA_TRY(cudaDeviceSynchronize());
-  GMEM_CUDA_TRY(cudaDeviceGraphMemTrim(ctx().device));
-}
-
-std::uint64_t reserved_graph_memory() {
-  std::uint64_t v = 0;
-  GMEM_CUDA_TRY(
-      cudaDeviceGetGraphMemAttribute(ctx().device, cudaGraphMemAttrReservedMemCurrent, &v));
-  return v;
-}
-
 void report(benchmark::State& state, double host_s_total, std::uint64_t bytes, int allocs,
             std::uint64_t footprint) {
   const double iters = static_cast<double>(state.iterations());

@@ -89,11 +89,6 @@ class holder {
   std::unique_ptr<graph_exec> exec_;
 };
 
-/// Trims the device's graph memory (after a device synchronize).
-void trim_graph_memory();
-
-/// The reserved graph memory of the device now.
-std::uint64_t reserved_graph_memory();
 
 /// Sets the per-iteration counters every benchmark reports.
 void report(benchmark::State& state, double host_s_total, std::uint64_t bytes, int allocs,

@@ -6,6 +6,7 @@
 
 #include "benchmarks.hpp"
 #include "bench_support.hpp"
+#include "gmem/profiler/counters.hpp"
 
 namespace gmem::bench {
 namespace {
@@ -51,7 +52,7 @@ void run_phase(benchmark::State& state, phase p, std::uint64_t bytes, int allocs
   if (p == phase::launch_with_unfreed_contention) hog = std::make_unique<holder>(bytes * allocs, dev);
   const auto fresh = [&] {
     exec.reset();
-    trim_graph_memory();
+    (void)profiler::trim(dev);
     exec = std::make_unique<graph_exec>(g);
   };
   if (!is_cold(p)) {  // warm: instantiated and launched once
@@ -59,7 +60,7 @@ void run_phase(benchmark::State& state, phase p, std::uint64_t bytes, int allocs
     exec->launch(s);
     s.synchronize();
   }
-  trim_graph_memory();
+  (void)profiler::trim(dev);
   double host_total = 0;
   std::uint64_t footprint = 0;
   for (auto _ : state) {
@@ -67,7 +68,7 @@ void run_phase(benchmark::State& state, phase p, std::uint64_t bytes, int allocs
     switch (p) {
       case phase::instantiate: {
         exec.reset();
-        trim_graph_memory();
+        (void)profiler::trim(dev);
         const double h = host_seconds([&] { exec = std::make_unique<graph_exec>(g); });
         r = {h, h};
         break;
@@ -98,14 +99,14 @@ void run_phase(benchmark::State& state, phase p, std::uint64_t bytes, int allocs
         if (!exec) exec = std::make_unique<graph_exec>(g);
         exec->launch(s);
         s.synchronize();
-        trim_graph_memory();
+        (void)profiler::trim(dev);
         r = timer.time(s, [&] { exec->launch(s); });
         break;
       case phase::launch_with_unfreed_contention:
         // The holder owns the memory first, frees it, our graph launches onto it, and the
         // holder allocates it back: our relaunch must remap (see README).
         if (!exec) exec = std::make_unique<graph_exec>(g);
-        trim_graph_memory();
+        (void)profiler::trim(dev);
         hog->hold(s);
         hog->release(s);
         exec->launch(s);
@@ -117,11 +118,11 @@ void run_phase(benchmark::State& state, phase p, std::uint64_t bytes, int allocs
     }
     state.SetIterationTime(r.gpu_s);
     host_total += r.host_s;
-    footprint = std::max(footprint, reserved_graph_memory());
+    footprint = std::max(footprint, profiler::read_counters(dev).reserved_current);
   }
   report(state, host_total, bytes, allocs, footprint);
   exec.reset();
-  trim_graph_memory();
+  (void)profiler::trim(dev);
 }
 
 }  // namespace

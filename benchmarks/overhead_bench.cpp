@@ -2,12 +2,12 @@
 // allocator layer versus the same raw CUDA calls (goal: at most 1.05x), one read of the four
 // counters, and a launch loop with the sampler off and on. All host time.
 
-#include <algorithm>
 #include <optional>
 
 #include "benchmarks.hpp"
 #include "bench_support.hpp"
 #include "gmem/profiler/counters.hpp"
+#include "gmem/profiler/timing.hpp"
 
 namespace gmem::bench {
 namespace {
@@ -94,11 +94,8 @@ build_times build_raw() {
   return t;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n == 0 ? 0 : n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+/// The median of `v` (the profiler's order statistics).
+double median(std::vector<double> v) { return profiler::summarize_samples(std::move(v)).median_us; }
 
 // Paired: each iteration builds through gmem and raw, in alternating order, so that drift
 // cancels; the ratio is the median of the per-iteration ratios. Manual time: gmem's.

@@ -224,6 +224,20 @@ scenario_result profile_graph(cudaGraph_t g, const std::string& name,
     GMEM_CUDA_TRY(cudaDeviceSynchronize());
     exec.destroy();
   };
+  // A cold, uploaded executable graph (the upload finished).
+  const auto cold_uploaded = [&] {
+    cold();
+    exec.upload(s);
+    GMEM_CUDA_TRY(cudaStreamSynchronize(s));
+  };
+  // One finished, settled launch into `s`: the graph is mapped and its memory idle.
+  const auto launched_once = [&] {
+    exec.ensure();
+    exec.settle(s);
+    exec.launch(s);
+    GMEM_CUDA_TRY(cudaStreamSynchronize(s));
+    exec.settle(s);
+  };
   std::unique_ptr<blocker> hog;
 
   for (const std::string& p : phases) {
@@ -239,11 +253,7 @@ scenario_result profile_graph(cudaGraph_t g, const std::string& name,
       plan.reset = cold;
       plan.sample = [&] { return time_call([&] { exec.upload(s); }, s); };
     } else if (p == phase::first_launch_after_upload) {
-      plan.reset = [&] {
-        cold();
-        exec.upload(s);
-        GMEM_CUDA_TRY(cudaStreamSynchronize(s));
-      };
+      plan.reset = cold_uploaded;
       plan.sample = [&] { return launch_in(s); };
       plan.cleanup = settle_all;
     } else if (p == phase::first_launch_no_upload) {
@@ -263,26 +273,16 @@ scenario_result profile_graph(cudaGraph_t g, const std::string& name,
       plan.reset = [&] {
         exec.ensure();
         exec.settle(other);
-        exec.launch(s);
-        GMEM_CUDA_TRY(cudaStreamSynchronize(s));
-        exec.settle(s);
+        launched_once();
       };
       plan.sample = [&] { return launch_in(other); };
     } else if (p == phase::upload_then_launch_other_stream) {
-      plan.reset = [&] {
-        cold();
-        exec.upload(s);
-        GMEM_CUDA_TRY(cudaStreamSynchronize(s));
-      };
+      plan.reset = cold_uploaded;
       plan.sample = [&] { return launch_in(other); };
       plan.cleanup = settle_all;
     } else if (p == phase::launch_after_trim) {
       plan.reset = [&] {
-        exec.ensure();
-        exec.settle(s);
-        exec.launch(s);
-        GMEM_CUDA_TRY(cudaStreamSynchronize(s));
-        exec.settle(s);
+        launched_once();
         (void)trim(dev);
       };
       plan.sample = [&] { return launch_in(s); };
