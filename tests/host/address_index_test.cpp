@@ -46,4 +46,38 @@ TEST(AddressIndex, AgreesWithStdMapThroughGrowthAndCollidingAddresses) {
   EXPECT_EQ(idx.find(0x12345), address_index::npos);
 }
 
+TEST(AddressIndex, EmptyIndexTakesNoRoomAndFindsNothing) {
+  address_index idx;
+  EXPECT_EQ(idx.size(), 0u);
+  EXPECT_EQ(idx.find(0x200000), address_index::npos);
+  idx.clear();
+  std::size_t seen = 0;
+  idx.for_each([&](std::uintptr_t, std::size_t) { ++seen; });
+  EXPECT_EQ(seen, 0u);
+}
+
+TEST(AddressIndex, FindOrInsertAddsOnceAndHandsBackTheStoredSlot) {
+  address_index idx;
+  auto [first, added] = idx.find_or_insert(0x600000, 3);
+  EXPECT_TRUE(added);
+  EXPECT_EQ(first, 3u);
+  auto [again, added_again] = idx.find_or_insert(0x600000, 4);
+  EXPECT_FALSE(added_again);
+  EXPECT_EQ(again, 3u);  // the stored index, not the offered one
+  again = 5;             // the slot itself: the ledger overwrites it on address reuse
+  EXPECT_EQ(idx.find(0x600000), 5u);
+  EXPECT_EQ(idx.size(), 1u);
+  EXPECT_THROW((void)idx.find_or_insert(~std::uintptr_t{0}, 1), std::invalid_argument);
+}
+
+TEST(AddressIndex, ReserveKeepsEntriesAndRoomForWhatWasAsked) {
+  address_index idx;
+  for (std::uintptr_t i = 0; i < 10; ++i) idx.insert_or_assign(0x200000 * (i + 1), i);
+  idx.reserve(1000);
+  for (std::uintptr_t i = 0; i < 10; ++i) EXPECT_EQ(idx.find(0x200000 * (i + 1)), i);
+  EXPECT_EQ(idx.size(), 10u);
+  idx.reserve(1);  // never shrinks
+  EXPECT_EQ(idx.find(0x200000 * 10), 9u);
+}
+
 }  // namespace

@@ -6,9 +6,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <utility>
-#include <vector>
 
 namespace gmem {
 
@@ -16,12 +16,15 @@ class address_index {
  public:
   static constexpr std::size_t npos = ~std::size_t{0};
 
-  /// An empty index with room for `expected` entries before it grows.
-  explicit address_index(std::size_t expected = 64) { rehash(capacity_for(expected)); }
+  /// An index with room for `expected` entries before it grows; with 0 it takes no memory
+  /// until the first insert.
+  explicit address_index(std::size_t expected = 0) {
+    if (expected > 0) rehash(capacity_for(expected));
+  }
 
   /// The index stored for `address`, or npos.
   [[nodiscard]] std::size_t find(std::uintptr_t address) const noexcept {
-    if (address == empty) return npos;
+    if (address == empty || !slots_) return npos;
     for (std::size_t i = slot_of(address);; i = (i + 1) & mask_) {
       const entry& e = slots_[i];
       if (e.key == address) return e.value;
@@ -29,16 +32,36 @@ class address_index {
     }
   }
 
+  /// The stored index of `address` and false if there is one; otherwise stores `value` for
+  /// it and returns that and true. One probe for "look up, else add". The reference stays
+  /// valid until the next insert. `address` may not be all ones.
+  std::pair<std::size_t&, bool> find_or_insert(std::uintptr_t address, std::size_t value) {
+    if (address == empty) throw std::invalid_argument("address_index: the all-ones address");
+    if (2 * (size_ + 1) > capacity()) rehash(slots_ ? 2 * capacity() : capacity_for(1));
+    for (std::size_t i = slot_of(address);; i = (i + 1) & mask_) {
+      entry& e = slots_[i];
+      if (e.key == address) return {e.value, false};
+      if (e.key == empty) {
+        e = {address, value};
+        ++size_;
+        return {e.value, true};
+      }
+    }
+  }
+
+  /// Makes room for `expected` entries before the next growth.
+  void reserve(std::size_t expected) {
+    if (2 * expected > capacity()) rehash(capacity_for(expected));
+  }
+
   /// Stores `value` for `address` (replacing an earlier one). `address` may not be all ones.
   void insert_or_assign(std::uintptr_t address, std::size_t value) {
-    if (address == empty) throw std::invalid_argument("address_index: the all-ones address");
-    if (2 * (size_ + 1) > slots_.size()) rehash(slots_.size() * 2);
-    place(address, value);
+    find_or_insert(address, value).first = value;
   }
 
   /// Removes every entry (keeps the room).
   void clear() noexcept {
-    for (auto& e : slots_) e = entry{};
+    for (std::size_t i = 0; i < capacity(); ++i) slots_[i] = entry{};
     size_ = 0;
   }
 
@@ -47,8 +70,8 @@ class address_index {
   /// Calls f(address, index) for every entry, in no particular order.
   template <typename F>
   void for_each(F&& f) const {
-    for (const entry& e : slots_) {
-      if (e.key != empty) f(e.key, e.value);
+    for (std::size_t i = 0; i < capacity(); ++i) {
+      if (slots_[i].key != empty) f(slots_[i].key, slots_[i].value);
     }
   }
 
@@ -65,43 +88,32 @@ class address_index {
     return c;
   }
 
+  [[nodiscard]] std::size_t capacity() const noexcept { return slots_ ? mask_ + 1 : 0; }
+
   [[nodiscard]] std::size_t slot_of(std::uintptr_t address) const noexcept {
     // Fibonacci hashing of the address above its page offset: graph allocations are aligned,
     // so their low bits carry nothing.
     return static_cast<std::size_t>(((address >> 12) * 0x9E3779B97F4A7C15ull) >> shift_);
   }
 
-  void place(std::uintptr_t address, std::size_t value) {
-    for (std::size_t i = slot_of(address);; i = (i + 1) & mask_) {
-      entry& e = slots_[i];
-      if (e.key == address) {
-        e.value = value;
-        return;
-      }
-      if (e.key == empty) {
-        e = {address, value};
-        ++size_;
-        return;
-      }
-    }
-  }
-
-  void rehash(std::size_t capacity) {
-    std::vector<entry> old = std::move(slots_);
-    slots_.assign(capacity, entry{});
+  [[gnu::noinline]] void rehash(std::size_t capacity) {
+    std::unique_ptr<entry[]> old = std::move(slots_);
+    const std::size_t old_capacity = old ? mask_ + 1 : 0;
+    slots_ = std::make_unique<entry[]>(capacity);
     mask_ = capacity - 1;
     shift_ = 64;
     for (std::size_t c = capacity; c > 1; c >>= 1) --shift_;
     size_ = 0;
-    for (const entry& e : old) {
-      if (e.key != empty) place(e.key, e.value);
+    for (std::size_t i = 0; i < old_capacity; ++i) {
+      if (old[i].key != empty) find_or_insert(old[i].key, old[i].value);
     }
   }
 
-  std::vector<entry> slots_;
+  // 24 bytes, so that the ledger keeps its hot fields in one cache line.
+  std::unique_ptr<entry[]> slots_;
   std::size_t mask_ = 0;
-  unsigned shift_ = 64;
-  std::size_t size_ = 0;
+  std::uint32_t size_ = 0;
+  std::uint32_t shift_ = 64;
 };
 
 }  // namespace gmem
