@@ -62,11 +62,11 @@ build_times build_raw_with_ledger() {
       cudaGraphNode_t a = nullptr, f = nullptr;
       GMEM_CUDA_TRY(cudaGraphAddMemAllocNode(&a, g, nullptr, 0, &p));
       const auto address = reinterpret_cast<std::uintptr_t>(p.dptr);
-      ledger->record_alloc({address, node_bytes, ctx().device, {},
-                            reinterpret_cast<node_handle>(a), std::nullopt});
-      const free_target target = ledger->claim_free(address);
+      ledger->record_alloc(
+          {address, node_bytes, reinterpret_cast<node_handle>(a), std::nullopt, ctx().device});
+      const free_claim claim = ledger->claim_free(address);
       GMEM_CUDA_TRY(cudaGraphAddMemFreeNode(&f, g, &a, 1, p.dptr));
-      ledger->commit_free(address, reinterpret_cast<node_handle>(f), target);
+      ledger->commit_free(claim, reinterpret_cast<node_handle>(f));
     }
   });
   t.instantiate = host_seconds([&] { GMEM_CUDA_TRY(cudaGraphInstantiate(&exec, g, 0)); });

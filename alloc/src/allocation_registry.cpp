@@ -48,9 +48,9 @@ void allocation_registry::leave(graph_ledger* ledger) noexcept {
         return;
       }
       orphan o{ledger->id_, ledger->name_, r.bytes, r.device, std::nullopt, nullptr};
-      if (const auto c = ledger->claims_.find(address); c != ledger->claims_.end()) {
-        o.claimed_by = c->second.first;
-        o.claimed_name = c->second.second;
+      if (const auto* c = ledger->claim_of(address)) {
+        o.claimed_by = c->first;
+        o.claimed_name = c->second;
       }
       orphans_[address] = std::move(o);
     });
@@ -59,8 +59,7 @@ void allocation_registry::leave(graph_ledger* ledger) noexcept {
   for (std::uintptr_t address : claims_made) {  // one ledger lock at a time
     for (graph_ledger* other : live_) {
       std::lock_guard<detail::spin_mutex> l(other->mu_);
-      const auto c = other->claims_.find(address);
-      if (c != other->claims_.end() && c->second.first == ledger->id_) other->claims_.erase(c);
+      other->drop_claim(address, ledger->id_);
     }
     if (const auto o = orphans_.find(address);
         o != orphans_.end() && o->second.claimed_by == ledger->id_) {
@@ -80,10 +79,10 @@ void allocation_registry::claim_foreign(std::uintptr_t address, const graph_ledg
     if (i == address_index::npos) continue;
     const alloc_record& r = owner->allocs_[i];
     if (r.free_node) already_freed(claimer.name(), r.bytes, address, owner->name(), owner->name());
-    if (const auto c = owner->claims_.find(address); c != owner->claims_.end()) {
-      already_freed(claimer.name(), r.bytes, address, owner->name(), name_of(c->second.second));
+    if (const auto* c = owner->claim_of(address)) {
+      already_freed(claimer.name(), r.bytes, address, owner->name(), name_of(c->second));
     }
-    if (claim) owner->claims_.emplace(address, std::make_pair(claimer.id(), claimer.name_));
+    if (claim) owner->add_claim(address, {claimer.id(), claimer.name_});
     return;
   }
   const auto o = orphans_.find(address);
@@ -109,11 +108,7 @@ void allocation_registry::unclaim_foreign(std::uintptr_t address, graph_id claim
   std::lock_guard<std::mutex> lock(mutex_);
   for (graph_ledger* owner : live_) {
     std::lock_guard<detail::spin_mutex> l(owner->mu_);
-    const auto c = owner->claims_.find(address);
-    if (c != owner->claims_.end() && c->second.first == claimer) {
-      owner->claims_.erase(c);
-      return;
-    }
+    if (owner->drop_claim(address, claimer)) return;
   }
   if (const auto o = orphans_.find(address);
       o != orphans_.end() && o->second.claimed_by == claimer) {
@@ -129,8 +124,7 @@ void allocation_registry::transfer_claims(const std::vector<std::uintptr_t>& add
   for (std::uintptr_t address : addresses) {
     for (graph_ledger* owner : live_) {
       std::lock_guard<detail::spin_mutex> l(owner->mu_);
-      const auto c = owner->claims_.find(address);
-      if (c != owner->claims_.end() && c->second.first == from) c->second = {to, to_name};
+      owner->move_claim(address, from, {to, to_name});
     }
     if (const auto o = orphans_.find(address);
         o != orphans_.end() && o->second.claimed_by == from) {
@@ -152,9 +146,9 @@ std::optional<allocation_registry::entry> allocation_registry::find(
     if (r.free_node) {
       e.freed_by = owner->id();
       e.freed_by_name = owner->name();
-    } else if (const auto c = owner->claims_.find(address); c != owner->claims_.end()) {
-      e.freed_by = c->second.first;
-      e.freed_by_name = name_of(c->second.second);
+    } else if (const auto* c = owner->claim_of(address)) {
+      e.freed_by = c->first;
+      e.freed_by_name = name_of(c->second);
     }
     return e;
   }

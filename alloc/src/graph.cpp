@@ -48,18 +48,17 @@ graph& graph::operator=(graph&& other) noexcept {
   return *this;
 }
 
-void graph::require_ordinary(const char* what) const {
-  if (!handle_ || !ledger_) {
-    throw usage_error(std::string(what) + ": this gmem::graph is empty (moved from, or moved "
-                      "into a parent as a child graph); use the graph it was moved to");
-  }
+void graph::refuse_empty(const char* what) {
+  throw usage_error(std::string(what) + ": this gmem::graph is empty (moved from, or moved "
+                    "into a parent as a child graph); use the graph it was moved to");
 }
 
 graph_allocation graph::add_alloc(const alloc_request& request, const node_list& deps) {
   require_ordinary("adding an alloc node");
   ledger_->check_can_add_memory_node("alloc node");
   static const peer_access_query query = can_access_peer;  // made once, not per node
-  const std::vector<int> peers = validate_alloc_request(request, device_count(), query, name());
+  static const int devices = device_count();                // fixed for the process
+  const std::vector<int> peers = validate_alloc_request(request, devices, query, name());
 
   std::vector<cudaMemAccessDesc> descs(peers.size());
   for (std::size_t i = 0; i < peers.size(); ++i) {
@@ -81,23 +80,23 @@ graph_allocation graph::add_alloc(const alloc_request& request, const node_list&
                     "alloc node of " + format_bytes(request.bytes) + " on device " +
                         std::to_string(request.device) + " in " + in_graph(name()));
   ledger_->record_alloc(
-      {as_uint(params.dptr), request.bytes, request.device, peers, as_uint(node), std::nullopt});
+      {as_uint(params.dptr), request.bytes, as_uint(node), std::nullopt, request.device});
   return {params.dptr, node, request.bytes, request.device};
 }
 
 cudaGraphNode_t graph::add_free(void* ptr, const node_list& deps) {
   require_ordinary("adding a free node");
   ledger_->check_can_add_memory_node("free node");
-  const free_target target = ledger_->claim_free(as_uint(ptr));
+  const free_claim claim = ledger_->claim_free(as_uint(ptr));
   cudaGraphNode_t node = nullptr;
   const cudaError_t err = cudaGraphAddMemFreeNode(&node, handle_, deps.data(), deps.size(), ptr);
   if (err != cudaSuccess) {
-    ledger_->unclaim_free(as_uint(ptr), target);  // nothing was added: give the claim back
+    ledger_->unclaim_free(claim);  // nothing was added: give the claim back
     detail::throw_cuda_error(err, "cudaGraphAddMemFreeNode", __FILE__, __LINE__,
                              "free node of " + format_address(as_uint(ptr)) + " in " +
                                  in_graph(name()));
   }
-  ledger_->commit_free(as_uint(ptr), as_uint(node), target);
+  ledger_->commit_free(claim, as_uint(node));
   return node;
 }
 
@@ -292,14 +291,8 @@ void read_in_order(cudaGraph_t g, graph_ledger& ledger) {
     if (type == cudaGraphNodeTypeMemAlloc) {
       cudaMemAllocNodeParams p{};
       GMEM_CUDA_TRY(cudaGraphMemAllocNodeGetParams(node, &p));
-      std::vector<int> peers;
-      for (std::size_t i = 0; i < p.accessDescCount; ++i) {
-        if (p.accessDescs[i].location.id != p.poolProps.location.id) {
-          peers.push_back(p.accessDescs[i].location.id);
-        }
-      }
-      ledger.record_alloc({as_uint(p.dptr), p.bytesize, p.poolProps.location.id,
-                           std::move(peers), as_uint(node), std::nullopt});
+      ledger.record_alloc(
+          {as_uint(p.dptr), p.bytesize, as_uint(node), std::nullopt, p.poolProps.location.id});
     } else if (type == cudaGraphNodeTypeMemFree) {
       void* dptr = nullptr;
       GMEM_CUDA_TRY(cudaGraphMemFreeNodeGetParams(node, &dptr));

@@ -3,10 +3,17 @@
 #include <algorithm>
 #include <atomic>
 #include <sstream>
+#include <type_traits>
 
 #include "gmem/usage_error.hpp"
 
 namespace gmem {
+
+// The hot fields of graph_ledger fit one cache line only at these sizes.
+static_assert(sizeof(address_index) == 24, "address_index grew past 24 bytes");
+static_assert(sizeof(alloc_record) == 48 && std::is_trivially_copyable_v<alloc_record>,
+              "alloc_record is no longer a 48-byte trivially copyable record");
+
 namespace {
 
 graph_id next_graph_id() {
@@ -17,11 +24,10 @@ graph_id next_graph_id() {
 }  // namespace
 
 graph_ledger::graph_ledger(std::string name, kind k, allocation_registry& registry)
-    : registry_(&registry),
+    : kind_(k),
+      registry_(&registry),
       id_(next_graph_id()),
-      name_(std::make_shared<const std::string>(std::move(name))),
-      kind_(k) {
-  allocs_.reserve(64);
+      name_(std::make_shared<const std::string>(std::move(name))) {
   registry_->enter(this);
 }
 
@@ -32,69 +38,57 @@ graph_ledger::~graph_ledger() {
   registry_->leave(this);
 }
 
-void graph_ledger::check_can_add_memory_node(const char* what) const {
+void graph_ledger::refuse_memory_node(const char* what) const {
   if (kind_ == kind::conditional_body) {
     throw usage_error(std::string(what) + " in graph '" + name() +
                       "': this graph is the body of a conditional node, and conditional bodies "
                       "may not hold memory alloc or free nodes; allocate before the conditional "
                       "node in the parent graph and free after it");
   }
-  if (kind_ == kind::moved_child) {
-    throw usage_error(std::string(what) + " in graph '" + name() +
-                      "': this graph was moved into a parent as a child graph and can no longer "
-                      "take memory nodes; add them to the child before moving it, or to the "
-                      "parent");
-  }
+  throw usage_error(std::string(what) + " in graph '" + name() +
+                    "': this graph was moved into a parent as a child graph and can no longer "
+                    "take memory nodes; add them to the child before moving it, or to the "
+                    "parent");
 }
 
-const alloc_record* graph_ledger::find_unfreed(std::uintptr_t address) const {
-  const alloc_record* latest = find_latest(address);
-  return latest && !latest->free_node ? latest : nullptr;
+void graph_ledger::make_room() {
+  // Graphs without memory nodes keep nothing; a graph's first alloc node makes room for 256
+  // (20 KiB), and the index grows with the records, not on the path of every node.
+  allocs_.reserve(std::max<std::size_t>(256, 2 * allocs_.size()));
+  latest_.reserve(allocs_.capacity());
 }
 
-const alloc_record* graph_ledger::find_latest(std::uintptr_t address) const {
-  const std::size_t i = latest_.find(address);
-  return i == address_index::npos ? nullptr : &allocs_[i];
+std::size_t graph_ledger::reuse_address(std::uintptr_t address, std::size_t latest) const {
+  const alloc_record& live = allocs_[latest];
+  if (live.free_node) return allocs_.size();  // the driver reused the address after its free
+  throw usage_error("alloc node in graph '" + name() + "': address " + format_address(address) +
+                    " is already held by an unfreed " + format_bytes(live.bytes) +
+                    " allocation of this graph; an address can only be reused after its free "
+                    "node");
 }
 
-void graph_ledger::record_alloc(alloc_record record) {
-  std::lock_guard<detail::spin_mutex> lock(mu_);
-  if (const alloc_record* live = find_unfreed(record.address)) {
-    throw usage_error("alloc node in graph '" + name() + "': address " +
-                      format_address(record.address) + " is already held by an unfreed " +
-                      format_bytes(live->bytes) +
-                      " allocation of this graph; an address can only be reused after its "
-                      "free node");
-  }
-  latest_.insert_or_assign(record.address, allocs_.size());
-  allocs_.push_back(std::move(record));
-}
-
-const alloc_record* graph_ledger::own_unfreed_or_throw(std::uintptr_t address) const {
-  const alloc_record* latest = find_latest(address);
-  if (latest == nullptr) return nullptr;
-  const alloc_record& r = *latest;
+void graph_ledger::check_not_freed(std::uintptr_t address, std::size_t index) const {
+  const alloc_record& r = allocs_[index];
   if (r.free_node) {
     throw usage_error("free node in graph '" + name() + "': the allocation of " +
                       format_bytes(r.bytes) + " at " + format_address(address) +
                       " already has a free node in this graph; an allocation is freed once: "
                       "remove the second free node");
   }
-  if (const auto c = claims_.find(address); c != claims_.end()) {
+  if (const claimer* c = claim_of(address)) {
     throw usage_error("free node in graph '" + name() + "': the allocation of " +
                       format_bytes(r.bytes) + " at " + format_address(address) +
                       " (made by graph '" + name() + "') already has a free node in graph '" +
-                      *c->second.second +
+                      *c->second +
                       "'; an allocation is freed once: remove the second free node, or order "
                       "the users of the allocation before the first one");
   }
-  return &r;
 }
 
 free_target graph_ledger::check_free(std::uintptr_t address) const {
   {
     std::lock_guard<detail::spin_mutex> lock(mu_);
-    if (own_unfreed_or_throw(address)) {
+    if (own_unfreed_or_throw(address) != address_index::npos) {
       return free_target::own_allocation;
     }
   }
@@ -103,40 +97,47 @@ free_target graph_ledger::check_free(std::uintptr_t address) const {
 }
 
 void graph_ledger::record_free(std::uintptr_t address, node_handle free_node) {
-  commit_free(address, free_node, claim_free(address));
+  commit_free(claim_free(address), free_node);
 }
 
-free_target graph_ledger::claim_free(std::uintptr_t address) {
-  {
-    std::lock_guard<detail::spin_mutex> lock(mu_);
-    if (const alloc_record* own = own_unfreed_or_throw(address)) {
-      // No other graph may claim it while the driver adds our node.
-      const_cast<alloc_record*>(own)->free_node = pending_free;
-      return free_target::own_allocation;
-    }
-  }
+free_claim graph_ledger::claim_foreign_free(std::uintptr_t address) {
   registry_->claim_foreign(address, *this, /*claim=*/true);
-  return free_target::foreign_allocation;
+  return {address, free_target::foreign_allocation, 0};
 }
 
-void graph_ledger::unclaim_free(std::uintptr_t address, free_target target) noexcept {
-  if (target == free_target::foreign_allocation) {
-    registry_->unclaim_foreign(address, id_);
+void graph_ledger::unclaim_free(const free_claim& claim) noexcept {
+  if (claim.target == free_target::foreign_allocation) {
+    registry_->unclaim_foreign(claim.address, id_);
     return;
   }
   std::lock_guard<detail::spin_mutex> lock(mu_);
-  if (const std::size_t i = latest_.find(address); i != address_index::npos) {
-    allocs_[i].free_node.reset();
-  }
+  allocs_[claim.record].free_node.reset();
+  ++unfreed_count_;
 }
 
-void graph_ledger::commit_free(std::uintptr_t address, node_handle free_node,
-                               free_target target) {
-  std::lock_guard<detail::spin_mutex> lock(mu_);
-  if (target == free_target::own_allocation) {
-    allocs_[latest_.find(address)].free_node = free_node;
-  } else {
-    foreign_frees_.push_back({address, free_node});
+const graph_ledger::claimer* graph_ledger::claim_of(std::uintptr_t address) const {
+  if (!claims_) return nullptr;
+  const auto c = claims_->find(address);
+  return c == claims_->end() ? nullptr : &c->second;
+}
+
+void graph_ledger::add_claim(std::uintptr_t address, claimer by) {
+  if (!claims_) claims_ = std::make_unique<claim_map>();
+  claims_->emplace(address, std::move(by));
+}
+
+bool graph_ledger::drop_claim(std::uintptr_t address, graph_id by) {
+  if (!claims_) return false;
+  const auto c = claims_->find(address);
+  if (c == claims_->end() || c->second.first != by) return false;
+  claims_->erase(c);
+  return true;
+}
+
+void graph_ledger::move_claim(std::uintptr_t address, graph_id from, const claimer& to) {
+  if (!claims_) return;
+  if (const auto c = claims_->find(address); c != claims_->end() && c->second.first == from) {
+    c->second = to;
   }
 }
 
@@ -183,12 +184,14 @@ void graph_ledger::check_clone() const {
 void graph_ledger::absorb_child(graph_ledger& child) {
   std::vector<alloc_record> records;
   std::vector<foreign_free_record> frees;
-  std::unordered_map<std::uintptr_t, std::pair<graph_id, shared_name>> claims;
+  std::unique_ptr<claim_map> claims;
+  std::uint32_t unfreed = 0;
   {
     std::lock_guard<detail::spin_mutex> lock(child.mu_);
     records.swap(child.allocs_);
     frees.swap(child.foreign_frees_);
     claims.swap(child.claims_);
+    std::swap(unfreed, child.unfreed_count_);
     child.latest_.clear();
     child.mark_moved();
   }
@@ -196,16 +199,21 @@ void graph_ledger::absorb_child(graph_ledger& child) {
   for (const auto& f : frees) claimed.push_back(f.address);
   registry_->transfer_claims(claimed, child.id_, id_, name_);
   std::lock_guard<detail::spin_mutex> lock(mu_);
-  for (auto& r : records) {
+  for (const auto& r : records) {
     latest_.insert_or_assign(r.address, allocs_.size());
-    allocs_.push_back(std::move(r));
+    allocs_.push_back(r);
   }
+  unfreed_count_ += unfreed;
   foreign_frees_.insert(foreign_frees_.end(), frees.begin(), frees.end());
-  claims_.insert(claims.begin(), claims.end());
+  if (claims) {
+    for (auto& [address, by] : *claims) add_claim(address, std::move(by));
+  }
 }
 
 std::vector<alloc_record> graph_ledger::unfreed() const {
   std::vector<alloc_record> out;
+  if (unfreed_count_ == 0) return out;
+  out.reserve(unfreed_count_);
   std::copy_if(allocs_.begin(), allocs_.end(), std::back_inserter(out),
                [](const alloc_record& r) { return !r.free_node; });
   return out;

@@ -30,7 +30,7 @@ TEST_F(PeerAccess, AllocOnDeviceOneReadableAndWritableFromDeviceZero) {
   EXPECT_EQ(p.poolProps.location.id, 1);
   EXPECT_TRUE(has_access_for(p, 0));
   ASSERT_EQ(g.ledger().allocations().size(), 1u);
-  EXPECT_EQ(g.ledger().allocations()[0].peers, std::vector<int>{0});
+  EXPECT_EQ(g.ledger().allocations()[0].device, 1);
   // A kernel on device 0 (the current device) writes the memory resident on device 1.
   const auto k = g.add_kernel({alloc.node}, fill_iota, blocks_for(n), threads(), 0,
                               static_cast<int*>(alloc.ptr), n, 77);
@@ -65,8 +65,7 @@ TEST_F(PeerAccess, PoolAccessAtCaptureTimeIsWhatTheNodeRecords) {
   EXPECT_TRUE(has_access_for(alloc_params(n2[0]), 1));
   EXPECT_EQ(alloc_params(n1[0]).dptr, p1);
   EXPECT_EQ(alloc_params(n2[0]).dptr, p2);
-  EXPECT_TRUE(g1.ledger().allocations()[0].peers.empty());
-  EXPECT_EQ(g2.ledger().allocations()[0].peers, std::vector<int>{1});
+  EXPECT_EQ(g2.ledger().allocations()[0].address, reinterpret_cast<std::uintptr_t>(p2));
   // Changing the pool afterwards does not change what the second graph recorded.
   pool.set_access(1, cudaMemAccessFlagsProtNone);
   EXPECT_TRUE(has_access_for(alloc_params(n2[0]), 1));

@@ -1,5 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <optional>
+#include <random>
+#include <vector>
+
 #include "gmem/graph_ledger.hpp"
 #include "gmem/usage_error.hpp"
 
@@ -12,7 +16,7 @@ using gmem::graph_ledger;
 using gmem::usage_error;
 
 alloc_record rec(std::uintptr_t address, std::size_t bytes, gmem::node_handle node) {
-  return {address, bytes, 0, {}, node, std::nullopt};
+  return {address, bytes, node, std::nullopt, 0};
 }
 
 template <typename F>
@@ -208,6 +212,112 @@ TEST_F(GraphLedger, AbsorbedChildRecordsBelongToTheParent) {
   EXPECT_EQ(registry.find(0xd000)->allocating_graph_name, "parent");
 }
 
+TEST_F(GraphLedger, AClaimGivenBackLeavesTheAllocationUnfreedAndFreeable) {
+  graph_ledger g("g", graph_ledger::kind::ordinary, registry);
+  g.record_alloc(rec(0x11000, 256, 1));
+  const gmem::free_claim claim = g.claim_free(0x11000);
+  EXPECT_EQ(claim.target, free_target::own_allocation);
+  EXPECT_TRUE(g.unfreed().empty());  // claimed: no other free node may take it meanwhile
+  EXPECT_NE(error_of([&] { (void)g.claim_free(0x11000); }), "");
+  g.unclaim_free(claim);  // the driver refused the free node
+  ASSERT_EQ(g.unfreed().size(), 1u);
+  EXPECT_EQ(g.free_count(), 0u);
+  g.record_free(0x11000, 2);
+  EXPECT_TRUE(g.unfreed().empty());
+  EXPECT_EQ(g.allocations()[0].free_node, gmem::node_handle{2});
+}
+
+TEST_F(GraphLedger, ForeignClaimGivenBackLetsAnotherGraphFree) {
+  graph_ledger a("a", graph_ledger::kind::ordinary, registry);
+  graph_ledger b("b", graph_ledger::kind::ordinary, registry);
+  a.record_alloc(rec(0x12000, 256, 1));
+  const gmem::free_claim claim = b.claim_free(0x12000);
+  EXPECT_EQ(claim.target, free_target::foreign_allocation);
+  EXPECT_NE(error_of([&] { a.record_free(0x12000, 2); }), "");
+  b.unclaim_free(claim);
+  EXPECT_NO_THROW(a.record_free(0x12000, 3));
+  EXPECT_TRUE(b.foreign_frees().empty());
+}
+
+TEST_F(GraphLedger, AbsorbedChildsUnfreedAllocationsAreTheParentsUnfreed) {
+  graph_ledger parent("parent", graph_ledger::kind::ordinary, registry);
+  graph_ledger child("child", graph_ledger::kind::ordinary, registry);
+  parent.record_alloc(rec(0x13000, 64, 1));
+  child.record_alloc(rec(0x14000, 128, 2));
+  child.record_alloc(rec(0x15000, 256, 3));
+  child.record_free(0x15000, 4);
+  parent.absorb_child(child);
+  EXPECT_TRUE(child.unfreed().empty());
+  const auto unfreed = parent.unfreed();
+  ASSERT_EQ(unfreed.size(), 2u);
+  EXPECT_EQ(unfreed[0].bytes + unfreed[1].bytes, 64u + 128u);
+}
+
+// The ledger against a plain model, through growth, address reuse, refused calls and claims
+// given back: what is unfreed, how many frees, and which node freed each allocation.
+TEST_F(GraphLedger, AgreesWithAPlainModelOverRandomOperations) {
+  graph_ledger g("g", graph_ledger::kind::ordinary, registry);
+  struct model_alloc {
+    std::uintptr_t address;
+    std::size_t bytes;
+    std::optional<gmem::node_handle> free_node;
+  };
+  std::vector<model_alloc> model;
+  std::vector<std::uintptr_t> live, freed;  // addresses
+  std::mt19937 rng(7);
+  gmem::node_handle node = 1;
+  std::uintptr_t next_address = 0x7f0000000000;
+  const auto take = [&](std::vector<std::uintptr_t>& from) {
+    const std::size_t i = rng() % from.size();
+    const std::uintptr_t a = from[i];
+    from[i] = from.back();
+    from.pop_back();
+    return a;
+  };
+  for (int step = 0; step < 5000; ++step) {
+    const unsigned op = rng() % 6;
+    if (op <= 1 || live.empty()) {  // a new address, or the driver reusing a freed one
+      std::uintptr_t a = next_address;
+      if (op == 1 && !freed.empty()) {
+        a = take(freed);
+      } else {
+        next_address += 0x200000;
+      }
+      const std::size_t bytes = 64 * (1 + rng() % 1000);
+      g.record_alloc(rec(a, bytes, node++));
+      model.push_back({a, bytes, std::nullopt});
+      live.push_back(a);
+    } else if (op == 2) {  // the same address again while unfreed: refused, nothing changes
+      const std::uintptr_t a = live[rng() % live.size()];
+      EXPECT_NE(error_of([&] { g.record_alloc(rec(a, 64, node++)); }), "");
+    } else if (op == 3) {  // claimed, then the driver refuses the free node
+      const std::uintptr_t a = live[rng() % live.size()];
+      g.unclaim_free(g.claim_free(a));
+    } else {
+      const std::uintptr_t a = take(live);
+      g.record_free(a, node);
+      for (auto it = model.rbegin(); it != model.rend(); ++it) {
+        if (it->address == a) {
+          it->free_node = node;
+          break;
+        }
+      }
+      ++node;
+      freed.push_back(a);
+    }
+  }
+  ASSERT_EQ(g.allocations().size(), model.size());
+  std::size_t unfreed = 0, frees = 0;
+  for (std::size_t i = 0; i < model.size(); ++i) {
+    EXPECT_EQ(g.allocations()[i].address, model[i].address);
+    EXPECT_EQ(g.allocations()[i].free_node, model[i].free_node) << i;
+    (model[i].free_node ? frees : unfreed) += 1;
+  }
+  EXPECT_EQ(g.unfreed().size(), unfreed);
+  EXPECT_EQ(g.unfreed().size(), live.size());
+  EXPECT_EQ(g.free_count(), frees);
+}
+
 TEST_F(GraphLedger, ObservedFreeOfUnknownAddressIsKeptAsForeign) {
   graph_ledger g("captured", graph_ledger::kind::ordinary, registry);
   g.record_observed_free(0xf000, 1);
@@ -217,7 +327,7 @@ TEST_F(GraphLedger, ObservedFreeOfUnknownAddressIsKeptAsForeign) {
 
 TEST(DescribeAllocations, ListsSizeAddressAndDevice) {
   const std::string s =
-      gmem::describe_allocations({rec(0x10, 4096, 1), {0x20, 3u << 20, 1, {}, 2, std::nullopt}});
+      gmem::describe_allocations({rec(0x10, 4096, 1), {0x20, 3u << 20, 2, std::nullopt, 1}});
   EXPECT_EQ(s, "4096 B at 0x10 on device 0, 3145728 B (3.0 MiB) at 0x20 on device 1");
 }
 

@@ -149,7 +149,10 @@ class graph {
  private:
   graph(cudaGraph_t handle, bool owning, std::shared_ptr<graph_ledger> ledger) noexcept;
   cudaGraphNode_t add_node(const node_list& deps, cudaGraphNodeParams& params, const char* what);
-  void require_ordinary(const char* what) const;
+  void require_ordinary(const char* what) const {
+    if (!handle_ || !ledger_) refuse_empty(what);
+  }
+  [[noreturn]] static void refuse_empty(const char* what);
 
   cudaGraph_t handle_ = nullptr;
   bool owning_ = true;

@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -30,13 +31,13 @@ namespace gmem {
 using node_handle = std::uintptr_t;
 
 /// One allocation made by an alloc node of this graph (or of a child graph moved into it).
+/// Trivially copyable and 48 bytes: the ledger keeps one per alloc node.
 struct alloc_record {
   std::uintptr_t address = 0;
   std::size_t bytes = 0;
-  int device = 0;
-  std::vector<int> peers;
   node_handle alloc_node = 0;
   std::optional<node_handle> free_node;
+  int device = 0;
 };
 
 /// A free node of this graph for an allocation another graph made.
@@ -48,15 +49,22 @@ struct foreign_free_record {
 /// What a free node of this graph would free.
 enum class free_target { own_allocation, foreign_allocation };
 
+/// A free node claimed by graph_ledger::claim_free, to be committed or given back.
+struct free_claim {
+  std::uintptr_t address = 0;
+  free_target target = free_target::own_allocation;
+  std::size_t record = 0;  ///< for an own allocation: its index in allocations()
+};
+
 /// The options of an instantiation that the graph-memory rules constrain.
 struct instantiate_request {
   bool auto_free_on_launch = false;
   bool device_launch = false;
 };
 
-class graph_ledger {
+class alignas(64) graph_ledger {
  public:
-  enum class kind {
+  enum class kind : std::uint8_t {
     ordinary,            ///< a graph the user owns
     conditional_body,    ///< a body graph of a conditional node: no memory nodes allowed
     moved_child          ///< a graph moved into a parent: no memory nodes may be added
@@ -79,7 +87,7 @@ class graph_ledger {
 
   /// Records an allocation the driver returned. Throws usage_error if the same address is
   /// still allocated and unfreed in this graph (that would be a driver bug or a misuse).
-  void record_alloc(alloc_record record);
+  void record_alloc(const alloc_record& record);
 
   /// Says what a free node for `address` would free. Throws usage_error if no alloc node (of
   /// this graph or any other) returned `address`, or if the allocation already has a free node
@@ -94,9 +102,9 @@ class graph_ledger {
   /// and claims the free at once (in this ledger, or for a foreign allocation in its owner's;
   /// throws usage_error as check_free does); then either commit_free records the node the
   /// driver made, or unclaim_free gives the claim back when the driver refused.
-  [[nodiscard]] free_target claim_free(std::uintptr_t address);
-  void commit_free(std::uintptr_t address, node_handle free_node, free_target target);
-  void unclaim_free(std::uintptr_t address, free_target target) noexcept;
+  [[nodiscard]] free_claim claim_free(std::uintptr_t address);
+  void commit_free(const free_claim& claim, node_handle free_node);
+  void unclaim_free(const free_claim& claim) noexcept;
 
   /// Records a free node found in a graph the driver already built (a capture): like
   /// record_free, but a free of an address gmem does not know is kept as a foreign free
@@ -129,7 +137,8 @@ class graph_ledger {
   [[nodiscard]] const std::vector<foreign_free_record>& foreign_frees() const noexcept {
     return foreign_frees_;
   }
-  /// Allocations this graph makes and does not free: they outlive each launch.
+  /// Allocations this graph makes and does not free: they outlive each launch. (An allocation
+  /// another graph frees is among them.)
   [[nodiscard]] std::vector<alloc_record> unfreed() const;
   [[nodiscard]] bool has_memory_nodes() const noexcept {
     return !allocs_.empty() || !foreign_frees_.empty();
@@ -141,29 +150,98 @@ class graph_ledger {
   friend class allocation_registry;
   /// A free node is being added for this record (between claim_free and commit_free).
   static constexpr node_handle pending_free = ~node_handle{0};
+  /// Who frees an allocation of this graph that another graph frees.
+  using claimer = std::pair<graph_id, shared_name>;
+  using claim_map = std::unordered_map<std::uintptr_t, claimer>;
 
-  [[nodiscard]] const alloc_record* find_unfreed(std::uintptr_t address) const;
-  [[nodiscard]] const alloc_record* find_latest(std::uintptr_t address) const;
-  /// The record of `address` if this graph allocated it; throws usage_error when it did and the
-  /// allocation already has a free node (here or, by claim, in another graph). Call with mu_.
-  [[nodiscard]] const alloc_record* own_unfreed_or_throw(std::uintptr_t address) const;
+  /// The index of the record of `address` if this graph allocated it, or npos; throws
+  /// usage_error when it did and the allocation already has a free node (here or, by claim,
+  /// in another graph). Call with mu_.
+  [[nodiscard]] std::size_t own_unfreed_or_throw(std::uintptr_t address) const;
 
+  // The slow paths of the inline functions below, out of line so that what runs for every
+  // node stays small (the driver's calls in between evict the instruction cache too).
+  [[noreturn]] void refuse_memory_node(const char* what) const;
+  void make_room();
+  /// `address` is in the index at `latest`: returns where its new record goes, or throws
+  /// usage_error if that allocation is still unfreed.
+  [[nodiscard]] std::size_t reuse_address(std::uintptr_t address, std::size_t latest) const;
+  /// Throws usage_error if the allocation at `index` has a free node here or a claim from
+  /// another graph.
+  void check_not_freed(std::uintptr_t address, std::size_t index) const;
+  [[nodiscard]] free_claim claim_foreign_free(std::uintptr_t address);
+
+  // Claims on this graph's allocations by other graphs (under mu_; for the registry).
+  [[nodiscard]] const claimer* claim_of(std::uintptr_t address) const;
+  void add_claim(std::uintptr_t address, claimer by);
+  /// Drops the claim on `address` if `by` holds it; says whether it did.
+  bool drop_claim(std::uintptr_t address, graph_id by);
+  void move_claim(std::uintptr_t address, graph_id from, const claimer& to);
+
+  // What every alloc and free node reads or writes, first and in one cache line (the driver's
+  // calls in between evict the cache): the lock, the kind, the unfreed count, the index, the
+  // records and the (usually absent) claims.
   /// Guards what other threads may read through the registry (latest_, allocs_' free nodes,
   /// claims_); the owner's own calls take it too, uncontended.
   mutable detail::spin_mutex mu_;
-  allocation_registry* registry_;
-  graph_id id_;
-  shared_name name_;
+  kind kind_;
+  /// Records without a free node: unfreed() is free when it is 0.
+  std::uint32_t unfreed_count_ = 0;
   /// Address -> index in allocs_ of its latest record (the unfreed one, if any: an address is
   /// allocated again only after its free). Keeps add_alloc / add_free O(1).
   address_index latest_;
-  /// Allocations of this graph that another graph frees: address -> that graph.
-  std::unordered_map<std::uintptr_t, std::pair<graph_id, shared_name>> claims_;
-  kind kind_;
   std::vector<alloc_record> allocs_;
+  /// Allocations of this graph that another graph frees: address -> that graph. Made on the
+  /// first such claim.
+  std::unique_ptr<claim_map> claims_;
+
+  allocation_registry* registry_;
+  graph_id id_;
+  shared_name name_;
   std::vector<foreign_free_record> foreign_frees_;
   int live_execs_ = 0;
 };
+
+inline void graph_ledger::check_can_add_memory_node(const char* what) const {
+  if (kind_ != kind::ordinary) refuse_memory_node(what);
+}
+
+inline std::size_t graph_ledger::own_unfreed_or_throw(std::uintptr_t address) const {
+  const std::size_t i = latest_.find(address);
+  if (i != address_index::npos && (allocs_[i].free_node || claims_)) check_not_freed(address, i);
+  return i;
+}
+
+inline void graph_ledger::record_alloc(const alloc_record& record) {
+  std::lock_guard<detail::spin_mutex> lock(mu_);
+  // Room first, so that push_back cannot throw once the index holds the address.
+  if (allocs_.size() == allocs_.capacity()) make_room();
+  auto [index, added] = latest_.find_or_insert(record.address, allocs_.size());
+  if (!added) index = reuse_address(record.address, index);
+  allocs_.push_back(record);
+  if (!record.free_node) ++unfreed_count_;
+}
+
+inline free_claim graph_ledger::claim_free(std::uintptr_t address) {
+  {
+    std::lock_guard<detail::spin_mutex> lock(mu_);
+    if (const std::size_t i = own_unfreed_or_throw(address); i != address_index::npos) {
+      allocs_[i].free_node = pending_free;  // no other graph may claim it meanwhile
+      --unfreed_count_;
+      return {address, free_target::own_allocation, i};
+    }
+  }
+  return claim_foreign_free(address);
+}
+
+inline void graph_ledger::commit_free(const free_claim& claim, node_handle free_node) {
+  std::lock_guard<detail::spin_mutex> lock(mu_);
+  if (claim.target == free_target::own_allocation) {
+    allocs_[claim.record].free_node = free_node;
+  } else {
+    foreign_frees_.push_back({claim.address, free_node});
+  }
+}
 
 /// Describes allocation records for an error message: "4096 B at 0x7f.. (node 0x..)", ...
 [[nodiscard]] std::string describe_allocations(const std::vector<alloc_record>& records);
