@@ -27,22 +27,6 @@ graph make_graph(std::uint64_t bytes, int allocs, int device) {
   return g;
 }
 
-holder::holder(std::uint64_t bytes, int device) : graph_("holder") {
-  const auto a = graph_.add_alloc({bytes, device});
-  ptr_ = a.ptr;
-  exec_ = std::make_unique<graph_exec>(graph_);
-}
-
-void holder::hold(cudaStream_t s) {
-  exec_->launch(s);
-  GMEM_CUDA_TRY(cudaStreamSynchronize(s));
-}
-
-void holder::release(cudaStream_t s) {
-  free_in_stream(ptr_, s);
-  GMEM_CUDA_TRY(cudaStreamSynchronize(s));
-}
-
 void report(benchmark::State& state, double host_s_total, std::uint64_t bytes, int allocs,
             std::uint64_t footprint) {
   const double iters = static_cast<double>(state.iterations());

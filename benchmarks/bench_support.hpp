@@ -1,6 +1,6 @@
 #pragma once
-// Shared pieces of gmem's benchmarks: the run's context, a move-only CUDA event timer, graphs
-// of N allocations built with gmem's allocator layer, and a graph that holds memory unfreed.
+// Shared pieces of gmem's benchmarks: the run's context, a move-only CUDA event timer, and
+// graphs of N allocations built with gmem's allocator layer.
 
 #include <cuda_runtime_api.h>
 
@@ -74,21 +74,6 @@ double host_seconds(F&& call) {
 
 /// `allocs` independent allocations of `bytes` each (alloc -> memset of 4 KiB -> free).
 graph make_graph(std::uint64_t bytes, int allocs, int device);
-
-/// A graph with one unfreed allocation: launched, it holds `bytes` of graph memory until
-/// release() frees it in the stream.
-class holder {
- public:
-  holder(std::uint64_t bytes, int device);
-  void hold(cudaStream_t s);
-  void release(cudaStream_t s);
-
- private:
-  graph graph_;
-  void* ptr_ = nullptr;
-  std::unique_ptr<graph_exec> exec_;
-};
-
 
 /// Sets the per-iteration counters every benchmark reports.
 void report(benchmark::State& state, double host_s_total, std::uint64_t bytes, int allocs,

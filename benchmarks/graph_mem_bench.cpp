@@ -1,127 +1,58 @@
 // Graph memory nodes, phase by phase: instantiate, upload, first launch with and without
-// upload, steady launch, launch after a stream switch, after a trim, and a launch that must
-// remap because another graph's unfreed allocation holds the memory. Manual time is GPU time
-// (CUDA events around the call) except for instantiate, which does no GPU work (host time).
-// Every cold sample gets an untimed reset first.
+// upload, steady launch, launch after a stream switch, an upload in one stream then a launch
+// in another, a launch after a trim, and a launch that must remap because another graph's
+// unfreed allocation holds the memory. Manual time is GPU time (CUDA events around the call)
+// except for instantiate, which does no GPU work (host time). Every cold sample gets an
+// untimed reset first.
 
 #include "benchmarks.hpp"
 #include "bench_support.hpp"
 #include "gmem/profiler/counters.hpp"
+#include "gmem/profiler/phase_driver.hpp"
 
 namespace gmem::bench {
 namespace {
 
-enum class phase {
-  instantiate,
-  upload,
-  first_launch_after_upload,
-  first_launch_no_upload,
-  steady_launch,
-  launch_after_stream_switch,
-  launch_after_trim,
-  launch_with_unfreed_contention
-};
+namespace phase = profiler::phase;
 
-const char* name_of(phase p) {
-  switch (p) {
-    case phase::instantiate: return "instantiate";
-    case phase::upload: return "upload";
-    case phase::first_launch_after_upload: return "first_launch_after_upload";
-    case phase::first_launch_no_upload: return "first_launch_no_upload";
-    case phase::steady_launch: return "steady_launch";
-    case phase::launch_after_stream_switch: return "launch_after_stream_switch";
-    case phase::launch_after_trim: return "launch_after_trim";
-    case phase::launch_with_unfreed_contention: return "launch_with_unfreed_contention";
-  }
-  return "?";
+/// Cold phases get a fresh executable graph (or a trim) before every sample: few iterations.
+bool is_cold(const std::string& p) {
+  return p != phase::steady_launch && p != phase::launch_after_stream_switch;
 }
 
-bool is_cold(phase p) {
-  return p == phase::instantiate || p == phase::upload || p == phase::first_launch_after_upload ||
-         p == phase::first_launch_no_upload || p == phase::launch_after_trim ||
-         p == phase::launch_with_unfreed_contention;
-}
-
-void run_phase(benchmark::State& state, phase p, std::uint64_t bytes, int allocs) {
+// The steps of each phase (what "cold", "after a trim", "contended" mean) are the profiler's
+// phase_driver's, the same that gmemprof times into reports; here they are timed with CUDA
+// events inside Google Benchmark's loop.
+void run_phase(benchmark::State& state, const std::string& p, std::uint64_t bytes, int allocs) {
   const int dev = ctx().device;
-  graph g = make_graph(bytes, allocs, dev);
-  stream s, other;
+  const graph g = make_graph(bytes, allocs, dev);
+  // Every allocation is live at once, so the contending graph holds all of their bytes.
+  profiler::phase_driver drive(g.get(), g.name(), dev, {false, {}, bytes * allocs});
+  const profiler::phase_step step = drive.step(p);
   gpu_timer timer;
-  std::unique_ptr<graph_exec> exec;
-  std::unique_ptr<holder> hog;
-  if (p == phase::launch_with_unfreed_contention) hog = std::make_unique<holder>(bytes * allocs, dev);
-  const auto fresh = [&] {
-    exec.reset();
-    (void)profiler::trim(dev);
-    exec = std::make_unique<graph_exec>(g);
+  const auto sample = [&] {
+    if (step.reset) step.reset();
+    gpu_timer::result r;
+    if (p == phase::instantiate) {  // no GPU work: host time
+      const double h = host_seconds(step.call);
+      r = {h, h};
+    } else {
+      r = timer.time(step.stream, step.call);
+    }
+    if (step.cleanup) step.cleanup();
+    return r;
   };
-  if (!is_cold(p)) {  // warm: instantiated and launched once
-    exec = std::make_unique<graph_exec>(g);
-    exec->launch(s);
-    s.synchronize();
-  }
-  (void)profiler::trim(dev);
+  (void)sample();  // warm-up, untimed: a steady phase starts from a launched graph
   double host_total = 0;
   std::uint64_t footprint = 0;
   for (auto _ : state) {
-    gpu_timer::result r;
-    switch (p) {
-      case phase::instantiate: {
-        exec.reset();
-        (void)profiler::trim(dev);
-        const double h = host_seconds([&] { exec = std::make_unique<graph_exec>(g); });
-        r = {h, h};
-        break;
-      }
-      case phase::upload:
-        fresh();
-        r = timer.time(s, [&] { exec->upload(s); });
-        break;
-      case phase::first_launch_after_upload:
-        fresh();
-        exec->upload(s);
-        s.synchronize();
-        r = timer.time(s, [&] { exec->launch(s); });
-        break;
-      case phase::first_launch_no_upload:
-        fresh();
-        r = timer.time(s, [&] { exec->launch(s); });
-        break;
-      case phase::steady_launch:
-        r = timer.time(s, [&] { exec->launch(s); });
-        break;
-      case phase::launch_after_stream_switch:
-        exec->launch(s);
-        s.synchronize();
-        r = timer.time(other, [&] { exec->launch(other); });
-        break;
-      case phase::launch_after_trim:
-        if (!exec) exec = std::make_unique<graph_exec>(g);
-        exec->launch(s);
-        s.synchronize();
-        (void)profiler::trim(dev);
-        r = timer.time(s, [&] { exec->launch(s); });
-        break;
-      case phase::launch_with_unfreed_contention:
-        // The holder owns the memory first, frees it, our graph launches onto it, and the
-        // holder allocates it back: our relaunch must remap (see README).
-        if (!exec) exec = std::make_unique<graph_exec>(g);
-        (void)profiler::trim(dev);
-        hog->hold(s);
-        hog->release(s);
-        exec->launch(s);
-        s.synchronize();
-        hog->hold(s);
-        r = timer.time(s, [&] { exec->launch(s); });
-        hog->release(s);
-        break;
-    }
+    const gpu_timer::result r = sample();
     state.SetIterationTime(r.gpu_s);
     host_total += r.host_s;
     footprint = std::max(footprint, profiler::read_counters(dev).reserved_current);
   }
   report(state, host_total, bytes, allocs, footprint);
-  exec.reset();
+  drive.finish();
   (void)profiler::trim(dev);
 }
 
@@ -130,12 +61,8 @@ void run_phase(benchmark::State& state, phase p, std::uint64_t bytes, int allocs
 void register_graph_benchmarks(const std::vector<std::pair<std::uint64_t, int>>& shapes) {
   const context& c = ctx();
   for (const auto& [bytes, allocs] : shapes) {
-    for (phase p : {phase::instantiate, phase::upload, phase::first_launch_after_upload,
-                    phase::first_launch_no_upload, phase::steady_launch,
-                    phase::launch_after_stream_switch, phase::launch_after_trim,
-                    phase::launch_with_unfreed_contention}) {
-      const std::string name = std::string("graph/") + name_of(p) +
-                               "/bytes:" + std::to_string(bytes) +
+    for (const std::string& p : profiler::all_phases()) {
+      const std::string name = "graph/" + p + "/bytes:" + std::to_string(bytes) +
                                "/allocs:" + std::to_string(allocs);
       auto* b = benchmark::RegisterBenchmark(
           name.c_str(), [p, bytes = bytes, allocs = allocs](benchmark::State& st) {

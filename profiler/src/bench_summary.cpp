@@ -223,11 +223,13 @@ std::string bench_summary_markdown(const std::string& json_text, const std::stri
   out << t1.str() << "\n";
 
   out << "## What remaps, by allocation size\n\n";
-  table t2({"bytes", "steady launch", "after a stream switch", "after a trim",
+  table t2({"bytes", "steady launch", "after a stream switch",
+            "uploaded in one stream, launched in another", "after a trim",
             "with another graph's unfreed allocation"});
   for (std::uint64_t b : sizes) {
     t2.add({fmt_bytes(static_cast<double>(b)), fmt_time(get("graph/steady_launch", b, 1).median_us),
             fmt_time(get("graph/launch_after_stream_switch", b, 1).median_us),
+            fmt_time(get("graph/upload_then_launch_other_stream", b, 1).median_us),
             fmt_time(get("graph/launch_after_trim", b, 1).median_us),
             fmt_time(get("graph/launch_with_unfreed_contention", b, 1).median_us)});
   }

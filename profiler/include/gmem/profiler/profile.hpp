@@ -9,25 +9,10 @@
 #include <vector>
 
 #include "gmem/graph.hpp"
+#include "gmem/profiler/phase_driver.hpp"
 #include "gmem/profiler/report.hpp"
 
 namespace gmem::profiler {
-
-/// The launch-cost phases, by their names in reports.
-namespace phase {
-inline constexpr const char* instantiate = "instantiate";
-inline constexpr const char* upload = "upload";
-inline constexpr const char* first_launch_after_upload = "first_launch_after_upload";
-inline constexpr const char* first_launch_no_upload = "first_launch_no_upload";
-inline constexpr const char* steady_launch = "steady_launch";
-inline constexpr const char* launch_after_stream_switch = "launch_after_stream_switch";
-inline constexpr const char* upload_then_launch_other_stream = "upload_then_launch_other_stream";
-inline constexpr const char* launch_after_trim = "launch_after_trim";
-inline constexpr const char* launch_with_unfreed_contention = "launch_with_unfreed_contention";
-}  // namespace phase
-
-/// Every phase, in the order they are measured.
-[[nodiscard]] const std::vector<std::string>& all_phases();
 
 struct profile_options {
   int device = 0;
