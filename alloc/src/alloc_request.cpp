@@ -7,10 +7,9 @@
 
 namespace gmem {
 
-std::vector<int> detail::validate_alloc_request_fully(const alloc_request& request,
-                                                      int device_count,
-                                                      const peer_access_query& can_access_peer,
-                                                      const std::string& graph_name) {
+std::vector<int> validate_alloc_request(const alloc_request& request, int device_count,
+                                        const peer_access_query& can_access_peer,
+                                        const std::string& graph_name) {
   // Messages are built only on failure: this runs for every alloc node.
   const auto where = [&graph_name] { return "alloc node in graph '" + graph_name + "'"; };
   if (request.bytes == 0) {

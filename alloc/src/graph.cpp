@@ -56,32 +56,42 @@ void graph::refuse_empty(const char* what) {
 graph_allocation graph::add_alloc(const alloc_request& request, const node_list& deps) {
   require_ordinary("adding an alloc node");
   ledger_->check_can_add_memory_node("alloc node");
-  static const peer_access_query query = can_access_peer;  // made once, not per node
-  static const int devices = device_count();                // fixed for the process
-  const std::vector<int> peers = validate_alloc_request(request, devices, query, name());
+  static const int devices = device_count();  // fixed for the process
+  cudaMemAllocNodeParams params{};
+  params.poolProps.allocType = cudaMemAllocationTypePinned;
+  params.poolProps.handleTypes = cudaMemHandleTypeNone;
+  params.poolProps.location.type = cudaMemLocationTypeDevice;
+  params.poolProps.location.id = request.device;
+  params.bytesize = request.bytes;
+  cudaGraphNode_t node = nullptr;
+  const cudaError_t err =
+      is_plain_request(request, devices)
+          ? cudaGraphAddMemAllocNode(&node, handle_, deps.data(), deps.size(), &params)
+          : add_alloc_node_checked(request, devices, deps, params, node);
+  if (err != cudaSuccess) {
+    detail::throw_cuda_error(err, "cudaGraphAddMemAllocNode", __FILE__, __LINE__,
+                             "alloc node of " + format_bytes(request.bytes) + " on device " +
+                                 std::to_string(request.device) + " in " + in_graph(name()));
+  }
+  ledger_->record_alloc(
+      {as_uint(params.dptr), request.bytes, as_uint(node), std::nullopt, request.device});
+  return {params.dptr, node, request.bytes, request.device};
+}
 
+cudaError_t graph::add_alloc_node_checked(const alloc_request& request, int devices,
+                                          const node_list& deps, cudaMemAllocNodeParams& params,
+                                          cudaGraphNode_t& node) {
+  static const peer_access_query query = can_access_peer;
+  const std::vector<int> peers = validate_alloc_request(request, devices, query, name());
   std::vector<cudaMemAccessDesc> descs(peers.size());
   for (std::size_t i = 0; i < peers.size(); ++i) {
     descs[i].flags = cudaMemAccessFlagsProtReadWrite;
     descs[i].location.type = cudaMemLocationTypeDevice;
     descs[i].location.id = peers[i];
   }
-  cudaMemAllocNodeParams params{};
-  params.poolProps.allocType = cudaMemAllocationTypePinned;
-  params.poolProps.handleTypes = cudaMemHandleTypeNone;
-  params.poolProps.location.type = cudaMemLocationTypeDevice;
-  params.poolProps.location.id = request.device;
   params.accessDescs = descs.empty() ? nullptr : descs.data();
   params.accessDescCount = descs.size();
-  params.bytesize = request.bytes;
-
-  cudaGraphNode_t node = nullptr;
-  GMEM_CUDA_TRY_CTX(cudaGraphAddMemAllocNode(&node, handle_, deps.data(), deps.size(), &params),
-                    "alloc node of " + format_bytes(request.bytes) + " on device " +
-                        std::to_string(request.device) + " in " + in_graph(name()));
-  ledger_->record_alloc(
-      {as_uint(params.dptr), request.bytes, as_uint(node), std::nullopt, request.device});
-  return {params.dptr, node, request.bytes, request.device};
+  return cudaGraphAddMemAllocNode(&node, handle_, deps.data(), deps.size(), &params);
 }
 
 cudaGraphNode_t graph::add_free(void* ptr, const node_list& deps) {

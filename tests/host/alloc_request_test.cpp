@@ -65,4 +65,21 @@ TEST(AllocRequest, NoDeviceAtAllIsRefused) {
             std::string::npos);
 }
 
+// The inline shortcut add_alloc takes: exactly the requests that validate without peers.
+TEST(AllocRequest, PlainRequestIsOneValidationWouldPassWithNoPeers) {
+  using gmem::is_plain_request;
+  EXPECT_TRUE(is_plain_request({64, 0}, 1));
+  EXPECT_TRUE(is_plain_request({64, 1}, 2));
+  EXPECT_FALSE(is_plain_request({0, 0}, 1));       // refused by validation
+  EXPECT_FALSE(is_plain_request({64, 1}, 1));      // device out of range
+  EXPECT_FALSE(is_plain_request({64, -1}, 1));
+  EXPECT_FALSE(is_plain_request({64, 0}, 0));      // no device at all
+  EXPECT_FALSE(is_plain_request({64, 0, {0}}, 1)); // peers go through validation
+  for (const alloc_request& r : {alloc_request{64, 0}, alloc_request{64, 1}}) {
+    if (is_plain_request(r, 2)) {
+      EXPECT_TRUE(validate_alloc_request(r, 2, all_peers, "g").empty());
+    }
+  }
+}
+
 }  // namespace

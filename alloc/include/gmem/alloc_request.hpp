@@ -31,25 +31,20 @@ struct alloc_request {
 /// Answers "can device `peer` access memory resident on device `resident`?".
 using peer_access_query = std::function<bool(int peer, int resident)>;
 
-namespace detail {
-[[nodiscard]] std::vector<int> validate_alloc_request_fully(
-    const alloc_request& request, int device_count, const peer_access_query& can_access_peer,
-    const std::string& graph_name);
-}  // namespace detail
-
 /// Checks `request` for graph `graph_name` against a machine of `device_count` devices.
 /// Throws usage_error for a zero-byte request, a device or peer out of range, a repeated peer,
 /// or a peer that cannot access the resident device. Returns the peers to describe, in order,
 /// without the resident device (listing it is harmless and dropped).
-[[nodiscard]] inline std::vector<int> validate_alloc_request(
-    const alloc_request& request, int device_count, const peer_access_query& can_access_peer,
-    const std::string& graph_name) {
-  // Inline for the common request (this runs for every alloc node): no peers, a valid device.
-  if (request.peers.empty() && request.bytes > 0 && request.device >= 0 &&
-      request.device < device_count) {
-    return {};
-  }
-  return detail::validate_alloc_request_fully(request, device_count, can_access_peer, graph_name);
+[[nodiscard]] std::vector<int> validate_alloc_request(const alloc_request& request,
+                                                      int device_count,
+                                                      const peer_access_query& can_access_peer,
+                                                      const std::string& graph_name);
+
+/// True for the common request that validate_alloc_request would pass with no peers to
+/// describe: some bytes on a device in range, no peers. Inline, for every alloc node.
+[[nodiscard]] inline bool is_plain_request(const alloc_request& request, int device_count) {
+  return request.peers.empty() && request.bytes > 0 && request.device >= 0 &&
+         request.device < device_count;
 }
 
 }  // namespace gmem

@@ -153,6 +153,11 @@ class graph {
     if (!handle_ || !ledger_) refuse_empty(what);
   }
   [[noreturn]] static void refuse_empty(const char* what);
+  /// add_alloc's path for a request with peers or one that fails validation (which throws
+  /// usage_error): validates, describes the peers' access and adds the node.
+  cudaError_t add_alloc_node_checked(const alloc_request& request, int devices,
+                                     const node_list& deps, cudaMemAllocNodeParams& params,
+                                     cudaGraphNode_t& node);
 
   cudaGraph_t handle_ = nullptr;
   bool owning_ = true;
