@@ -192,7 +192,7 @@ void launch_loop_with_sampler(benchmark::State& state) {
 void register_overhead_benchmarks() {
   const int reps = ctx().quick ? 2 : 5;
   benchmark::RegisterBenchmark("overhead/build_instantiate/nodes:1000", build_instantiate)
-      ->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(ctx().quick ? 6 : 21)
+      ->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(ctx().quick ? 6 : 51)
       ->Repetitions(reps)->ReportAggregatesOnly(true);
   benchmark::RegisterBenchmark("overhead/read_counters", read_counters_once)
       ->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(2000)->Repetitions(reps)
