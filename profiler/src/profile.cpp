@@ -1,7 +1,6 @@
 #include "gmem/profiler/profile.hpp"
 
 #include <algorithm>
-#include <memory>
 #include <utility>
 
 #include "gmem/capability.hpp"
