@@ -4,7 +4,7 @@
 #include <utility>
 
 #include "gmem/capability.hpp"
-#include "gmem/error.hpp"
+#include "gmem/usage_error.hpp"
 #include "gmem/handles.hpp"
 #include "gmem/profiler/analysis.hpp"
 #include "gmem/profiler/counters.hpp"
