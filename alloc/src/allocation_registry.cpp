@@ -1,8 +1,8 @@
-#include "gmem/allocation_registry.hpp"
+#include "gmem/detail/allocation_registry.hpp"
 
 #include <algorithm>
 
-#include "gmem/graph_ledger.hpp"
+#include "gmem/detail/graph_ledger.hpp"
 #include "gmem/usage_error.hpp"
 
 namespace gmem {

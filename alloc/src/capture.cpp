@@ -1,6 +1,6 @@
 #include "gmem/capture.hpp"
 
-#include "gmem/allocation_registry.hpp"
+#include "gmem/detail/allocation_registry.hpp"
 #include "gmem/error.hpp"
 
 namespace gmem {

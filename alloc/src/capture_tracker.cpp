@@ -1,4 +1,4 @@
-#include "gmem/capture_tracker.hpp"
+#include "gmem/detail/capture_tracker.hpp"
 
 #include <algorithm>
 

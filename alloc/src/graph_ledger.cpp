@@ -1,4 +1,4 @@
-#include "gmem/graph_ledger.hpp"
+#include "gmem/detail/graph_ledger.hpp"
 
 #include <algorithm>
 #include <atomic>

@@ -3,7 +3,7 @@
 #include <map>
 #include <random>
 
-#include "gmem/address_index.hpp"
+#include "gmem/detail/address_index.hpp"
 
 namespace {
 

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "gmem/capture_tracker.hpp"
+#include "gmem/detail/capture_tracker.hpp"
 #include "gmem/usage_error.hpp"
 
 namespace {

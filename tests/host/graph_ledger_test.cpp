@@ -4,7 +4,7 @@
 #include <random>
 #include <vector>
 
-#include "gmem/graph_ledger.hpp"
+#include "gmem/detail/graph_ledger.hpp"
 #include "gmem/usage_error.hpp"
 
 namespace {

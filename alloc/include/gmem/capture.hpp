@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "gmem/capture_tracker.hpp"
+#include "gmem/detail/capture_tracker.hpp"
 #include "gmem/graph.hpp"
 #include "gmem/handles.hpp"
 

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "gmem/alloc_request.hpp"
-#include "gmem/graph_ledger.hpp"
+#include "gmem/detail/graph_ledger.hpp"
 
 namespace gmem {
 

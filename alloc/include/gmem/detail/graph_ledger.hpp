@@ -22,8 +22,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "gmem/address_index.hpp"
-#include "gmem/allocation_registry.hpp"
+#include "gmem/detail/address_index.hpp"
+#include "gmem/detail/allocation_registry.hpp"
 
 namespace gmem {
 
