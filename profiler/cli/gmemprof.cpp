@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "gmem/profiler/commands.hpp"
+#include "cli/commands.hpp"
 #include "gmem/profiler/device_info.hpp"
-#include "gmem/profiler/scenarios.hpp"
+#include "suite/scenarios.hpp"
 
 namespace {
 

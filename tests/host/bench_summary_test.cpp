@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "gmem/profiler/bench_summary.hpp"
+#include "report/bench_summary.hpp"
 #include "gmem/profiler/report_io.hpp"
 
 namespace {

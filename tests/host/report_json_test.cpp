@@ -15,7 +15,7 @@
 
 #include "gmem/profiler/report.hpp"
 #include "gmem/profiler/report_io.hpp"
-#include "gmem/profiler/show.hpp"
+#include "report/show.hpp"
 
 namespace gmem::profiler {
 namespace {

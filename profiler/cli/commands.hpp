@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "gmem/profiler/compare.hpp"
-#include "gmem/profiler/runner.hpp"
+#include "suite/runner.hpp"
 
 namespace gmem::profiler {
 

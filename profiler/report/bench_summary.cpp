@@ -1,4 +1,4 @@
-#include "gmem/profiler/bench_summary.hpp"
+#include "report/bench_summary.hpp"
 
 #include <cmath>
 #include <cstdio>

@@ -1,4 +1,4 @@
-#include "gmem/profiler/scenarios.hpp"
+#include "suite/scenarios.hpp"
 
 #include <algorithm>
 #include <map>

@@ -1,4 +1,4 @@
-#include "gmem/profiler/runner.hpp"
+#include "suite/runner.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -8,7 +8,7 @@
 #include "gmem/handles.hpp"
 #include "gmem/profiler/counters.hpp"
 #include "gmem/profiler/environment.hpp"
-#include "gmem/profiler/scenarios.hpp"
+#include "suite/scenarios.hpp"
 
 namespace gmem::profiler {
 

@@ -1,6 +1,6 @@
 #include <ostream>
 
-#include "gmem/profiler/commands.hpp"
+#include "cli/commands.hpp"
 #include "gmem/profiler/report_io.hpp"
 #include "gmem/usage_error.hpp"
 

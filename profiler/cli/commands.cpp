@@ -1,10 +1,10 @@
 #include <exception>
 #include <ostream>
 
-#include "gmem/profiler/bench_summary.hpp"
-#include "gmem/profiler/commands.hpp"
+#include "report/bench_summary.hpp"
+#include "cli/commands.hpp"
 #include "gmem/profiler/report_io.hpp"
-#include "gmem/profiler/show.hpp"
+#include "report/show.hpp"
 
 namespace gmem::profiler {
 

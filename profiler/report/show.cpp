@@ -1,4 +1,4 @@
-#include "gmem/profiler/show.hpp"
+#include "report/show.hpp"
 
 #include <algorithm>
 #include <cmath>
