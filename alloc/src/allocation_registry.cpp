@@ -17,7 +17,8 @@ const std::string& name_of(const shared_name& n) {
 /// "cudaFreeAsync in stream 0x.. (gmem::free_in_stream)"), `first_by` / `first_name` the first.
 [[noreturn]] void already_freed(const std::string& second, std::size_t bytes,
                                 std::uintptr_t address, const std::string& allocator,
-                                graph_id first_by, const std::string& first_name) {
+                                graph_id first_by, const std::string& first_name,
+                                const char* note = "") {
   throw usage_error(second + ": the allocation of " + format_bytes(bytes) + " at " +
                     format_address(address) + " (made by graph '" + allocator + "') " +
                     detail::first_free_phrase(first_by, first_name) +
@@ -27,7 +28,7 @@ const std::string& name_of(const shared_name& n) {
                            "graph launches again)"
                          : "") +
                     ": remove the second free, or order the users of the allocation before "
-                    "the first one");
+                    "the first one" + note);
 }
 
 std::string free_node_in(const std::string& graph_name) {
@@ -170,7 +171,9 @@ allocation_registry::outside_claim allocation_registry::claim_outside_free(
   }
   if (const auto f = freed_.find(address); f != freed_.end()) {
     already_freed(how, f->second.bytes, address, name_of(f->second.allocating_name),
-                  outside_free_done, name_of(f->second.freed_name));
+                  outside_free_done, name_of(f->second.freed_name),
+                  "; if memory gmem did not allocate (cudaMalloc, a graph built without gmem) "
+                  "now lives at this address, free it with cudaFree / cudaFreeAsync directly");
   }
   return {address, false};
 }

@@ -72,6 +72,7 @@ void* capture::malloc_async(std::size_t bytes, cudaStream_t s) {
   GMEM_CUDA_TRY_CTX(cudaMallocAsync(&p, bytes, s),
                     "capturing cudaMallocAsync of " + format_bytes(bytes) + " in " +
                         describe_stream(s) + " for graph '" + tracker_.graph_name() + "'");
+  allocated_[reinterpret_cast<std::uintptr_t>(p)] = {bytes, false};
   return p;
 }
 
@@ -88,6 +89,7 @@ void* capture::malloc_async(const mem_pool& pool, std::size_t bytes, cudaStream_
                     "capturing cudaMallocFromPoolAsync of " + format_bytes(bytes) +
                         " from the pool on device " + std::to_string(pool.device()) + " in " +
                         describe_stream(s) + " for graph '" + tracker_.graph_name() + "'");
+  allocated_[reinterpret_cast<std::uintptr_t>(p)] = {bytes, false};
   return p;
 }
 
@@ -100,9 +102,20 @@ void capture::free_async(void* ptr, cudaStream_t s) {
                       "(gmem::free_in_stream) or in a graph instead");
   }
   tracker_.check_in_capture(handle_of(s), "cudaFreeAsync of " + format_address(address));
-  // Claimed before the driver call (an allocation of this capture is unknown until the end:
-  // the driver checks that one), committed or given back after it.
-  const std::optional<free_claim> claim = ledger_->claim_captured_free(address);
+  // An allocation of this capture: the driver checks its free, and the ledger learns both
+  // nodes when the capture ends. Any other: claimed before the driver call, committed or given
+  // back after it.
+  const auto mine = allocated_.find(address);
+  const bool own = mine != allocated_.end();
+  if (own && mine->second.freed) {
+    throw usage_error("capture of graph '" + tracker_.graph_name() + "': cudaFreeAsync of the " +
+                      format_bytes(mine->second.bytes) + " allocation at " +
+                      format_address(address) +
+                      ", which this capture allocated and already freed; an allocation is "
+                      "freed once: remove the second cudaFreeAsync");
+  }
+  const std::optional<free_claim> claim =
+      own ? std::nullopt : ledger_->claim_captured_free(address);
   const cudaError_t err = cudaFreeAsync(ptr, s);
   if (err != cudaSuccess) {
     if (claim) ledger_->unclaim_free(*claim);
@@ -112,6 +125,7 @@ void capture::free_async(void* ptr, cudaStream_t s) {
                                  "'");
   }
   if (claim) ledger_->commit_captured_free(*claim);
+  if (own) mine->second.freed = true;  // until malloc_async returns the address again
 }
 
 graph capture::end() {

@@ -2,6 +2,7 @@
 // allocating graph or in another, capture::free_async, free_in_stream, free_now), is refused
 // before the driver, naming the allocation and the first free. Where the driver would have
 // failed, a raw call with the same second free shows its own error.
+#include <cstdio>
 #include <string>
 
 #include "gpu_test_support.cuh"
@@ -208,6 +209,70 @@ TEST_F(SecondFree, CapturedFreeAfterAnOrphanWasFreedInAStreamIsRefused) {
   // The driver, capturing the same free: refused at once, or when the capture ends.
   ASSERT_EQ(cudaStreamBeginCapture(raw_stream, cudaStreamCaptureModeThreadLocal), cudaSuccess);
   const cudaError_t at_free = cudaFreeAsync(ptr, raw_stream);
+  cudaGraph_t raw = nullptr;
+  const cudaError_t at_end = cudaStreamEndCapture(raw_stream, &raw);
+  if (raw) (void)cudaGraphDestroy(raw);
+  (void)cudaGetLastError();
+  EXPECT_TRUE(at_free != cudaSuccess || at_end != cudaSuccess)
+      << cudaGetErrorName(at_free) << " / " << cudaGetErrorName(at_end);
+  EXPECT_FALSE(is_capturing(raw_stream));
+}
+
+// The driver hands a freed address out again (seen: a capture allocating where a destroyed
+// graph's allocation, freed in a stream, was): the capture frees its own allocation, and gmem
+// must not take that for a second free of the old one.
+TEST_F(SecondFree, ACaptureAllocatingAtAFreedOrphansAddressFreesItsOwnAllocation) {
+  constexpr std::size_t big = 64u << 20;
+  void* old_ptr = nullptr;
+  stream s;
+  {
+    graph g("earlier owner");
+    old_ptr = g.add_alloc({big, 0}).ptr;
+    graph_exec exec(g);
+    exec.launch(s);
+    free_in_stream(old_ptr, s);
+    s.synchronize();
+  }
+  graph captured = [&] {
+    capture cap(s, "reuser");
+    void* p = cap.malloc_async(big);
+    std::printf("capture allocated %s the freed orphan's address\n",
+                p == old_ptr ? "at" : "away from");
+    GMEM_CUDA_TRY(cudaMemsetAsync(p, 1, 4096, s));
+    cap.free_async(p);
+    return cap.end();
+  }();
+  EXPECT_EQ(captured.ledger().alloc_count(), 1u);
+  EXPECT_EQ(captured.ledger().free_count(), 1u);
+  EXPECT_TRUE(captured.ledger().foreign_frees().empty());
+  EXPECT_TRUE(captured.ledger().unfreed().empty());
+  graph_exec exec(captured);
+  exec.launch(s);
+  exec.launch(s);  // it frees what it allocates, so it relaunches
+  s.synchronize();
+}
+
+TEST_F(SecondFree, SecondCapturedFreeOfTheCapturesOwnAllocationIsRefused) {
+  stream s;
+  graph g = [&] {
+    capture cap(s, "frees its own twice");
+    void* p = cap.malloc_async(bytes);
+    cap.free_async(p);
+    const std::string msg = usage_error_of([&] { cap.free_async(p); });
+    EXPECT_NE(msg.find("capture of graph 'frees its own twice'"), std::string::npos) << msg;
+    EXPECT_NE(msg.find(allocation_text(p)), std::string::npos) << msg;
+    EXPECT_NE(msg.find("already freed"), std::string::npos) << msg;
+    return cap.end();  // the capture went on
+  }();
+  EXPECT_EQ(g.ledger().alloc_count(), 1u);
+  EXPECT_EQ(g.ledger().free_count(), 1u);
+  // The driver, capturing the same second free: refused at once, or when the capture ends.
+  stream raw_stream;
+  ASSERT_EQ(cudaStreamBeginCapture(raw_stream, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+  void* p = nullptr;
+  ASSERT_EQ(cudaMallocAsync(&p, bytes, raw_stream), cudaSuccess);
+  ASSERT_EQ(cudaFreeAsync(p, raw_stream), cudaSuccess);
+  const cudaError_t at_free = cudaFreeAsync(p, raw_stream);
   cudaGraph_t raw = nullptr;
   const cudaError_t at_end = cudaStreamEndCapture(raw_stream, &raw);
   if (raw) (void)cudaGraphDestroy(raw);
