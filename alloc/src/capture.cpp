@@ -108,9 +108,9 @@ void capture::free_async(void* ptr, cudaStream_t s) {
   const auto mine = allocated_.find(address);
   const bool own = mine != allocated_.end();
   if (own && mine->second.freed) {
-    throw usage_error("capture of graph '" + tracker_.graph_name() + "': cudaFreeAsync of the " +
-                      format_bytes(mine->second.bytes) + " allocation at " +
-                      format_address(address) +
+    throw usage_error("capture of graph '" + tracker_.graph_name() +
+                      "': cudaFreeAsync of the allocation of " +
+                      format_bytes(mine->second.bytes) + " at " + format_address(address) +
                       ", which this capture allocated and already freed; an allocation is "
                       "freed once: remove the second cudaFreeAsync");
   }
