@@ -1,6 +1,8 @@
 #include "gmem/capture.hpp"
 
-#include "gmem/detail/allocation_registry.hpp"
+#include <optional>
+
+#include "gmem/detail/graph_ledger.hpp"
 #include "gmem/error.hpp"
 
 namespace gmem {
@@ -11,7 +13,9 @@ stream_handle handle_of(cudaStream_t s) { return reinterpret_cast<stream_handle>
 }  // namespace
 
 capture::capture(cudaStream_t origin, std::string name, cudaStreamCaptureMode mode)
-    : origin_(origin), tracker_(handle_of(origin), std::move(name)) {
+    : origin_(origin),
+      tracker_(handle_of(origin), name),
+      ledger_(std::make_shared<graph_ledger>(std::move(name))) {
   GMEM_CUDA_TRY_CTX(cudaStreamBeginCapture(origin_, mode),
                     "beginning the capture of graph '" + tracker_.graph_name() + "' on " +
                         describe_stream(origin_));
@@ -68,6 +72,7 @@ void* capture::malloc_async(std::size_t bytes, cudaStream_t s) {
   GMEM_CUDA_TRY_CTX(cudaMallocAsync(&p, bytes, s),
                     "capturing cudaMallocAsync of " + format_bytes(bytes) + " in " +
                         describe_stream(s) + " for graph '" + tracker_.graph_name() + "'");
+  allocated_[reinterpret_cast<std::uintptr_t>(p)] = {bytes, false};
   return p;
 }
 
@@ -84,23 +89,43 @@ void* capture::malloc_async(const mem_pool& pool, std::size_t bytes, cudaStream_
                     "capturing cudaMallocFromPoolAsync of " + format_bytes(bytes) +
                         " from the pool on device " + std::to_string(pool.device()) + " in " +
                         describe_stream(s) + " for graph '" + tracker_.graph_name() + "'");
+  allocated_[reinterpret_cast<std::uintptr_t>(p)] = {bytes, false};
   return p;
 }
 
 void capture::free_async(void* ptr, cudaStream_t s) {
   s = resolve(s);
   const std::uintptr_t address = reinterpret_cast<std::uintptr_t>(ptr);
-  tracker_.check_in_capture(handle_of(s), "cudaFreeAsync of " + format_address(address));
-  if (const auto known = allocation_registry::global().find(address); known && known->freed_by) {
-    throw usage_error("capture of graph '" + tracker_.graph_name() + "': cudaFreeAsync of the " +
-                      format_bytes(known->bytes) + " allocation at " + format_address(address) +
-                      ", which graph '" + known->freed_by_name +
-                      "' already frees; an allocation is freed once");
+  if (!active_ || !ledger_) {
+    throw usage_error("capture of graph '" + tracker_.graph_name() + "': cudaFreeAsync of " +
+                      format_address(address) + " after the capture ended; free it in a stream "
+                      "(gmem::free_in_stream) or in a graph instead");
   }
-  GMEM_CUDA_TRY_CTX(cudaFreeAsync(ptr, s), "capturing cudaFreeAsync of " +
-                                               format_address(address) + " in " +
-                                               describe_stream(s) + " for graph '" +
-                                               tracker_.graph_name() + "'");
+  tracker_.check_in_capture(handle_of(s), "cudaFreeAsync of " + format_address(address));
+  // An allocation of this capture: the driver checks its free, and the ledger learns both
+  // nodes when the capture ends. Any other: claimed before the driver call, committed or given
+  // back after it.
+  const auto mine = allocated_.find(address);
+  const bool own = mine != allocated_.end();
+  if (own && mine->second.freed) {
+    throw usage_error("capture of graph '" + tracker_.graph_name() +
+                      "': cudaFreeAsync of the allocation of " +
+                      format_bytes(mine->second.bytes) + " at " + format_address(address) +
+                      ", which this capture allocated and already freed; an allocation is "
+                      "freed once: remove the second cudaFreeAsync");
+  }
+  const std::optional<free_claim> claim =
+      own ? std::nullopt : ledger_->claim_captured_free(address);
+  const cudaError_t err = cudaFreeAsync(ptr, s);
+  if (err != cudaSuccess) {
+    if (claim) ledger_->unclaim_free(*claim);
+    detail::throw_cuda_error(err, "cudaFreeAsync", __FILE__, __LINE__,
+                             "capturing cudaFreeAsync of " + format_address(address) + " in " +
+                                 describe_stream(s) + " for graph '" + tracker_.graph_name() +
+                                 "'");
+  }
+  if (claim) ledger_->commit_captured_free(*claim);
+  if (own) mine->second.freed = true;  // until malloc_async returns the address again
 }
 
 graph capture::end() {
@@ -129,7 +154,7 @@ graph capture::end() {
     }
     detail::throw_cuda_error(err, "cudaStreamEndCapture", __FILE__, __LINE__, ctx);
   }
-  return graph::adopt(g, tracker_.graph_name());
+  return graph::adopt(g, std::move(ledger_));
 }
 
 }  // namespace gmem

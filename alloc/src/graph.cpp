@@ -24,7 +24,11 @@ graph::graph(cudaGraph_t handle, bool owning, std::shared_ptr<graph_ledger> ledg
     : handle_(handle), owning_(owning), ledger_(std::move(ledger)) {}
 
 graph graph::adopt(cudaGraph_t g, std::string name) {
-  graph out(g, true, std::make_shared<graph_ledger>(std::move(name)));
+  return adopt(g, std::make_shared<graph_ledger>(std::move(name)));
+}
+
+graph graph::adopt(cudaGraph_t g, std::shared_ptr<graph_ledger> ledger) {
+  graph out(g, true, std::move(ledger));
   read_memory_nodes(g, *out.ledger_);
   return out;
 }

@@ -125,6 +125,7 @@ void graph_exec::launch(cudaStream_t s) {
     detail::throw_cuda_error(err, "cudaGraphLaunch", __FILE__, __LINE__, ctx);
   }
   ++launches_;
+  ledger_->launched();  // its allocations are made anew: earlier frees in streams are past
 }
 
 }  // namespace gmem

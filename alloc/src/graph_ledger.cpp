@@ -78,10 +78,10 @@ void graph_ledger::check_not_freed(std::uintptr_t address, std::size_t index) co
   if (const claimer* c = claim_of(address)) {
     throw usage_error("free node in graph '" + name() + "': the allocation of " +
                       format_bytes(r.bytes) + " at " + format_address(address) +
-                      " (made by graph '" + name() + "') already has a free node in graph '" +
-                      *c->second +
-                      "'; an allocation is freed once: remove the second free node, or order "
-                      "the users of the allocation before the first one");
+                      " (made by graph '" + name() + "') " +
+                      detail::first_free_phrase(c->first, *c->second) +
+                      "; an allocation is freed once: remove the second free, or order the "
+                      "users of the allocation before the first one");
   }
 }
 
@@ -123,13 +123,17 @@ const graph_ledger::claimer* graph_ledger::claim_of(std::uintptr_t address) cons
 
 void graph_ledger::add_claim(std::uintptr_t address, claimer by) {
   if (!claims_) claims_ = std::make_unique<claim_map>();
-  claims_->emplace(address, std::move(by));
+  const bool outside = is_outside_free(by.first);
+  if (claims_->emplace(address, std::move(by)).second && outside) {
+    outside_frees_.fetch_add(1, std::memory_order_relaxed);
+  }
 }
 
 bool graph_ledger::drop_claim(std::uintptr_t address, graph_id by) {
   if (!claims_) return false;
   const auto c = claims_->find(address);
   if (c == claims_->end() || c->second.first != by) return false;
+  if (is_outside_free(by)) outside_frees_.fetch_sub(1, std::memory_order_relaxed);
   claims_->erase(c);
   return true;
 }
@@ -141,7 +145,69 @@ void graph_ledger::move_claim(std::uintptr_t address, graph_id from, const claim
   }
 }
 
+bool graph_ledger::settle_outside_claim(std::uintptr_t address) {
+  if (!claims_) return false;
+  const auto c = claims_->find(address);
+  if (c == claims_->end() || c->second.first != outside_free_in_flight) return false;
+  c->second.first = outside_free_done;
+  return true;
+}
+
+void graph_ledger::forget_outside_frees() noexcept {
+  std::lock_guard<detail::spin_mutex> lock(mu_);
+  if (!claims_) return;
+  for (auto c = claims_->begin(); c != claims_->end();) {
+    if (c->second.first == outside_free_done) {
+      c = claims_->erase(c);
+      outside_frees_.fetch_sub(1, std::memory_order_relaxed);
+    } else {
+      ++c;
+    }
+  }
+}
+
+std::optional<free_claim> graph_ledger::claim_captured_free(std::uintptr_t address) {
+  {
+    std::lock_guard<detail::spin_mutex> lock(mu_);
+    if (const std::size_t i = own_unfreed_or_throw(address); i != address_index::npos) {
+      allocs_[i].free_node = pending_free;
+      --unfreed_count_;
+      return free_claim{address, free_target::own_allocation, i};
+    }
+  }
+  if (!registry_->claim_foreign(address, *this, /*claim=*/true, /*unknown_ok=*/true)) {
+    return std::nullopt;
+  }
+  return free_claim{address, free_target::foreign_allocation, 0};
+}
+
+void graph_ledger::commit_captured_free(const free_claim& claim) {
+  std::lock_guard<detail::spin_mutex> lock(mu_);
+  if (claim.target == free_target::own_allocation) {
+    allocs_[claim.record].free_node = captured_free_node;
+  } else {
+    foreign_frees_.push_back({claim.address, captured_free_node});
+  }
+  ++captured_frees_;
+}
+
 void graph_ledger::record_observed_free(std::uintptr_t address, node_handle free_node) {
+  if (captured_frees_ != 0) {  // claimed while capturing: the node has a name now
+    std::lock_guard<detail::spin_mutex> lock(mu_);
+    for (auto& f : foreign_frees_) {
+      if (f.address == address && f.free_node == captured_free_node) {
+        f.free_node = free_node;
+        --captured_frees_;
+        return;
+      }
+    }
+    const std::size_t i = latest_.find(address);
+    if (i != address_index::npos && allocs_[i].free_node == captured_free_node) {
+      allocs_[i].free_node = free_node;
+      --captured_frees_;
+      return;
+    }
+  }
   try {
     record_free(address, free_node);
   } catch (const usage_error&) {
@@ -191,6 +257,7 @@ void graph_ledger::absorb_child(graph_ledger& child) {
     records.swap(child.allocs_);
     frees.swap(child.foreign_frees_);
     claims.swap(child.claims_);
+    child.outside_frees_.store(0, std::memory_order_relaxed);
     std::swap(unfreed, child.unfreed_count_);
     child.latest_.clear();
     child.mark_moved();

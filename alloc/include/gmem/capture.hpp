@@ -6,7 +6,9 @@
 #include <cuda_runtime_api.h>
 
 #include <memory>
+#include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "gmem/detail/capture_tracker.hpp"
@@ -41,8 +43,11 @@ class capture {
   /// Captures cudaMallocFromPoolAsync: the alloc node records the pool's peer access as it is
   /// now. Throws as malloc_async above.
   void* malloc_async(const mem_pool& pool, std::size_t bytes, cudaStream_t s = nullptr);
-  /// Captures cudaFreeAsync of `ptr` in `s` (the origin by default). Throws usage_error for a
-  /// stream outside the capture or an allocation another graph already frees, cuda_error.
+  /// Captures cudaFreeAsync of `ptr` in `s` (the origin by default). The captured graph holds
+  /// the free: a second free of the allocation (a free node in any graph, another capture,
+  /// free_in_stream / free_now) is refused. Throws usage_error for a stream outside the capture
+  /// or an allocation that already has a free (a second free of an allocation of this capture
+  /// included), cuda_error.
   void free_async(void* ptr, cudaStream_t s = nullptr);
 
   /// Ends the capture and returns the graph. If streams forked into the capture were not
@@ -61,6 +66,16 @@ class capture {
   cudaStream_t origin_;
   bool active_ = false;
   capture_tracker tracker_;
+  /// The captured graph's ledger from the start: it holds the claims of free_async.
+  std::shared_ptr<graph_ledger> ledger_;
+  /// The allocations malloc_async made in this capture, by address: their free is the
+  /// capture's own (the ledger learns both nodes when it ends), not a free of an allocation an
+  /// earlier graph made at the same address; a second free of one is refused.
+  struct own_allocation {
+    std::size_t bytes = 0;
+    bool freed = false;
+  };
+  std::unordered_map<std::uintptr_t, own_allocation> allocated_;
   std::vector<event> events_;
 };
 

@@ -59,6 +59,8 @@ class graph {
   /// Takes ownership of `g` (for example a captured graph) and reads its memory nodes, child
   /// graphs included, into the ledger. Throws cuda_error.
   static graph adopt(cudaGraph_t g, std::string name);
+  /// Same, reading into `ledger` (a capture's, holding the claims of its cudaFreeAsync calls).
+  static graph adopt(cudaGraph_t g, std::shared_ptr<graph_ledger> ledger);
 
   ~graph();
   graph(graph&& other) noexcept;

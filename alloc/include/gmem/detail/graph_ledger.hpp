@@ -13,7 +13,11 @@
 //  - while a free node is being added, its record holds `pending_free`, so that no other
 //    graph can claim the same allocation in the meantime.
 //  - `live_execs` counts executable graphs instantiated from this graph and not yet destroyed.
+//  - a free of this graph's allocation outside every graph (free_in_stream, free_now) is kept
+//    as a claim too (allocation_registry::claim_outside_free) until an executable graph of
+//    this graph launches again: the launch makes the allocation anew.
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -106,10 +110,25 @@ class alignas(64) graph_ledger {
   void commit_free(const free_claim& claim, node_handle free_node);
   void unclaim_free(const free_claim& claim) noexcept;
 
+  /// capture::free_async around its driver call: claims the free of an allocation gmem knows
+  /// (throws usage_error as claim_free does when it already has a free); nothing for an
+  /// address gmem does not know (an allocation of the same capture, for one). Then
+  /// commit_captured_free records it (its node is named when the capture ends and
+  /// record_observed_free sees it), or unclaim_free gives it back.
+  [[nodiscard]] std::optional<free_claim> claim_captured_free(std::uintptr_t address);
+  void commit_captured_free(const free_claim& claim);
+
   /// Records a free node found in a graph the driver already built (a capture): like
   /// record_free, but a free of an address gmem does not know is kept as a foreign free
-  /// instead of refused.
+  /// instead of refused, and a free this ledger claimed while capturing gets its node.
   void record_observed_free(std::uintptr_t address, node_handle free_node);
+
+  /// An executable graph of this graph launched: its allocations are made anew, so the frees
+  /// outside every graph recorded since the last launch are forgotten. One relaxed atomic load
+  /// when there are none.
+  void launched() noexcept {
+    if (outside_frees_.load(std::memory_order_relaxed) != 0) forget_outside_frees();
+  }
 
   /// Throws usage_error when the graph-memory rules forbid instantiating with `request`:
   /// device launch of a graph with memory nodes, AutoFreeOnLaunch with device launch, or a
@@ -177,6 +196,9 @@ class alignas(64) graph_ledger {
   /// Drops the claim on `address` if `by` holds it; says whether it did.
   bool drop_claim(std::uintptr_t address, graph_id by);
   void move_claim(std::uintptr_t address, graph_id from, const claimer& to);
+  /// A free outside every graph of `address` in flight is done; says whether there was one.
+  bool settle_outside_claim(std::uintptr_t address);
+  void forget_outside_frees() noexcept;
 
   // What every alloc and free node reads or writes, first and in one cache line (the driver's
   // calls in between evict the cache): the lock, the kind, the unfreed count, the index, the
@@ -200,6 +222,11 @@ class alignas(64) graph_ledger {
   shared_name name_;
   std::vector<foreign_free_record> foreign_frees_;
   int live_execs_ = 0;
+  /// Captured frees whose node is not named yet (free_node == captured_free_node).
+  std::uint32_t captured_frees_ = 0;
+  static constexpr node_handle captured_free_node = 0;
+  /// Claims in claims_ by frees outside every graph (written under mu_, read by launched()).
+  std::atomic<std::uint32_t> outside_frees_{0};
 };
 
 inline void graph_ledger::check_can_add_memory_node(const char* what) const {
