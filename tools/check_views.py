@@ -103,8 +103,26 @@ def browser(args, work):
     return subprocess.run(cmd + args, capture_output=True, text=True, timeout=120)
 
 
+def with_lifetimes(report_path, work):
+    """A copy of the report with an allocation-lifetime section (gmem 0.2) in its first ok
+    scenario, when it has none: a known set of boxes (3 allocations, 2 addresses, one reused)
+    for the lifetime chart."""
+    report = json.load(open(report_path))
+    if any(s.get("allocations") for s in report["scenarios"]):
+        return report_path
+    first = next(s for s in report["scenarios"] if s["status"] == "ok")
+    first["allocations"] = [
+        {"address": 0x7f0000000000, "bytes": 2097152, "alloc_step": 0, "free_step": 2},
+        {"address": 0x7f0000000000, "bytes": 2097152, "alloc_step": 3, "free_step": 5},
+        {"address": 0x7f0000200000, "bytes": 1048576, "alloc_step": 1, "free_step": None}]
+    path = os.path.join(work, "report-with-lifetimes.json")
+    json.dump(report, open(path, "w"), indent=1)
+    return path
+
+
 def check_html(gmemprof, report_path, bench_path, work, screenshot):
     out = os.path.join(work, "report.html")
+    report_path = with_lifetimes(report_path, work)
     run([gmemprof, "html", report_path, "--baseline", report_path, "--bench", bench_path,
          "-o", out])
     page = open(out, encoding="utf-8").read()
@@ -141,6 +159,8 @@ def check_html(gmemprof, report_path, bench_path, work, screenshot):
         fail("gmemprof check printed no 'N compared' line:\n" + check.stdout)
     want = {
         "bars": 3 * sum(1 for s in scen if s["status"] == "ok"),
+        "lifetime_boxes": sum(len(s.get("allocations", [])) for s in scen),
+        "lifetime_rows": sum(len({a["address"] for a in s.get("allocations", [])}) for s in scen),
         "counter_charts": sum(1 for s in scen if s.get("counters_after_phase")),
         "counter_points": 4 * sum(len(s.get("counters_after_phase", [])) for s in scen),
         "bench_points": bench_points,

@@ -39,6 +39,9 @@ tr.verdict-pass td:last-child{color:#1a7f37;font-weight:600}tr.verdict-regressio
 <h2>Memory per scenario: requested, lower bound, reserved</h2>
 <div class="note">Requested: bytes all allocation nodes ask for. Lower bound: the heaviest set of allocations that can be live at once, each rounded up to the reservation granularity. Reserved: the driver's reserved-memory high watermark.</div>
 <div class="card"><div class="legend" id="fp-legend"></div><svg id="footprint" width="1140"></svg></div>
+<h2>Allocation lifetimes</h2>
+<div class="note" id="lt-note">Execution order across (a topological order of the graph's nodes), addresses down: one box per allocation, from its alloc node to its free node (to the end when the graph does not free it). Boxes in one row share a virtual address: that is reuse.</div>
+<div class="grid" id="lifetimes"></div>
 <h2>Counters across phases</h2>
 <div class="note">The four cudaGraphMemAttr counters read after each phase of each scenario (MiB).</div>
 <div class="legend" id="ct-legend"></div><div class="grid" id="counters"></div>
@@ -53,7 +56,7 @@ window.addEventListener("error", e => { errors.push(String(e.message)); writeSel
 const origError = console.error;
 console.error = function(...a) { errors.push(a.map(String).join(" ")); origError.apply(console, a); };
 const DATA = @DATA@;
-const counts = {bars: 0, counter_points: 0, counter_charts: 0, bench_points: 0, verdict_rows: 0};
+const counts = {bars: 0, lifetime_boxes: 0, lifetime_rows: 0, counter_points: 0, counter_charts: 0, bench_points: 0, verdict_rows: 0};
 function writeSelfcheck() {
   document.getElementById("gmem-selfcheck").textContent = JSON.stringify(Object.assign({errors}, counts));
 }
@@ -127,6 +130,41 @@ document.getElementById("meta").innerHTML = "";
     el(svg, "text", {x: left + Math.max(scale(vals[0]), scale(vals[1]), scale(vals[2])) + 6, y: y + 15}, fmtBytes(vals[2]) +
        (s.analysis.bound_ratio ? "  ×" + Number(s.analysis.bound_ratio).toFixed(2) : ""));
   });
+})();
+
+// Lifetimes: one box per allocation, one row per distinct address.
+(function lifetimes() {
+  const grid = document.getElementById("lifetimes");
+  const withAllocs = R.scenarios.filter(s => (s.allocations || []).length);
+  if (!withAllocs.length) {
+    document.getElementById("lt-note").textContent = "This report holds no allocation lifetimes: they are recorded since gmem 0.2 (run gmemprof run again).";
+    return;
+  }
+  const palette = ["#4a6fa5", "#d1495b", "#2a9d8f", "#f2b66d", "#8e6c8a", "#6c8ebf"];
+  for (const s of withAllocs) {
+    const A = s.allocations;
+    const addrs = [...new Set(A.map(a => a.address))].sort((x, y) => x - y);
+    const row = new Map(addrs.map((a, i) => [a, i]));
+    const end = Math.max(...A.map(a => Math.max(a.alloc_step, a.free_step === null ? 0 : a.free_step))) + 1;
+    const W = 260, L = 6, T = 4, rh = Math.max(2, Math.min(14, Math.floor(150 / addrs.length)));
+    const H = T + addrs.length * rh + 18;
+    const box = h(grid, "div", {class: "mini"});
+    h(box, "h3", {}, key(s) + " · " + A.length + " allocations, " + addrs.length + " addresses");
+    const svg = el(box, "svg", {class: "lifetime-chart", width: W, height: H});
+    const X = t => L + (W - 2 * L) * t / end;
+    addrs.forEach((a, i) => { if (i % 2) el(svg, "rect", {x: L, y: T + i * rh, width: W - 2 * L, height: rh, fill: "#f4f6f9"}); });
+    A.forEach((a, i) => {
+      const stop = a.free_step === null ? end : a.free_step;
+      const r = el(svg, "rect", {class: "lifetime-box", x: X(a.alloc_step), y: T + row.get(a.address) * rh + 0.5,
+        width: Math.max(1.5, X(stop) - X(a.alloc_step)), height: Math.max(1, rh - 1), rx: rh > 5 ? 2 : 0,
+        fill: palette[row.get(a.address) % palette.length], "fill-opacity": a.free_step === null ? 0.45 : 0.85});
+      el(r, "title", {}, "0x" + a.address.toString(16) + " " + fmtBytes(a.bytes) + ": steps " + a.alloc_step + " to " + (a.free_step === null ? "end (not freed)" : a.free_step));
+      counts.lifetime_boxes++;
+    });
+    counts.lifetime_rows += addrs.length;
+    el(svg, "text", {x: L, y: H - 4}, "step 0");
+    el(svg, "text", {x: W - L, y: H - 4, "text-anchor": "end"}, "step " + end);
+  }
 })();
 
 // Counters: a small chart per scenario, four lines over its phases.
