@@ -70,10 +70,7 @@ report run_suite(const run_options& options, const std::string& command_line) {
   std::size_t selected = 0, position = 0;
   for (const auto& def : scenario_definitions()) selected += wanted(def.name) ? 1 : 0;
   for (const auto& def : scenario_definitions()) {
-    if (!options.only.empty() &&
-        std::find(options.only.begin(), options.only.end(), def.name) == options.only.end()) {
-      continue;
-    }
+    if (!wanted(def.name)) continue;
     ++position;
     if (options.progress) {
       options.progress("[" + std::to_string(position) + "/" + std::to_string(selected) + "] " +
