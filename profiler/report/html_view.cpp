@@ -244,13 +244,14 @@ document.getElementById("meta").innerHTML = "";
   const rows = DATA.check.rows, bad = rows.filter(r => r.verdict === "regression" || r.verdict === "missing").length;
   const head = h(d, "div", {});
   h(head, "span", {class: "badge " + (bad ? "bad" : "ok")}, bad ? bad + " regressed" : "no regression");
-  head.appendChild(document.createTextNode(" " + rows.length + " compared against " + DATA.check.baseline));
+  head.appendChild(document.createTextNode(" " + rows.length + " compared against " + DATA.check.baseline + " (default tolerances; regressions first)"));
   for (const n of DATA.check.notes) h(d, "div", {class: "note"}, n);
   const t = h(h(d, "div", {class: "card"}), "table", {});
   const hr = h(t, "tr", {});
   for (const c of ["scenario", "metric", "baseline", "current", "change", "tolerance", "verdict"]) h(hr, "th", {}, c);
   const num = (m, v) => v === null ? "–" : /_bytes$/.test(m) ? (v / 1048576).toFixed(2) + " MiB" : Number(v).toFixed(2);
-  for (const r of rows) {
+  const rank = v => (v === "regression" || v === "missing") ? 0 : v === "pass" ? 1 : 2;
+  for (const r of rows.slice().sort((a, b) => rank(a.verdict) - rank(b.verdict))) {  // stable: regressions first
     const tr = h(t, "tr", {class: "verdict-" + r.verdict});
     counts.verdict_rows++;
     for (const v of [r.scenario, r.metric, num(r.metric, r.baseline), num(r.metric, r.current),
