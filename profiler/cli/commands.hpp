@@ -34,4 +34,17 @@ int run_bench_summary(const std::string& in_path, const std::string& out_path, s
 int run_run(const run_options& options, const std::string& out_path,
             const std::string& command_line, std::ostream& out, std::ostream& err);
 
+/// `gmemprof html`: the report at `report_path` as one self-contained HTML page written
+/// atomically to `out_path`, with the check against `baseline_path` and the mapping cost from
+/// gmem_bench's JSON at `bench_path` when they are not empty. Returns 0, or 2 when an input is
+/// unusable or the page cannot be written (the reason on `err`).
+int run_html(const std::string& report_path, const std::string& baseline_path,
+             const std::string& bench_path, const std::string& out_path, std::ostream& out,
+             std::ostream& err);
+
+/// `gmemprof trace`: the report as Chrome trace / Perfetto JSON, written atomically to
+/// `out_path`. Returns 0, or 2 when the report is unusable or the file cannot be written.
+int run_trace(const std::string& report_path, const std::string& out_path, std::ostream& out,
+              std::ostream& err);
+
 }  // namespace gmem::profiler

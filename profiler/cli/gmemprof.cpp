@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "cli/progress.hpp"
 #include "gmem/profiler/device_info.hpp"
 #include "suite/scenarios.hpp"
 
@@ -30,6 +31,9 @@ constexpr const char* usage =
     "  show REPORT                  print a report as tables\n"
     "  bench-summary BENCH_JSON [--out FILE.md]\n"
     "                               the markdown summary of a gmem_bench run\n"
+    "  html REPORT [--baseline B] [--bench BENCH_JSON] -o FILE.html\n"
+    "                               the report as one self-contained HTML page\n"
+    "  trace REPORT -o FILE.json    the report as a Chrome trace / Perfetto timeline\n"
     "  --version                    the tool version and git commit\n"
     "  --help                       this text; `gmemprof <command> --help` for each command\n";
 
@@ -41,13 +45,15 @@ constexpr const char* info_usage =
 
 constexpr const char* run_usage =
     "usage: gmemprof run [SCENARIO...] [--out PATH] [--device N] [--reps N] [--warmups N]\n"
+    "                    [--progress]\n"
     "       gmemprof run --list\n"
     "\n"
     "Runs every scenario (or the named ones) on device N (default 0) and writes the report to\n"
     "PATH (default gmem-report.json) atomically: a failed run never overwrites a good report.\n"
     "The output path, the device and the scenario names are checked before anything runs.\n"
-    "Progress goes to stderr. --reps (default 10) and --warmups (default 2) set how many\n"
-    "samples each launch cost takes. Exit: 0 all scenarios ok or skipped, 1 a scenario failed\n"
+    "Progress ([n/N] scenario, elapsed) goes to stderr once a run takes over a second, when\n"
+    "stderr is a terminal or with --progress. --reps (default 10) and --warmups (default 2)\n"
+    "set how many samples each launch cost takes. Exit: 0 all scenarios ok or skipped, 1 a scenario failed\n"
     "(the report is still written), 2 bad input or no GPU.\n";
 
 constexpr const char* check_usage =
@@ -76,6 +82,22 @@ constexpr const char* show_usage =
     "Prints the report's environment, then per scenario its footprint, lower bound, ratios,\n"
     "launch costs and diagnostics.\n";
 
+constexpr const char* html_usage =
+    "usage: gmemprof html REPORT [--baseline BASELINE] [--bench BENCH_JSON] -o FILE.html\n"
+    "\n"
+    "Writes the report as one self-contained HTML page (inline CSS, script and SVG; nothing\n"
+    "loaded from the network): per scenario requested vs lower bound vs reserved, the counters\n"
+    "across phases, with --bench the mapping cost against size from gmem_bench's JSON, with\n"
+    "--baseline the check's verdicts coloured. Exit 2 for an unusable input.\n";
+
+constexpr const char* trace_usage =
+    "usage: gmemprof trace REPORT -o FILE.json\n"
+    "\n"
+    "Writes the report's phases, launches and counters as Chrome trace event JSON, to open in\n"
+    "ui.perfetto.dev or chrome://tracing: one track per scenario under its device, counter\n"
+    "tracks for used/reserved current/high. The report holds medians, not timestamps: the\n"
+    "timeline is laid out from them. Exit 2 for an unusable input.\n";
+
 bool wants_help(int argc, char** argv) {
   for (int i = 2; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) return true;
@@ -94,7 +116,8 @@ std::optional<int> parse_int(const char* text) {
 }
 
 bool takes_value(const std::string& arg) {
-  return arg == "--out" || arg == "--device" || arg == "--reps" || arg == "--warmups" ||
+  return arg == "--out" || arg == "-o" || arg == "--baseline" || arg == "--bench" ||
+         arg == "--device" || arg == "--reps" || arg == "--warmups" ||
          arg == "--tolerance";
 }
 
@@ -127,6 +150,7 @@ int info_command(int argc, char** argv) {
 int run_command(int argc, char** argv) {
   gmem::profiler::run_options options;
   std::string out_path = "gmem-report.json";
+  bool progress = gmem::profiler::progress_printer::stderr_is_terminal();
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
     if (takes_value(arg) && i + 1 >= argc) return bad("run", arg + " needs a value", run_usage);
@@ -135,6 +159,8 @@ int run_command(int argc, char** argv) {
         std::cout << d.name << "\t" << d.summary << "\n";
       }
       return 0;
+    } else if (arg == "--progress") {
+      progress = true;
     } else if (arg == "--out") {
       out_path = argv[++i];
     } else if (arg == "--device" || arg == "--reps" || arg == "--warmups") {
@@ -148,7 +174,7 @@ int run_command(int argc, char** argv) {
     }
   }
   if (options.reps < 1) return bad("run", "--reps must be at least 1", run_usage);
-  options.progress = [](const std::string& line) { std::cerr << "gmemprof run: " << line << "\n"; };
+  options.progress = gmem::profiler::progress_printer(std::cerr, progress);
   return gmem::profiler::run_run(options, out_path, joined_command_line(argc, argv), std::cout,
                                  std::cerr);
 }
@@ -199,6 +225,36 @@ int show_command(int argc, char** argv) {
   return gmem::profiler::run_show(argv[2], std::cout, std::cerr);
 }
 
+int view_command(const std::string& name, const char* help, int argc, char** argv) {
+  std::string report, baseline, bench, out;
+  for (int i = 2; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (takes_value(arg) && i + 1 >= argc) return bad(name, arg + " needs a value", help);
+    if (arg == "-o" || arg == "--out") {
+      out = argv[++i];
+    } else if (name == "html" && arg == "--baseline") {
+      baseline = argv[++i];
+    } else if (name == "html" && arg == "--bench") {
+      bench = argv[++i];
+    } else if (!arg.empty() && arg[0] == '-') {
+      return bad(name, "unknown option '" + arg + "'", help);
+    } else if (report.empty()) {
+      report = arg;
+    } else {
+      return bad(name, "takes one REPORT", help);
+    }
+  }
+  if (report.empty()) return bad(name, "needs REPORT", help);
+  if (out.empty()) return bad(name, "needs -o FILE", help);
+  if (name == "html") {
+    return gmem::profiler::run_html(report, baseline, bench, out, std::cout, std::cerr);
+  }
+  return gmem::profiler::run_trace(report, out, std::cout, std::cerr);
+}
+
+int html_command(int argc, char** argv) { return view_command("html", html_usage, argc, argv); }
+int trace_command(int argc, char** argv) { return view_command("trace", trace_usage, argc, argv); }
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -216,7 +272,9 @@ int main(int argc, char** argv) {
                             {"run", run_usage, run_command},
                             {"check", check_usage, check_command},
                             {"show", show_usage, show_command},
-                            {"bench-summary", bench_usage, bench_command}};
+                            {"bench-summary", bench_usage, bench_command},
+                            {"html", html_usage, html_command},
+                            {"trace", trace_usage, trace_command}};
   try {
     if (command == "--version") {
       std::cout << gmem::profiler::tool_version() << "\n";

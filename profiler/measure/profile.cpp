@@ -11,6 +11,7 @@
 #include "gmem/profiler/diagnostics.hpp"
 #include "gmem/profiler/environment.hpp"
 #include "gmem/profiler/graph_reader.hpp"
+#include "gmem/profiler/lifetime.hpp"
 #include "gmem/profiler/phase_driver.hpp"
 #include "gmem/profiler/timing.hpp"
 
@@ -85,6 +86,7 @@ scenario_result profile_graph(cudaGraph_t g, const std::string& name,
   record("trimmed");
 
   r.analysis = summarize(a, footprint.used_high, footprint.reserved_high);
+  r.allocations = lifetimes(model, a);
   r.diagnostics = diagnose(flatten(model), a, facts);
   return r;
 }

@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "gmem/error.hpp"
+#include "measure/nvtx_range.hpp"
 
 namespace gmem::profiler {
 
@@ -31,6 +32,7 @@ stats summarize_samples(std::vector<double> samples_us) {
 }
 
 launch_cost measure_phase(const phase_plan& plan, int warmups, int reps) {
+  const nvtx_range range(plan.phase);
   std::vector<double> host, wall;
   for (int i = 0; i < warmups + reps; ++i) {
     if (plan.reset) plan.reset();

@@ -157,6 +157,16 @@ json to_json(const scenario_result& s) {
     diags.push_back(std::move(c));
   }
   j["diagnostics"] = std::move(diags);
+  if (!s.allocations.empty()) {  // optional section, written only when recorded
+    json allocs = json::array();
+    for (const auto& a : s.allocations) {
+      allocs.push_back({{"address", a.address},
+                        {"bytes", a.bytes},
+                        {"alloc_step", a.alloc_step},
+                        {"free_step", a.free_step < 0 ? json(nullptr) : json(a.free_step)}});
+    }
+    j["allocations"] = std::move(allocs);
+  }
   return j;
 }
 
@@ -417,6 +427,26 @@ scenario_result read_scenario(const reader& in, const json& j, const std::string
     d.message = in.string(c, "message", p);
     d.bytes = in.u64(c, "bytes", p);
     s.diagnostics.push_back(std::move(d));
+  }
+
+  if (j.contains("allocations")) {  // optional section (gmem 0.2)
+    const std::string allocs_path = reader::join(path, "allocations");
+    const json& allocs_json = in.array(j, "allocations", path);
+    for (std::size_t i = 0; i < allocs_json.size(); ++i) {
+      const std::string p = reader::at(allocs_path, i);
+      const json& c = element(in, allocs_json, i, p);
+      allocation_lifetime a;
+      a.address = in.u64(c, "address", p);
+      a.bytes = in.u64(c, "bytes", p);
+      a.alloc_step = in.u64(c, "alloc_step", p);
+      const json& f = in.field(c, "free_step", p);
+      if (!f.is_null()) {
+        const std::uint64_t step = in.u64(c, "free_step", p);
+        if (step <= a.alloc_step) in.fail(p + ".free_step", "must come after alloc_step");
+        a.free_step = static_cast<std::int64_t>(step);
+      }
+      s.allocations.push_back(a);
+    }
   }
   return s;
 }

@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <string>
 
 #include "gmem/capability.hpp"
 #include "gmem/error.hpp"
 #include "gmem/handles.hpp"
 #include "gmem/profiler/counters.hpp"
 #include "gmem/profiler/environment.hpp"
+#include "measure/nvtx_range.hpp"
 #include "suite/scenarios.hpp"
 
 namespace gmem::profiler {
@@ -61,13 +63,21 @@ report run_suite(const run_options& options, const std::string& command_line) {
   GMEM_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
   ctx.free_memory = free_bytes;
 
+  const auto wanted = [&options](const std::string& name) {
+    return options.only.empty() ||
+           std::find(options.only.begin(), options.only.end(), name) != options.only.end();
+  };
+  std::size_t selected = 0, position = 0;
+  for (const auto& def : scenario_definitions()) selected += wanted(def.name) ? 1 : 0;
   for (const auto& def : scenario_definitions()) {
-    if (!options.only.empty() &&
-        std::find(options.only.begin(), options.only.end(), def.name) == options.only.end()) {
-      continue;
+    if (!wanted(def.name)) continue;
+    ++position;
+    if (options.progress) {
+      options.progress("[" + std::to_string(position) + "/" + std::to_string(selected) + "] " +
+                       def.name + ": " + def.summary);
     }
-    if (options.progress) options.progress(def.name + ": " + def.summary);
     const auto t0 = std::chrono::steady_clock::now();
+    const nvtx_range range(def.name);
     try {
       for (auto& r : def.run(ctx)) rep.scenarios.push_back(std::move(r));
     } catch (const std::exception& e) {

@@ -16,6 +16,7 @@
 #include "gmem/profiler/counters.hpp"
 #include "gmem/profiler/diagnostics.hpp"
 #include "gmem/profiler/graph_reader.hpp"
+#include "gmem/profiler/lifetime.hpp"
 #include "gmem/profiler/profile.hpp"
 #include "gmem/profiler/timing.hpp"
 
@@ -155,6 +156,7 @@ scenario_result run_multi(const scenario_context& ctx, std::string name, paramet
   facts.launches = set.launches();
   facts.reserved_high = footprint.reserved_high;
   r.analysis = summarize(a, footprint.used_high, footprint.reserved_high);
+  r.allocations = lifetimes(set.model(), a);
   r.diagnostics = diagnose(flatten(set.model()), a, facts);
   return r;
 }

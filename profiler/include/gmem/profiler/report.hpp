@@ -74,6 +74,17 @@ struct diagnostic {
   std::uint64_t bytes = 0;  ///< memory involved (excess or unfreed), 0 when not applicable
 };
 
+/// One allocation's lifetime, in a topological order of the graph's nodes (child graphs inlined,
+/// ties by node index): the steps at which its alloc and free nodes run. What the HTML view's
+/// lifetime chart draws (execution order across, addresses down). An optional report section
+/// (since gmem 0.2; reports without it still read, with no lifetimes).
+struct allocation_lifetime {
+  std::uint64_t address = 0;
+  std::uint64_t bytes = 0;
+  std::uint64_t alloc_step = 0;
+  std::int64_t free_step = -1;  ///< -1 when the graph does not free it
+};
+
 struct analysis_summary {
   std::size_t alloc_nodes = 0;
   std::size_t free_nodes = 0;
@@ -106,6 +117,7 @@ struct scenario_result {
   std::vector<launch_cost> launch_costs;
   analysis_summary analysis;
   std::vector<diagnostic> diagnostics;
+  std::vector<allocation_lifetime> allocations;  ///< optional section; empty when not recorded
 
   /// name plus its parameters, "single_alloc[bytes=2097152,upload=true]": the key under which
   /// the regression check matches a scenario across reports.

@@ -1,0 +1,56 @@
+#include "gmem/profiler/lifetime.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <queue>
+#include <stdexcept>
+
+namespace gmem::profiler {
+
+std::vector<allocation_lifetime> lifetimes(const flat_graph& flat, const graph_analysis& a) {
+  const std::size_t n = flat.nodes.size();
+  std::vector<std::size_t> indegree(n, 0);
+  for (const auto& next : flat.successors) {
+    for (std::size_t to : next) {
+      if (to >= n) throw std::invalid_argument("lifetimes: an edge names a node out of range");
+      ++indegree[to];
+    }
+  }
+  // Kahn's algorithm, lowest index first: the order analyse() uses for ties.
+  std::priority_queue<std::size_t, std::vector<std::size_t>, std::greater<>> ready;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (indegree[i] == 0) ready.push(i);
+  }
+  std::vector<std::uint64_t> step(n, 0);
+  std::size_t done = 0;
+  while (!ready.empty()) {
+    const std::size_t v = ready.top();
+    ready.pop();
+    step[v] = done++;
+    for (std::size_t to : flat.successors[v]) {
+      if (--indegree[to] == 0) ready.push(to);
+    }
+  }
+  if (done != n) throw std::invalid_argument("lifetimes: the graph has a cycle");
+  std::vector<allocation_lifetime> out;
+  out.reserve(a.allocations.size());
+  for (const auto& al : a.allocations) {
+    if (al.alloc_node >= n || (al.free_node && *al.free_node >= n)) {
+      throw std::invalid_argument("lifetimes: the analysis names a node the graph lacks");
+    }
+    allocation_lifetime l;
+    l.address = al.address;
+    l.bytes = al.bytes;
+    l.alloc_step = step[al.alloc_node];
+    l.free_step = al.free_node ? static_cast<std::int64_t>(step[*al.free_node]) : -1;
+    out.push_back(l);
+  }
+  return out;
+}
+
+std::vector<allocation_lifetime> lifetimes(const graph_model& g, const graph_analysis& a) {
+  return lifetimes(flatten(g), a);
+}
+
+}  // namespace gmem::profiler

@@ -1,0 +1,197 @@
+#!/usr/bin/env python3
+"""Checks gmemprof's views of a report, independently of the C++ that wrote them.
+
+  check_views.py trace GMEMPROF REPORT WORKDIR
+      runs `gmemprof trace` and validates the file against the Trace Event Format (the JSON
+      object form: {"traceEvents": [...]}, every event with name, ph, ts in microseconds, pid,
+      tid; "X" with a non-negative dur; "C" with numeric args; "M" process_name / thread_name
+      with args.name; "i" with scope g/p/t) and against the report (one track per scenario,
+      one phase slice per phase, the four counter tracks with one sample per phase).
+  check_views.py html GMEMPROF REPORT BENCH WORKDIR [--screenshot PNG]
+      runs `gmemprof html` (with the report as its own baseline and the bench JSON), loads the
+      page in headless Chromium (--dump-dom), and reads the counts the page's script wrote into
+      <pre id="gmem-selfcheck">: no script error, and as many bars, counter points, bench points
+      and verdict rows as the inputs call for (counted here from the JSON).
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+COUNTERS = ["used_current", "used_high", "reserved_current", "reserved_high"]
+
+
+def fail(msg):
+    print("check_views: FAIL: " + msg)
+    sys.exit(1)
+
+
+def run(cmd, **kw):
+    p = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    if p.returncode != 0:
+        fail(f"{' '.join(cmd)} exited {p.returncode}:\n{p.stdout}\n{p.stderr}")
+    return p
+
+
+def check_trace(gmemprof, report_path, work):
+    out = os.path.join(work, "trace.json")
+    run([gmemprof, "trace", report_path, "-o", out])
+    report = json.load(open(report_path))
+    doc = json.load(open(out))
+    if not isinstance(doc, dict) or not isinstance(doc.get("traceEvents"), list):
+        fail("the trace is not an object with a traceEvents array")
+    events = doc["traceEvents"]
+    for i, e in enumerate(events):
+        for field, kind in (("name", str), ("ph", str), ("pid", int), ("tid", int)):
+            if not isinstance(e.get(field), kind):
+                fail(f"event {i} has no {field} of type {kind.__name__}: {e}")
+        if not isinstance(e.get("ts"), (int, float)) or e["ts"] < 0:
+            fail(f"event {i} has no non-negative ts: {e}")
+        ph = e["ph"]
+        if ph not in ("X", "C", "M", "i"):
+            fail(f"event {i} has an unexpected ph {ph!r}")
+        if ph == "X" and (not isinstance(e.get("dur"), (int, float)) or e["dur"] < 0):
+            fail(f"complete event {i} has no non-negative dur: {e}")
+        if ph == "C" and (not isinstance(e.get("args"), dict) or not e["args"] or
+                          not all(isinstance(v, (int, float)) for v in e["args"].values())):
+            fail(f"counter event {i} needs numeric args: {e}")
+        if ph == "M" and (e["name"] not in ("process_name", "thread_name") or
+                          not isinstance(e.get("args", {}).get("name"), str)):
+            fail(f"metadata event {i} is not process_name/thread_name with args.name: {e}")
+        if ph == "i" and e.get("s") not in ("g", "p", "t"):
+            fail(f"instant event {i} needs scope s in g/p/t: {e}")
+    scenarios = report["scenarios"]
+    threads = [e for e in events if e["ph"] == "M" and e["name"] == "thread_name"]
+    if len(threads) != len(scenarios):
+        fail(f"{len(threads)} scenario tracks for {len(scenarios)} scenarios")
+    if not any(e["ph"] == "M" and e["name"] == "process_name" for e in events):
+        fail("no process (device) track name")
+    phases = sum(len(s.get("counters_after_phase", [])) for s in scenarios)
+    slices = [e for e in events if e["ph"] == "X" and e.get("cat") == "phase"]
+    if len(slices) != phases:
+        fail(f"{len(slices)} phase slices for {phases} phases")
+    launches = sum(len(s.get("launch_costs", [])) for s in scenarios)
+    got = len([e for e in events if e["ph"] == "X" and e.get("cat") == "launch"])
+    if got != launches:
+        fail(f"{got} launch slices for {launches} launch costs")
+    for c in COUNTERS:
+        samples = [e for e in events if e["ph"] == "C" and e["name"] == c]
+        if len(samples) != phases:
+            fail(f"counter track {c} has {len(samples)} samples for {phases} phases")
+    # The samples carry the report's values, in order.
+    want = [p["reserved_high"] for s in scenarios for p in s.get("counters_after_phase", [])]
+    got = [e["args"]["bytes"] for e in events if e["ph"] == "C" and e["name"] == "reserved_high"]
+    if got != want:
+        fail("reserved_high samples differ from the report's values")
+    print(f"check_views: trace ok: {len(events)} events, {len(scenarios)} tracks, "
+          f"{phases} phases, {launches} launches")
+
+
+def chromium():
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        path = shutil.which(name)
+        if path:
+            return path
+    fail("no chromium on PATH; install Debian's chromium package (tools/setup.sh does)")
+
+
+def browser(args, work):
+    cmd = [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+           "--disable-extensions", "--user-data-dir=" + os.path.join(work, "chromium-profile")]
+    return subprocess.run(cmd + args, capture_output=True, text=True, timeout=120)
+
+
+def with_lifetimes(report_path, work):
+    """A copy of the report with an allocation-lifetime section (gmem 0.2) in its first ok
+    scenario, when it has none: a known set of boxes (3 allocations, 2 addresses, one reused)
+    for the lifetime chart."""
+    report = json.load(open(report_path))
+    if any(s.get("allocations") for s in report["scenarios"]):
+        return report_path
+    first = next(s for s in report["scenarios"] if s["status"] == "ok")
+    first["allocations"] = [
+        {"address": 0x7f0000000000, "bytes": 2097152, "alloc_step": 0, "free_step": 2},
+        {"address": 0x7f0000000000, "bytes": 2097152, "alloc_step": 3, "free_step": 5},
+        {"address": 0x7f0000200000, "bytes": 1048576, "alloc_step": 1, "free_step": None}]
+    path = os.path.join(work, "report-with-lifetimes.json")
+    json.dump(report, open(path, "w"), indent=1)
+    return path
+
+
+def check_html(gmemprof, report_path, bench_path, work, screenshot):
+    out = os.path.join(work, "report.html")
+    report_path = with_lifetimes(report_path, work)
+    run([gmemprof, "html", report_path, "--baseline", report_path, "--bench", bench_path,
+         "-o", out])
+    page = open(out, encoding="utf-8").read()
+    # Self-contained: nothing fetched (the SVG namespace is a name, not a fetch).
+    stripped = page.replace("http://www.w3.org/2000/svg", "")
+    for bad in ("http://", "https://", "<link", " src=", "@import", "url("):
+        if bad in stripped:
+            fail(f"the page refers to something outside it ({bad!r})")
+    p = browser(["--virtual-time-budget=5000", "--dump-dom", "file://" + os.path.abspath(out)],
+                work)
+    m = re.search(r'<pre id="gmem-selfcheck">(.*?)</pre>', p.stdout, re.S)
+    if not m or not m.group(1).strip():
+        fail("the page did not write its self-check (script did not run?):\n" + p.stderr[-3000:])
+    got = json.loads(m.group(1).replace("&quot;", '"').replace("&amp;", "&")
+                     .replace("&lt;", "<").replace("&gt;", ">"))
+    if got["errors"]:
+        fail(f"script errors on the page: {got['errors']}")
+    report = json.load(open(report_path))
+    bench = json.load(open(bench_path))
+    scen = report["scenarios"]
+    families = {"graph/first_launch_no_upload", "graph/upload", "graph/launch_after_trim",
+                "floor/map", "graph/steady_launch"}
+    bench_points = 0
+    for b in bench["benchmarks"]:
+        if b.get("aggregate_name") != "median" or "bytes" not in b or "real_time" not in b:
+            continue
+        fam = b["name"].split("/bytes:")[0]
+        if fam in families and b.get("allocs", 1) == 1 and b["bytes"] > 0 and b["real_time"] > 0:
+            bench_points += 1
+    check = subprocess.run([gmemprof, "check", report_path, report_path], capture_output=True,
+                           text=True)
+    compared = re.search(r"(\d+) compared", check.stdout)
+    if not compared:
+        fail("gmemprof check printed no 'N compared' line:\n" + check.stdout)
+    want = {
+        "bars": 3 * sum(1 for s in scen if s["status"] == "ok"),
+        "lifetime_boxes": sum(len(s.get("allocations", [])) for s in scen),
+        "lifetime_rows": sum(len({a["address"] for a in s.get("allocations", [])}) for s in scen),
+        "counter_charts": sum(1 for s in scen if s.get("counters_after_phase")),
+        "counter_points": 4 * sum(len(s.get("counters_after_phase", [])) for s in scen),
+        "bench_points": bench_points,
+        "verdict_rows": int(compared.group(1)),
+    }
+    for k, v in want.items():
+        if got.get(k) != v:
+            fail(f"the page drew {got.get(k)} {k}, expected {v}")
+    if 'class="verdict-regression"' in p.stdout or 'class="verdict-missing"' in p.stdout:
+        fail("a report checked against itself shows a regression")
+    if screenshot:
+        s = browser(["--window-size=1240,2600", "--hide-scrollbars", "--virtual-time-budget=5000",
+                     "--screenshot=" + os.path.abspath(screenshot),
+                     "file://" + os.path.abspath(out)], work)
+        if not os.path.exists(screenshot):
+            fail("no screenshot written:\n" + s.stderr[-2000:])
+    print(f"check_views: html ok: {json.dumps(want)}")
+
+
+def main():
+    if len(sys.argv) >= 5 and sys.argv[1] == "trace":
+        os.makedirs(sys.argv[4], exist_ok=True)
+        check_trace(sys.argv[2], sys.argv[3], sys.argv[4])
+    elif len(sys.argv) >= 6 and sys.argv[1] == "html":
+        os.makedirs(sys.argv[5], exist_ok=True)
+        shot = sys.argv[7] if len(sys.argv) >= 8 and sys.argv[6] == "--screenshot" else None
+        check_html(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], shot)
+    else:
+        print(__doc__)
+        sys.exit(2)
+
+
+if __name__ == "__main__":
+    main()
