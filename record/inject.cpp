@@ -384,9 +384,17 @@ void on_driver(CUpti_CallbackId id, const CUpti_CallbackData* cb) {
         after = read_device_counters(pending.device);
       }
       const std::string nvtx = nvtx_stack.empty() ? "" : nvtx_stack.back();
-      g->rec.on_instantiate(reinterpret_cast<std::uint64_t>(*p->phGraphExec),
-                            reinterpret_cast<std::uint64_t>(p->hGraph), std::move(pending.model),
-                            nvtx, pending.t_us, host_us, pending.before, after);
+      const auto exec = reinterpret_cast<std::uint64_t>(*p->phGraphExec);
+      g->rec.on_instantiate(exec, reinterpret_cast<std::uint64_t>(p->hGraph),
+                            std::move(pending.model), nvtx, pending.t_us, host_us, pending.before,
+                            after);
+      if (id == CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams ||
+          id == CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams_ptsz) {
+        const auto* ip = params<cuGraphInstantiateWithParams_params>(cb)->instantiateParams;
+        if (ip && (ip->flags & CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD)) {
+          g->rec.mark_uploaded(exec, g->rec.stream_label(reinterpret_cast<std::uint64_t>(ip->hUploadStream)));
+        }
+      }
       return;
     }
     case CUPTI_DRIVER_TRACE_CBID_cuDeviceGraphMemTrim: {

@@ -166,6 +166,13 @@ bool recorder::slow(std::uint64_t exec, double host_us) const {
   return host_us > slow_factor * last[last.size() / 2];
 }
 
+void recorder::mark_uploaded(std::uint64_t exec, std::uint64_t stream) {
+  const auto it = execs_.find(exec);
+  if (it == execs_.end()) return;
+  graphs_[it->second].uploaded = true;
+  graphs_[it->second].last_stream = stream;
+}
+
 void recorder::on_upload(std::uint64_t exec, std::uint64_t stream, double t_us, double host_us,
                          const std::optional<counters>& before,
                          const std::optional<counters>& after) {

@@ -125,6 +125,9 @@ class recorder {
   [[nodiscard]] launch_history history(std::uint64_t exec, std::uint64_t stream) const;
   /// Whether a launch taking `host_us` is slow for `exec` (see slow_factor).
   [[nodiscard]] bool slow(std::uint64_t exec, double host_us) const;
+  /// `exec` was instantiated with the upload flag into `stream`: its first launch is a first
+  /// launch after upload (the instantiate event's host time holds the mapping).
+  void mark_uploaded(std::uint64_t exec, std::uint64_t stream);
   void on_upload(std::uint64_t exec, std::uint64_t stream, double t_us, double host_us,
                  const std::optional<counters>& before, const std::optional<counters>& after);
   /// A launch; counters nullopt when not read (a steady-looking launch).

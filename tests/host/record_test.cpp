@@ -167,6 +167,14 @@ TEST(RecordRecorder, UploadMakesTheFirstLaunchFirstAfterUpload) {
   EXPECT_EQ(r.graphs()[0].name, "fwd");
 }
 
+TEST(RecordRecorder, InstantiatedWithUploadMakesTheFirstLaunchFirstAfterUpload) {
+  recorder r;
+  r.on_instantiate(0x11, 0x10, two_sequential_allocs(), "", 1, 900, with_reserved(0), with_reserved(2 << 20));
+  r.mark_uploaded(0x11, 1);
+  r.on_launch(0x11, 1, 3, 5, with_reserved(2 << 20), with_reserved(2 << 20));
+  EXPECT_EQ(r.graphs()[0].events.back().cls, "first_launch_after_upload");
+}
+
 TEST(RecordReport, AssemblesAScenarioPerGraphThatReadsBackAsAReport) {
   const recorder r = one_graph_life();
   profiler::environment env;
