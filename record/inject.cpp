@@ -19,7 +19,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <cctype>
 #include <fstream>
+#include <sstream>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -193,13 +195,17 @@ void describe_environment(int ordinal) {
   cuDeviceGetCount(&e.device_count);
   std::ifstream v("/proc/driver/nvidia/version");
   std::string line;
-  if (std::getline(v, line)) {
-    const auto k = line.find("Kernel Module");
-    if (k != std::string::npos) {
-      std::string rest = line.substr(k + 13);
-      const auto b = rest.find_first_not_of(' ');
-      const auto en = rest.find(' ', b);
-      if (b != std::string::npos) e.driver_release = rest.substr(b, en - b);
+  // "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release Build ...":
+  // the first word that is digits and dots with a dot in it.
+  std::string word;
+  while (std::getline(v, line) && e.driver_release.empty()) {
+    std::istringstream words(line);
+    while (words >> word) {
+      if (word.find('.') != std::string::npos && std::isdigit(static_cast<unsigned char>(word[0])) &&
+          word.find_first_not_of("0123456789.") == std::string::npos) {
+        e.driver_release = word;
+        break;
+      }
     }
   }
   CUmemAllocationProp prop{};
@@ -378,11 +384,9 @@ void on_driver(CUpti_CallbackId id, const CUpti_CallbackData* cb) {
       if (g->device_filter >= 0 && pending.has_memory_nodes && pending.device != g->device_filter) {
         return;
       }
+      describe_environment(pending.device);
       std::optional<counters> after;
-      if (pending.has_memory_nodes) {
-        describe_environment(pending.device);
-        after = read_device_counters(pending.device);
-      }
+      if (pending.has_memory_nodes) after = read_device_counters(pending.device);
       const std::string nvtx = nvtx_stack.empty() ? "" : nvtx_stack.back();
       const auto exec = reinterpret_cast<std::uint64_t>(*p->phGraphExec);
       g->rec.on_instantiate(exec, reinterpret_cast<std::uint64_t>(p->hGraph),
@@ -450,7 +454,8 @@ struct nvtx_push_a {
   const char* message;
 };
 
-void on_nvtx(CUpti_CallbackId id, const CUpti_CallbackData* cb) {
+// NVTX callbacks carry CUpti_NvtxData, not CUpti_CallbackData.
+void on_nvtx(CUpti_CallbackId id, const CUpti_NvtxData* cb) {
   switch (id) {
     case CUPTI_CBID_NVTX_nvtxRangePushA: {
       const auto* p = static_cast<const nvtx_push_a*>(cb->functionParams);
@@ -475,9 +480,11 @@ void CUPTIAPI callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId id, 
   if (in_callback || !g) return;  // our own driver calls come back here
   in_callback = true;
   try {
-    const auto* cb = static_cast<const CUpti_CallbackData*>(data);
-    if (domain == CUPTI_CB_DOMAIN_DRIVER_API) on_driver(id, cb);
-    if (domain == CUPTI_CB_DOMAIN_NVTX) on_nvtx(id, cb);
+    if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+      on_driver(id, static_cast<const CUpti_CallbackData*>(data));
+    } else if (domain == CUPTI_CB_DOMAIN_NVTX) {
+      on_nvtx(id, static_cast<const CUpti_NvtxData*>(data));
+    }
   } catch (...) {
     // Never let the recorder take the application down.
   }

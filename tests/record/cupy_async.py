@@ -13,12 +13,13 @@ import graphmem  # noqa: E402
 cupy.cuda.set_allocator(cupy.cuda.MemoryAsyncPool().malloc)
 p = graphmem.points("cupy_async")
 a = cupy.random.random(1 << 24, dtype=cupy.float32)
+total = cupy.zeros((), dtype=cupy.float32)  # the result lives outside the graph
 stream = cupy.cuda.Stream(non_blocking=True)
 with stream:
     stream.begin_capture()
-    b = a * 2.0          # a temporary the graph allocates
+    b = a * 2.0          # temporaries the graph allocates and frees
     c = cupy.sqrt(b) + a
-    total = c.sum()
+    cupy.sum(c, out=total)
     del b, c
     graph = stream.end_capture()
 p.mark("after_instantiate", "instantiate")
