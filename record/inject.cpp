@@ -300,16 +300,14 @@ void on_driver(CUpti_CallbackId id, const CUpti_CallbackData* cb) {
       const auto exec = reinterpret_cast<std::uint64_t>(p->hGraph);
       if (enter) {
         std::lock_guard<std::mutex> lock(g->mutex);
-        pending.tracked = g->rec.tracks(exec);
-        if (!pending.tracked) return;
-        pending.stream = g->rec.stream_label(reinterpret_cast<std::uint64_t>(p->hStream));
-        pending.device = g->rec.device_of(exec);
-        const launch_history h = g->rec.history(exec, pending.stream);
+        const recorder::launch_plan plan =
+            g->rec.plan_launch(exec, reinterpret_cast<std::uint64_t>(p->hStream));
+        pending.tracked = plan.tracked;
+        if (!plan.tracked) return;
+        pending.stream = plan.stream;
+        pending.device = plan.device;
         pending.before.reset();
-        if (!h.launched_before || h.uploaded || h.trimmed_since_last || h.stream_changed) {
-          pending.before = read_device_counters(pending.device);
-        }
-        pending.t_us = now_us();
+        if (plan.read_counters) pending.before = read_device_counters(pending.device);
         pending.start = clock_type::now();
         return;
       }
@@ -322,7 +320,8 @@ void on_driver(CUpti_CallbackId id, const CUpti_CallbackData* cb) {
         after = read_device_counters(pending.device);
         if (!before) before = g->rec.last_counters(pending.device);
       }
-      g->rec.on_launch(exec, pending.stream, pending.t_us, host_us, before, after);
+      const double t_us = std::chrono::duration<double, std::micro>(pending.start - g->t0).count();
+      g->rec.on_launch(exec, pending.stream, t_us, host_us, before, after);
       return;
     }
     case CUPTI_DRIVER_TRACE_CBID_cuGraphUpload:

@@ -1,6 +1,7 @@
 #include "record/recorder.hpp"
 
 #include <algorithm>
+#include <array>
 
 #include "gmem/profiler/analysis.hpp"
 
@@ -153,17 +154,39 @@ launch_history recorder::history(std::uint64_t exec, std::uint64_t stream) const
 }
 
 bool recorder::slow(std::uint64_t exec, double host_us) const {
+  if (host_us < slow_floor_us) return false;
   const auto it = execs_.find(exec);
   if (it == execs_.end()) return false;
-  const auto& s = graphs_[it->second].steady_host_us;
-  if (host_us < slow_floor_us) return false;
-  if (s.empty()) return true;
-  // The median of the last (up to) 32 steady launches: cheap, and follows a drifting steady cost.
-  std::vector<double> last(s.end() - static_cast<std::ptrdiff_t>(std::min<std::size_t>(32, s.size())),
-                           s.end());
-  std::nth_element(last.begin(), last.begin() + static_cast<std::ptrdiff_t>(last.size() / 2),
-                   last.end());
-  return host_us > slow_factor * last[last.size() / 2];
+  const graph_record& g = graphs_[it->second];
+  return g.steady_host_us.empty() || host_us > slow_factor * g.steady_median_us;
+}
+
+namespace {
+
+// The median of the last (up to) 32 values: follows a drifting steady cost, allocates nothing.
+double recent_median(const std::vector<double>& v) {
+  std::array<double, 32> last{};
+  const std::size_t n = std::min<std::size_t>(last.size(), v.size());
+  std::copy(v.end() - static_cast<std::ptrdiff_t>(n), v.end(), last.begin());
+  const auto mid = last.begin() + static_cast<std::ptrdiff_t>(n / 2);
+  std::nth_element(last.begin(), mid, last.begin() + static_cast<std::ptrdiff_t>(n));
+  return *mid;
+}
+
+}  // namespace
+
+recorder::launch_plan recorder::plan_launch(std::uint64_t exec, std::uint64_t stream_handle) {
+  launch_plan p;
+  const auto it = execs_.find(exec);
+  if (it == execs_.end()) return p;
+  p.tracked = true;
+  p.stream = stream_label(stream_handle);
+  const graph_record& g = graphs_[it->second];
+  p.device = g.devices.front();
+  const auto t = trims_.find(p.device);
+  const bool trimmed = t != trims_.end() && t->second != g.trims_seen;
+  p.read_counters = !g.launched || g.uploaded || trimmed || (g.last_stream != 0 && g.last_stream != p.stream);
+  return p;
 }
 
 void recorder::mark_uploaded(std::uint64_t exec, std::uint64_t stream) {
@@ -202,6 +225,8 @@ void recorder::on_launch(std::uint64_t exec, std::uint64_t stream, double t_us, 
   g.trims_seen = trims_[g.devices.front()];
   if (c == launch_class::steady && !(h.trimmed_since_last || h.stream_changed)) {
     g.steady_host_us.push_back(host_us);
+    const std::size_t n = g.steady_host_us.size();
+    if (n <= 16 || n % 64 == 0) g.steady_median_us = recent_median(g.steady_host_us);
     if (after) last_[g.devices.front()] = *after;
     return;
   }

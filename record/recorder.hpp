@@ -12,6 +12,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "gmem/profiler/graph_model.hpp"
@@ -92,6 +93,8 @@ struct graph_record {
   std::vector<int> devices;    ///< devices of its alloc nodes, ascending
   std::vector<graph_event> events;  ///< every event except steady launches
   std::vector<double> steady_host_us;  ///< host time of each steady launch
+  double steady_median_us = 0;  ///< median of the last (up to) 32 steady launches, refreshed
+                                ///< at each of the first 16 and then every 64th
   std::uint64_t launches = 0;
   // History for classification.
   bool launched = false;
@@ -119,6 +122,16 @@ class recorder {
                       const std::optional<counters>& before, const std::optional<counters>& after);
   /// Whether `exec` is a graph with memory nodes the recorder tracks.
   [[nodiscard]] bool tracks(std::uint64_t exec) const { return execs_.count(exec) != 0; }
+  /// What a launch of `exec` into stream `handle` needs, in one look-up: whether it is tracked,
+  /// the stream's label, the device, and whether the counters must be read around it (first
+  /// launch, after an upload, a trim or a stream switch).
+  struct launch_plan {
+    bool tracked = false;
+    std::uint64_t stream = 0;
+    int device = -1;
+    bool read_counters = false;
+  };
+  [[nodiscard]] launch_plan plan_launch(std::uint64_t exec, std::uint64_t stream_handle);
   /// The device whose counters matter for `exec` (its first alloc node's device); -1 if unknown.
   [[nodiscard]] int device_of(std::uint64_t exec) const;
   /// History of `exec` before a launch into `stream` (stream label, see stream_label).
@@ -157,7 +170,7 @@ class recorder {
              const counters& c);
 
   name_source names_;
-  std::map<std::uint64_t, std::uint64_t> stream_labels_;
+  std::unordered_map<std::uint64_t, std::uint64_t> stream_labels_;
   std::map<std::uint64_t, std::string> capture_nvtx_;   ///< stream handle -> nvtx at begin
   struct capture_origin {
     std::uint64_t stream_label = 0;
@@ -166,7 +179,7 @@ class recorder {
   };
   std::map<std::uint64_t, std::uint64_t> captures_per_stream_;  ///< label -> count
   std::map<std::uint64_t, capture_origin> graph_origin_;        ///< graph handle -> origin
-  std::map<std::uint64_t, std::size_t> execs_;                   ///< exec handle -> graphs_ index
+  std::unordered_map<std::uint64_t, std::size_t> execs_;  ///< exec handle -> graphs_ index
   std::map<int, std::uint64_t> trims_;                           ///< device -> trim count
   std::map<int, counters> last_;
   std::vector<graph_record> graphs_;

@@ -123,6 +123,9 @@ std::string to_json_string(const recorder& r, const profiler::report& rep,
     jg["stream"] = g.stream;
     jg["sequence"] = g.sequence;
     jg["devices"] = g.devices;
+    std::set<int> peers;
+    for (const auto& n : profiler::flatten(g.model).nodes) peers.insert(n.peers.begin(), n.peers.end());
+    jg["peers"] = std::vector<int>(peers.begin(), peers.end());
     jg["nodes"] = profiler::flatten(g.model).nodes.size();
     jg["launches"] = g.launches;
     jg["steady_launches"] = g.steady_host_us.size();

@@ -175,6 +175,25 @@ TEST(RecordRecorder, InstantiatedWithUploadMakesTheFirstLaunchFirstAfterUpload) 
   EXPECT_EQ(r.graphs()[0].events.back().cls, "first_launch_after_upload");
 }
 
+TEST(RecordRecorder, PlansCounterReadsOnlyForLaunchesThatMayMap) {
+  recorder r;
+  r.on_instantiate(0x11, 0x10, two_sequential_allocs(), "", 1, 30, with_reserved(0), with_reserved(0));
+  EXPECT_FALSE(r.plan_launch(0x99, 0xAAA).tracked);
+  auto p = r.plan_launch(0x11, 0xAAA);
+  EXPECT_TRUE(p.tracked);
+  EXPECT_TRUE(p.read_counters);  // first launch
+  r.on_launch(0x11, p.stream, 2, 900, with_reserved(0), with_reserved(2 << 20));
+  EXPECT_FALSE(r.plan_launch(0x11, 0xAAA).read_counters);  // steady
+  EXPECT_TRUE(r.plan_launch(0x11, 0xBBB).read_counters);   // another stream
+  r.on_trim(0, 3, 50, with_reserved(2 << 20), with_reserved(0));
+  EXPECT_TRUE(r.plan_launch(0x11, 0xAAA).read_counters);   // after a trim
+  // Slow relative to the steady median: 10 steady launches of 3 us, then 40 us and 60 us.
+  for (int i = 0; i < 10; ++i) r.on_launch(0x11, p.stream, 4, 3, std::nullopt, std::nullopt);
+  EXPECT_FALSE(r.slow(0x11, 40));  // under slow_floor_us
+  EXPECT_TRUE(r.slow(0x11, 60));
+  EXPECT_FALSE(r.slow(0x11, 25));
+}
+
 TEST(RecordReport, AssemblesAScenarioPerGraphThatReadsBackAsAReport) {
   const recorder r = one_graph_life();
   profiler::environment env;

@@ -48,6 +48,12 @@ def main():
         if not cands:
             print(f"FAIL {p['label']}: no recorded {ev} event with counters"); failures += 1
             continue
+        if "devices" in p and graphs[p["graph"]]["devices"] != p["devices"]:
+            print(f"FAIL {p['label']}: graph '{graphs[p['graph']]['name']}' attributed to devices "
+                  f"{graphs[p['graph']]['devices']}, expected {p['devices']}"); failures += 1
+        if cands[0]["device"] != p["device"]:
+            print(f"FAIL {p['label']}: recorded on device {cands[0]['device']}, read on {p['device']}")
+            failures += 1
         after = cands[0]["after"]
         mine = p["counters"]
         same = all(after[k] == mine[k] for k in ("reserved_current", "reserved_high"))
@@ -58,7 +64,8 @@ def main():
               f"{after['reserved_high']} recorded, {mine['reserved_current']}/"
               f"{mine['reserved_high']} self-read; used {'equal' if used else 'differs'} "
               f"({after['used_current']}/{after['used_high']} vs {mine['used_current']}/"
-              f"{mine['used_high']})")
+              f"{mine['used_high']}); device {p['device']}, graph devices "
+              f"{graphs[p['graph']]['devices']} peers {graphs[p['graph']].get('peers')}")
         failures += not same
     return 1 if failures else 0
 

@@ -3,6 +3,7 @@
 // right after the calls the recording classifies, and writes them for check_record.py.
 //   record_client points SELF_JSON   captured graph (first launch, steady, trim + remap, other
 //                                    stream) and an explicit-node graph uploaded at instantiation
+//   record_client multi SELF_JSON    (two GPUs) a graph on device 1 and a peer-mapped one on 0
 //   record_client bench N            N launches of a captured graph with memory nodes; prints
 //                                    the wall time of the loop in microseconds
 #include <cuda_runtime_api.h>
@@ -21,17 +22,20 @@ namespace {
 struct point {
   std::string label, event;
   int graph;
+  int device;
+  std::string expect_devices;  ///< JSON list the recorded graph's devices must equal, or empty
   unsigned long long v[4];
 };
 std::vector<point> points;
 
-void mark(const std::string& label, const std::string& event, int graph) {
-  point p{label, event, graph, {}};
+void mark(const std::string& label, const std::string& event, int graph, int device = 0,
+          const std::string& expect_devices = "") {
+  point p{label, event, graph, device, expect_devices, {}};
   const cudaGraphMemAttributeType attrs[4] = {
       cudaGraphMemAttrUsedMemCurrent, cudaGraphMemAttrUsedMemHigh,
       cudaGraphMemAttrReservedMemCurrent, cudaGraphMemAttrReservedMemHigh};
   for (int i = 0; i < 4; ++i) {
-    if (cudaDeviceGetGraphMemAttribute(0, attrs[i], &p.v[i]) != cudaSuccess) std::abort();
+    if (cudaDeviceGetGraphMemAttribute(device, attrs[i], &p.v[i]) != cudaSuccess) std::abort();
   }
   points.push_back(p);
 }
@@ -55,8 +59,13 @@ int main(int argc, char** argv) {
     std::printf("SKIP: usage record_client points FILE | bench N, with a CUDA device\n");
     return 0;
   }
+  const std::string mode = argv[1];
+  if (mode == "multi" && n < 2) {
+    std::printf("SKIP: multi needs two CUDA devices, this machine has %d\n", n);
+    return 0;
+  }
   gmem::stream s, other;
-  if (std::string(argv[1]) == "bench") {
+  if (mode == "bench") {
     const int launches = std::atoi(argv[2]);
     gmem::graph g = captured(s, 2 << 20);
     gmem::graph_exec exec(g);
@@ -70,6 +79,27 @@ int main(int argc, char** argv) {
     std::printf("{\"launches\": %d, \"loop_us\": %.1f}\n", launches, us);
     return 0;
   }
+  if (mode == "multi") {
+    // A graph whose memory lives on device 1, then one on device 0 that device 1 may access.
+    cudaSetDevice(1);
+    gmem::stream s1;
+    gmem::graph g1("on device 1");
+    auto a = g1.add_alloc({64 << 20, 1});
+    g1.add_free(a.ptr, {a.node});
+    gmem::graph_exec e1(g1);
+    e1.launch(s1);
+    mark("device1_after_first_launch", "launch:first_launch", 0, 1, "[1]");
+    s1.synchronize();
+    cudaSetDevice(0);
+    gmem::graph g0("peer mapped");
+    auto b = g0.add_alloc({32 << 20, 0, {1}});
+    g0.add_free(b.ptr, {b.node});
+    gmem::graph_exec e0(g0);
+    e0.launch(s);
+    mark("device0_peer_after_first_launch", "launch:first_launch", 1, 0, "[0]");
+    s.synchronize();
+    mark("device1_unchanged", "", 0, 1);
+  } else {
   gmem::graph g = captured(s, 64 << 20);
   gmem::graph_exec exec(g);
   mark("after_instantiate", "instantiate", 0);
@@ -97,6 +127,7 @@ int main(int argc, char** argv) {
   uploaded.launch(s);
   mark("after_first_launch_after_upload", "launch:first_launch_after_upload", 1);
   s.synchronize();
+  }
 
   std::ofstream f(argv[2]);
   f << "{\"client\": \"cpp_gmem\", \"points\": [";
@@ -104,7 +135,9 @@ int main(int argc, char** argv) {
     const point& p = points[i];
     f << (i ? ",\n" : "\n") << "{\"label\": \"" << p.label << "\", \"event\": "
       << (p.event.empty() ? "null" : "\"" + p.event + "\"") << ", \"graph\": " << p.graph
-      << ", \"device\": 0, \"counters\": {\"used_current\": " << p.v[0] << ", \"used_high\": "
+      << ", \"device\": " << p.device
+      << (p.expect_devices.empty() ? "" : ", \"devices\": " + p.expect_devices)
+      << ", \"counters\": {\"used_current\": " << p.v[0] << ", \"used_high\": "
       << p.v[1] << ", \"reserved_current\": " << p.v[2] << ", \"reserved_high\": " << p.v[3]
       << "}}";
   }

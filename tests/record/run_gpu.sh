@@ -2,7 +2,8 @@
 # Runs record mode's GPU checks on the GPU machine: the four clients under `gmemprof record`,
 # each compared with what it read itself, `gmemprof show` and `gmemprof check` on each report,
 # a partial report (SIGTERM), then the overhead benchmark.
-# Usage: tests/record/run_gpu.sh BIN_DIR OUT_DIR   (BIN_DIR: gmemprof, libgmem_record.so,
+# Usage: tests/record/run_gpu.sh BIN_DIR OUT_DIR [multi]  (multi: two GPUs, the clients then
+# the multi-GPU attribution only)   (BIN_DIR: gmemprof, libgmem_record.so,
 # gmem_record_client, COMMIT)
 set -u
 bin=$(cd "$1" && pwd); out=$2; here=$(cd "$(dirname "$0")" && pwd)
@@ -23,10 +24,16 @@ run_client() {  # name, extra check flag, command...
   "$bin/gmemprof" show "$out/$name-$gpu.json" | head -60
   "$bin/gmemprof" check "$out/$name-$gpu.json" "$out/$name-$gpu.json" >/dev/null; echo "check against itself: exit $?"
 }
-run_client torch_async "" python3 "$here/torch_async.py"
-run_client cupy_async "" python3 "$here/cupy_async.py"
-run_client torch_native --no-memory-nodes python3 "$here/torch_native.py"
+if [ "${3:-}" != "multi" ]; then
+  run_client torch_async "" python3 "$here/torch_async.py"
+  run_client cupy_async "" python3 "$here/cupy_async.py"
+  run_client torch_native --no-memory-nodes python3 "$here/torch_native.py"
+fi
 run_client cpp_gmem "" "$bin/gmem_record_client" points
+if [ "${2:-}" != "" ] && [ "${3:-}" = "multi" ]; then
+  run_client multi_gpu "" "$bin/gmem_record_client" multi
+  echo "client failures: $fails"; exit 0
+fi
 echo "=== exit status pass-through and a partial report"
 "$bin/gmemprof" record --out "$out/partial.json" -- python3 -c "
 import os, signal, torch
@@ -35,5 +42,5 @@ echo "exit $? (want 143)"
 python3 -c "import json; r=json.load(open('$out/partial.json'))['recorded']; print('partial:', r['partial'], r.get('partial_reason'))"
 "$bin/gmemprof" record -- sh -c 'exit 3'; echo "exit $? (want 3)"
 echo "=== overhead"
-python3 "$here/overhead.py" "$bin" "$out/record-overhead-$gpu.json" 11 3
+python3 "$here/overhead.py" "$bin" "$out/record-overhead-$gpu.json" 21 5
 echo "client failures: $fails"
