@@ -1,10 +1,10 @@
 // gmemprof: the command line over gmem's profiler. It parses arguments and calls library
 // functions; the work lives in the library.
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
-#include <algorithm>
 #include <cstring>
 #include <exception>
 #include <iostream>
