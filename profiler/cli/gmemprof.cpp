@@ -1,6 +1,7 @@
 // gmemprof: the command line over gmem's profiler. It parses arguments and calls library
 // functions; the work lives in the library.
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
@@ -14,6 +15,7 @@
 #include "cli/commands.hpp"
 #include "cli/progress.hpp"
 #include "gmem/profiler/device_info.hpp"
+#include "record/record_command.hpp"
 #include "suite/scenarios.hpp"
 
 namespace {
@@ -34,6 +36,9 @@ constexpr const char* usage =
     "  html REPORT [--baseline B] [--bench BENCH_JSON] -o FILE.html\n"
     "                               the report as one self-contained HTML page\n"
     "  trace REPORT -o FILE.json    the report as a Chrome trace / Perfetto timeline\n"
+    "  record [options] -- COMMAND [ARGS...]\n"
+    "                               run COMMAND unmodified and record the graph memory of\n"
+    "                               every CUDA graph it instantiates\n"
     "  --version                    the tool version and git commit\n"
     "  --help                       this text; `gmemprof <command> --help` for each command\n";
 
@@ -97,6 +102,18 @@ constexpr const char* trace_usage =
     "ui.perfetto.dev or chrome://tracing: one track per scenario under its device, counter\n"
     "tracks for used/reserved current/high. The report holds medians, not timestamps: the\n"
     "timeline is laid out from them. Exit 2 for an unusable input.\n";
+constexpr const char* record_usage =
+    "usage: gmemprof record [--out PATH] [--device N|all] [--name-from nvtx|stream|sequence]\n"
+    "                       -- COMMAND [ARGS...]\n"
+    "\n"
+    "Runs COMMAND with gmem's recording library injected (CUDA_INJECTION64_PATH, CUPTI\n"
+    "callbacks) and writes, when it exits, a report (default gmem-record.json) of every\n"
+    "executable graph with memory nodes: its nodes and analysis, each instantiate, upload,\n"
+    "launch and trim with host time, the graph memory counters around it and what the launch\n"
+    "was (first_launch, steady, remap_after_trim, ...). Graphs are named after the NVTX range\n"
+    "active at capture or instantiation, else the capturing stream and a number (--name-from).\n"
+    "Read it with `gmemprof show PATH`, compare two with `gmemprof check`. The exit status is\n"
+    "COMMAND's (128+N when signal N ended it); without a GPU COMMAND runs unrecorded.\n";
 
 bool wants_help(int argc, char** argv) {
   for (int i = 2; i < argc; ++i) {
@@ -220,6 +237,41 @@ int bench_command(int argc, char** argv) {
   return gmem::profiler::run_bench_summary(in, out, std::cout, std::cerr);
 }
 
+int record_command(int argc, char** argv) {
+  gmem::record::record_options options;
+  int i = 2;
+  for (; i < argc && std::strcmp(argv[i], "--") != 0; ++i) {
+    const std::string arg = argv[i];
+    if ((arg == "--out" || arg == "--device" || arg == "--name-from") && i + 1 >= argc) {
+      return bad("record", arg + " needs a value", record_usage);
+    }
+    if (arg == "--help" || arg == "-h") {
+      std::cout << record_usage;
+      return 0;
+    }
+    if (arg == "--out") {
+      options.out_path = argv[++i];
+    } else if (arg == "--name-from") {
+      options.name_from = argv[++i];
+    } else if (arg == "--device") {
+      const std::string v = argv[++i];
+      const auto d = parse_int(v.c_str());
+      if (v == "all") {
+        options.device = -1;
+      } else if (!d || *d < 0) {
+        return bad("record", "--device takes a device index or all", record_usage);
+      } else {
+        options.device = *d;
+      }
+    } else {
+      return bad("record", "unknown option '" + arg + "' (the command goes after --)", record_usage);
+    }
+  }
+  std::vector<std::string> command(argv + std::min(i + 1, argc), argv + argc);
+  if (command.empty()) return bad("record", "needs -- COMMAND", record_usage);
+  return gmem::record::run_record(options, command, std::cout, std::cerr);
+}
+
 int show_command(int argc, char** argv) {
   if (argc != 3) return bad("show", "needs one REPORT", show_usage);
   return gmem::profiler::run_show(argv[2], std::cout, std::cerr);
@@ -274,7 +326,8 @@ int main(int argc, char** argv) {
                             {"show", show_usage, show_command},
                             {"bench-summary", bench_usage, bench_command},
                             {"html", html_usage, html_command},
-                            {"trace", trace_usage, trace_command}};
+                            {"trace", trace_usage, trace_command},
+                            {"record", record_usage, record_command}};
   try {
     if (command == "--version") {
       std::cout << gmem::profiler::tool_version() << "\n";
@@ -282,7 +335,7 @@ int main(int argc, char** argv) {
     }
     for (const auto& c : commands) {
       if (command != c.name) continue;
-      if (wants_help(argc, argv)) {
+      if (command != "record" && wants_help(argc, argv)) {
         std::cout << c.help;
         return 0;
       }

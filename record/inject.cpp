@@ -1,0 +1,553 @@
+// The injected library: CUDA loads it through CUDA_INJECTION64_PATH and calls
+// InitializeInjection during cuInit. It subscribes to CUPTI's driver API callbacks, reads each
+// instantiated graph through the driver API (no second CUDA runtime in the process), reads the
+// four graph memory counters around the calls that map memory, and hands everything to the
+// plain recorder. It writes the report at exit, or flagged partial on a fatal signal.
+//
+// Cost on the application: a graph launch of a graph without memory nodes costs one map lookup;
+// a steady launch of a graph with memory nodes two clock reads; only first launches, launches
+// after an upload, a trim or a stream switch, and launches slow enough to have mapped memory
+// read the counters (eight attribute reads). Nothing synchronizes the application's streams.
+#include <cuda.h>
+#include <cupti.h>
+#include <dlfcn.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <cctype>
+#include <fstream>
+#include <sstream>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gmem/profiler/analysis.hpp"
+#include "record/recorder.hpp"
+
+namespace gmem::record {
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+struct state {
+  std::mutex mutex;
+  recorder rec;
+  recording_info info;
+  std::string out_path;
+  int device_filter = -1;  ///< -1: all devices
+  clock_type::time_point t0 = clock_type::now();
+  bool have_env = false;
+  profiler::environment env;
+  std::uint64_t granularity = 0;
+  bool written = false;
+  explicit state(name_source n) : rec(n) {}
+};
+
+state* g = nullptr;  // leaked on purpose: it must outlive every static destructor at exit
+thread_local bool in_callback = false;
+thread_local std::vector<std::string> nvtx_stack;
+
+struct pending_call {
+  double t_us = 0;
+  clock_type::time_point start;
+  std::optional<counters> before;
+  int device = -1;
+  bool tracked = false;
+  std::uint64_t stream = 0;
+  profiler::graph_model model;
+  bool has_memory_nodes = false;
+};
+thread_local pending_call pending;
+
+double now_us() {
+  return std::chrono::duration<double, std::micro>(clock_type::now() - g->t0).count();
+}
+
+std::optional<counters> read_device_counters(int ordinal) {
+  CUdevice dev = 0;
+  if (cuDeviceGet(&dev, ordinal) != CUDA_SUCCESS) return std::nullopt;
+  counters c;
+  cuuint64_t v = 0;
+  if (cuDeviceGetGraphMemAttribute(dev, CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT, &v) != CUDA_SUCCESS) {
+    return std::nullopt;
+  }
+  c.used_current = v;
+  cuDeviceGetGraphMemAttribute(dev, CU_GRAPH_MEM_ATTR_USED_MEM_HIGH, &v);
+  c.used_high = v;
+  cuDeviceGetGraphMemAttribute(dev, CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT, &v);
+  c.reserved_current = v;
+  cuDeviceGetGraphMemAttribute(dev, CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH, &v);
+  c.reserved_high = v;
+  return c;
+}
+
+profiler::node_kind kind_of(CUgraphNodeType t) {
+  using profiler::node_kind;
+  switch (t) {
+    case CU_GRAPH_NODE_TYPE_KERNEL: return node_kind::kernel;
+    case CU_GRAPH_NODE_TYPE_MEMCPY: return node_kind::memcpy;
+    case CU_GRAPH_NODE_TYPE_MEMSET: return node_kind::memset;
+    case CU_GRAPH_NODE_TYPE_HOST: return node_kind::host;
+    case CU_GRAPH_NODE_TYPE_GRAPH: return node_kind::child_graph;
+    case CU_GRAPH_NODE_TYPE_EMPTY: return node_kind::empty;
+    case CU_GRAPH_NODE_TYPE_WAIT_EVENT: return node_kind::event_wait;
+    case CU_GRAPH_NODE_TYPE_EVENT_RECORD: return node_kind::event_record;
+    case CU_GRAPH_NODE_TYPE_MEM_ALLOC: return node_kind::mem_alloc;
+    case CU_GRAPH_NODE_TYPE_MEM_FREE: return node_kind::mem_free;
+    case CU_GRAPH_NODE_TYPE_CONDITIONAL: return node_kind::conditional;
+    default: return node_kind::other;
+  }
+}
+
+// The driver-API twin of profiler::read_graph: the application's runtime may be another
+// instance than ours, so this library makes no runtime API calls at all. Returns false when
+// the driver refused a query (the graph is then not recorded).
+bool read_graph(CUgraph graph, profiler::graph_model& m, bool& has_alloc) {
+  std::size_t n = 0;
+  if (cuGraphGetNodes(graph, nullptr, &n) != CUDA_SUCCESS) return false;
+  std::vector<CUgraphNode> nodes(n);
+  if (n && cuGraphGetNodes(graph, nodes.data(), &n) != CUDA_SUCCESS) return false;
+  std::map<CUgraphNode, std::size_t> index;
+  for (std::size_t i = 0; i < n; ++i) index[nodes[i]] = i;
+  for (CUgraphNode node : nodes) {
+    CUgraphNodeType t{};
+    if (cuGraphNodeGetType(node, &t) != CUDA_SUCCESS) return false;
+    profiler::model_node mn;
+    mn.kind = kind_of(t);
+    if (mn.kind == profiler::node_kind::mem_alloc) {
+      CUDA_MEM_ALLOC_NODE_PARAMS p{};
+      if (cuGraphMemAllocNodeGetParams(node, &p) != CUDA_SUCCESS) return false;
+      has_alloc = true;
+      mn.address = p.dptr;
+      mn.bytes = p.bytesize;
+      mn.device = p.poolProps.location.id;
+      for (std::size_t i = 0; i < p.accessDescCount; ++i) {
+        if (p.accessDescs[i].location.id != mn.device) mn.peers.push_back(p.accessDescs[i].location.id);
+      }
+    } else if (mn.kind == profiler::node_kind::mem_free) {
+      CUdeviceptr d = 0;
+      if (cuGraphMemFreeNodeGetParams(node, &d) != CUDA_SUCCESS) return false;
+      mn.address = d;
+    } else if (mn.kind == profiler::node_kind::child_graph) {
+      CUgraph child = nullptr;
+      if (cuGraphChildGraphNodeGetGraph(node, &child) != CUDA_SUCCESS) return false;
+      mn.child = m.children.size();
+      profiler::graph_model cm;
+      cm.name = m.name + " / child " + std::to_string(m.children.size());
+      if (!read_graph(child, cm, has_alloc)) return false;
+      m.children.push_back(std::move(cm));
+    }
+    m.nodes.push_back(std::move(mn));
+  }
+  std::size_t e = 0;
+  if (cuGraphGetEdges(graph, nullptr, nullptr, nullptr, &e) != CUDA_SUCCESS) return false;
+  std::vector<CUgraphNode> from(e), to(e);
+  if (e && cuGraphGetEdges(graph, from.data(), to.data(), nullptr, &e) != CUDA_SUCCESS) return false;
+  for (std::size_t i = 0; i < e; ++i) m.edges.emplace_back(index.at(from[i]), index.at(to[i]));
+  return true;
+}
+
+int current_device() {
+  CUdevice d = 0;
+  return cuCtxGetDevice(&d) == CUDA_SUCCESS ? static_cast<int>(d) : 0;
+}
+
+std::string iso_now() {
+  char buf[32];
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string process_command_line() {
+  std::ifstream f("/proc/self/cmdline", std::ios::binary);
+  std::string s((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  for (char& c : s) if (c == '\0') c = ' ';
+  while (!s.empty() && s.back() == ' ') s.pop_back();
+  return s;
+}
+
+// Called from a callback (a context exists, the driver is initialised).
+void describe_environment(int ordinal) {
+  if (g->have_env) return;
+  CUdevice dev = 0;
+  if (cuDeviceGet(&dev, ordinal) != CUDA_SUCCESS) return;
+  profiler::environment& e = g->env;
+  char name[256] = {};
+  cuDeviceGetName(name, sizeof name, dev);
+  e.device_name = name;
+  e.device_index = ordinal;
+  cuDeviceGetAttribute(&e.cc_major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
+  cuDeviceGetAttribute(&e.cc_minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
+  std::size_t total = 0;
+  cuDeviceTotalMem(&total, dev);
+  e.total_memory_bytes = total;
+  cuDriverGetVersion(&e.driver_version);
+  cuDeviceGetCount(&e.device_count);
+  std::ifstream v("/proc/driver/nvidia/version");
+  std::string line;
+  // "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release Build ...":
+  // the first word that is digits and dots with a dot in it.
+  std::string word;
+  while (std::getline(v, line) && e.driver_release.empty()) {
+    std::istringstream words(line);
+    while (words >> word) {
+      if (word.find('.') != std::string::npos && std::isdigit(static_cast<unsigned char>(word[0])) &&
+          word.find_first_not_of("0123456789.") == std::string::npos) {
+        e.driver_release = word;
+        break;
+      }
+    }
+  }
+  CUmemAllocationProp prop{};
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop.location.id = ordinal;
+  std::size_t gran = 0;
+  cuMemGetAllocationGranularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM);
+  g->granularity = gran;
+  e.granularity_bytes = gran;
+  e.granularity_method = "cuMemGetAllocationGranularity (minimum), read by the recording library";
+  e.tool_version = GMEM_VERSION;
+  e.git_commit = GMEM_GIT_COMMIT;
+  e.command_line = process_command_line();
+  e.date = iso_now();
+  g->have_env = true;
+}
+
+void write_now(bool partial, const std::string& reason) {
+  if (!g || g->out_path.empty()) return;
+  try {
+    g->info.partial = partial;
+    g->info.partial_reason = reason;
+    if (!g->have_env) g->env.tool_version = GMEM_VERSION, g->env.git_commit = GMEM_GIT_COMMIT;
+    if (g->env.command_line.empty()) g->env.command_line = process_command_line();
+    if (g->env.date.empty()) g->env.date = iso_now();
+    const profiler::report rep = assemble(g->rec, g->env, g->granularity);
+    write_recording(g->rec, rep, g->info, g->out_path);
+    g->written = true;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gmemprof record: the report could not be written to '%s': %s\n",
+                 g->out_path.c_str(), e.what());
+  }
+}
+
+void at_exit() {
+  if (!g) return;
+  std::lock_guard<std::mutex> lock(g->mutex);
+  write_now(false, "");
+}
+
+struct sigaction previous[65];
+
+void on_signal(int sig) {
+  // Not async-signal-safe (it allocates and takes a lock); a best effort at a partial report
+  // for a process that is ending anyway. try_lock: a crash inside a callback must not deadlock.
+  if (g && g->mutex.try_lock()) {
+    write_now(true, std::string("signal ") + std::to_string(sig) + " (" + strsignal(sig) + ")");
+    g->mutex.unlock();
+  }
+  const struct sigaction& old = previous[sig];
+  if (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN &&
+      !(old.sa_flags & SA_SIGINFO)) {
+    old.sa_handler(sig);  // e.g. Python's SIGINT handler: the process goes on, exits normally
+    return;
+  }
+  sigaction(sig, &old, nullptr);
+  raise(sig);
+}
+
+void install_signal_handlers() {
+  for (int sig : {SIGTERM, SIGINT, SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL}) {
+    struct sigaction sa {};
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = 0;
+    sigaction(sig, &sa, &previous[sig]);
+  }
+}
+
+template <class P>
+const P* params(const CUpti_CallbackData* cb) {
+  return static_cast<const P*>(cb->functionParams);
+}
+
+// Every instantiate flavour starts with (CUgraphExec* phGraphExec, CUgraph hGraph).
+struct instantiate_prefix {
+  CUgraphExec* phGraphExec;
+  CUgraph hGraph;
+};
+// Every begin-capture flavour starts with the stream.
+struct stream_prefix {
+  CUstream hStream;
+};
+
+void on_driver(CUpti_CallbackId id, const CUpti_CallbackData* cb) {
+  const bool enter = cb->callbackSite == CUPTI_API_ENTER;
+  switch (id) {
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch:
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz: {
+      const auto* p = params<cuGraphLaunch_params>(cb);
+      const auto exec = reinterpret_cast<std::uint64_t>(p->hGraph);
+      if (enter) {
+        std::lock_guard<std::mutex> lock(g->mutex);
+        const recorder::launch_plan plan =
+            g->rec.plan_launch(exec, reinterpret_cast<std::uint64_t>(p->hStream));
+        pending.tracked = plan.tracked;
+        if (!plan.tracked) return;
+        pending.stream = plan.stream;
+        pending.device = plan.device;
+        pending.before.reset();
+        if (plan.read_counters) pending.before = read_device_counters(pending.device);
+        pending.start = clock_type::now();
+        return;
+      }
+      if (!pending.tracked) return;
+      const double host_us =
+          std::chrono::duration<double, std::micro>(clock_type::now() - pending.start).count();
+      std::lock_guard<std::mutex> lock(g->mutex);
+      std::optional<counters> before = pending.before, after;
+      if (before || g->rec.slow(exec, host_us)) {
+        after = read_device_counters(pending.device);
+        if (!before) before = g->rec.last_counters(pending.device);
+      }
+      const double t_us = std::chrono::duration<double, std::micro>(pending.start - g->t0).count();
+      g->rec.on_launch(exec, pending.stream, t_us, host_us, before, after);
+      return;
+    }
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphUpload:
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphUpload_ptsz: {
+      const auto* p = params<cuGraphUpload_params>(cb);
+      const auto exec = reinterpret_cast<std::uint64_t>(p->hGraph);
+      std::lock_guard<std::mutex> lock(g->mutex);
+      if (enter) {
+        pending.tracked = g->rec.tracks(exec);
+        if (!pending.tracked) return;
+        pending.stream = g->rec.stream_label(reinterpret_cast<std::uint64_t>(p->hStream));
+        pending.device = g->rec.device_of(exec);
+        pending.before = read_device_counters(pending.device);
+        pending.t_us = now_us();
+        pending.start = clock_type::now();
+        return;
+      }
+      if (!pending.tracked) return;
+      const double host_us =
+          std::chrono::duration<double, std::micro>(clock_type::now() - pending.start).count();
+      g->rec.on_upload(exec, pending.stream, pending.t_us, host_us, pending.before,
+                       read_device_counters(pending.device));
+      return;
+    }
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiate:
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiate_v2:
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithFlags:
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams:
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams_ptsz: {
+      const auto* p = params<instantiate_prefix>(cb);
+      if (enter) {
+        pending.model = profiler::graph_model{};
+        pending.has_memory_nodes = false;
+        pending.tracked = read_graph(p->hGraph, pending.model, pending.has_memory_nodes);
+        pending.before.reset();
+        pending.device = current_device();
+        if (pending.has_memory_nodes) {
+          for (const auto& n : profiler::flatten(pending.model).nodes) {
+            if (n.kind == profiler::node_kind::mem_alloc) {
+              pending.device = n.device;
+              break;
+            }
+          }
+        }
+        if (pending.tracked && pending.has_memory_nodes) {
+          pending.before = read_device_counters(pending.device);
+        }
+        pending.t_us = now_us();
+        pending.start = clock_type::now();
+        return;
+      }
+      const double host_us =
+          std::chrono::duration<double, std::micro>(clock_type::now() - pending.start).count();
+      if (!pending.tracked) return;
+      if (cb->functionReturnValue && *static_cast<const CUresult*>(cb->functionReturnValue) != CUDA_SUCCESS) {
+        return;
+      }
+      std::lock_guard<std::mutex> lock(g->mutex);
+      if (g->device_filter >= 0 && pending.has_memory_nodes && pending.device != g->device_filter) {
+        return;
+      }
+      describe_environment(pending.device);
+      std::optional<counters> after;
+      if (pending.has_memory_nodes) after = read_device_counters(pending.device);
+      const std::string nvtx = nvtx_stack.empty() ? "" : nvtx_stack.back();
+      const auto exec = reinterpret_cast<std::uint64_t>(*p->phGraphExec);
+      g->rec.on_instantiate(exec, reinterpret_cast<std::uint64_t>(p->hGraph),
+                            std::move(pending.model), nvtx, pending.t_us, host_us, pending.before,
+                            after);
+      if (id == CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams ||
+          id == CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams_ptsz) {
+        const auto* ip = params<cuGraphInstantiateWithParams_params>(cb)->instantiateParams;
+        if (ip && (ip->flags & CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD)) {
+          g->rec.mark_uploaded(exec, g->rec.stream_label(reinterpret_cast<std::uint64_t>(ip->hUploadStream)));
+        }
+      }
+      return;
+    }
+    case CUPTI_DRIVER_TRACE_CBID_cuDeviceGraphMemTrim: {
+      const auto* p = params<cuDeviceGraphMemTrim_params>(cb);
+      const int device = static_cast<int>(p->device);
+      if (enter) {
+        pending.before = read_device_counters(device);
+        pending.t_us = now_us();
+        pending.start = clock_type::now();
+        return;
+      }
+      const double host_us =
+          std::chrono::duration<double, std::micro>(clock_type::now() - pending.start).count();
+      const auto after = read_device_counters(device);
+      std::lock_guard<std::mutex> lock(g->mutex);
+      if (pending.before && after) g->rec.on_trim(device, pending.t_us, host_us, *pending.before, *after);
+      return;
+    }
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphExecDestroy: {
+      if (!enter) return;
+      const auto* p = params<cuGraphExecDestroy_params>(cb);
+      std::lock_guard<std::mutex> lock(g->mutex);
+      g->rec.on_exec_destroy(reinterpret_cast<std::uint64_t>(p->hGraphExec));
+      return;
+    }
+    case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture:
+    case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_ptsz:
+    case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2:
+    case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2_ptsz: {
+      if (!enter) return;
+      const auto* p = params<stream_prefix>(cb);
+      std::lock_guard<std::mutex> lock(g->mutex);
+      g->rec.on_capture_begin(reinterpret_cast<std::uint64_t>(p->hStream),
+                              nvtx_stack.empty() ? "" : nvtx_stack.back());
+      return;
+    }
+    case CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture:
+    case CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture_ptsz: {
+      if (enter) return;
+      const auto* p = params<cuStreamEndCapture_params>(cb);
+      if (!p->phGraph || !*p->phGraph) return;
+      std::lock_guard<std::mutex> lock(g->mutex);
+      g->rec.on_capture_end(reinterpret_cast<std::uint64_t>(p->hStream),
+                            reinterpret_cast<std::uint64_t>(*p->phGraph));
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+struct nvtx_push_a {
+  const char* message;
+};
+
+// NVTX callbacks carry CUpti_NvtxData, not CUpti_CallbackData.
+void on_nvtx(CUpti_CallbackId id, const CUpti_NvtxData* cb) {
+  switch (id) {
+    case CUPTI_CBID_NVTX_nvtxRangePushA: {
+      const auto* p = static_cast<const nvtx_push_a*>(cb->functionParams);
+      nvtx_stack.emplace_back(p && p->message ? p->message : "");
+      return;
+    }
+    case CUPTI_CBID_NVTX_nvtxRangePushEx:
+    case CUPTI_CBID_NVTX_nvtxRangePushW:
+    case CUPTI_CBID_NVTX_nvtxDomainRangePushEx:
+      nvtx_stack.emplace_back("");  // keeps pushes and pops balanced; only ASCII names are read
+      return;
+    case CUPTI_CBID_NVTX_nvtxRangePop:
+    case CUPTI_CBID_NVTX_nvtxDomainRangePop:
+      if (!nvtx_stack.empty()) nvtx_stack.pop_back();
+      return;
+    default:
+      return;
+  }
+}
+
+void CUPTIAPI callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId id, const void* data) {
+  if (in_callback || !g) return;  // our own driver calls come back here
+  in_callback = true;
+  try {
+    if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+      on_driver(id, static_cast<const CUpti_CallbackData*>(data));
+    } else if (domain == CUPTI_CB_DOMAIN_NVTX) {
+      on_nvtx(id, static_cast<const CUpti_NvtxData*>(data));
+    }
+  } catch (...) {
+    // Never let the recorder take the application down.
+  }
+  in_callback = false;
+}
+
+void say(const std::string& line) { std::fprintf(stderr, "gmemprof record: %s\n", line.c_str()); }
+
+}  // namespace
+}  // namespace gmem::record
+
+extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) {
+  using namespace gmem::record;
+  if (g) return 1;
+  const char* out = std::getenv("GMEM_RECORD_OUT");
+  const char* names = std::getenv("GMEM_RECORD_NAME_FROM");
+  const auto source = parse_name_source(names ? names : "nvtx");
+  g = new state(source.value_or(name_source::nvtx));
+  g->out_path = out ? out : "gmem-record.json";
+  if (const char* d = std::getenv("GMEM_RECORD_DEVICE")) g->device_filter = std::atoi(d);
+  g->info.pid = static_cast<long>(::getpid());
+  if (const char* c = std::getenv("GMEM_RECORD_COMMAND")) g->info.command = c;
+  // A child process inherits the environment: only the first CUDA process writes PATH, the
+  // others PATH.<pid>.json, so that none overwrites another's report.
+  if (const char* owner = std::getenv("GMEM_RECORD_OWNER_PID")) {
+    if (std::atol(owner) != g->info.pid) g->out_path += "." + std::to_string(g->info.pid) + ".json";
+  }
+  // NVTX ranges reach CUPTI only if NVTX is told where CUPTI is, before its first call.
+  Dl_info where{};
+  if (dladdr(reinterpret_cast<void*>(&cuptiSubscribe), &where) && where.dli_fname) {
+    setenv("NVTX_INJECTION64_PATH", where.dli_fname, 0);
+  }
+  CUpti_SubscriberHandle subscriber{};
+  const CUptiResult r = cuptiSubscribe(&subscriber, callback, nullptr);
+  if (r != CUPTI_SUCCESS) {
+    const char* text = nullptr;
+    cuptiGetResultString(r, &text);
+    const std::string why = r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED
+        ? "CUPTI is already in use by another tool (a profiler such as Nsight or the PyTorch "
+          "profiler)"
+        : std::string("CUPTI refused the subscription (") + (text ? text : "?") + ")";
+    say(why + "; nothing is recorded, the program runs unchanged");
+    g->info.notes.push_back(why + "; nothing was recorded");
+    std::atexit(at_exit);
+    return 1;
+  }
+  cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_NVTX);
+  for (CUpti_CallbackId id :
+       {CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz,
+        CUPTI_DRIVER_TRACE_CBID_cuGraphUpload, CUPTI_DRIVER_TRACE_CBID_cuGraphUpload_ptsz,
+        CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiate, CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiate_v2,
+        CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithFlags,
+        CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams,
+        CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams_ptsz,
+        CUPTI_DRIVER_TRACE_CBID_cuDeviceGraphMemTrim, CUPTI_DRIVER_TRACE_CBID_cuGraphExecDestroy,
+        CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture,
+        CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_ptsz,
+        CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2,
+        CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2_ptsz,
+        CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture,
+        CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture_ptsz}) {
+    cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, id);
+  }
+  std::atexit(at_exit);
+  install_signal_handlers();
+  return 1;
+}

@@ -1,0 +1,149 @@
+#include "record/record_command.hpp"
+
+#include <dlfcn.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <ostream>
+
+#include "gmem/profiler/report_io.hpp"
+#include "record/recorder.hpp"
+
+namespace gmem::record {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string find_library(const std::string& asked) {
+  if (!asked.empty()) return asked;
+  if (const char* env = std::getenv("GMEM_RECORD_LIBRARY")) return env;
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) return "";
+  const fs::path dir = exe.parent_path();
+  for (const fs::path& p : {dir / "libgmem_record.so", dir / ".." / "record" / "libgmem_record.so",
+                            dir / ".." / "lib" / "libgmem_record.so"}) {
+    if (fs::exists(p, ec)) return fs::canonical(p, ec).string();
+  }
+  return "";
+}
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& a : v) s += (s.empty() ? "" : " ") + a;
+  return s;
+}
+
+}  // namespace
+
+std::string gpu_unavailable_reason(int& device_count) {
+  device_count = 0;
+  void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!lib) return "no NVIDIA driver (libcuda.so.1 cannot be loaded)";
+  using init_fn = int (*)(unsigned);
+  using count_fn = int (*)(int*);
+  const auto init = reinterpret_cast<init_fn>(dlsym(lib, "cuInit"));
+  const auto count = reinterpret_cast<count_fn>(dlsym(lib, "cuDeviceGetCount"));
+  if (!init || !count) return "the NVIDIA driver library lacks cuInit";
+  if (const int r = init(0)) return "the CUDA driver did not initialise (CUresult " + std::to_string(r) + ")";
+  if (count(&device_count) || device_count == 0) return "no CUDA device";
+  return "";
+}
+
+int run_record(const record_options& options, const std::vector<std::string>& command,
+               std::ostream& out, std::ostream& err) {
+  if (command.empty()) {
+    err << "gmemprof record: no command given; write it after --, e.g. gmemprof record -- python3 train.py\n";
+    return 2;
+  }
+  if (!parse_name_source(options.name_from)) {
+    err << "gmemprof record: --name-from takes nvtx, stream or sequence, not '" << options.name_from << "'\n";
+    return 2;
+  }
+  int devices = 0;
+  std::string why = gpu_unavailable_reason(devices);
+  const std::string library = find_library(options.library);
+  if (why.empty() && library.empty()) {
+    why = "the recording library libgmem_record.so was not found next to gmemprof (set GMEM_RECORD_LIBRARY)";
+  }
+  if (why.empty() && options.device >= devices) {
+    err << "gmemprof record: device " << options.device << " does not exist (this machine has "
+        << devices << "); pass --device 0.." << devices - 1 << " or all\n";
+    return 2;
+  }
+  std::string out_path;
+  if (why.empty()) {
+    try {
+      profiler::check_writable(options.out_path);
+    } catch (const profiler::report_error& e) {
+      err << "gmemprof record: " << e.what() << "\n";
+      return 2;
+    }
+    std::error_code ec;
+    out_path = fs::absolute(options.out_path, ec).string();
+    fs::remove(out_path, ec);  // a stale report must not pass for this run's
+  } else {
+    err << "gmemprof record: nothing recorded: " << why << "; running the command anyway\n";
+  }
+
+  // Like `time`: the terminal's Ctrl-C goes to the command; we wait for it to finish.
+  struct sigaction ignore {}, old_int{}, old_quit{};
+  ignore.sa_handler = SIG_IGN;
+  sigemptyset(&ignore.sa_mask);
+  sigaction(SIGINT, &ignore, &old_int);
+  sigaction(SIGQUIT, &ignore, &old_quit);
+  const pid_t pid = fork();
+  if (pid < 0) {
+    err << "gmemprof record: cannot start '" << command[0] << "': " << std::strerror(errno) << "\n";
+    return 127;
+  }
+  if (pid == 0) {
+    sigaction(SIGINT, &old_int, nullptr);
+    sigaction(SIGQUIT, &old_quit, nullptr);
+    if (why.empty()) {
+      setenv("CUDA_INJECTION64_PATH", library.c_str(), 1);
+      setenv("GMEM_RECORD_OUT", out_path.c_str(), 1);
+      setenv("GMEM_RECORD_NAME_FROM", options.name_from.c_str(), 1);
+      setenv("GMEM_RECORD_COMMAND", join(command).c_str(), 1);
+      setenv("GMEM_RECORD_OWNER_PID", std::to_string(getpid()).c_str(), 1);
+      if (options.device >= 0) setenv("GMEM_RECORD_DEVICE", std::to_string(options.device).c_str(), 1);
+    }
+    std::vector<char*> argv;
+    for (const auto& a : command) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execvp(argv[0], argv.data());
+    const std::string msg = "gmemprof record: cannot run '" + command[0] + "': " + std::strerror(errno) + "\n";
+    (void)!write(2, msg.data(), msg.size());
+    _exit(127);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGQUIT, &old_quit, nullptr);
+  const int code = WIFEXITED(status) ? WEXITSTATUS(status)
+                   : WIFSIGNALED(status) ? 128 + WTERMSIG(status)
+                                         : 1;
+  if (!why.empty()) return code;
+  std::error_code ec;
+  if (!fs::exists(out_path, ec)) {
+    err << "gmemprof record: no report was written: the command made no CUDA call, or ended "
+           "before its exit handlers ran (_exit, SIGKILL)\n";
+    return code;
+  }
+  try {
+    for (const auto& line : summarize_recording(out_path)) err << "gmemprof record: " << line << "\n";
+  } catch (const std::exception& e) {
+    err << "gmemprof record: the report '" << out_path << "' cannot be read: " << e.what() << "\n";
+  }
+  (void)out;
+  return code;
+}
+
+}  // namespace gmem::record

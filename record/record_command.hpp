@@ -1,0 +1,35 @@
+#pragma once
+// `gmemprof record`: runs a command with the recording library injected, passes its exit
+// status through, and prints what was recorded.
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace gmem::record {
+
+struct record_options {
+  std::string out_path = "gmem-record.json";
+  int device = -1;  ///< -1: every device
+  std::string name_from = "nvtx";
+  /// The injected library; empty: found next to gmemprof (or $GMEM_RECORD_LIBRARY).
+  std::string library;
+};
+
+/// Why nothing can be recorded on this machine ("no NVIDIA driver: libcuda.so.1 not found"),
+/// or empty when a CUDA device is there; `device_count` receives the count. Throws nothing.
+[[nodiscard]] std::string gpu_unavailable_reason(int& device_count);
+
+/// Runs `command` (argv, not empty) with recording set up, waits for it and returns its exit
+/// status (128 + n when a signal n ended it, 127 when it could not be started). Without a GPU
+/// or the library it runs the command unrecorded and says why in one line on `err`. Bad
+/// options (an unwritable --out, a device that does not exist) return 2 before it runs.
+int run_record(const record_options& options, const std::vector<std::string>& command,
+               std::ostream& out, std::ostream& err);
+
+/// The lines `gmemprof record` prints about a report it recorded (per graph: name, memory
+/// nodes, requested bytes, reserved high, lower bound, first launch host time; the notes).
+/// Throws profiler::report_error when the report cannot be read.
+[[nodiscard]] std::vector<std::string> summarize_recording(const std::string& path);
+
+}  // namespace gmem::record

@@ -1,0 +1,263 @@
+#include "record/recorder.hpp"
+
+#include <algorithm>
+#include <array>
+
+#include "gmem/profiler/analysis.hpp"
+
+namespace gmem::record {
+
+const char* to_string(name_source s) noexcept {
+  switch (s) {
+    case name_source::nvtx: return "nvtx";
+    case name_source::stream: return "stream";
+    case name_source::sequence: return "sequence";
+  }
+  return "nvtx";
+}
+
+std::optional<name_source> parse_name_source(const std::string& text) noexcept {
+  if (text == "nvtx") return name_source::nvtx;
+  if (text == "stream") return name_source::stream;
+  if (text == "sequence") return name_source::sequence;
+  return std::nullopt;
+}
+
+const char* to_string(launch_class c) noexcept {
+  switch (c) {
+    case launch_class::first_launch: return "first_launch";
+    case launch_class::first_launch_after_upload: return "first_launch_after_upload";
+    case launch_class::steady: return "steady";
+    case launch_class::remap_after_trim: return "remap_after_trim";
+    case launch_class::remap_after_stream_switch: return "remap_after_stream_switch";
+    case launch_class::remap_contention: return "remap_contention";
+  }
+  return "steady";
+}
+
+launch_class classify(const launch_history& h, const std::optional<counters>& before,
+                      const std::optional<counters>& after, bool slow) noexcept {
+  if (!h.launched_before) {
+    return h.uploaded ? launch_class::first_launch_after_upload : launch_class::first_launch;
+  }
+  const bool mapped = before && after && after->reserved_current > before->reserved_current;
+  if (!mapped && !(slow && (h.trimmed_since_last || h.stream_changed))) return launch_class::steady;
+  if (h.trimmed_since_last) return launch_class::remap_after_trim;
+  if (h.stream_changed) return launch_class::remap_after_stream_switch;
+  return mapped ? launch_class::remap_contention : launch_class::steady;
+}
+
+std::string recorder::make_name(name_source s, const std::string& nvtx, const std::string& stream,
+                                std::uint64_t stream_sequence, std::uint64_t sequence) {
+  if (s == name_source::nvtx && !nvtx.empty()) return nvtx;
+  if (s != name_source::sequence && !stream.empty()) {
+    return stream + " #" + std::to_string(stream_sequence);
+  }
+  return "graph " + std::to_string(sequence);
+}
+
+std::uint64_t recorder::stream_label(std::uint64_t handle) {
+  const auto it = stream_labels_.find(handle);
+  if (it != stream_labels_.end()) return it->second;
+  const std::uint64_t label = stream_labels_.size() + 1;
+  stream_labels_.emplace(handle, label);
+  return label;
+}
+
+void recorder::on_capture_begin(std::uint64_t stream, const std::string& nvtx) {
+  capture_nvtx_[stream] = nvtx;
+}
+
+void recorder::on_capture_end(std::uint64_t stream, std::uint64_t graph) {
+  const std::uint64_t label = stream_label(stream);
+  capture_origin o;
+  o.stream_label = label;
+  o.stream_sequence = ++captures_per_stream_[label];
+  const auto it = capture_nvtx_.find(stream);
+  if (it != capture_nvtx_.end()) {
+    o.nvtx = it->second;
+    capture_nvtx_.erase(it);
+  }
+  graph_origin_[graph] = o;
+}
+
+void recorder::point(double t_us, int device, const std::string& event, const std::string& graph,
+                     const counters& c) {
+  timeline_.push_back({t_us, device, event, graph, c});
+  last_[device] = c;
+}
+
+void recorder::on_instantiate(std::uint64_t exec, std::uint64_t graph, profiler::graph_model model,
+                              const std::string& nvtx, double t_us, double host_us,
+                              const std::optional<counters>& before,
+                              const std::optional<counters>& after) {
+  std::vector<int> devices;
+  for (const auto& n : profiler::flatten(model).nodes) {
+    if (n.kind == profiler::node_kind::mem_alloc) devices.push_back(n.device);
+  }
+  if (devices.empty()) {
+    ++no_memory_nodes_;
+    return;
+  }
+  std::sort(devices.begin(), devices.end());
+  devices.erase(std::unique(devices.begin(), devices.end()), devices.end());
+
+  graph_record g;
+  g.sequence = graphs_.size() + 1;
+  std::uint64_t stream_sequence = 0;
+  const auto origin = graph_origin_.find(graph);
+  if (origin != graph_origin_.end()) {
+    g.stream = "stream " + std::to_string(origin->second.stream_label);
+    stream_sequence = origin->second.stream_sequence;
+    g.nvtx = origin->second.nvtx;
+  }
+  if (g.nvtx.empty()) g.nvtx = nvtx;
+  std::string name = make_name(names_, g.nvtx, g.stream, stream_sequence, g.sequence);
+  // Two execs of one name (an NVTX range around a loop of captures) stay apart in reports.
+  const int uses = ++name_uses_[name];
+  if (uses > 1) name += " (" + std::to_string(uses) + ")";
+  g.name = name;
+  g.model = std::move(model);
+  g.model.name = g.name;
+  g.devices = devices;
+  g.trims_seen = trims_[devices.front()];
+
+  graph_event e;
+  e.t_us = t_us;
+  e.kind = "instantiate";
+  e.device = devices.front();
+  e.host_us = host_us;
+  e.before = before;
+  e.after = after;
+  g.events.push_back(e);
+  if (after) point(t_us, e.device, "instantiate", g.name, *after);
+  execs_[exec] = graphs_.size();
+  graphs_.push_back(std::move(g));
+}
+
+int recorder::device_of(std::uint64_t exec) const {
+  const auto it = execs_.find(exec);
+  return it == execs_.end() ? -1 : graphs_[it->second].devices.front();
+}
+
+launch_history recorder::history(std::uint64_t exec, std::uint64_t stream) const {
+  launch_history h;
+  const auto it = execs_.find(exec);
+  if (it == execs_.end()) return h;
+  const graph_record& g = graphs_[it->second];
+  h.launched_before = g.launched;
+  h.uploaded = g.uploaded;
+  const auto t = trims_.find(g.devices.front());
+  h.trimmed_since_last = t != trims_.end() && t->second != g.trims_seen;
+  h.stream_changed = g.last_stream != 0 && g.last_stream != stream;
+  return h;
+}
+
+bool recorder::slow(std::uint64_t exec, double host_us) const {
+  if (host_us < slow_floor_us) return false;
+  const auto it = execs_.find(exec);
+  if (it == execs_.end()) return false;
+  const graph_record& g = graphs_[it->second];
+  return g.steady_host_us.empty() || host_us > slow_factor * g.steady_median_us;
+}
+
+namespace {
+
+// The median of the last (up to) 32 values: follows a drifting steady cost, allocates nothing.
+double recent_median(const std::vector<double>& v) {
+  std::array<double, 32> last{};
+  const std::size_t n = std::min<std::size_t>(last.size(), v.size());
+  std::copy(v.end() - static_cast<std::ptrdiff_t>(n), v.end(), last.begin());
+  const auto mid = last.begin() + static_cast<std::ptrdiff_t>(n / 2);
+  std::nth_element(last.begin(), mid, last.begin() + static_cast<std::ptrdiff_t>(n));
+  return *mid;
+}
+
+}  // namespace
+
+recorder::launch_plan recorder::plan_launch(std::uint64_t exec, std::uint64_t stream_handle) {
+  launch_plan p;
+  const auto it = execs_.find(exec);
+  if (it == execs_.end()) return p;
+  p.tracked = true;
+  p.stream = stream_label(stream_handle);
+  const graph_record& g = graphs_[it->second];
+  p.device = g.devices.front();
+  const auto t = trims_.find(p.device);
+  const bool trimmed = t != trims_.end() && t->second != g.trims_seen;
+  p.read_counters = !g.launched || g.uploaded || trimmed || (g.last_stream != 0 && g.last_stream != p.stream);
+  return p;
+}
+
+void recorder::mark_uploaded(std::uint64_t exec, std::uint64_t stream) {
+  const auto it = execs_.find(exec);
+  if (it == execs_.end()) return;
+  graphs_[it->second].uploaded = true;
+  graphs_[it->second].last_stream = stream;
+}
+
+void recorder::on_upload(std::uint64_t exec, std::uint64_t stream, double t_us, double host_us,
+                         const std::optional<counters>& before,
+                         const std::optional<counters>& after) {
+  const auto it = execs_.find(exec);
+  if (it == execs_.end()) return;
+  graph_record& g = graphs_[it->second];
+  g.uploaded = true;
+  g.last_stream = stream;
+  g.trims_seen = trims_[g.devices.front()];
+  graph_event e{t_us, "upload", "", g.devices.front(), host_us, before, after, stream};
+  g.events.push_back(e);
+  if (after) point(t_us, e.device, "upload", g.name, *after);
+}
+
+void recorder::on_launch(std::uint64_t exec, std::uint64_t stream, double t_us, double host_us,
+                         const std::optional<counters>& before,
+                         const std::optional<counters>& after) {
+  const auto it = execs_.find(exec);
+  if (it == execs_.end()) return;
+  const launch_history h = history(exec, stream);
+  const launch_class c = classify(h, before, after, slow(exec, host_us));
+  graph_record& g = graphs_[it->second];
+  ++g.launches;
+  g.launched = true;
+  g.uploaded = false;
+  g.last_stream = stream;
+  g.trims_seen = trims_[g.devices.front()];
+  if (c == launch_class::steady && !(h.trimmed_since_last || h.stream_changed)) {
+    g.steady_host_us.push_back(host_us);
+    const std::size_t n = g.steady_host_us.size();
+    if (n <= 16 || n % 64 == 0) g.steady_median_us = recent_median(g.steady_host_us);
+    if (after) last_[g.devices.front()] = *after;
+    return;
+  }
+  graph_event e{t_us, "launch", to_string(c), g.devices.front(), host_us, before, after, stream};
+  g.events.push_back(e);
+  if (after) point(t_us, e.device, std::string("launch:") + to_string(c), g.name, *after);
+}
+
+void recorder::on_trim(int device, double t_us, double host_us, const counters& before,
+                       const counters& after) {
+  ++trims_[device];
+  for (auto& g : graphs_) {
+    if (g.destroyed || std::find(g.devices.begin(), g.devices.end(), device) == g.devices.end()) {
+      continue;
+    }
+    g.events.push_back({t_us, "trim", "", device, host_us, before, after, 0});
+  }
+  point(t_us, device, "trim", "", after);
+}
+
+void recorder::on_exec_destroy(std::uint64_t exec) {
+  const auto it = execs_.find(exec);
+  if (it == execs_.end()) return;
+  graphs_[it->second].destroyed = true;
+  execs_.erase(it);
+}
+
+std::optional<counters> recorder::last_counters(int device) const {
+  const auto it = last_.find(device);
+  if (it == last_.end()) return std::nullopt;
+  return it->second;
+}
+
+}  // namespace gmem::record

@@ -1,0 +1,215 @@
+#pragma once
+// Record mode's bookkeeping, as plain C++ (no CUDA): what the injected library saw (captures,
+// instantiations, uploads, launches, trims, the counters around them), how each launch is
+// classified, how a graph is named, and how all of it becomes a report. The CUPTI adapter
+// (inject.cpp) only reads the driver and calls these functions; everything here is host-tested.
+//
+// Invariants: every exec id passed to on_upload / on_launch / on_exec_destroy was first passed to
+// on_instantiate (unknown execs are graphs without memory nodes and are ignored); times are
+// microseconds since the recorder was made, non-decreasing per thread.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "gmem/profiler/graph_model.hpp"
+#include "gmem/profiler/report.hpp"
+
+namespace gmem::record {
+
+using profiler::counters;
+
+/// How a graph's name is chosen (`gmemprof record --name-from`).
+enum class name_source { nvtx, stream, sequence };
+/// "nvtx", "stream", "sequence".
+[[nodiscard]] const char* to_string(name_source s) noexcept;
+/// Parses "nvtx" / "stream" / "sequence"; nullopt otherwise. Throws nothing.
+[[nodiscard]] std::optional<name_source> parse_name_source(const std::string& text) noexcept;
+
+/// What a launch was, decided from the graph's history and the counters around the call.
+enum class launch_class {
+  first_launch,               ///< never launched, not uploaded: the launch maps its memory
+  first_launch_after_upload,  ///< never launched, uploaded before: mapping was paid by the upload
+  steady,                     ///< launched before, nothing mapped
+  remap_after_trim,           ///< memory was trimmed since its last launch and mapped again
+  remap_after_stream_switch,  ///< launched into another stream than last time and remapped
+  remap_contention            ///< mapped again with no trim and no stream switch: another graph
+                              ///< took the memory in between
+};
+/// "first_launch", "steady", "remap_after_trim", ...
+[[nodiscard]] const char* to_string(launch_class c) noexcept;
+
+/// What is known before a launch from the graph's history.
+struct launch_history {
+  bool launched_before = false;
+  bool uploaded = false;             ///< uploaded since its last launch (or ever, if none)
+  bool trimmed_since_last = false;   ///< its device was trimmed since its last launch
+  bool stream_changed = false;       ///< another stream than its last launch (or upload)
+};
+
+/// A launch is slow enough to have mapped memory when its host time is above this many times
+/// the graph's steady median (and above slow_floor_us).
+inline constexpr double slow_factor = 10.0;
+inline constexpr double slow_floor_us = 50.0;
+
+/// Classifies a launch. `before`/`after` are the device's counters around the call when they
+/// were read (nullopt: not read, the launch looked steady); `slow` says the host time was above
+/// the slow threshold. Mapping is seen as reserved_current growing inside the call, or a slow
+/// launch after a trim or a stream switch. Throws nothing.
+[[nodiscard]] launch_class classify(const launch_history& h, const std::optional<counters>& before,
+                                    const std::optional<counters>& after, bool slow) noexcept;
+
+/// One event of one graph: instantiate, upload, launch or trim, with host time and counters.
+struct graph_event {
+  double t_us = 0;
+  std::string kind;  ///< "instantiate", "upload", "launch", "trim"
+  std::string cls;   ///< launch class for launches, else empty
+  int device = 0;
+  double host_us = 0;
+  std::optional<counters> before;
+  std::optional<counters> after;
+  std::uint64_t stream = 0;  ///< stream label index (see recorder::stream_label), 0 = none
+};
+
+/// A point of a device's counter timeline.
+struct timeline_point {
+  double t_us = 0;
+  int device = 0;
+  std::string event;  ///< "instantiate", "launch:first_launch", "trim", ...
+  std::string graph;  ///< graph name, empty for trims
+  counters values;
+};
+
+/// One executable graph that owns memory nodes.
+struct graph_record {
+  std::string name;
+  std::string nvtx;            ///< NVTX range active at capture or instantiation, if any
+  std::string stream;          ///< "stream 2" (the capturing stream), empty if not captured
+  std::uint64_t sequence = 0;  ///< instantiation order among graphs with memory nodes (1-based)
+  profiler::graph_model model;
+  std::vector<int> devices;    ///< devices of its alloc nodes, ascending
+  std::vector<graph_event> events;  ///< every event except steady launches
+  std::vector<double> steady_host_us;  ///< host time of each steady launch
+  double steady_median_us = 0;  ///< median of the last (up to) 32 steady launches, refreshed
+                                ///< at each of the first 16 and then every 64th
+  std::uint64_t launches = 0;
+  // History for classification.
+  bool launched = false;
+  bool uploaded = false;
+  std::uint64_t last_stream = 0;
+  std::uint64_t trims_seen = 0;  ///< device trim count at its last launch
+  bool destroyed = false;
+};
+
+/// Records what the adapter reports; not thread-safe (the adapter holds a lock).
+class recorder {
+ public:
+  explicit recorder(name_source names = name_source::nvtx) : names_(names) {}
+
+  /// A stable label for a stream handle: "stream 1" for the first stream seen, and so on.
+  std::uint64_t stream_label(std::uint64_t handle);
+  /// A capture began on `stream` with `nvtx` the innermost active NVTX range ("" if none).
+  void on_capture_begin(std::uint64_t stream, const std::string& nvtx);
+  /// A capture on `stream` ended with `graph`.
+  void on_capture_end(std::uint64_t stream, std::uint64_t graph);
+  /// `exec` was instantiated from `graph` whose model is `model`; counters of its devices
+  /// before and after. Graphs without alloc nodes only count (graphs_without_memory_nodes).
+  void on_instantiate(std::uint64_t exec, std::uint64_t graph, profiler::graph_model model,
+                      const std::string& nvtx, double t_us, double host_us,
+                      const std::optional<counters>& before, const std::optional<counters>& after);
+  /// Whether `exec` is a graph with memory nodes the recorder tracks.
+  [[nodiscard]] bool tracks(std::uint64_t exec) const { return execs_.count(exec) != 0; }
+  /// What a launch of `exec` into stream `handle` needs, in one look-up: whether it is tracked,
+  /// the stream's label, the device, and whether the counters must be read around it (first
+  /// launch, after an upload, a trim or a stream switch).
+  struct launch_plan {
+    bool tracked = false;
+    std::uint64_t stream = 0;
+    int device = -1;
+    bool read_counters = false;
+  };
+  [[nodiscard]] launch_plan plan_launch(std::uint64_t exec, std::uint64_t stream_handle);
+  /// The device whose counters matter for `exec` (its first alloc node's device); -1 if unknown.
+  [[nodiscard]] int device_of(std::uint64_t exec) const;
+  /// History of `exec` before a launch into `stream` (stream label, see stream_label).
+  [[nodiscard]] launch_history history(std::uint64_t exec, std::uint64_t stream) const;
+  /// Whether a launch taking `host_us` is slow for `exec` (see slow_factor).
+  [[nodiscard]] bool slow(std::uint64_t exec, double host_us) const;
+  /// `exec` was instantiated with the upload flag into `stream`: its first launch is a first
+  /// launch after upload (the instantiate event's host time holds the mapping).
+  void mark_uploaded(std::uint64_t exec, std::uint64_t stream);
+  void on_upload(std::uint64_t exec, std::uint64_t stream, double t_us, double host_us,
+                 const std::optional<counters>& before, const std::optional<counters>& after);
+  /// A launch; counters nullopt when not read (a steady-looking launch).
+  void on_launch(std::uint64_t exec, std::uint64_t stream, double t_us, double host_us,
+                 const std::optional<counters>& before, const std::optional<counters>& after);
+  void on_trim(int device, double t_us, double host_us, const counters& before,
+               const counters& after);
+  void on_exec_destroy(std::uint64_t exec);
+  /// The last counters seen for `device`, if any.
+  [[nodiscard]] std::optional<counters> last_counters(int device) const;
+
+  [[nodiscard]] const std::vector<graph_record>& graphs() const { return graphs_; }
+  [[nodiscard]] const std::vector<timeline_point>& timeline() const { return timeline_; }
+  [[nodiscard]] std::uint64_t graphs_without_memory_nodes() const { return no_memory_nodes_; }
+  [[nodiscard]] name_source names() const { return names_; }
+
+  /// The name for a graph: per the name source, "<nvtx range>", "stream 2 #3" (the third graph
+  /// captured on stream 2), "graph 5" (the fifth instantiated). Falls back nvtx -> stream ->
+  /// sequence when a source has nothing.
+  [[nodiscard]] static std::string make_name(name_source s, const std::string& nvtx,
+                                             const std::string& stream,
+                                             std::uint64_t stream_sequence,
+                                             std::uint64_t sequence);
+
+ private:
+  void point(double t_us, int device, const std::string& event, const std::string& graph,
+             const counters& c);
+
+  name_source names_;
+  std::unordered_map<std::uint64_t, std::uint64_t> stream_labels_;
+  std::map<std::uint64_t, std::string> capture_nvtx_;   ///< stream handle -> nvtx at begin
+  struct capture_origin {
+    std::uint64_t stream_label = 0;
+    std::uint64_t stream_sequence = 0;
+    std::string nvtx;
+  };
+  std::map<std::uint64_t, std::uint64_t> captures_per_stream_;  ///< label -> count
+  std::map<std::uint64_t, capture_origin> graph_origin_;        ///< graph handle -> origin
+  std::unordered_map<std::uint64_t, std::size_t> execs_;  ///< exec handle -> graphs_ index
+  std::map<int, std::uint64_t> trims_;                           ///< device -> trim count
+  std::map<int, counters> last_;
+  std::vector<graph_record> graphs_;
+  std::vector<timeline_point> timeline_;
+  std::map<std::string, int> name_uses_;
+  std::uint64_t no_memory_nodes_ = 0;
+};
+
+/// How the recording ended and in what process.
+struct recording_info {
+  bool partial = false;
+  std::string partial_reason;  ///< "signal 15 (SIGTERM)", ...
+  std::string command;         ///< the recorded command line
+  long pid = 0;
+  std::vector<std::string> notes;  ///< one line each, e.g. CUPTI was taken
+};
+
+/// The report of a recording: one scenario_result per graph with memory nodes (name = graph
+/// name, parameter source="recorded"; counters after each recorded event; launch costs per
+/// class, host time only; analysis and diagnostics from the model), `granularity` the
+/// reservation granularity of the graphs' device.
+[[nodiscard]] profiler::report assemble(const recorder& r, const profiler::environment& env,
+                                        std::uint64_t granularity);
+
+/// The report as JSON text with its "recorded" section (events, timeline, partial flag, notes).
+[[nodiscard]] std::string to_json_string(const recorder& r, const profiler::report& rep,
+                                         const recording_info& info);
+
+/// Writes the recording atomically to `path`. Throws profiler::report_error(unwritable).
+void write_recording(const recorder& r, const profiler::report& rep, const recording_info& info,
+                     const std::string& path);
+
+}  // namespace gmem::record

@@ -1,0 +1,277 @@
+// Record mode's plain parts: launch classification, naming, the recorder's bookkeeping, the
+// report it assembles (read back as a report), partial reports, and gmemprof record's exit
+// status pass-through.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "gmem/profiler/report_io.hpp"
+#include "record/record_command.hpp"
+#include "record/recorder.hpp"
+
+namespace gmem::record {
+namespace {
+
+using profiler::graph_model;
+using profiler::model_node;
+using profiler::node_kind;
+
+counters with_reserved(std::uint64_t reserved, std::uint64_t used = 0) {
+  counters c;
+  c.used_current = used;
+  c.used_high = used;
+  c.reserved_current = reserved;
+  c.reserved_high = reserved;
+  return c;
+}
+
+// alloc(a) -> free(a) -> alloc(b) -> free(b): two 2 MiB allocations that can share memory.
+graph_model two_sequential_allocs() {
+  graph_model g;
+  model_node a{node_kind::mem_alloc, 0x1000, 2u << 20, 0, {}, std::nullopt};
+  model_node fa{node_kind::mem_free, 0x1000, 0, 0, {}, std::nullopt};
+  model_node b{node_kind::mem_alloc, 0x9000000, 2u << 20, 0, {}, std::nullopt};
+  model_node fb{node_kind::mem_free, 0x9000000, 0, 0, {}, std::nullopt};
+  g.nodes = {a, fa, b, fb};
+  g.edges = {{0, 1}, {1, 2}, {2, 3}};
+  return g;
+}
+
+graph_model kernels_only() {
+  graph_model g;
+  g.nodes = {model_node{node_kind::kernel, 0, 0, 0, {}, std::nullopt}};
+  return g;
+}
+
+TEST(RecordClassify, FirstLaunchWithAndWithoutUpload) {
+  launch_history h;
+  EXPECT_EQ(classify(h, std::nullopt, std::nullopt, false), launch_class::first_launch);
+  h.uploaded = true;
+  EXPECT_EQ(classify(h, std::nullopt, std::nullopt, false), launch_class::first_launch_after_upload);
+}
+
+TEST(RecordClassify, LaunchedBeforeAndNothingMappedIsSteady) {
+  launch_history h;
+  h.launched_before = true;
+  EXPECT_EQ(classify(h, std::nullopt, std::nullopt, false), launch_class::steady);
+  EXPECT_EQ(classify(h, with_reserved(4 << 20), with_reserved(4 << 20), false), launch_class::steady);
+  // Slow with no trim and no stream switch, nothing mapped: scheduling noise, still steady.
+  EXPECT_EQ(classify(h, with_reserved(4 << 20), with_reserved(4 << 20), true), launch_class::steady);
+}
+
+TEST(RecordClassify, ReservedGrowingInsideTheCallIsARemapAttributedToItsCause) {
+  launch_history h;
+  h.launched_before = true;
+  const counters before = with_reserved(0), after = with_reserved(2 << 20);
+  EXPECT_EQ(classify(h, before, after, false), launch_class::remap_contention);
+  h.stream_changed = true;
+  EXPECT_EQ(classify(h, before, after, false), launch_class::remap_after_stream_switch);
+  h.trimmed_since_last = true;
+  EXPECT_EQ(classify(h, before, after, false), launch_class::remap_after_trim);
+}
+
+TEST(RecordClassify, SlowLaunchAfterStreamSwitchIsARemapEvenWithoutGrowth) {
+  launch_history h;
+  h.launched_before = true;
+  h.stream_changed = true;
+  EXPECT_EQ(classify(h, with_reserved(2 << 20), with_reserved(2 << 20), true),
+            launch_class::remap_after_stream_switch);
+  EXPECT_EQ(classify(h, with_reserved(2 << 20), with_reserved(2 << 20), false), launch_class::steady);
+}
+
+TEST(RecordNaming, NvtxThenStreamThenSequence) {
+  EXPECT_EQ(recorder::make_name(name_source::nvtx, "fwd_bwd", "stream 2", 3, 7), "fwd_bwd");
+  EXPECT_EQ(recorder::make_name(name_source::nvtx, "", "stream 2", 3, 7), "stream 2 #3");
+  EXPECT_EQ(recorder::make_name(name_source::nvtx, "", "", 0, 7), "graph 7");
+  EXPECT_EQ(recorder::make_name(name_source::stream, "fwd_bwd", "stream 2", 3, 7), "stream 2 #3");
+  EXPECT_EQ(recorder::make_name(name_source::sequence, "fwd_bwd", "stream 2", 3, 7), "graph 7");
+  EXPECT_EQ(parse_name_source("stream"), name_source::stream);
+  EXPECT_FALSE(parse_name_source("nvtx2"));
+}
+
+TEST(RecordNaming, CapturesAreNamedByTheirStreamInOrderAndRepeatedNamesStayApart) {
+  recorder r;
+  r.on_capture_begin(0xAAA, "");
+  r.on_capture_end(0xAAA, 0x10);
+  r.on_capture_begin(0xBBB, "step");
+  r.on_capture_end(0xBBB, 0x20);
+  r.on_capture_begin(0xAAA, "");
+  r.on_capture_end(0xAAA, 0x30);
+  r.on_capture_begin(0xBBB, "step");
+  r.on_capture_end(0xBBB, 0x40);
+  for (std::uint64_t g : {0x10, 0x20, 0x30, 0x40}) {
+    r.on_instantiate(g + 1, g, two_sequential_allocs(), "", 0, 1, with_reserved(0), with_reserved(0));
+  }
+  ASSERT_EQ(r.graphs().size(), 4u);
+  EXPECT_EQ(r.graphs()[0].name, "stream 1 #1");
+  EXPECT_EQ(r.graphs()[1].name, "step");
+  EXPECT_EQ(r.graphs()[2].name, "stream 1 #2");
+  EXPECT_EQ(r.graphs()[3].name, "step (2)");
+}
+
+TEST(RecordRecorder, GraphsWithoutMemoryNodesAreCountedNotTracked) {
+  recorder r;
+  r.on_instantiate(0x2, 0x1, kernels_only(), "", 0, 5, std::nullopt, std::nullopt);
+  EXPECT_FALSE(r.tracks(0x2));
+  EXPECT_EQ(r.graphs_without_memory_nodes(), 1u);
+  r.on_launch(0x2, 1, 1, 2, std::nullopt, std::nullopt);  // ignored
+  EXPECT_TRUE(r.graphs().empty());
+}
+
+// The life of one graph: instantiate, first launch maps 4 MiB, three steady launches, a trim,
+// a launch that maps again, then a launch into another stream.
+recorder one_graph_life() {
+  recorder r;
+  r.on_capture_begin(0xAAA, "");
+  r.on_capture_end(0xAAA, 0x10);
+  r.on_instantiate(0x11, 0x10, two_sequential_allocs(), "", 1, 30, with_reserved(0), with_reserved(0));
+  const std::uint64_t s1 = r.stream_label(0xAAA);
+  EXPECT_FALSE(r.history(0x11, s1).launched_before);
+  r.on_launch(0x11, s1, 2, 1200, with_reserved(0), with_reserved(2 << 20, 2 << 20));
+  for (int i = 0; i < 3; ++i) r.on_launch(0x11, s1, 3 + i, 4 + i, std::nullopt, std::nullopt);
+  r.on_trim(0, 10, 80, with_reserved(2 << 20), with_reserved(0));
+  EXPECT_TRUE(r.history(0x11, s1).trimmed_since_last);
+  r.on_launch(0x11, s1, 11, 900, with_reserved(0), with_reserved(2 << 20, 2 << 20));
+  const std::uint64_t s2 = r.stream_label(0xCCC);
+  EXPECT_TRUE(r.history(0x11, s2).stream_changed);
+  r.on_launch(0x11, s2, 12, 600, with_reserved(2 << 20), with_reserved(2 << 20));
+  return r;
+}
+
+TEST(RecordRecorder, KeepsEveryNonSteadyEventAndTheSteadyHostTimes) {
+  const recorder r = one_graph_life();
+  ASSERT_EQ(r.graphs().size(), 1u);
+  const graph_record& g = r.graphs()[0];
+  EXPECT_EQ(g.launches, 6u);
+  EXPECT_EQ(g.steady_host_us, (std::vector<double>{4, 5, 6}));
+  std::vector<std::string> seen;
+  for (const auto& e : g.events) seen.push_back(e.kind + (e.cls.empty() ? "" : ":" + e.cls));
+  EXPECT_EQ(seen, (std::vector<std::string>{"instantiate", "launch:first_launch", "trim",
+                                            "launch:remap_after_trim",
+                                            "launch:remap_after_stream_switch"}));
+  // Timeline: instantiate, first launch, trim, remap, stream switch.
+  ASSERT_EQ(r.timeline().size(), 5u);
+  EXPECT_EQ(r.timeline()[2].event, "trim");
+  EXPECT_EQ(r.timeline()[2].values.reserved_current, 0u);
+  EXPECT_EQ(r.last_counters(0)->reserved_current, 2u << 20);
+}
+
+TEST(RecordRecorder, UploadMakesTheFirstLaunchFirstAfterUpload) {
+  recorder r;
+  r.on_instantiate(0x11, 0x10, two_sequential_allocs(), "fwd", 1, 30, with_reserved(0), with_reserved(0));
+  r.on_upload(0x11, 1, 2, 1100, with_reserved(0), with_reserved(2 << 20));
+  r.on_launch(0x11, 1, 3, 5, with_reserved(2 << 20), with_reserved(2 << 20));
+  EXPECT_EQ(r.graphs()[0].events.back().cls, "first_launch_after_upload");
+  EXPECT_EQ(r.graphs()[0].name, "fwd");
+}
+
+TEST(RecordRecorder, InstantiatedWithUploadMakesTheFirstLaunchFirstAfterUpload) {
+  recorder r;
+  r.on_instantiate(0x11, 0x10, two_sequential_allocs(), "", 1, 900, with_reserved(0), with_reserved(2 << 20));
+  r.mark_uploaded(0x11, 1);
+  r.on_launch(0x11, 1, 3, 5, with_reserved(2 << 20), with_reserved(2 << 20));
+  EXPECT_EQ(r.graphs()[0].events.back().cls, "first_launch_after_upload");
+}
+
+TEST(RecordRecorder, PlansCounterReadsOnlyForLaunchesThatMayMap) {
+  recorder r;
+  r.on_instantiate(0x11, 0x10, two_sequential_allocs(), "", 1, 30, with_reserved(0), with_reserved(0));
+  EXPECT_FALSE(r.plan_launch(0x99, 0xAAA).tracked);
+  auto p = r.plan_launch(0x11, 0xAAA);
+  EXPECT_TRUE(p.tracked);
+  EXPECT_TRUE(p.read_counters);  // first launch
+  r.on_launch(0x11, p.stream, 2, 900, with_reserved(0), with_reserved(2 << 20));
+  EXPECT_FALSE(r.plan_launch(0x11, 0xAAA).read_counters);  // steady
+  EXPECT_TRUE(r.plan_launch(0x11, 0xBBB).read_counters);   // another stream
+  r.on_trim(0, 3, 50, with_reserved(2 << 20), with_reserved(0));
+  EXPECT_TRUE(r.plan_launch(0x11, 0xAAA).read_counters);   // after a trim
+  // Slow relative to the steady median: 10 steady launches of 3 us, then 40 us and 60 us.
+  for (int i = 0; i < 10; ++i) r.on_launch(0x11, p.stream, 4, 3, std::nullopt, std::nullopt);
+  EXPECT_FALSE(r.slow(0x11, 40));  // under slow_floor_us
+  EXPECT_TRUE(r.slow(0x11, 60));
+  EXPECT_FALSE(r.slow(0x11, 25));
+}
+
+TEST(RecordReport, AssemblesAScenarioPerGraphThatReadsBackAsAReport) {
+  const recorder r = one_graph_life();
+  profiler::environment env;
+  env.device_name = "Test GPU";
+  const profiler::report rep = assemble(r, env, 2u << 20);
+  ASSERT_EQ(rep.scenarios.size(), 1u);
+  const auto& s = rep.scenarios[0];
+  EXPECT_EQ(s.key(), "stream 1 #1[source=recorded]");
+  EXPECT_EQ(s.analysis.alloc_nodes, 2u);
+  EXPECT_EQ(s.analysis.requested_bytes, 4u << 20);
+  EXPECT_EQ(s.analysis.lower_bound_bytes, 2u << 20);  // the two never live together
+  EXPECT_EQ(s.analysis.reserved_high_bytes, 2u << 20);
+  std::vector<std::string> phases;
+  for (const auto& c : s.launch_costs) phases.push_back(c.phase);
+  EXPECT_EQ(phases, (std::vector<std::string>{"instantiate", "first_launch", "trim",
+                                              "remap_after_trim", "remap_after_stream_switch",
+                                              "steady"}));
+  EXPECT_EQ(s.launch_costs.back().host.count, 3u);
+  EXPECT_DOUBLE_EQ(s.launch_costs.back().host.median_us, 5);
+  EXPECT_EQ(s.launch_costs.back().wall.count, 0u);  // no wall time: it would synchronize
+
+  recording_info info;
+  info.command = "python3 train.py";
+  const std::string text = to_json_string(r, rep, info);
+  const profiler::report back = profiler::from_json_string(text, "recorded");
+  ASSERT_EQ(back.scenarios.size(), 1u);
+  EXPECT_EQ(back.scenarios[0].key(), s.key());
+  EXPECT_NE(text.find("\"recorded\""), std::string::npos);
+  EXPECT_NE(text.find("\"partial\": false"), std::string::npos);
+  EXPECT_NE(text.find("\"class\": \"remap_after_trim\""), std::string::npos);
+}
+
+TEST(RecordReport, PartialReportsSayWhyAndNoMemoryNodesIsANoteNotAnError) {
+  recorder r;
+  r.on_instantiate(0x2, 0x1, kernels_only(), "", 0, 5, std::nullopt, std::nullopt);
+  const profiler::report rep = assemble(r, profiler::environment{}, 0);
+  EXPECT_TRUE(rep.scenarios.empty());
+  recording_info info;
+  info.partial = true;
+  info.partial_reason = "signal 15 (Terminated)";
+  const std::string path = std::string(GMEM_BINARY_DIR) + "/record-partial-test.json";
+  write_recording(r, rep, info, path);
+  const auto lines = summarize_recording(path);
+  ASSERT_GE(lines.size(), 3u);
+  EXPECT_NE(lines[0].find("PARTIAL: signal 15"), std::string::npos);
+  EXPECT_NE(lines[1].find("private memory pool"), std::string::npos);
+  EXPECT_NE(lines[1].find("not an error"), std::string::npos);
+  std::filesystem::remove(path);
+}
+
+TEST(RecordCommand, PassesTheExitStatusThrough) {
+  std::ostringstream out, err;
+  record_options o;
+  o.out_path = std::string(GMEM_BINARY_DIR) + "/record-exit-test.json";
+  EXPECT_EQ(run_record(o, {"sh", "-c", "exit 3"}, out, err), 3);
+  EXPECT_EQ(run_record(o, {"sh", "-c", "kill -TERM $$"}, out, err), 128 + 15);
+  EXPECT_EQ(run_record(o, {"gmem-no-such-command-anywhere"}, out, err), 127);
+  EXPECT_EQ(run_record(o, {}, out, err), 2);
+}
+
+TEST(RecordCommand, WithoutAGpuSaysInOneLineThatNothingWasRecorded) {
+  int devices = 0;
+  if (gpu_unavailable_reason(devices).empty()) GTEST_SKIP() << "a GPU is present";
+  std::ostringstream out, err;
+  record_options o;
+  EXPECT_EQ(run_record(o, {"true"}, out, err), 0);
+  const std::string e = err.str();
+  EXPECT_EQ(e.rfind("gmemprof record: nothing recorded: ", 0), 0u) << e;
+  EXPECT_EQ(std::count(e.begin(), e.end(), '\n'), 1);
+}
+
+TEST(RecordCommand, BadNameSourceIsRefusedBeforeRunning) {
+  std::ostringstream out, err;
+  record_options o;
+  o.name_from = "colour";
+  EXPECT_EQ(run_record(o, {"sh", "-c", "exit 0"}, out, err), 2);
+  EXPECT_NE(err.str().find("'colour'"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gmem::record
