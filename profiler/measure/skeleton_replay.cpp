@@ -115,7 +115,7 @@ replay_result replay(const skeleton& s, int device) {
 }
 
 advice_report measure_advice(const skeleton& s, const graph_analysis& a, std::uint64_t granularity,
-                             std::uint64_t min_saving, int device) {
+                             std::uint64_t min_saving, int device, bool untrimmed) {
   advice_report out;
   out.graph = s.name;
   out.bounds = bounds_of(s, a, granularity);
@@ -141,7 +141,7 @@ advice_report measure_advice(const skeleton& s, const graph_analysis& a, std::ui
     }
   }
   const std::uint64_t held = base.reserved_after_destroy - std::min(base.reserved_after_destroy, base.reserved_after_trim);
-  if (held >= std::max<std::uint64_t>(min_saving, 1)) {
+  if (untrimmed && held >= std::max<std::uint64_t>(min_saving, 1)) {
     measured_advice m;
     m.kind = "trim";
     m.where = "after the last launch of graph '" + s.name + "' and cudaGraphExecDestroy, call "

@@ -331,6 +331,32 @@ skeleton recreated(const skeleton& s, bool frees_first) {
   return out;
 }
 
+flat_graph flat_of(const skeleton& s) {
+  validate(s);
+  flat_graph f;
+  const std::uint64_t base = std::uint64_t{1} << 40;
+  for (std::size_t v = 0; v < s.nodes.size(); ++v) {
+    const skeleton_node& k = s.nodes[v];
+    model_node m;
+    m.kind = k.kind == skeleton_kind::alloc  ? node_kind::mem_alloc
+             : k.kind == skeleton_kind::free ? node_kind::mem_free
+                                             : node_kind::empty;
+    m.bytes = k.bytes;
+    m.device = k.device;
+    m.peers = k.peers;
+    if (k.kind == skeleton_kind::alloc) m.address = base + v;
+    if (k.kind == skeleton_kind::free) m.address = base + k.frees;
+    f.nodes.push_back(std::move(m));
+    f.successors.emplace_back();
+    f.labels.push_back(k.label.empty() ? node_name(s, v) : k.label);
+  }
+  for (std::size_t v = 0; v < s.nodes.size(); ++v) {
+    for (std::size_t d : s.nodes[v].deps) f.successors[d].push_back(v);
+  }
+  for (const auto& [from, to] : s.late_edges) f.successors[from].push_back(to);
+  return f;
+}
+
 reuse_bounds bounds_of(const skeleton& s, const graph_analysis& a, std::uint64_t granularity) {
   reuse_bounds b;
   b.order_free_bytes = a.lower_bound_rounded_bytes;
@@ -433,13 +459,24 @@ std::vector<candidate_change> candidate_changes(const skeleton& s, const graph_a
            "create each free node as soon as its last user exists, before the allocations that "
            "follow it (in a capture: call cudaFreeAsync right after the last kernel that uses the "
            "buffer, before the next cudaMallocAsync)");
+  // Both directions of each pair: a smaller allocation fits into a larger one's block only when
+  // it comes after it, whichever the graph created first.
+  std::vector<std::pair<std::size_t, std::size_t>> ordered_pairs;
   for (const auto& [i, j] : a.reuse_opportunities) {
+    ordered_pairs.emplace_back(i, j);
+    ordered_pairs.emplace_back(j, i);
+  }
+  for (const auto& [i, j] : ordered_pairs) {
     const allocation& ai = a.allocations[i];
     const allocation& aj = a.allocations[j];
     if (!ai.free_node || *ai.free_node >= s.nodes.size() || aj.alloc_node >= s.nodes.size()) continue;
     skeleton changed = s;
     changed.late_edges.emplace_back(*ai.free_node, aj.alloc_node);
-    changed = recreated(changed, false);
+    try {
+      changed = recreated(changed, false);
+    } catch (const std::invalid_argument&) {
+      continue;  // j's alloc node reaches i's free node: the edge would close a cycle
+    }
     consider("add_dependency", std::move(changed),
              "make " + node_name(s, aj.alloc_node) + " depend on " + node_name(s, *ai.free_node) +
                  " when it is created (in a capture: record an event after the cudaFreeAsync and "
@@ -455,7 +492,7 @@ std::vector<candidate_change> candidate_changes(const skeleton& s, const graph_a
   std::uint64_t best = predict_reuse(combined, granularity).rounded_bytes;
   std::string added;
   std::size_t added_count = 0;
-  for (const auto& [i, j] : a.reuse_opportunities) {
+  for (const auto& [i, j] : ordered_pairs) {
     if (best <= a.lower_bound_rounded_bytes) break;
     const allocation& ai = a.allocations[i];
     const allocation& aj = a.allocations[j];

@@ -308,3 +308,69 @@ TEST(ReuseModel, CandidateSearchAgainstBruteForceOnSmallRandomGraphs) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(ReuseModel2, AddedDependencyPutsTheSmallerAllocationAfterTheLargerOnesFree) {
+  using namespace gmem::profiler;  // NOLINT(google-build-using-namespace): test file
+  // Independent chains of S then 2 S: ordering the 2 S after the S saves nothing (it does not
+  // fit), the other way round saves S.
+  sk b = chains({S, 2 * S}, 0);
+  const flat_graph f = flat_of(b.s, predict_reuse(b.s, granule));
+  const graph_analysis a = analyse(f, granule);
+  const skeleton seen = skeleton_of(f, a, "two");
+  const auto c = candidate_changes(seen, a, granule);
+  ASSERT_EQ(c.size(), 2u);
+  EXPECT_EQ(c[0].kind, "add_dependency");
+  EXPECT_EQ(c[0].predicted_bytes, 2 * S);
+  EXPECT_NE(c[0].where.find("make alloc node #0 depend on free node #5"), std::string::npos) << c[0].where;
+  // The combined set aims at the order-free bound of the graph as it is (3 S: both chains are
+  // independent), which it already meets: it adds no dependency.
+  EXPECT_EQ(c[1].kind, "combined");
+  EXPECT_EQ(c[1].predicted_bytes, 3 * S);
+  EXPECT_EQ(c[1].where.find("depend on"), std::string::npos);
+}
+
+}  // namespace
+
+#include "gmem/profiler/report_io.hpp"
+
+namespace {
+
+TEST(SkeletonJson, RoundTripsThroughAReportAndRefusesABadSkeletonNamingTheField) {
+  using namespace gmem::profiler;  // NOLINT(google-build-using-namespace): test file
+  report r;
+  scenario_result sc;
+  sc.name = "s";
+  sc.skeletons.push_back(chains({S, 2 * S, S}, 2).s);
+  sc.skeletons[0].nodes[0].peers = {1};
+  sc.skeletons[0].name = "late";
+  r.scenarios.push_back(sc);
+  const report back = from_json_string(to_json_string(r), "mem");
+  ASSERT_EQ(back.scenarios.at(0).skeletons.size(), 1U);
+  const skeleton& k = back.scenarios[0].skeletons[0];
+  EXPECT_EQ(k.name, "late");
+  EXPECT_EQ(k.late_edges, sc.skeletons[0].late_edges);
+  ASSERT_EQ(k.nodes.size(), sc.skeletons[0].nodes.size());
+  for (std::size_t v = 0; v < k.nodes.size(); ++v) {
+    EXPECT_EQ(k.nodes[v].kind, sc.skeletons[0].nodes[v].kind);
+    EXPECT_EQ(k.nodes[v].deps, sc.skeletons[0].nodes[v].deps);
+    EXPECT_EQ(k.nodes[v].bytes, sc.skeletons[0].nodes[v].bytes);
+    EXPECT_EQ(k.nodes[v].frees, sc.skeletons[0].nodes[v].frees);
+    EXPECT_EQ(k.nodes[v].label, sc.skeletons[0].nodes[v].label);
+  }
+  EXPECT_EQ(k.nodes[0].peers, std::vector<int>{1});
+  EXPECT_EQ(predict_reuse(k, granule).rounded_bytes, predict_reuse(sc.skeletons[0], granule).rounded_bytes);
+  // A dependency on a later node: refused, naming the scenario, the skeleton and the problem.
+  r.scenarios[0].skeletons[0].nodes[1].deps = {5};
+  try {
+    (void)from_json_string(to_json_string(r), "mem");
+    FAIL() << "a bad skeleton was accepted";
+  } catch (const std::exception& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("skeletons[0]"), std::string::npos) << m;
+    EXPECT_NE(m.find("not created before it"), std::string::npos) << m;
+  }
+}
+
+}  // namespace

@@ -20,35 +20,9 @@
 #include <vector>
 
 #include "gmem/profiler/analysis.hpp"
+#include "gmem/profiler/skeleton.hpp"
 
 namespace gmem::profiler {
-
-enum class skeleton_kind { alloc, free, empty };
-
-/// "alloc", "free", "empty" (the names used in reports).
-[[nodiscard]] const char* to_string(skeleton_kind k) noexcept;
-
-inline constexpr std::size_t no_node = std::numeric_limits<std::size_t>::max();
-
-struct skeleton_node {
-  skeleton_kind kind = skeleton_kind::empty;
-  std::size_t bytes = 0;      ///< alloc: bytes requested
-  int device = 0;             ///< alloc: resident device
-  std::vector<int> peers;     ///< alloc: devices given access besides the resident one
-  std::size_t frees = no_node;  ///< free: index of the alloc node whose memory it frees
-  std::vector<std::size_t> deps;  ///< dependencies given at creation (indices below this one)
-  std::string label;          ///< where it came from, for advice ("alloc node #3 in graph 'g'")
-};
-
-/// Invariants (validate() checks them): deps and `frees` name earlier nodes; a free frees an
-/// alloc node, each alloc node at most once; late_edges name existing nodes; deps and late edges
-/// together are acyclic.
-struct skeleton {
-  std::string name;
-  std::vector<skeleton_node> nodes;  ///< in creation order
-  /// (from, to) added after both nodes existed (cudaGraphAddDependencies).
-  std::vector<std::pair<std::size_t, std::size_t>> late_edges;
-};
 
 /// Throws std::invalid_argument naming the skeleton and the node when an invariant does not hold.
 void validate(const skeleton& s);
@@ -79,6 +53,11 @@ struct reuse_prediction {
 [[nodiscard]] skeleton skeleton_of(const flat_graph& flat, const graph_analysis& a,
                                    const std::string& name);
 
+/// The skeleton as a flattened graph (its dependencies and late edges as edges; each alloc node
+/// a distinct made-up address that its free node frees), so that analyse() gives its order-free
+/// bound and pairs. Validates first.
+[[nodiscard]] flat_graph flat_of(const skeleton& s);
+
 /// The two bounds of a graph and which one binds.
 struct reuse_bounds {
   std::uint64_t order_free_bytes = 0;  ///< heaviest antichain, rounded (any schedule must hold it)
@@ -105,8 +84,8 @@ struct candidate_change {
 /// Candidate changes whose predicted reservation is below the skeleton's own (each at most
 /// once), ranked by predicted saving, and last the "combined" set (all edges given at creation
 /// in a creation order that creates frees as soon as they can be), reported even when it saves
-/// nothing predicted, so that it can be measured. `a` is the analysis of the graph (its
-/// reuse_opportunities give the add_dependency candidates; allocations index alloc nodes by
+/// nothing predicted, so that it can be measured. `a` is the analysis of the graph (its pairs in
+/// reuse_opportunities, in both directions, give the add_dependency candidates; allocations index alloc nodes by
 /// a.allocations[k].alloc_node, which must be skeleton node indices). At most max_candidates.
 [[nodiscard]] std::vector<candidate_change> candidate_changes(const skeleton& s,
                                                               const graph_analysis& a,

@@ -50,11 +50,12 @@ struct advice_report {
 
 /// Replays `s` and each candidate change on `device`; keeps the advice whose measured saving is
 /// at least `min_saving` (one reservation granule is the honest minimum: less is noise of the
-/// rounding). Adds "trim" when the replay kept at least min_saving reserved after the graph was
-/// destroyed. Throws as replay does.
+/// rounding). With `untrimmed` (the program destroys the graph and does not trim), adds "trim"
+/// when the replay kept at least min_saving reserved after the graph was destroyed. Throws as
+/// replay does.
 [[nodiscard]] advice_report measure_advice(const skeleton& s, const graph_analysis& a,
                                            std::uint64_t granularity, std::uint64_t min_saving,
-                                           int device);
+                                           int device, bool untrimmed = false);
 
 /// The advice in words, one line each: "saves X measured (predicted Y): where".
 [[nodiscard]] std::string describe(const advice_report& r);
