@@ -125,12 +125,16 @@ reuse_prediction predict_reuse(const skeleton& s, std::uint64_t granularity) {
   std::vector<std::uint64_t> avail(words, 0);   // frees of a block's current occupant
   std::vector<std::size_t> block_of_free(frees, no_node);
   std::vector<block> blocks;
-  std::vector<std::uint64_t> scratch(words);
+  std::vector<std::vector<std::uint64_t>> spare;  // dropped rows' buffers, reused
   for (std::size_t v = 0; v < n; ++v) {
     const skeleton_node& node = s.nodes[v];
     std::vector<std::uint64_t> mine;
     const bool keep = last_use[v] > v;
     if (keep || node.kind == skeleton_kind::alloc) {
+      if (!spare.empty()) {
+        mine = std::move(spare.back());
+        spare.pop_back();
+      }
       mine.assign(words, 0);
       for (std::size_t d : node.deps) {
         const auto& r = row[d];
@@ -171,9 +175,16 @@ reuse_prediction predict_reuse(const skeleton& s, std::uint64_t granularity) {
         avail[fid[v] / 64] |= std::uint64_t{1} << (fid[v] % 64);
       }
     }
-    if (keep) row[v] = std::move(mine);
+    if (keep) {
+      row[v] = std::move(mine);
+    } else if (!mine.empty()) {
+      spare.push_back(std::move(mine));
+    }
     for (std::size_t d : node.deps) {
-      if (last_use[d] == v) std::vector<std::uint64_t>().swap(row[d]);
+      if (last_use[d] == v && !row[d].empty()) {
+        spare.push_back(std::move(row[d]));
+        row[d] = {};
+      }
     }
   }
   finish(p, granularity);
@@ -311,6 +322,7 @@ skeleton recreated(const skeleton& s, bool frees_first) {
   std::vector<std::size_t> position(n, no_node);
   skeleton out;
   out.name = s.name;
+  out.nodes.reserve(n);
   while (!ready.empty()) {
     const std::size_t v = ready.top().second;
     ready.pop();
@@ -466,10 +478,16 @@ std::vector<candidate_change> candidate_changes(const skeleton& s, const graph_a
     ordered_pairs.emplace_back(i, j);
     ordered_pairs.emplace_back(j, i);
   }
+  // At most max_candidates pairs are tried (the largest first: reuse_opportunities is sorted by
+  // the smaller allocation's size): each try copies and re-creates the whole skeleton.
+  std::vector<std::pair<std::size_t, std::size_t>> helped;
+  std::size_t tried = 0;
   for (const auto& [i, j] : ordered_pairs) {
     const allocation& ai = a.allocations[i];
     const allocation& aj = a.allocations[j];
     if (!ai.free_node || *ai.free_node >= s.nodes.size() || aj.alloc_node >= s.nodes.size()) continue;
+    if (tried++ == max_candidates) break;
+    const std::size_t found = out.size();
     skeleton changed = s;
     changed.late_edges.emplace_back(*ai.free_node, aj.alloc_node);
     try {
@@ -481,6 +499,7 @@ std::vector<candidate_change> candidate_changes(const skeleton& s, const graph_a
              "make " + node_name(s, aj.alloc_node) + " depend on " + node_name(s, *ai.free_node) +
                  " when it is created (in a capture: record an event after the cudaFreeAsync and "
                  "make the allocating stream wait on it before its cudaMallocAsync)");
+    if (out.size() > found) helped.emplace_back(i, j);
   }
   std::stable_sort(out.begin(), out.end(), [](const candidate_change& l, const candidate_change& r) {
     return l.predicted_bytes < r.predicted_bytes;
@@ -492,18 +511,19 @@ std::vector<candidate_change> candidate_changes(const skeleton& s, const graph_a
   std::uint64_t best = predict_reuse(combined, granularity).rounded_bytes;
   std::string added;
   std::size_t added_count = 0;
-  for (const auto& [i, j] : ordered_pairs) {
+  std::unordered_map<std::string, std::size_t> position_of;
+  for (const auto& [i, j] : helped) {
     if (best <= a.lower_bound_rounded_bytes) break;
     const allocation& ai = a.allocations[i];
     const allocation& aj = a.allocations[j];
     if (!ai.free_node || *ai.free_node >= s.nodes.size() || aj.alloc_node >= s.nodes.size()) continue;
     // Map the original nodes into `combined` by label (labels are unique per flat node).
-    std::size_t f = no_node, t = no_node;
-    for (std::size_t v = 0; v < combined.nodes.size(); ++v) {
-      if (combined.nodes[v].label == s.nodes[*ai.free_node].label) f = v;
-      if (combined.nodes[v].label == s.nodes[aj.alloc_node].label) t = v;
-    }
-    if (f == no_node || t == no_node) continue;
+    position_of.clear();
+    for (std::size_t v = 0; v < combined.nodes.size(); ++v) position_of[combined.nodes[v].label] = v;
+    const auto pf = position_of.find(s.nodes[*ai.free_node].label);
+    const auto pt = position_of.find(s.nodes[aj.alloc_node].label);
+    if (pf == position_of.end() || pt == position_of.end()) continue;
+    const std::size_t f = pf->second, t = pt->second;
     skeleton trial = combined;
     trial.late_edges.emplace_back(f, t);
     try {
