@@ -105,8 +105,13 @@ void validate(const skeleton& s) {
   }
 }
 
-reuse_prediction predict_reuse(const skeleton& s, std::uint64_t granularity) {
-  validate(s);
+namespace {
+
+// The rule on a valid skeleton, with one more dependency extra_from -> extra_to given at
+// creation when extra_from < extra_to (no_node: none), so that a candidate is predicted
+// without copying the skeleton.
+reuse_prediction predict_valid(const skeleton& s, std::uint64_t granularity,
+                               std::size_t extra_from = no_node, std::size_t extra_to = no_node) {
   const std::size_t n = s.nodes.size();
   reuse_prediction p;
   p.block_of.assign(n, no_node);
@@ -120,6 +125,7 @@ reuse_prediction predict_reuse(const skeleton& s, std::uint64_t granularity) {
     if (s.nodes[v].kind == skeleton_kind::free) fid[v] = frees++;
     for (std::size_t d : s.nodes[v].deps) last_use[d] = std::max(last_use[d], v);
   }
+  if (extra_from < extra_to && extra_to < n) last_use[extra_from] = std::max(last_use[extra_from], extra_to);
   const std::size_t words = (frees + 63) / 64;
   std::vector<std::vector<std::uint64_t>> row(n);
   std::vector<std::uint64_t> avail(words, 0);   // frees of a block's current occupant
@@ -138,6 +144,10 @@ reuse_prediction predict_reuse(const skeleton& s, std::uint64_t granularity) {
       mine.assign(words, 0);
       for (std::size_t d : node.deps) {
         const auto& r = row[d];
+        for (std::size_t w = 0; w < words; ++w) mine[w] |= r[w];
+      }
+      if (v == extra_to && extra_from < extra_to) {
+        const auto& r = row[extra_from];
         for (std::size_t w = 0; w < words; ++w) mine[w] |= r[w];
       }
       if (fid[v] != no_node) mine[fid[v] / 64] |= std::uint64_t{1} << (fid[v] % 64);
@@ -186,9 +196,20 @@ reuse_prediction predict_reuse(const skeleton& s, std::uint64_t granularity) {
         row[d] = {};
       }
     }
+    if (v == extra_to && extra_from < extra_to && last_use[extra_from] == v && !row[extra_from].empty()) {
+      spare.push_back(std::move(row[extra_from]));
+      row[extra_from] = {};
+    }
   }
   finish(p, granularity);
   return p;
+}
+
+}  // namespace
+
+reuse_prediction predict_reuse(const skeleton& s, std::uint64_t granularity) {
+  validate(s);
+  return predict_valid(s, granularity);
 }
 
 reuse_prediction predict_reuse_brute_force(const skeleton& s, std::uint64_t granularity) {
@@ -481,19 +502,31 @@ std::vector<candidate_change> candidate_changes(const skeleton& s, const graph_a
   // At most max_candidates pairs are tried (the largest first: reuse_opportunities is sorted by
   // the smaller allocation's size): each try copies and re-creates the whole skeleton.
   std::vector<std::pair<std::size_t, std::size_t>> helped;
-  std::size_t tried = 0;
+  std::size_t tried = 0, recreations = 0;
   for (const auto& [i, j] : ordered_pairs) {
     const allocation& ai = a.allocations[i];
     const allocation& aj = a.allocations[j];
     if (!ai.free_node || *ai.free_node >= s.nodes.size() || aj.alloc_node >= s.nodes.size()) continue;
     if (tried++ == max_candidates) break;
     const std::size_t found = out.size();
-    skeleton changed = s;
-    changed.late_edges.emplace_back(*ai.free_node, aj.alloc_node);
-    try {
-      changed = recreated(changed, false);
-    } catch (const std::invalid_argument&) {
-      continue;  // j's alloc node reaches i's free node: the edge would close a cycle
+    skeleton changed;
+    if (*ai.free_node < aj.alloc_node) {
+      // The free already exists when j's alloc node is created: predict without copying, and
+      // copy only a change that helps.
+      if (predict_valid(s, granularity, *ai.free_node, aj.alloc_node).rounded_bytes >= base.rounded_bytes) continue;
+      changed = s;
+      auto& deps = changed.nodes[aj.alloc_node].deps;
+      deps.insert(std::upper_bound(deps.begin(), deps.end(), *ai.free_node), *ai.free_node);
+    } else {
+      // Needs the nodes re-created in another order: a whole copy, so only the first two.
+      if (recreations++ == 2) continue;
+      changed = s;
+      changed.late_edges.emplace_back(*ai.free_node, aj.alloc_node);
+      try {
+        changed = recreated(changed, false);
+      } catch (const std::invalid_argument&) {
+        continue;  // j's alloc node reaches i's free node: the edge would close a cycle
+      }
     }
     consider("add_dependency", std::move(changed),
              "make " + node_name(s, aj.alloc_node) + " depend on " + node_name(s, *ai.free_node) +

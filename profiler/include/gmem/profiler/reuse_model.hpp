@@ -86,7 +86,9 @@ struct candidate_change {
 /// in a creation order that creates frees as soon as they can be), reported even when it saves
 /// nothing predicted, so that it can be measured. `a` is the analysis of the graph (its pairs in
 /// reuse_opportunities, in both directions, give the add_dependency candidates; allocations index alloc nodes by
-/// a.allocations[k].alloc_node, which must be skeleton node indices). At most max_candidates.
+/// a.allocations[k].alloc_node, which must be skeleton node indices). At most max_candidates;
+/// at most max_candidates pairs are tried, and of those at most two that need the nodes
+/// re-created in another order (each such try copies the skeleton).
 [[nodiscard]] std::vector<candidate_change> candidate_changes(const skeleton& s,
                                                               const graph_analysis& a,
                                                               std::uint64_t granularity,
