@@ -47,4 +47,10 @@ int run_html(const std::string& report_path, const std::string& baseline_path,
 int run_trace(const std::string& report_path, const std::string& out_path, std::ostream& out,
               std::ostream& err);
 
+/// `gmemprof replay`: replays each skeleton of the report at `path` (only the graph named `graph`
+/// when not empty) on `device`, with the candidate changes, and prints the advice whose saving
+/// was measured there. Returns 0, or 2 when the report is unusable or has no such skeleton.
+int run_replay(const std::string& path, const std::string& graph, int device, std::ostream& out,
+               std::ostream& err);
+
 }  // namespace gmem::profiler

@@ -31,6 +31,9 @@ constexpr const char* usage =
     "  check BASELINE CURRENT       compare a report against a baseline: exit 0 pass,\n"
     "                               1 regression, 2 unusable input\n"
     "  show REPORT                  print a report as tables\n"
+    "  replay REPORT [--graph NAME] [--device N]\n"
+    "                               re-measure a report's graph skeletons and the changes that\n"
+    "                               save memory on this GPU\n"
     "  bench-summary BENCH_JSON [--out FILE.md]\n"
     "                               the markdown summary of a gmem_bench run\n"
     "  html REPORT [--baseline B] [--bench BENCH_JSON] -o FILE.html\n"
@@ -80,6 +83,13 @@ constexpr const char* bench_usage =
     "a markdown summary: mapping cost per GiB, its ratio to the virtual-memory floor, what an\n"
     "upload saves, what remaps cost, the alternatives' cost and footprint, gmem's own cost.\n"
     "Prints it, or writes FILE.md atomically. Exit 2 for an unusable input.\n";
+
+constexpr const char* replay_usage =
+    "usage: gmemprof replay REPORT [--graph NAME] [--device N]\n"
+    "\n"
+    "Builds each graph skeleton the report carries (memory nodes and empty nodes, in the order\n"
+    "the graph created them; no user kernel runs) on the GPU, measures its reservation, then\n"
+    "each candidate change, and prints the changes that saved at least one granule here.\n";
 
 constexpr const char* show_usage =
     "usage: gmemprof show REPORT\n"
@@ -135,7 +145,7 @@ std::optional<int> parse_int(const char* text) {
 bool takes_value(const std::string& arg) {
   return arg == "--out" || arg == "-o" || arg == "--baseline" || arg == "--bench" ||
          arg == "--device" || arg == "--reps" || arg == "--warmups" ||
-         arg == "--tolerance";
+         arg == "--tolerance" || arg == "--graph";
 }
 
 std::string joined_command_line(int argc, char** argv) {
@@ -307,6 +317,30 @@ int view_command(const std::string& name, const char* help, int argc, char** arg
 int html_command(int argc, char** argv) { return view_command("html", html_usage, argc, argv); }
 int trace_command(int argc, char** argv) { return view_command("trace", trace_usage, argc, argv); }
 
+int replay_command(int argc, char** argv) {
+  std::string path, graph;
+  int device = 0;
+  for (int i = 2; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (takes_value(arg) && i + 1 >= argc) return bad("replay", arg + " needs a value", replay_usage);
+    if (arg == "--graph") {
+      graph = argv[++i];
+    } else if (arg == "--device") {
+      const auto v = parse_int(argv[++i]);
+      if (!v || *v < 0) return bad("replay", "--device takes a device index", replay_usage);
+      device = *v;
+    } else if (!arg.empty() && arg[0] == '-') {
+      return bad("replay", "unknown option '" + arg + "'", replay_usage);
+    } else if (path.empty()) {
+      path = arg;
+    } else {
+      return bad("replay", "takes one REPORT", replay_usage);
+    }
+  }
+  if (path.empty()) return bad("replay", "needs a REPORT", replay_usage);
+  return gmem::profiler::run_replay(path, graph, device, std::cout, std::cerr);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -324,6 +358,7 @@ int main(int argc, char** argv) {
                             {"run", run_usage, run_command},
                             {"check", check_usage, check_command},
                             {"show", show_usage, show_command},
+                            {"replay", replay_usage, replay_command},
                             {"bench-summary", bench_usage, bench_command},
                             {"html", html_usage, html_command},
                             {"trace", trace_usage, trace_command},

@@ -7,6 +7,7 @@
 #include "gmem/usage_error.hpp"
 #include "gmem/handles.hpp"
 #include "gmem/profiler/analysis.hpp"
+#include "gmem/profiler/reuse_model.hpp"
 #include "gmem/profiler/counters.hpp"
 #include "gmem/profiler/diagnostics.hpp"
 #include "gmem/profiler/environment.hpp"
@@ -87,7 +88,9 @@ scenario_result profile_graph(cudaGraph_t g, const std::string& name,
 
   r.analysis = summarize(a, footprint.used_high, footprint.reserved_high);
   r.allocations = lifetimes(model, a);
-  r.diagnostics = diagnose(flatten(model), a, facts);
+  const flat_graph flat = flatten(model);
+  r.diagnostics = diagnose(flat, a, facts);
+  r.skeletons.push_back(skeleton_of(flat, a, name));  // issue 9: for gmemprof replay
   return r;
 }
 

@@ -88,11 +88,13 @@ void missed_reuse(const flat_graph& flat, const graph_analysis& a, std::vector<d
                    describe(flat, first) + " and " + describe(flat, second) +
                        " can be live at the same time because " + free_label +
                        " is not ordered before " + label_of(flat, second.alloc_node) +
-                       ". Add a dependency from " + free_label + " to " +
-                       label_of(flat, second.alloc_node) +
-                       " (if the work allows) so that the second allocation can reuse the first's "
-                       "memory, saving up to " +
-                       describe_bytes(bytes) + ".",
+                       ". The driver chooses an allocation's memory when its alloc node is "
+                       "created, and shares memory only through dependencies that exist then: an "
+                       "edge added later with cudaGraphAddDependencies orders the work but saves "
+                       "nothing (measured, README). If the work allows, pass " + free_label +
+                       " as a dependency when creating " + label_of(flat, second.alloc_node) +
+                       "; what that saves on the driver is measured by `gmemprof replay`, not "
+                       "promised here.",
                    bytes});
   }
 }
@@ -117,9 +119,10 @@ void separate_streams(const runtime_facts& facts, std::vector<diagnostic>& out) 
   out.push_back({"separate_streams", "warning",
                  "Graphs with memory nodes were launched into " + std::to_string(streams.size()) +
                      " different streams (" + listed +
-                     "). Graphs launched into different streams may run concurrently, so the "
-                     "driver cannot let them share physical memory. Launch them into one stream "
-                     "(or order the streams with events) so that they can share it.",
+                     "). Graphs launched into different streams may run concurrently, and graphs "
+                     "that overlap cannot share physical memory. On an H100 (driver 580) two "
+                     "graphs launched into two streams one after the other still shared it "
+                     "(README): launching them into one stream (or ordering the streams with events) saves memory only where the graphs overlap.",
                  0});
 }
 

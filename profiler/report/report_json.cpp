@@ -18,6 +18,8 @@
 #include <utility>
 #include <vector>
 
+#include "report/skeleton_json.hpp"
+
 namespace gmem::profiler {
 
 using json = nlohmann::ordered_json;
@@ -166,6 +168,11 @@ json to_json(const scenario_result& s) {
                         {"free_step", a.free_step < 0 ? json(nullptr) : json(a.free_step)}});
     }
     j["allocations"] = std::move(allocs);
+  }
+  if (!s.skeletons.empty()) {  // issue 9: optional section
+    json skeletons = json::array();
+    for (const auto& k : s.skeletons) skeletons.push_back(json::parse(skeleton_to_json_text(k)));
+    j["skeletons"] = std::move(skeletons);
   }
   return j;
 }
@@ -446,6 +453,19 @@ scenario_result read_scenario(const reader& in, const json& j, const std::string
         a.free_step = static_cast<std::int64_t>(step);
       }
       s.allocations.push_back(a);
+    }
+  }
+
+  if (j.contains("skeletons")) {  // issue 9: optional section
+    const std::string sk_path = reader::join(path, "skeletons");
+    const json& sk = in.array(j, "skeletons", path);
+    for (std::size_t i = 0; i < sk.size(); ++i) {
+      const std::string p = reader::at(sk_path, i);
+      try {
+        s.skeletons.push_back(skeleton_from_json_text(element(in, sk, i, p).dump(), p));
+      } catch (const std::invalid_argument& e) {
+        in.fail(p, std::string("is not a valid skeleton (") + e.what() + ")");
+      }
     }
   }
   return s;

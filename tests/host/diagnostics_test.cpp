@@ -132,6 +132,10 @@ TEST(Diagnostics, MissedReuseNamesBothAllocationsAndTheEdgeToAdd) {
   EXPECT_TRUE(contains(m, "alloc node #0 in graph 'g' (1048576 bytes (1.00 MiB) at 0x7f0000000000)")) << m;
   EXPECT_TRUE(contains(m, "alloc node #2 in graph 'g' (3145728 bytes (3.00 MiB) at 0x7f0000200000)")) << m;
   EXPECT_TRUE(contains(m, "free node #1 in graph 'g' is not ordered before alloc node #2")) << m;
+  // Issue 9: an edge added later saves nothing on the driver; the advice says to pass it at
+  // creation and promises no saving of its own.
+  EXPECT_TRUE(contains(m, "as a dependency when creating alloc node #2")) << m;
+  EXPECT_FALSE(contains(m, "saving up to")) << m;
   EXPECT_TRUE(with_code(all, "unfreed_allocation").empty());
 }
 

@@ -468,6 +468,17 @@ TEST(ReportJson, WritesTheSampleReportForTheSchemaTest) {
   report r = sample_report();
   // One ratio with no value, so that the schema is checked against a null as well.
   r.scenarios[2].analysis.physical_reuse_ratio = std::nan("");
+  // Issue 9's optional section: a skeleton (alloc, free, a late edge) checked against the schema.
+  skeleton sk;
+  sk.name = "g";
+  sk.nodes.resize(3);
+  sk.nodes[0].kind = skeleton_kind::alloc;
+  sk.nodes[0].bytes = 1 << 20;
+  sk.nodes[1].kind = skeleton_kind::free;
+  sk.nodes[1].frees = 0;
+  sk.nodes[1].deps = {0};
+  sk.late_edges = {{1, 2}};
+  r.scenarios[0].skeletons.push_back(sk);
   write_report(r, path);
   const report back = read_report(path);
   ASSERT_EQ(back.scenarios.size(), 3U);
@@ -476,6 +487,9 @@ TEST(ReportJson, WritesTheSampleReportForTheSchemaTest) {
   EXPECT_EQ(back.scenarios[2].status, scenario_status::error);
   EXPECT_EQ(back.scenarios[0].launch_costs.size(), 2U);
   EXPECT_EQ(back.scenarios[0].diagnostics.size(), 2U);
+  ASSERT_EQ(back.scenarios[0].skeletons.size(), 1U);
+  EXPECT_EQ(back.scenarios[0].skeletons[0].late_edges, sk.late_edges);
+  EXPECT_EQ(back.scenarios[0].skeletons[0].nodes[1].frees, 0U);
 }
 
 TEST(ShowReport, PrintsEnvironmentScenarioMemoryLaunchCostsAndDiagnostics) {

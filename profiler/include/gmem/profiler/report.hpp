@@ -9,6 +9,8 @@
 #include <variant>
 #include <vector>
 
+#include "gmem/profiler/skeleton.hpp"
+
 namespace gmem::profiler {
 
 /// The report format version. Bump it when a field changes meaning or is removed.
@@ -118,6 +120,8 @@ struct scenario_result {
   analysis_summary analysis;
   std::vector<diagnostic> diagnostics;
   std::vector<allocation_lifetime> allocations;  ///< optional section; empty when not recorded
+  /// What the driver saw of each graph (optional in reports; `gmemprof replay` re-measures it).
+  std::vector<skeleton> skeletons;
 
   /// name plus its parameters, "single_alloc[bytes=2097152,upload=true]": the key under which
   /// the regression check matches a scenario across reports.

@@ -1,0 +1,101 @@
+#pragma once
+// The driver's reuse of physical memory between a graph's allocations, as measured (README,
+// "The driver's reuse rule"): the driver picks an allocation's memory when its alloc node is
+// created, and may give it memory of an earlier allocation only when that allocation's free node
+// is an ancestor of the new alloc node through the dependencies that exist at that moment. An
+// edge added later (cudaGraphAddDependencies) orders the work but shares nothing. A freed block
+// is reused by a later allocation that fits in it (the smallest that fits; the earliest on ties);
+// a larger allocation gets new memory. The reservation is the sum of the blocks, rounded up to
+// the reservation granularity as a whole.
+//
+// A skeleton is what the driver sees of a graph: memory nodes, empty nodes standing for every
+// other node, the dependencies each node was created with, and the edges added after. Its nodes
+// are in creation order. Plain C++ (no CUDA): measure/skeleton_replay builds it on the driver.
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gmem/profiler/analysis.hpp"
+#include "gmem/profiler/skeleton.hpp"
+
+namespace gmem::profiler {
+
+/// Throws std::invalid_argument naming the skeleton and the node when an invariant does not hold.
+void validate(const skeleton& s);
+
+/// What the rule predicts for a skeleton.
+struct reuse_prediction {
+  std::vector<std::size_t> block_of;         ///< per node: its block (alloc nodes), else no_node
+  std::vector<std::uint64_t> block_bytes;    ///< per block, the largest allocation it held
+  std::vector<std::size_t> reused_from;      ///< per node: the alloc node whose block it took, or no_node
+  std::uint64_t bytes = 0;                   ///< sum of block_bytes
+  std::uint64_t rounded_bytes = 0;           ///< bytes rounded up to the granularity
+};
+
+/// Applies the rule in creation order. Validates first. Time O(nodes * frees / 64 + edges *
+/// frees / 64), memory one bitset over the free nodes per node still needed.
+[[nodiscard]] reuse_prediction predict_reuse(const skeleton& s, std::uint64_t granularity);
+
+/// The same rule computed the obvious way (a graph search per query): for tests.
+[[nodiscard]] reuse_prediction predict_reuse_brute_force(const skeleton& s,
+                                                         std::uint64_t granularity);
+
+/// The skeleton of a flattened graph read back from the driver, whose node order is the creation
+/// order (cudaGraphGetNodes returns nodes in creation order: measured, README). An edge from an
+/// earlier to a later node counts as given at creation, unless the addresses the driver returned
+/// show that it was not: when the rule predicts that alloc node j reuses an earlier block but
+/// the driver gave j an address no earlier allocation had, j's dependencies are taken as added
+/// after its creation (late edges). Edges to earlier nodes are late. `a` is analyse(flat).
+[[nodiscard]] skeleton skeleton_of(const flat_graph& flat, const graph_analysis& a,
+                                   const std::string& name);
+
+/// The skeleton as a flattened graph (its dependencies and late edges as edges; each alloc node
+/// a distinct made-up address that its free node frees), so that analyse() gives its order-free
+/// bound and pairs. Validates first.
+[[nodiscard]] flat_graph flat_of(const skeleton& s);
+
+/// The two bounds of a graph and which one binds.
+struct reuse_bounds {
+  std::uint64_t order_free_bytes = 0;  ///< heaviest antichain, rounded (any schedule must hold it)
+  std::uint64_t creation_order_bytes = 0;  ///< the rule with every edge given at creation, in the creation order seen
+  std::uint64_t as_created_bytes = 0;  ///< the rule with the dependencies the driver saw
+  /// "order_free": the driver can reach the order-free bound with this creation order;
+  /// "creation_order": the creation order keeps it above; "late_dependencies": dependencies
+  /// added after creation keep it above the creation-order bound.
+  std::string binding;
+};
+
+[[nodiscard]] reuse_bounds bounds_of(const skeleton& s, const graph_analysis& a,
+                                     std::uint64_t granularity);
+
+/// One candidate change, applied to a skeleton, with what the rule predicts for it.
+struct candidate_change {
+  /// "dependency_at_creation", "creation_order", "add_dependency", "combined"
+  std::string kind;
+  std::string where;        ///< where to make the change in the user's code, in words
+  skeleton changed;         ///< the skeleton with the change applied
+  std::uint64_t predicted_bytes = 0;  ///< predict_reuse(changed).rounded_bytes
+};
+
+/// Candidate changes whose predicted reservation is below the skeleton's own (each at most
+/// once), ranked by predicted saving, and last the "combined" set (all edges given at creation
+/// in a creation order that creates frees as soon as they can be), reported even when it saves
+/// nothing predicted, so that it can be measured. `a` is the analysis of the graph (its pairs in
+/// reuse_opportunities, in both directions, give the add_dependency candidates; allocations index alloc nodes by
+/// a.allocations[k].alloc_node, which must be skeleton node indices). At most max_candidates;
+/// at most max_candidates pairs are tried, and of those at most two that need the nodes
+/// re-created in another order (each such try copies the skeleton).
+[[nodiscard]] std::vector<candidate_change> candidate_changes(const skeleton& s,
+                                                              const graph_analysis& a,
+                                                              std::uint64_t granularity,
+                                                              std::size_t max_candidates = 8);
+
+/// The skeleton re-created in a topological order of all its edges, every edge given at
+/// creation; among ready nodes, free nodes first when frees_first, else the lowest index.
+[[nodiscard]] skeleton recreated(const skeleton& s, bool frees_first);
+
+}  // namespace gmem::profiler

@@ -1,0 +1,63 @@
+#pragma once
+// Skeleton replay: a graph of memory nodes and empty nodes only, built on the driver in the
+// skeleton's creation order (dependencies at creation, late edges added afterwards with
+// cudaGraphAddDependencies), instantiated and launched once. No user kernel runs, so it is safe
+// for any graph, recorded or hypothetical. And advice measured that way: each candidate change
+// of reuse_model.hpp replayed, printed only with the saving the driver gave.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gmem/profiler/analysis.hpp"
+#include "gmem/profiler/reuse_model.hpp"
+
+namespace gmem::profiler {
+
+struct replay_result {
+  std::uint64_t reserved_bytes = 0;  ///< reserved high during the launch, above what was reserved before
+  std::uint64_t used_bytes = 0;      ///< used high, likewise
+  double first_launch_ms = 0;        ///< launch to completion: the driver maps the memory here
+  std::uint64_t reserved_after_destroy = 0;  ///< reserved current after the graph is destroyed
+  std::uint64_t reserved_after_trim = 0;     ///< after cudaDeviceGraphMemTrim
+  std::size_t distinct_addresses = 0;        ///< among the alloc nodes, as the driver returned them
+};
+
+/// Builds `s` on `device`, launches it once, frees what it left allocated, destroys it and trims
+/// the pool. Throws cuda_error naming the skeleton and the node the driver refused, and
+/// std::invalid_argument when `s` is not valid (validate()).
+[[nodiscard]] replay_result replay(const skeleton& s, int device);
+
+struct measured_advice {
+  std::string kind;    ///< candidate_change::kind, or "trim"
+  std::string where;   ///< where to change the user's code
+  std::uint64_t predicted_bytes = 0;  ///< what the rule predicts after the change
+  std::uint64_t measured_bytes = 0;   ///< what the driver reserved after the change
+  std::uint64_t saving_bytes = 0;     ///< baseline_bytes - measured_bytes (0 when not below)
+};
+
+struct advice_report {
+  std::string graph;
+  reuse_bounds bounds;
+  std::uint64_t baseline_bytes = 0;  ///< the skeleton as recorded, replayed
+  double baseline_first_launch_ms = 0;
+  /// Changes that saved at least min_saving on the driver, largest saving first.
+  std::vector<measured_advice> advice;
+  /// The combined set (reuse_model.hpp), measured as a whole, even when it saves nothing.
+  measured_advice combined;
+  bool combined_reaches_order_free_bound = false;  ///< its measured bytes <= bounds.order_free_bytes
+};
+
+/// Replays `s` and each candidate change on `device`; keeps the advice whose measured saving is
+/// at least `min_saving` (one reservation granule is the honest minimum: less is noise of the
+/// rounding). With `untrimmed` (the program destroys the graph and does not trim), adds "trim"
+/// when the replay kept at least min_saving reserved after the graph was destroyed. Throws as
+/// replay does.
+[[nodiscard]] advice_report measure_advice(const skeleton& s, const graph_analysis& a,
+                                           std::uint64_t granularity, std::uint64_t min_saving,
+                                           int device, bool untrimmed = false);
+
+/// The advice in words, one line each: "saves X measured (predicted Y): where".
+[[nodiscard]] std::string describe(const advice_report& r);
+
+}  // namespace gmem::profiler

@@ -1,0 +1,581 @@
+#include "gmem/profiler/reuse_model.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <queue>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace gmem::profiler {
+namespace {
+
+std::string node_name(const skeleton& s, std::size_t v) {
+  if (v < s.nodes.size() && !s.nodes[v].label.empty()) return s.nodes[v].label;
+  return std::string(v < s.nodes.size() ? to_string(s.nodes[v].kind) : "missing") + " node #" +
+         std::to_string(v) + " of skeleton '" + s.name + "'";
+}
+
+bool same_pool(const skeleton_node& a, const skeleton_node& b) {
+  return a.device == b.device && a.peers == b.peers;
+}
+
+// The block chosen for alloc node j among candidates: the smallest that fits, earliest on ties.
+struct block {
+  std::uint64_t bytes = 0;
+  std::size_t occupant = no_node;  // alloc node now holding it
+  std::size_t pool_of = no_node;   // an alloc node whose device/peers the block has
+};
+
+void finish(reuse_prediction& p, std::uint64_t granularity) {
+  p.bytes = 0;
+  for (std::uint64_t b : p.block_bytes) p.bytes += b;
+  p.rounded_bytes = round_up(p.bytes, granularity);
+}
+
+}  // namespace
+
+const char* to_string(skeleton_kind k) noexcept {
+  switch (k) {
+    case skeleton_kind::alloc: return "alloc";
+    case skeleton_kind::free: return "free";
+    case skeleton_kind::empty: return "empty";
+  }
+  return "empty";
+}
+
+void validate(const skeleton& s) {
+  const std::size_t n = s.nodes.size();
+  std::vector<bool> freed(n, false);
+  std::vector<std::vector<std::size_t>> succ(n);
+  std::vector<std::size_t> indegree(n, 0);
+  for (std::size_t v = 0; v < n; ++v) {
+    const skeleton_node& node = s.nodes[v];
+    for (std::size_t d : node.deps) {
+      if (d >= v) {
+        throw std::invalid_argument("skeleton '" + s.name + "': " + node_name(s, v) +
+                                    " depends at creation on node #" + std::to_string(d) +
+                                    ", which is not created before it");
+      }
+      succ[d].push_back(v);
+      ++indegree[v];
+    }
+    if (node.kind == skeleton_kind::free) {
+      if (node.frees >= v || s.nodes[node.frees].kind != skeleton_kind::alloc) {
+        throw std::invalid_argument("skeleton '" + s.name + "': " + node_name(s, v) +
+                                    " frees node #" + std::to_string(node.frees) +
+                                    ", which is not an alloc node created before it");
+      }
+      if (freed[node.frees]) {
+        throw std::invalid_argument("skeleton '" + s.name + "': " + node_name(s, node.frees) +
+                                    " is freed twice (again by " + node_name(s, v) + ")");
+      }
+      freed[node.frees] = true;
+    }
+  }
+  for (const auto& [from, to] : s.late_edges) {
+    if (from >= n || to >= n || from == to) {
+      throw std::invalid_argument("skeleton '" + s.name + "': late edge " + std::to_string(from) +
+                                  " -> " + std::to_string(to) + " names a node that does not exist (" +
+                                  std::to_string(n) + " nodes) or a node itself");
+    }
+    succ[from].push_back(to);
+    ++indegree[to];
+  }
+  std::vector<std::size_t> ready;
+  for (std::size_t v = 0; v < n; ++v) {
+    if (indegree[v] == 0) ready.push_back(v);
+  }
+  std::size_t seen = 0;
+  while (!ready.empty()) {
+    const std::size_t v = ready.back();
+    ready.pop_back();
+    ++seen;
+    for (std::size_t t : succ[v]) {
+      if (--indegree[t] == 0) ready.push_back(t);
+    }
+  }
+  if (seen != n) {
+    throw std::invalid_argument("skeleton '" + s.name +
+                                "': its dependencies and late edges form a cycle");
+  }
+}
+
+namespace {
+
+// The rule on a valid skeleton, with one more dependency extra_from -> extra_to given at
+// creation when extra_from < extra_to (no_node: none), so that a candidate is predicted
+// without copying the skeleton.
+reuse_prediction predict_valid(const skeleton& s, std::uint64_t granularity,
+                               std::size_t extra_from = no_node, std::size_t extra_to = no_node) {
+  const std::size_t n = s.nodes.size();
+  reuse_prediction p;
+  p.block_of.assign(n, no_node);
+  p.reused_from.assign(n, no_node);
+  // Free nodes numbered densely; each node's row: the free nodes among its ancestors at creation
+  // (and itself). A row is dropped once the last node created with it as a dependency exists.
+  std::vector<std::size_t> fid(n, no_node);
+  std::size_t frees = 0;
+  std::vector<std::size_t> last_use(n, 0);
+  for (std::size_t v = 0; v < n; ++v) {
+    if (s.nodes[v].kind == skeleton_kind::free) fid[v] = frees++;
+    for (std::size_t d : s.nodes[v].deps) last_use[d] = std::max(last_use[d], v);
+  }
+  if (extra_from < extra_to && extra_to < n) last_use[extra_from] = std::max(last_use[extra_from], extra_to);
+  const std::size_t words = (frees + 63) / 64;
+  std::vector<std::vector<std::uint64_t>> row(n);
+  std::vector<std::uint64_t> avail(words, 0);   // frees of a block's current occupant
+  std::vector<std::size_t> block_of_free(frees, no_node);
+  std::vector<block> blocks;
+  std::vector<std::vector<std::uint64_t>> spare;  // dropped rows' buffers, reused
+  for (std::size_t v = 0; v < n; ++v) {
+    const skeleton_node& node = s.nodes[v];
+    std::vector<std::uint64_t> mine;
+    const bool keep = last_use[v] > v;
+    if (keep || node.kind == skeleton_kind::alloc) {
+      if (!spare.empty()) {
+        mine = std::move(spare.back());
+        spare.pop_back();
+      }
+      mine.assign(words, 0);
+      for (std::size_t d : node.deps) {
+        const auto& r = row[d];
+        for (std::size_t w = 0; w < words; ++w) mine[w] |= r[w];
+      }
+      if (v == extra_to && extra_from < extra_to) {
+        const auto& r = row[extra_from];
+        for (std::size_t w = 0; w < words; ++w) mine[w] |= r[w];
+      }
+      if (fid[v] != no_node) mine[fid[v] / 64] |= std::uint64_t{1} << (fid[v] % 64);
+    }
+    if (node.kind == skeleton_kind::alloc) {
+      std::size_t best = no_node;
+      std::size_t best_free = no_node;
+      for (std::size_t w = 0; w < words; ++w) {
+        for (std::uint64_t bits = mine[w] & avail[w]; bits != 0; bits &= bits - 1) {
+          const std::size_t f = w * 64 + static_cast<std::size_t>(__builtin_ctzll(bits));
+          const std::size_t b = block_of_free[f];
+          const block& bl = blocks[b];
+          if (bl.bytes < node.bytes || !same_pool(s.nodes[bl.pool_of], node)) continue;
+          if (best == no_node || bl.bytes < blocks[best].bytes ||
+              (bl.bytes == blocks[best].bytes && b < best)) {
+            best = b;
+            best_free = f;
+          }
+        }
+      }
+      if (best == no_node) {
+        blocks.push_back({node.bytes, v, v});
+        p.block_bytes.push_back(node.bytes);
+        p.block_of[v] = blocks.size() - 1;
+      } else {
+        p.reused_from[v] = blocks[best].occupant;
+        blocks[best].occupant = v;
+        avail[best_free / 64] &= ~(std::uint64_t{1} << (best_free % 64));
+        p.block_of[v] = best;
+      }
+    } else if (node.kind == skeleton_kind::free) {
+      const std::size_t b = p.block_of[node.frees];
+      if (b != no_node && blocks[b].occupant == node.frees) {
+        block_of_free[fid[v]] = b;
+        avail[fid[v] / 64] |= std::uint64_t{1} << (fid[v] % 64);
+      }
+    }
+    if (keep) {
+      row[v] = std::move(mine);
+    } else if (!mine.empty()) {
+      spare.push_back(std::move(mine));
+    }
+    for (std::size_t d : node.deps) {
+      if (last_use[d] == v && !row[d].empty()) {
+        spare.push_back(std::move(row[d]));
+        row[d] = {};
+      }
+    }
+    if (v == extra_to && extra_from < extra_to && last_use[extra_from] == v && !row[extra_from].empty()) {
+      spare.push_back(std::move(row[extra_from]));
+      row[extra_from] = {};
+    }
+  }
+  finish(p, granularity);
+  return p;
+}
+
+}  // namespace
+
+reuse_prediction predict_reuse(const skeleton& s, std::uint64_t granularity) {
+  validate(s);
+  return predict_valid(s, granularity);
+}
+
+reuse_prediction predict_reuse_brute_force(const skeleton& s, std::uint64_t granularity) {
+  validate(s);
+  const std::size_t n = s.nodes.size();
+  reuse_prediction p;
+  p.block_of.assign(n, no_node);
+  p.reused_from.assign(n, no_node);
+  std::vector<std::size_t> occupant;   // per block
+  std::vector<std::size_t> free_of(n, no_node);  // alloc node -> its free node, once created
+  for (std::size_t v = 0; v < n; ++v) {
+    const skeleton_node& node = s.nodes[v];
+    if (node.kind == skeleton_kind::free) {
+      free_of[node.frees] = v;
+      continue;
+    }
+    if (node.kind != skeleton_kind::alloc) continue;
+    // Ancestors through creation dependencies only.
+    std::vector<bool> anc(n, false);
+    std::vector<std::size_t> stack(node.deps.begin(), node.deps.end());
+    while (!stack.empty()) {
+      const std::size_t u = stack.back();
+      stack.pop_back();
+      if (anc[u]) continue;
+      anc[u] = true;
+      for (std::size_t d : s.nodes[u].deps) stack.push_back(d);
+    }
+    std::size_t best = no_node;
+    for (std::size_t b = 0; b < occupant.size(); ++b) {
+      const std::size_t o = occupant[b];
+      if (free_of[o] == no_node || !anc[free_of[o]]) continue;
+      if (p.block_bytes[b] < node.bytes || !same_pool(s.nodes[o], node)) continue;
+      if (best == no_node || p.block_bytes[b] < p.block_bytes[best]) best = b;
+    }
+    if (best == no_node) {
+      occupant.push_back(v);
+      p.block_bytes.push_back(node.bytes);
+      p.block_of[v] = occupant.size() - 1;
+    } else {
+      p.reused_from[v] = occupant[best];
+      occupant[best] = v;
+      p.block_of[v] = best;
+    }
+  }
+  finish(p, granularity);
+  return p;
+}
+
+skeleton skeleton_of(const flat_graph& flat, const graph_analysis& a, const std::string& name) {
+  const std::size_t n = flat.nodes.size();
+  skeleton s;
+  s.name = name;
+  s.nodes.resize(n);
+  std::vector<std::size_t> freed_alloc(n, no_node);
+  for (const allocation& al : a.allocations) {
+    if (al.free_node) freed_alloc[*al.free_node] = al.alloc_node;
+  }
+  for (std::size_t v = 0; v < n; ++v) {
+    const model_node& m = flat.nodes[v];
+    skeleton_node& k = s.nodes[v];
+    k.label = v < flat.labels.size() ? flat.labels[v] : std::string();
+    if (m.kind == node_kind::mem_alloc) {
+      k.kind = skeleton_kind::alloc;
+      k.bytes = m.bytes;
+      k.device = m.device;
+      k.peers = m.peers;
+      std::sort(k.peers.begin(), k.peers.end());
+    } else if (m.kind == node_kind::mem_free && freed_alloc[v] != no_node && freed_alloc[v] < v) {
+      k.kind = skeleton_kind::free;
+      k.frees = freed_alloc[v];
+    }
+  }
+  for (std::size_t u = 0; u < n; ++u) {
+    for (std::size_t v : flat.successors[u]) {
+      if (u < v) {
+        s.nodes[v].deps.push_back(u);
+      } else {
+        s.late_edges.emplace_back(u, v);
+      }
+    }
+  }
+  for (auto& node : s.nodes) {
+    std::sort(node.deps.begin(), node.deps.end());
+    node.deps.erase(std::unique(node.deps.begin(), node.deps.end()), node.deps.end());
+  }
+  // Where the driver gave an alloc node a fresh address although the rule says it could reuse,
+  // its dependencies did not exist when it was created.
+  std::unordered_map<std::uint64_t, std::size_t> first_with;
+  for (std::size_t v = 0; v < n; ++v) {
+    if (flat.nodes[v].kind == node_kind::mem_alloc) first_with.emplace(flat.nodes[v].address, v);
+  }
+  for (int pass = 0; pass < 16; ++pass) {
+    const reuse_prediction p = predict_reuse(s, 0);
+    bool changed = false;
+    for (std::size_t v = 0; v < n; ++v) {
+      if (p.reused_from[v] == no_node || s.nodes[v].deps.empty()) continue;
+      if (first_with.at(flat.nodes[v].address) != v) continue;  // the driver did reuse
+      for (std::size_t d : s.nodes[v].deps) s.late_edges.emplace_back(d, v);
+      s.nodes[v].deps.clear();
+      changed = true;
+    }
+    if (!changed) break;
+  }
+  return s;
+}
+
+skeleton recreated(const skeleton& s, bool frees_first) {
+  validate(s);
+  const std::size_t n = s.nodes.size();
+  std::vector<std::vector<std::size_t>> succ(n), pred(n);
+  for (std::size_t v = 0; v < n; ++v) {
+    for (std::size_t d : s.nodes[v].deps) {
+      succ[d].push_back(v);
+      pred[v].push_back(d);
+    }
+  }
+  for (const auto& [from, to] : s.late_edges) {
+    succ[from].push_back(to);
+    pred[to].push_back(from);
+  }
+  std::vector<std::size_t> indegree(n);
+  using key = std::pair<int, std::size_t>;
+  std::priority_queue<key, std::vector<key>, std::greater<>> ready;
+  const auto rank = [&](std::size_t v) {
+    return frees_first && s.nodes[v].kind != skeleton_kind::free ? 1 : 0;
+  };
+  for (std::size_t v = 0; v < n; ++v) {
+    indegree[v] = pred[v].size();
+    if (indegree[v] == 0) ready.push({rank(v), v});
+  }
+  std::vector<std::size_t> position(n, no_node);
+  skeleton out;
+  out.name = s.name;
+  out.nodes.reserve(n);
+  while (!ready.empty()) {
+    const std::size_t v = ready.top().second;
+    ready.pop();
+    position[v] = out.nodes.size();
+    out.nodes.push_back(s.nodes[v]);
+    for (std::size_t t : succ[v]) {
+      if (--indegree[t] == 0) ready.push({rank(t), t});
+    }
+  }
+  for (std::size_t v = 0; v < n; ++v) {
+    skeleton_node& node = out.nodes[position[v]];
+    node.deps.clear();
+    for (std::size_t d : pred[v]) node.deps.push_back(position[d]);
+    std::sort(node.deps.begin(), node.deps.end());
+    node.deps.erase(std::unique(node.deps.begin(), node.deps.end()), node.deps.end());
+    if (node.kind == skeleton_kind::free) node.frees = position[node.frees];
+  }
+  return out;
+}
+
+flat_graph flat_of(const skeleton& s) {
+  validate(s);
+  flat_graph f;
+  const std::uint64_t base = std::uint64_t{1} << 40;
+  for (std::size_t v = 0; v < s.nodes.size(); ++v) {
+    const skeleton_node& k = s.nodes[v];
+    model_node m;
+    m.kind = k.kind == skeleton_kind::alloc  ? node_kind::mem_alloc
+             : k.kind == skeleton_kind::free ? node_kind::mem_free
+                                             : node_kind::empty;
+    m.bytes = k.bytes;
+    m.device = k.device;
+    m.peers = k.peers;
+    if (k.kind == skeleton_kind::alloc) m.address = base + v;
+    if (k.kind == skeleton_kind::free) m.address = base + k.frees;
+    f.nodes.push_back(std::move(m));
+    f.successors.emplace_back();
+    f.labels.push_back(k.label.empty() ? node_name(s, v) : k.label);
+  }
+  for (std::size_t v = 0; v < s.nodes.size(); ++v) {
+    for (std::size_t d : s.nodes[v].deps) f.successors[d].push_back(v);
+  }
+  for (const auto& [from, to] : s.late_edges) f.successors[from].push_back(to);
+  return f;
+}
+
+reuse_bounds bounds_of(const skeleton& s, const graph_analysis& a, std::uint64_t granularity) {
+  reuse_bounds b;
+  b.order_free_bytes = a.lower_bound_rounded_bytes;
+  b.as_created_bytes = predict_reuse(s, granularity).rounded_bytes;
+  skeleton all = s;
+  std::vector<std::pair<std::size_t, std::size_t>> later;
+  for (const auto& [from, to] : all.late_edges) {
+    if (from < to) {
+      all.nodes[to].deps.push_back(from);
+    } else {
+      later.push_back({from, to});
+    }
+  }
+  all.late_edges = later;
+  for (auto& node : all.nodes) std::sort(node.deps.begin(), node.deps.end());
+  b.creation_order_bytes = predict_reuse(all, granularity).rounded_bytes;
+  if (b.as_created_bytes > b.creation_order_bytes) {
+    b.binding = "late_dependencies";
+  } else if (b.creation_order_bytes > b.order_free_bytes) {
+    b.binding = "creation_order";
+  } else {
+    b.binding = "order_free";
+  }
+  return b;
+}
+
+namespace {
+
+// "alloc node #5 in graph 'g' takes the memory of alloc node #1 in graph 'g' (freed by free node
+// #3 in graph 'g')", for the first few allocations that reuse in `after` and not in `before`.
+std::string newly_shared(const skeleton& changed, const reuse_prediction& before_by_label,
+                         const skeleton& base, const reuse_prediction& after) {
+  std::map<std::string, std::size_t> base_index;
+  for (std::size_t v = 0; v < base.nodes.size(); ++v) base_index[base.nodes[v].label] = v;
+  std::map<std::size_t, std::size_t> free_of;
+  for (std::size_t v = 0; v < changed.nodes.size(); ++v) {
+    if (changed.nodes[v].kind == skeleton_kind::free) free_of[changed.nodes[v].frees] = v;
+  }
+  std::string out;
+  std::size_t listed = 0, more = 0;
+  for (std::size_t v = 0; v < changed.nodes.size(); ++v) {
+    if (after.reused_from[v] == no_node) continue;
+    const auto it = base_index.find(changed.nodes[v].label);
+    if (it != base_index.end() && before_by_label.reused_from[it->second] != no_node) continue;
+    if (listed == 3) {
+      ++more;
+      continue;
+    }
+    const std::size_t from = after.reused_from[v];
+    const auto f = free_of.find(from);
+    out += std::string(listed ? "; " : "") + "create " + node_name(changed, v) + " after " +
+           (f == free_of.end() ? std::string("its predecessor's free") : node_name(changed, f->second)) +
+           " and pass that free (or a node after it) as a dependency when creating it, so that it"
+           " takes the memory of " + node_name(changed, from);
+    ++listed;
+  }
+  if (more) out += "; and " + std::to_string(more) + " more allocations alike";
+  return out;
+}
+
+skeleton with_late_edges_at_creation(const skeleton& s) {
+  skeleton out = s;
+  out.late_edges.clear();
+  for (const auto& [from, to] : s.late_edges) {
+    if (from < to) {
+      out.nodes[to].deps.push_back(from);
+    } else {
+      out.late_edges.emplace_back(from, to);
+    }
+  }
+  for (auto& node : out.nodes) std::sort(node.deps.begin(), node.deps.end());
+  return out;
+}
+
+}  // namespace
+
+std::vector<candidate_change> candidate_changes(const skeleton& s, const graph_analysis& a,
+                                                std::uint64_t granularity,
+                                                std::size_t max_candidates) {
+  const reuse_prediction base = predict_reuse(s, granularity);
+  std::vector<candidate_change> out;
+  const auto consider = [&](std::string kind, skeleton changed, const std::string& how) {
+    const reuse_prediction p = predict_reuse(changed, granularity);
+    if (p.rounded_bytes >= base.rounded_bytes) return;
+    std::string where = how;
+    const std::string shared = newly_shared(changed, base, s, p);
+    if (!shared.empty()) where += (where.empty() ? "" : ": ") + shared;
+    out.push_back({std::move(kind), std::move(where), std::move(changed), p.rounded_bytes});
+  };
+  bool late_forward = false, late_backward = false;
+  for (const auto& [from, to] : s.late_edges) (from < to ? late_forward : late_backward) = true;
+  if (late_forward) {
+    consider("dependency_at_creation", with_late_edges_at_creation(s),
+             "give these dependencies when the alloc nodes are created (the pDependencies of "
+             "cudaGraphAddMemAllocNode / cudaGraphAddNode), not afterwards with "
+             "cudaGraphAddDependencies; in a stream capture, make the stream wait on an event "
+             "recorded after the free (cudaStreamWaitEvent) before calling cudaMallocAsync");
+  }
+  consider("creation_order", recreated(s, true),
+           "create each free node as soon as its last user exists, before the allocations that "
+           "follow it (in a capture: call cudaFreeAsync right after the last kernel that uses the "
+           "buffer, before the next cudaMallocAsync)");
+  // Both directions of each pair: a smaller allocation fits into a larger one's block only when
+  // it comes after it, whichever the graph created first.
+  std::vector<std::pair<std::size_t, std::size_t>> ordered_pairs;
+  for (const auto& [i, j] : a.reuse_opportunities) {
+    ordered_pairs.emplace_back(i, j);
+    ordered_pairs.emplace_back(j, i);
+  }
+  // At most max_candidates pairs are tried (the largest first: reuse_opportunities is sorted by
+  // the smaller allocation's size): each try copies and re-creates the whole skeleton.
+  std::vector<std::pair<std::size_t, std::size_t>> helped;
+  std::size_t tried = 0, recreations = 0;
+  for (const auto& [i, j] : ordered_pairs) {
+    const allocation& ai = a.allocations[i];
+    const allocation& aj = a.allocations[j];
+    if (!ai.free_node || *ai.free_node >= s.nodes.size() || aj.alloc_node >= s.nodes.size()) continue;
+    if (tried++ == max_candidates) break;
+    const std::size_t found = out.size();
+    skeleton changed;
+    if (*ai.free_node < aj.alloc_node) {
+      // The free already exists when j's alloc node is created: predict without copying, and
+      // copy only a change that helps.
+      if (predict_valid(s, granularity, *ai.free_node, aj.alloc_node).rounded_bytes >= base.rounded_bytes) continue;
+      changed = s;
+      auto& deps = changed.nodes[aj.alloc_node].deps;
+      deps.insert(std::upper_bound(deps.begin(), deps.end(), *ai.free_node), *ai.free_node);
+    } else {
+      // Needs the nodes re-created in another order: a whole copy, so only the first two.
+      if (recreations++ == 2) continue;
+      changed = s;
+      changed.late_edges.emplace_back(*ai.free_node, aj.alloc_node);
+      try {
+        changed = recreated(changed, false);
+      } catch (const std::invalid_argument&) {
+        continue;  // j's alloc node reaches i's free node: the edge would close a cycle
+      }
+    }
+    consider("add_dependency", std::move(changed),
+             "make " + node_name(s, aj.alloc_node) + " depend on " + node_name(s, *ai.free_node) +
+                 " when it is created (in a capture: record an event after the cudaFreeAsync and "
+                 "make the allocating stream wait on it before its cudaMallocAsync)");
+    if (out.size() > found) helped.emplace_back(i, j);
+  }
+  std::stable_sort(out.begin(), out.end(), [](const candidate_change& l, const candidate_change& r) {
+    return l.predicted_bytes < r.predicted_bytes;
+  });
+  if (out.size() > max_candidates - 1) out.resize(max_candidates - 1);
+  // The combined set: all edges at creation, frees first, then dependencies added greedily
+  // from the reuse opportunities while they lower the prediction.
+  skeleton combined = recreated(s, true);
+  std::uint64_t best = predict_reuse(combined, granularity).rounded_bytes;
+  std::string added;
+  std::size_t added_count = 0;
+  std::unordered_map<std::string, std::size_t> position_of;
+  for (const auto& [i, j] : helped) {
+    if (best <= a.lower_bound_rounded_bytes) break;
+    const allocation& ai = a.allocations[i];
+    const allocation& aj = a.allocations[j];
+    if (!ai.free_node || *ai.free_node >= s.nodes.size() || aj.alloc_node >= s.nodes.size()) continue;
+    // Map the original nodes into `combined` by label (labels are unique per flat node).
+    position_of.clear();
+    for (std::size_t v = 0; v < combined.nodes.size(); ++v) position_of[combined.nodes[v].label] = v;
+    const auto pf = position_of.find(s.nodes[*ai.free_node].label);
+    const auto pt = position_of.find(s.nodes[aj.alloc_node].label);
+    if (pf == position_of.end() || pt == position_of.end()) continue;
+    const std::size_t f = pf->second, t = pt->second;
+    skeleton trial = combined;
+    trial.late_edges.emplace_back(f, t);
+    try {
+      trial = recreated(trial, true);
+    } catch (const std::invalid_argument&) {
+      continue;  // a cycle with an edge added before
+    }
+    const std::uint64_t p = predict_reuse(trial, granularity).rounded_bytes;
+    if (p < best) {
+      best = p;
+      combined = std::move(trial);
+      added += std::string(added_count++ ? "; " : "") + "make " + node_name(s, aj.alloc_node) +
+               " depend on " + node_name(s, *ai.free_node) + " when it is created";
+    }
+  }
+  out.push_back({"combined", "give every dependency at creation and create each free node as soon as "
+                             "its last user exists" + (added.empty() ? std::string() : "; " + added),
+                 std::move(combined), best});
+  return out;
+}
+
+}  // namespace gmem::profiler

@@ -1,0 +1,113 @@
+#include "report/skeleton_json.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <stdexcept>
+#include <string>
+
+#include "gmem/profiler/reuse_model.hpp"
+
+namespace gmem::profiler {
+namespace {
+
+using json = nlohmann::json;
+
+[[noreturn]] void fail(const std::string& path, const std::string& what) {
+  throw std::invalid_argument(path + ": " + what);
+}
+
+std::size_t index_of(const json& j, const std::string& path) {
+  if (!j.is_number_unsigned()) fail(path, "must be a node index (an unsigned integer)");
+  return j.get<std::size_t>();
+}
+
+}  // namespace
+
+std::string skeleton_to_json_text(const skeleton& s) {
+  json j;
+  j["graph"] = s.name;
+  json nodes = json::array();
+  for (const skeleton_node& n : s.nodes) {
+    json o;
+    o["kind"] = to_string(n.kind);
+    if (n.kind == skeleton_kind::alloc) {
+      o["bytes"] = n.bytes;
+      o["device"] = n.device;
+      if (!n.peers.empty()) o["peers"] = n.peers;
+    }
+    if (n.kind == skeleton_kind::free) o["frees"] = n.frees;
+    if (!n.deps.empty()) o["deps"] = n.deps;
+    if (!n.label.empty()) o["label"] = n.label;
+    nodes.push_back(std::move(o));
+  }
+  j["nodes"] = std::move(nodes);
+  json late = json::array();
+  for (const auto& [from, to] : s.late_edges) late.push_back(json::array({from, to}));
+  j["late_edges"] = std::move(late);
+  return j.dump();
+}
+
+skeleton skeleton_from_json_text(const std::string& text, const std::string& path) {
+  const json j = json::parse(text, nullptr, false);
+  if (!j.is_object()) fail(path, "must be an object");
+  skeleton s;
+  if (!j.contains("graph") || !j["graph"].is_string()) fail(path + ".graph", "must be a string");
+  s.name = j["graph"].get<std::string>();
+  if (!j.contains("nodes") || !j["nodes"].is_array()) fail(path + ".nodes", "must be an array");
+  const json& nodes = j["nodes"];
+  for (std::size_t v = 0; v < nodes.size(); ++v) {
+    const std::string p = path + ".nodes[" + std::to_string(v) + "]";
+    const json& o = nodes[v];
+    if (!o.is_object() || !o.contains("kind") || !o["kind"].is_string()) fail(p + ".kind", "must be \"alloc\", \"free\" or \"empty\"");
+    skeleton_node n;
+    const std::string kind = o["kind"].get<std::string>();
+    if (kind == "alloc") {
+      n.kind = skeleton_kind::alloc;
+      if (!o.contains("bytes") || !o["bytes"].is_number_unsigned()) fail(p + ".bytes", "must be an unsigned integer");
+      n.bytes = o["bytes"].get<std::size_t>();
+      if (!o.contains("device") || !o["device"].is_number_integer()) fail(p + ".device", "must be an integer");
+      n.device = o["device"].get<int>();
+      if (o.contains("peers")) {
+        if (!o["peers"].is_array()) fail(p + ".peers", "must be an array of device indices");
+        for (const json& d : o["peers"]) {
+          if (!d.is_number_integer()) fail(p + ".peers", "must be an array of device indices");
+          n.peers.push_back(d.get<int>());
+        }
+      }
+    } else if (kind == "free") {
+      n.kind = skeleton_kind::free;
+      if (!o.contains("frees")) fail(p + ".frees", "is missing");
+      n.frees = index_of(o["frees"], p + ".frees");
+    } else if (kind == "empty") {
+      n.kind = skeleton_kind::empty;
+    } else {
+      fail(p + ".kind", "must be \"alloc\", \"free\" or \"empty\", is \"" + kind + "\"");
+    }
+    if (o.contains("deps")) {
+      if (!o["deps"].is_array()) fail(p + ".deps", "must be an array of node indices");
+      for (std::size_t k = 0; k < o["deps"].size(); ++k) {
+        n.deps.push_back(index_of(o["deps"][k], p + ".deps[" + std::to_string(k) + "]"));
+      }
+    }
+    if (o.contains("label")) {
+      if (!o["label"].is_string()) fail(p + ".label", "must be a string");
+      n.label = o["label"].get<std::string>();
+    }
+    s.nodes.push_back(std::move(n));
+  }
+  if (!j.contains("late_edges") || !j["late_edges"].is_array()) fail(path + ".late_edges", "must be an array");
+  for (std::size_t e = 0; e < j["late_edges"].size(); ++e) {
+    const std::string p = path + ".late_edges[" + std::to_string(e) + "]";
+    const json& pair = j["late_edges"][e];
+    if (!pair.is_array() || pair.size() != 2) fail(p, "must be [from, to]");
+    s.late_edges.emplace_back(index_of(pair[0], p + "[0]"), index_of(pair[1], p + "[1]"));
+  }
+  try {
+    validate(s);
+  } catch (const std::invalid_argument& e) {
+    fail(path, e.what());
+  }
+  return s;
+}
+
+}  // namespace gmem::profiler

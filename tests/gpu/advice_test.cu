@@ -1,0 +1,331 @@
+// Issue 9: advice measured on the driver. For each advice kind, a real graph (kernels included)
+// where it is printed, the change applied to the real graph as the advice says, and the real
+// saving within one reservation granule of the claim; and graphs where a naive suggestion saves
+// nothing and no advice is printed.
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+#include <vector>
+
+#include "gmem/profiler/analysis.hpp"
+#include "gmem/profiler/counters.hpp"
+#include "gmem/profiler/environment.hpp"
+#include "gmem/profiler/graph_reader.hpp"
+#include "gmem/profiler/report_io.hpp"
+#include "gmem/profiler/reuse_model.hpp"
+#include "gmem/profiler/skeleton_replay.hpp"
+#include "cli/commands.hpp"
+#include "gpu_test_support.cuh"
+
+namespace gmem::test {
+namespace {
+
+using namespace gmem::profiler;  // NOLINT(google-build-using-namespace): test file
+
+constexpr std::size_t MiB = std::size_t{1} << 20;
+constexpr std::size_t S = 64 * MiB;
+constexpr int n_ints = 1024;
+
+#define OK(call) ASSERT_EQ((call), cudaSuccess) << #call
+
+// A real graph built with the runtime API, destroyed with it.
+struct real_graph {
+  cudaGraph_t g = nullptr;
+  real_graph() { EXPECT_EQ(cudaGraphCreate(&g, 0), cudaSuccess); }
+  ~real_graph() { if (g) (void)cudaGraphDestroy(g); }
+  real_graph(const real_graph&) = delete;
+  real_graph& operator=(const real_graph&) = delete;
+
+  cudaGraphNode_t alloc(std::vector<cudaGraphNode_t> deps, std::size_t bytes, void** ptr) {
+    cudaMemAllocNodeParams p{};
+    p.poolProps.allocType = cudaMemAllocationTypePinned;
+    p.poolProps.location.type = cudaMemLocationTypeDevice;
+    p.poolProps.location.id = 0;
+    p.bytesize = bytes;
+    cudaGraphNode_t node = nullptr;
+    EXPECT_EQ(cudaGraphAddMemAllocNode(&node, g, deps.data(), deps.size(), &p), cudaSuccess);
+    *ptr = p.dptr;
+    return node;
+  }
+  cudaGraphNode_t kernel(std::vector<cudaGraphNode_t> deps, void* buf) {
+    int* ints = static_cast<int*>(buf);
+    int n = n_ints, base = 7;
+    void* args[] = {&ints, &n, &base};
+    cudaKernelNodeParams k{};
+    k.func = reinterpret_cast<void*>(fill_iota);
+    k.gridDim = blocks_for(n_ints);
+    k.blockDim = threads();
+    k.kernelParams = args;
+    cudaGraphNode_t node = nullptr;
+    EXPECT_EQ(cudaGraphAddKernelNode(&node, g, deps.data(), deps.size(), &k), cudaSuccess);
+    return node;
+  }
+  cudaGraphNode_t free(std::vector<cudaGraphNode_t> deps, void* ptr) {
+    cudaGraphNode_t node = nullptr;
+    EXPECT_EQ(cudaGraphAddMemFreeNode(&node, g, deps.data(), deps.size(), ptr), cudaSuccess);
+    return node;
+  }
+  void edge(cudaGraphNode_t from, cudaGraphNode_t to) {
+    EXPECT_EQ(cudaGraphAddDependencies(g, &from, &to, nullptr, 1), cudaSuccess);
+  }
+};
+
+enum class order { independent, at_creation, added_later, allocs_first_added_later };
+
+// Chains alloc -> kernel -> free of the given sizes, ordered as `o` says.
+void build_chains(real_graph& r, const std::vector<std::size_t>& sizes, order o) {
+  const std::size_t n = sizes.size();
+  std::vector<cudaGraphNode_t> a(n), k(n), f(n);
+  std::vector<void*> p(n);
+  if (o == order::allocs_first_added_later) {
+    for (std::size_t i = 0; i < n; ++i) a[i] = r.alloc({}, sizes[i], &p[i]);
+    for (std::size_t i = 0; i < n; ++i) k[i] = r.kernel({a[i]}, p[i]);
+    for (std::size_t i = 0; i < n; ++i) f[i] = r.free({k[i]}, p[i]);
+  } else {
+    for (std::size_t i = 0; i < n; ++i) {
+      std::vector<cudaGraphNode_t> deps;
+      if (i > 0 && o == order::at_creation) deps.push_back(f[i - 1]);
+      a[i] = r.alloc(deps, sizes[i], &p[i]);
+      k[i] = r.kernel({a[i]}, p[i]);
+      f[i] = r.free({k[i]}, p[i]);
+    }
+  }
+  if (o == order::added_later || o == order::allocs_first_added_later) {
+    for (std::size_t i = 1; i < n; ++i) r.edge(f[i - 1], a[i]);
+  }
+}
+
+struct launched {
+  std::uint64_t reserved = 0;        // reserved high during the launch, above what was there
+  std::uint64_t kept_after_destroy = 0;
+  std::uint64_t after_trim = 0;
+};
+
+// Instantiates and launches the real graph once, as a user's program would.
+launched launch_real(cudaGraph_t g) {
+  launched out;
+  (void)trim(0);
+  const std::uint64_t before = read_counters(0).reserved_current;
+  reset_high_watermarks(0);
+  cudaGraphExec_t e = nullptr;
+  cudaStream_t s = nullptr;
+  EXPECT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+  EXPECT_EQ(cudaGraphInstantiateWithFlags(&e, g, 0), cudaSuccess);
+  EXPECT_EQ(cudaGraphLaunch(e, s), cudaSuccess);
+  EXPECT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+  out.reserved = read_counters(0).reserved_high - before;
+  EXPECT_EQ(cudaGraphExecDestroy(e), cudaSuccess);
+  EXPECT_EQ(cudaStreamDestroy(s), cudaSuccess);
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  out.kept_after_destroy = read_counters(0).reserved_current - before;
+  out.after_trim = trim(0).reserved_after - before;
+  return out;
+}
+
+std::uint64_t granule() {
+  static const std::uint64_t g = measure_granularity(0).bytes;
+  return g;
+}
+
+std::int64_t diff(std::uint64_t a, std::uint64_t b) {
+  return static_cast<std::int64_t>(a) - static_cast<std::int64_t>(b);
+}
+
+// Reads the real graph, replays its skeleton and measures the advice.
+advice_report advice_for(cudaGraph_t g, const std::string& name, bool untrimmed = false) {
+  const graph_model m = read_graph(g, name);
+  const flat_graph flat = flatten(m);
+  const graph_analysis a = analyse(flat, granule());
+  const skeleton s = skeleton_of(flat, a, name);
+  advice_report r = measure_advice(s, a, granule(), granule(), 0, untrimmed);
+  std::cout << describe(r);
+  return r;
+}
+
+using Advice = GpuTest;
+
+TEST_F(Advice, GetNodesReturnsNodesInCreationOrder) {
+  real_graph r;
+  std::vector<cudaGraphNode_t> made;
+  void* p = nullptr;
+  made.push_back(r.alloc({}, MiB, &p));
+  for (int i = 0; i < 4; ++i) {
+    cudaGraphNode_t e = nullptr;
+    OK(cudaGraphAddEmptyNode(&e, r.g, nullptr, 0));
+    made.push_back(e);
+  }
+  made.push_back(r.free({}, p));
+  for (int i = 4; i >= 1; --i) r.edge(made[i], made[i - 1]);  // edges against creation order
+  r.edge(made[0], made[5]);
+  std::size_t n = 0;
+  OK(cudaGraphGetNodes(r.g, nullptr, &n));
+  std::vector<cudaGraphNode_t> got(n);
+  OK(cudaGraphGetNodes(r.g, got.data(), &n));
+  EXPECT_EQ(got, made);
+}
+
+TEST_F(Advice, DependencyAtCreationIsAdvisedAndSavesWhatItClaims) {
+  real_graph late;
+  build_chains(late, {S, S, S, S}, order::added_later);
+  const launched before = launch_real(late.g);
+  const advice_report r = advice_for(late.g, "edges added later");
+  EXPECT_EQ(r.bounds.binding, "late_dependencies");
+  EXPECT_LE(std::llabs(diff(r.baseline_bytes, before.reserved)), static_cast<long long>(granule()))
+      << "the skeleton replays the real graph's reservation";
+  ASSERT_FALSE(r.advice.empty());
+  EXPECT_EQ(r.advice.front().kind, "dependency_at_creation");
+  EXPECT_NE(r.advice.front().where.find("when the alloc nodes are created"), std::string::npos);
+  // The change applied to the real graph, as the advice says.
+  real_graph fixed;
+  build_chains(fixed, {S, S, S, S}, order::at_creation);
+  const launched after = launch_real(fixed.g);
+  const std::int64_t real_saving = diff(before.reserved, after.reserved);
+  EXPECT_LE(std::llabs(real_saving - static_cast<std::int64_t>(r.advice.front().saving_bytes)),
+            static_cast<long long>(granule()));
+  EXPECT_GE(real_saving, static_cast<std::int64_t>(2 * S));
+  EXPECT_TRUE(r.combined_reaches_order_free_bound);
+}
+
+TEST_F(Advice, TheNaiveEdgeAddedLaterSavesNothing) {
+  real_graph independent, late;
+  build_chains(independent, {S, S, S, S}, order::independent);
+  build_chains(late, {S, S, S, S}, order::added_later);
+  const launched a = launch_real(independent.g);
+  const launched b = launch_real(late.g);
+  EXPECT_LT(std::llabs(diff(a.reserved, b.reserved)), static_cast<long long>(granule()))
+      << "cudaGraphAddDependencies after creation shares no memory";
+  EXPECT_GE(b.reserved, 4 * S);
+}
+
+TEST_F(Advice, CreationOrderIsAdvisedAndSavesWhatItClaims) {
+  real_graph first;
+  build_chains(first, {S, S, S}, order::allocs_first_added_later);
+  const launched before = launch_real(first.g);
+  const advice_report r = advice_for(first.g, "allocs created first");
+  EXPECT_EQ(r.bounds.binding, "creation_order");
+  EXPECT_LE(std::llabs(diff(r.baseline_bytes, before.reserved)), static_cast<long long>(granule()));
+  ASSERT_FALSE(r.advice.empty());
+  EXPECT_EQ(r.advice.front().kind, "creation_order");
+  real_graph fixed;  // each free created before the next alloc, given as its dependency
+  build_chains(fixed, {S, S, S}, order::at_creation);
+  const launched after = launch_real(fixed.g);
+  const std::int64_t real_saving = diff(before.reserved, after.reserved);
+  EXPECT_LE(std::llabs(real_saving - static_cast<std::int64_t>(r.advice.front().saving_bytes)),
+            static_cast<long long>(granule()));
+  EXPECT_GE(real_saving, static_cast<std::int64_t>(S));
+}
+
+TEST_F(Advice, AddedDependencyIsAdvisedAndSavesWhatItClaims) {
+  real_graph independent;
+  build_chains(independent, {S, 2 * S}, order::independent);
+  const launched before = launch_real(independent.g);
+  const advice_report r = advice_for(independent.g, "independent chains");
+  EXPECT_LE(std::llabs(diff(r.baseline_bytes, before.reserved)), static_cast<long long>(granule()));
+  ASSERT_FALSE(r.advice.empty());
+  EXPECT_EQ(r.advice.front().kind, "add_dependency");
+  EXPECT_NE(r.advice.front().where.find("depend on free node"), std::string::npos) << r.advice.front().where;
+  // The 2 S chain depends on the S chain's free? A block of S does not hold 2 S: the advice must
+  // be the other way round (the S allocation after the 2 S free), as the driver measured.
+  real_graph fixed;
+  build_chains(fixed, {2 * S, S}, order::at_creation);
+  const launched after = launch_real(fixed.g);
+  const std::int64_t real_saving = diff(before.reserved, after.reserved);
+  EXPECT_LE(std::llabs(real_saving - static_cast<std::int64_t>(r.advice.front().saving_bytes)),
+            static_cast<long long>(granule()));
+  EXPECT_GE(real_saving, static_cast<std::int64_t>(S) - static_cast<std::int64_t>(granule()));
+}
+
+TEST_F(Advice, TrimIsAdvisedOnlyForAProgramThatDoesNotTrimAndSavesWhatItClaims) {
+  real_graph g;
+  build_chains(g, {S, S}, order::at_creation);
+  const advice_report quiet = advice_for(g.g, "trimmed program");
+  for (const auto& m : quiet.advice) EXPECT_NE(m.kind, "trim");
+  const advice_report r = advice_for(g.g, "untrimmed program", true);
+  ASSERT_FALSE(r.advice.empty());
+  EXPECT_EQ(r.advice.back().kind, "trim");
+  const launched real = launch_real(g.g);
+  const std::int64_t real_saving = diff(real.kept_after_destroy, real.after_trim);
+  EXPECT_LE(std::llabs(real_saving - static_cast<std::int64_t>(r.advice.back().saving_bytes)),
+            static_cast<long long>(granule()));
+}
+
+TEST_F(Advice, NoAdviceWhereNothingSaves) {
+  {  // Already ordered at creation: at the bound.
+    real_graph g;
+    build_chains(g, {S, S, S}, order::at_creation);
+    const advice_report r = advice_for(g.g, "ordered");
+    EXPECT_TRUE(r.advice.empty());
+    EXPECT_EQ(r.bounds.binding, "order_free");
+  }
+  {  // A small allocation before a larger one: the bound says 4 S, the driver reserves 5 S, and
+     // no change of this graph's order or dependencies fits the 4 S into the freed S block.
+    real_graph g;
+    build_chains(g, {S, 4 * S}, order::at_creation);
+    const launched real = launch_real(g.g);
+    EXPECT_GE(real.reserved, 5 * S);
+    const advice_report r = advice_for(g.g, "small then large");
+    EXPECT_TRUE(r.advice.empty());
+    EXPECT_FALSE(r.combined_reaches_order_free_bound);
+  }
+}
+
+TEST_F(Advice, TwoGraphsInTwoStreamsShareAsInOne) {
+  // A naive suggestion ("launch them into one stream") that saves nothing when the launches do
+  // not overlap in time.
+  real_graph g1, g2;
+  build_chains(g1, {S}, order::independent);
+  build_chains(g2, {S}, order::independent);
+  std::uint64_t reserved[2] = {0, 0};
+  for (int two_streams = 0; two_streams < 2; ++two_streams) {
+    (void)trim(0);
+    const std::uint64_t before = read_counters(0).reserved_current;
+    reset_high_watermarks(0);
+    cudaGraphExec_t e1 = nullptr, e2 = nullptr;
+    cudaStream_t s1 = nullptr, s2 = nullptr;
+    OK(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
+    OK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
+    OK(cudaGraphInstantiateWithFlags(&e1, g1.g, 0));
+    OK(cudaGraphInstantiateWithFlags(&e2, g2.g, 0));
+    for (int rep = 0; rep < 2; ++rep) {
+      OK(cudaGraphLaunch(e1, s1));
+      OK(cudaStreamSynchronize(s1));
+      OK(cudaGraphLaunch(e2, two_streams ? s2 : s1));
+      OK(cudaDeviceSynchronize());
+    }
+    reserved[two_streams] = read_counters(0).reserved_high - before;
+    OK(cudaGraphExecDestroy(e1));
+    OK(cudaGraphExecDestroy(e2));
+    OK(cudaStreamDestroy(s1));
+    OK(cudaStreamDestroy(s2));
+  }
+  std::cout << "two graphs: one stream " << reserved[0] << " B, two streams " << reserved[1] << " B\n";
+  EXPECT_LT(std::llabs(diff(reserved[0], reserved[1])), static_cast<long long>(granule()));
+}
+
+TEST_F(Advice, ReplayCommandReMeasuresTheSkeletonAReportCarries) {
+  real_graph late;
+  build_chains(late, {S, S, S, S}, order::added_later);
+  const graph_model m = read_graph(late.g, "from a report");
+  const flat_graph flat = flatten(m);
+  report rep;
+  scenario_result sc;
+  sc.name = "user graph";
+  sc.skeletons.push_back(skeleton_of(flat, analyse(flat, granule()), "from a report"));
+  rep.scenarios.push_back(sc);
+  const std::string path = ::testing::TempDir() + "gmem-replay-test.json";
+  write_report(rep, path);
+  std::ostringstream out, err;
+  EXPECT_EQ(run_replay(path, "", 0, out, err), 0) << err.str();
+  std::cout << out.str();
+  EXPECT_NE(out.str().find("[dependency_at_creation] saves"), std::string::npos) << out.str();
+  std::ostringstream out2, err2;
+  EXPECT_EQ(run_replay(path, "no such graph", 0, out2, err2), 2);
+  EXPECT_NE(err2.str().find("no such graph"), std::string::npos) << err2.str();
+  std::remove(path.c_str());
+}
+
+}  // namespace
+}  // namespace gmem::test

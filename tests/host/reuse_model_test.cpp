@@ -1,0 +1,376 @@
+// The creation-order reuse model: the cases measured on an H100 (README, "The driver's reuse
+// rule"), the bitset implementation against the obvious one on random skeletons, the bounds and
+// the candidate search.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <numeric>
+#include <random>
+#include <stdexcept>
+#include <vector>
+
+#include "gmem/profiler/analysis.hpp"
+#include "gmem/profiler/reuse_model.hpp"
+
+namespace {
+
+using namespace gmem::profiler;  // NOLINT(google-build-using-namespace): test file
+
+constexpr std::uint64_t MiB = 1 << 20;
+constexpr std::uint64_t S = 64 * MiB;
+constexpr std::uint64_t granule = 32 * MiB;
+
+struct sk {
+  skeleton s;
+  std::size_t add(skeleton_kind k, std::vector<std::size_t> deps, std::size_t bytes = 0,
+                  std::size_t frees = no_node) {
+    skeleton_node n;
+    n.kind = k;
+    n.deps = std::move(deps);
+    n.bytes = bytes;
+    n.frees = frees;
+    n.label = to_string(k) + std::string(" node #") + std::to_string(s.nodes.size());
+    s.nodes.push_back(n);
+    return s.nodes.size() - 1;
+  }
+  std::size_t alloc(std::size_t bytes, std::vector<std::size_t> deps = {}) {
+    return add(skeleton_kind::alloc, std::move(deps), bytes);
+  }
+  std::size_t free(std::size_t a, std::vector<std::size_t> deps) {
+    return add(skeleton_kind::free, std::move(deps), 0, a);
+  }
+  std::size_t empty(std::vector<std::size_t> deps = {}) { return add(skeleton_kind::empty, std::move(deps)); }
+};
+
+// Chains alloc -> empty -> free; mode 0: independent, 1: free_i given at creation of alloc_{i+1},
+// 2: that edge added afterwards.
+sk chains(const std::vector<std::uint64_t>& sizes, int mode) {
+  sk b;
+  std::size_t prev_free = no_node;
+  for (std::uint64_t bytes : sizes) {
+    std::vector<std::size_t> deps;
+    if (prev_free != no_node && mode == 1) deps.push_back(prev_free);
+    const std::size_t a = b.alloc(bytes, deps);
+    if (prev_free != no_node && mode == 2) b.s.late_edges.emplace_back(prev_free, a);
+    prev_free = b.free(a, {b.empty({a})});
+  }
+  return b;
+}
+
+TEST(ReuseModel, MeasuredCasesOnTheDriver) {
+  // Each expectation is a row of tools/reuse_probe.cu's table on the H100 (driver 580.159.04).
+  EXPECT_EQ(predict_reuse(chains({S, S, S, S}, 0).s, granule).rounded_bytes, 4 * S);  // A
+  EXPECT_EQ(predict_reuse(chains({S, S, S, S}, 1).s, granule).rounded_bytes, S);      // C
+  EXPECT_EQ(predict_reuse(chains({S, S, S, S}, 2).s, granule).rounded_bytes, 4 * S);  // D
+  EXPECT_EQ(predict_reuse(chains({4 * S, 3 * S, 2 * S, S}, 1).s, granule).rounded_bytes, 4 * S);  // I
+  EXPECT_EQ(predict_reuse(chains({S, 4 * S}, 1).s, granule).rounded_bytes, 5 * S);    // J
+  EXPECT_EQ(predict_reuse(chains({4 * S, S}, 1).s, granule).rounded_bytes, 4 * S);    // K
+  EXPECT_EQ(predict_reuse(chains({2 * MiB, 2 * MiB}, 1).s, granule).rounded_bytes, granule);  // L
+  {  // P: a0 (S) and a1 (2S) freed before a2 (S): a2 takes a0's block, the smallest that fits.
+    sk b;
+    const auto a0 = b.alloc(S), a1 = b.alloc(2 * S);
+    const auto f0 = b.free(a0, {a0}), f1 = b.free(a1, {a1});
+    const auto a2 = b.alloc(S, {f0, f1});
+    b.free(a2, {a2});
+    const auto p = predict_reuse(b.s, granule);
+    EXPECT_EQ(p.reused_from[a2], a0);
+    EXPECT_EQ(p.rounded_bytes, 3 * S);
+  }
+  {  // Q: two freed S blocks do not make one 2S block.
+    sk b;
+    const auto a0 = b.alloc(S), a1 = b.alloc(S);
+    const auto f0 = b.free(a0, {a0}), f1 = b.free(a1, {a1});
+    const auto a2 = b.alloc(2 * S, {f0, f1});
+    b.free(a2, {a2});
+    EXPECT_EQ(predict_reuse(b.s, granule).rounded_bytes, 4 * S);
+  }
+  {  // F and G: through an empty node given at creation, yes; whose in-edge came later, no.
+    sk b;
+    const auto a0 = b.alloc(S);
+    const auto f0 = b.free(a0, {a0});
+    const auto e = b.empty({f0});
+    const auto a1 = b.alloc(S, {e});
+    b.free(a1, {a1});
+    EXPECT_EQ(predict_reuse(b.s, granule).rounded_bytes, S);
+    b.s.nodes[e].deps.clear();
+    b.s.late_edges.emplace_back(f0, e);
+    EXPECT_EQ(predict_reuse(b.s, granule).rounded_bytes, 2 * S);
+  }
+}
+
+TEST(ReuseModel, DifferentDevicesOrPeersNeverShare) {
+  sk b = chains({S, S}, 1);
+  b.s.nodes[3].device = 1;  // the second alloc node
+  EXPECT_EQ(predict_reuse(b.s, granule).rounded_bytes, 2 * S);
+  b.s.nodes[3].device = 0;
+  b.s.nodes[3].peers = {1};
+  EXPECT_EQ(predict_reuse(b.s, granule).rounded_bytes, 2 * S);
+}
+
+TEST(ReuseModel, InvalidSkeletonsAreRefusedNamingTheNode) {
+  sk b;
+  b.alloc(S, {3});
+  EXPECT_THROW((void)predict_reuse(b.s, 0), std::invalid_argument);
+  sk c;
+  const auto a = c.alloc(S);
+  c.free(a, {a});
+  c.free(a, {a});
+  try {
+    (void)predict_reuse(c.s, 0);
+    FAIL() << "freed twice";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("freed twice"), std::string::npos) << e.what();
+  }
+  sk d = chains({S, S}, 0);
+  d.s.late_edges.emplace_back(3, 0);
+  d.s.late_edges.emplace_back(2, 3);
+  EXPECT_THROW((void)predict_reuse(d.s, 0), std::invalid_argument);  // a cycle
+}
+
+// A random skeleton: nodes in creation order, random earlier dependencies, some late edges
+// (forward only, so acyclic), allocations freed after themselves or not at all.
+skeleton random_skeleton(std::mt19937& rng, std::size_t n) {
+  sk b;
+  std::vector<std::size_t> unfreed;
+  std::uniform_int_distribution<int> kind(0, 2), bytes(1, 4);
+  for (std::size_t v = 0; v < n; ++v) {
+    std::vector<std::size_t> deps;
+    for (std::size_t u = 0; u < v; ++u) {
+      if (rng() % 4 == 0) deps.push_back(u);
+    }
+    const int k = kind(rng);
+    if (k == 1 && !unfreed.empty()) {
+      const std::size_t pick = rng() % unfreed.size();
+      const std::size_t a = unfreed[pick];
+      unfreed.erase(unfreed.begin() + static_cast<std::ptrdiff_t>(pick));
+      if (std::find(deps.begin(), deps.end(), a) == deps.end()) deps.push_back(a);
+      std::sort(deps.begin(), deps.end());
+      b.free(a, deps);
+    } else if (k == 0) {
+      unfreed.push_back(b.alloc(bytes(rng) * S, deps));
+    } else {
+      b.empty(deps);
+    }
+  }
+  for (std::size_t e = 0; e < n / 2; ++e) {
+    std::size_t u = rng() % n, v = rng() % n;
+    if (u > v) std::swap(u, v);
+    if (u != v) b.s.late_edges.emplace_back(u, v);
+  }
+  return b.s;
+}
+
+TEST(ReuseModel, BitsetRuleMatchesBruteForceOnRandomSkeletons) {
+  std::mt19937 rng(9);
+  for (int trial = 0; trial < 400; ++trial) {
+    const skeleton s = random_skeleton(rng, 2 + rng() % 90);
+    const auto fast = predict_reuse(s, granule);
+    const auto slow = predict_reuse_brute_force(s, granule);
+    ASSERT_EQ(fast.block_of, slow.block_of) << "trial " << trial;
+    ASSERT_EQ(fast.reused_from, slow.reused_from) << "trial " << trial;
+    ASSERT_EQ(fast.rounded_bytes, slow.rounded_bytes) << "trial " << trial;
+  }
+}
+
+// The skeleton as a flat graph (deps and late edges), addresses as the driver would return them
+// under the rule when `as_created` is the skeleton's own (reused block = same address).
+flat_graph flat_of(const skeleton& s, const reuse_prediction& p) {
+  flat_graph f;
+  for (std::size_t v = 0; v < s.nodes.size(); ++v) {
+    model_node m;
+    const auto& k = s.nodes[v];
+    m.kind = k.kind == skeleton_kind::alloc ? node_kind::mem_alloc
+             : k.kind == skeleton_kind::free ? node_kind::mem_free : node_kind::empty;
+    m.bytes = k.bytes;
+    if (k.kind == skeleton_kind::alloc) m.address = 0x1000000 + p.block_of[v] * 0x100000;
+    if (k.kind == skeleton_kind::free) m.address = 0x1000000 + p.block_of[k.frees] * 0x100000;
+    f.nodes.push_back(m);
+    f.successors.emplace_back();
+    f.labels.push_back(k.label);
+  }
+  for (std::size_t v = 0; v < s.nodes.size(); ++v) {
+    for (std::size_t d : s.nodes[v].deps) f.successors[d].push_back(v);
+  }
+  for (const auto& [from, to] : s.late_edges) f.successors[from].push_back(to);
+  return f;
+}
+
+TEST(ReuseModel, BoundsOrderAndTheLateDependenciesOfTheIssue) {
+  // The issue's graph: four chains, free_i -> alloc_{i+1} added after creation.
+  const skeleton late = chains({S, S, S, S}, 2).s;
+  const flat_graph f = flat_of(late, predict_reuse(late, granule));
+  const graph_analysis a = analyse(f, granule);
+  EXPECT_EQ(a.lower_bound_rounded_bytes, S);
+  const skeleton seen = skeleton_of(f, a, "issue");
+  const reuse_bounds b = bounds_of(seen, a, granule);
+  EXPECT_EQ(b.order_free_bytes, S);
+  EXPECT_EQ(b.creation_order_bytes, S);
+  EXPECT_EQ(b.as_created_bytes, 4 * S);  // inferred from the four distinct addresses
+  EXPECT_EQ(b.binding, "late_dependencies");
+  const auto c = candidate_changes(seen, a, granule);
+  ASSERT_FALSE(c.empty());
+  EXPECT_EQ(c.front().kind, "dependency_at_creation");
+  EXPECT_EQ(c.front().predicted_bytes, S);
+  EXPECT_EQ(c.back().kind, "combined");
+  EXPECT_EQ(c.back().predicted_bytes, S);
+  // The same graph whose addresses show reuse: the dependencies were there at creation.
+  const skeleton early = chains({S, S, S, S}, 1).s;
+  const flat_graph f2 = flat_of(early, predict_reuse(early, granule));
+  const graph_analysis a2 = analyse(f2, granule);
+  const skeleton seen2 = skeleton_of(f2, a2, "early");
+  EXPECT_TRUE(seen2.late_edges.empty());
+  EXPECT_EQ(bounds_of(seen2, a2, granule).binding, "order_free");
+  EXPECT_EQ(candidate_changes(seen2, a2, granule).size(), 1u);  // only the combined set
+}
+
+TEST(ReuseModel, CreationOrderBindsWhenAllocationsAreCreatedBeforeTheFrees) {
+  // All allocs created first, then the frees, edges free_i -> alloc_{i+1} late (backwards).
+  sk b;
+  std::vector<std::size_t> a, f;
+  for (int i = 0; i < 3; ++i) a.push_back(b.alloc(S));
+  for (int i = 0; i < 3; ++i) f.push_back(b.free(a[i], {a[i]}));
+  for (int i = 0; i + 1 < 3; ++i) b.s.late_edges.emplace_back(f[i], a[i + 1]);
+  const flat_graph fl = flat_of(b.s, predict_reuse(b.s, granule));
+  const graph_analysis an = analyse(fl, granule);
+  const skeleton seen = skeleton_of(fl, an, "allocs first");
+  const reuse_bounds bo = bounds_of(seen, an, granule);
+  EXPECT_EQ(bo.order_free_bytes, S);
+  EXPECT_EQ(bo.creation_order_bytes, 3 * S);
+  EXPECT_EQ(bo.binding, "creation_order");
+  const auto c = candidate_changes(seen, an, granule);
+  ASSERT_GE(c.size(), 2u);
+  EXPECT_EQ(c.front().kind, "creation_order");
+  EXPECT_EQ(c.front().predicted_bytes, S);
+  EXPECT_NE(c.front().where.find("cudaFreeAsync"), std::string::npos);
+}
+
+// Every topological order of a small skeleton's edges, all given at creation: the least
+// reservation the rule allows by changing the creation order alone.
+std::uint64_t best_over_orders(const skeleton& s) {
+  const std::size_t n = s.nodes.size();
+  std::vector<std::vector<std::size_t>> pred(n);
+  for (std::size_t v = 0; v < n; ++v) pred[v] = s.nodes[v].deps;
+  for (const auto& [from, to] : s.late_edges) pred[to].push_back(from);
+  std::vector<std::size_t> perm(n);
+  std::iota(perm.begin(), perm.end(), 0);
+  std::uint64_t best = UINT64_MAX;
+  do {
+    std::vector<std::size_t> pos(n);
+    for (std::size_t k = 0; k < n; ++k) pos[perm[k]] = k;
+    bool topo = true;
+    for (std::size_t v = 0; v < n && topo; ++v) {
+      for (std::size_t d : pred[v]) topo = topo && pos[d] < pos[v];
+    }
+    if (!topo) continue;
+    skeleton t;
+    for (std::size_t k = 0; k < n; ++k) {
+      skeleton_node node = s.nodes[perm[k]];
+      node.deps.clear();
+      for (std::size_t d : pred[perm[k]]) node.deps.push_back(pos[d]);
+      std::sort(node.deps.begin(), node.deps.end());
+      if (node.kind == skeleton_kind::free) node.frees = pos[node.frees];
+      t.nodes.push_back(node);
+    }
+    best = std::min(best, predict_reuse_brute_force(t, granule).rounded_bytes);
+  } while (std::next_permutation(perm.begin(), perm.end()));
+  return best;
+}
+
+TEST(ReuseModel, CandidateSearchAgainstBruteForceOnSmallRandomGraphs) {
+  std::mt19937 rng(99);
+  for (int trial = 0; trial < 120; ++trial) {
+    const skeleton s = random_skeleton(rng, 3 + rng() % 5);
+    const reuse_prediction p = predict_reuse(s, granule);
+    const flat_graph f = flat_of(s, p);
+    const graph_analysis a = analyse(f, granule);
+    const skeleton seen = skeleton_of(f, a, "random");
+    const reuse_bounds b = bounds_of(seen, a, granule);
+    // The order-free bound holds for every creation order; the creation-order bound for every
+    // timing of the same edges; the rule never does better than the best order.
+    const std::uint64_t best_order = best_over_orders(seen);
+    ASSERT_LE(b.order_free_bytes, best_order) << trial;
+    ASSERT_LE(best_order, b.creation_order_bytes) << trial;
+    ASSERT_LE(b.creation_order_bytes, b.as_created_bytes) << trial;
+    ASSERT_EQ(b.as_created_bytes, p.rounded_bytes) << trial;  // the inference recovers the rule's result
+    const auto c = candidate_changes(seen, a, granule);
+    ASSERT_FALSE(c.empty());
+    for (const auto& k : c) {
+      ASSERT_EQ(k.predicted_bytes, predict_reuse_brute_force(k.changed, granule).rounded_bytes) << trial;
+      ASSERT_EQ(k.changed.nodes.size(), seen.nodes.size()) << trial;
+      if (k.kind != "combined") ASSERT_LT(k.predicted_bytes, b.as_created_bytes) << trial;
+    }
+    // The combined set without added edges is a creation order: never better than the best one.
+    const auto& comb = c.back();
+    ASSERT_EQ(comb.kind, "combined");
+    if (comb.where.find("depend on") == std::string::npos) ASSERT_GE(comb.predicted_bytes, best_order) << trial;
+  }
+}
+
+}  // namespace
+
+namespace {
+
+TEST(ReuseModel2, AddedDependencyPutsTheSmallerAllocationAfterTheLargerOnesFree) {
+  using namespace gmem::profiler;  // NOLINT(google-build-using-namespace): test file
+  // Independent chains of S then 2 S: ordering the 2 S after the S saves nothing (it does not
+  // fit), the other way round saves S.
+  sk b = chains({S, 2 * S}, 0);
+  const flat_graph f = flat_of(b.s, predict_reuse(b.s, granule));
+  const graph_analysis a = analyse(f, granule);
+  const skeleton seen = skeleton_of(f, a, "two");
+  const auto c = candidate_changes(seen, a, granule);
+  ASSERT_EQ(c.size(), 2u);
+  EXPECT_EQ(c[0].kind, "add_dependency");
+  EXPECT_EQ(c[0].predicted_bytes, 2 * S);
+  EXPECT_NE(c[0].where.find("make alloc node #0 depend on free node #5"), std::string::npos) << c[0].where;
+  // The combined set aims at the order-free bound of the graph as it is (3 S: both chains are
+  // independent), which it already meets: it adds no dependency.
+  EXPECT_EQ(c[1].kind, "combined");
+  EXPECT_EQ(c[1].predicted_bytes, 3 * S);
+  EXPECT_EQ(c[1].where.find("depend on"), std::string::npos);
+}
+
+}  // namespace
+
+#include "gmem/profiler/report_io.hpp"
+
+namespace {
+
+TEST(SkeletonJson, RoundTripsThroughAReportAndRefusesABadSkeletonNamingTheField) {
+  using namespace gmem::profiler;  // NOLINT(google-build-using-namespace): test file
+  report r;
+  scenario_result sc;
+  sc.name = "s";
+  sc.skeletons.push_back(chains({S, 2 * S, S}, 2).s);
+  sc.skeletons[0].nodes[0].peers = {1};
+  sc.skeletons[0].name = "late";
+  r.scenarios.push_back(sc);
+  const report back = from_json_string(to_json_string(r), "mem");
+  ASSERT_EQ(back.scenarios.at(0).skeletons.size(), 1U);
+  const skeleton& k = back.scenarios[0].skeletons[0];
+  EXPECT_EQ(k.name, "late");
+  EXPECT_EQ(k.late_edges, sc.skeletons[0].late_edges);
+  ASSERT_EQ(k.nodes.size(), sc.skeletons[0].nodes.size());
+  for (std::size_t v = 0; v < k.nodes.size(); ++v) {
+    EXPECT_EQ(k.nodes[v].kind, sc.skeletons[0].nodes[v].kind);
+    EXPECT_EQ(k.nodes[v].deps, sc.skeletons[0].nodes[v].deps);
+    EXPECT_EQ(k.nodes[v].bytes, sc.skeletons[0].nodes[v].bytes);
+    EXPECT_EQ(k.nodes[v].frees, sc.skeletons[0].nodes[v].frees);
+    EXPECT_EQ(k.nodes[v].label, sc.skeletons[0].nodes[v].label);
+  }
+  EXPECT_EQ(k.nodes[0].peers, std::vector<int>{1});
+  EXPECT_EQ(predict_reuse(k, granule).rounded_bytes, predict_reuse(sc.skeletons[0], granule).rounded_bytes);
+  // A dependency on a later node: refused, naming the scenario, the skeleton and the problem.
+  r.scenarios[0].skeletons[0].nodes[1].deps = {5};
+  try {
+    (void)from_json_string(to_json_string(r), "mem");
+    FAIL() << "a bad skeleton was accepted";
+  } catch (const std::exception& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("skeletons[0]"), std::string::npos) << m;
+    EXPECT_NE(m.find("not created before it"), std::string::npos) << m;
+  }
+}
+
+}  // namespace
