@@ -18,6 +18,9 @@ struct run_options {
   /// graphs) with its own warmups and reps (issue 10; the default is chosen by measurement,
   /// reports/check-quality/README.md).
   int trials = 5;
+  /// gmemprof runs each trial in a fresh process of its own (run_suite ignores this and runs
+  /// the trials in this process).
+  bool trials_in_processes = true;
   /// Scenario names to run (all when empty).
   std::vector<std::string> only;
   /// Called with a line of progress before each scenario (stderr in gmemprof).
