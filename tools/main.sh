@@ -12,6 +12,9 @@ tools/setup.sh build
 gmemprof=$PWD/build/profiler/gmemprof
 if "$gmemprof" info | grep -q "no usable CUDA GPU"; then
   "$gmemprof" info
+  echo "main: the committed baseline (measured on an H100):"
+  python3 tools/baseline_table.py reports/baseline/h100.json
+  echo
   echo "main: checking the committed report reports/latest/h100.json against reports/baseline/h100.json"
   exec "$gmemprof" check reports/baseline/h100.json reports/latest/h100.json
 fi

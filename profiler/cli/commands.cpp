@@ -9,16 +9,21 @@
 namespace gmem::profiler {
 
 int run_check(const std::string& baseline_path, const std::string& current_path,
-              const tolerances& t, std::ostream& out, std::ostream& err) {
+              const tolerances& t, std::ostream& out, std::ostream& err, bool all,
+              const std::string& format) {
   try {
     const report baseline = read_report(baseline_path);
     const report current = read_report(current_path);
     const comparison c = compare_reports(baseline, current, t);
+    if (format != "text") {
+      out << (format == "markdown" ? format_markdown(c, all) : format_comparison_json(c, all));
+      return exit_code(c);
+    }
     out << "baseline: " << baseline_path << " (" << baseline.env.device_name << ", "
         << baseline.env.date << ", commit " << baseline.env.git_commit << ")\n"
         << "current:  " << current_path << " (" << current.env.device_name << ", "
         << current.env.date << ", commit " << current.env.git_commit << ")\n\n"
-        << format_comparison(c);
+        << format_summary(c, all);
     return exit_code(c);
   } catch (const report_error& e) {
     err << "gmemprof check: " << e.what() << "\n";

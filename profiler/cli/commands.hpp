@@ -16,7 +16,8 @@ namespace gmem::profiler {
 /// Returns 0 when everything passes, 1 on any regression, 2 on unusable input (missing file,
 /// not JSON, wrong schema version, a different GPU model), with the reason on `err`.
 int run_check(const std::string& baseline_path, const std::string& current_path,
-              const tolerances& t, std::ostream& out, std::ostream& err);
+              const tolerances& t, std::ostream& out, std::ostream& err, bool all = false,
+              const std::string& format = "text");
 
 /// `gmemprof show`: prints the human table of a report. Returns 0, or 2 when it is unusable.
 int run_show(const std::string& path, std::ostream& out, std::ostream& err);

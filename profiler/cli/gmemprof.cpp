@@ -53,19 +53,31 @@ constexpr const char* info_usage =
 
 constexpr const char* run_usage =
     "usage: gmemprof run [SCENARIO...] [--out PATH] [--device N] [--reps N] [--warmups N]\n"
-    "                    [--progress]\n"
+    "                    [--trials K] [--progress]\n"
     "       gmemprof run --list\n"
     "\n"
     "Runs every scenario (or the named ones) on device N (default 0) and writes the report to\n"
     "PATH (default gmem-report.json) atomically: a failed run never overwrites a good report.\n"
     "The output path, the device and the scenario names are checked before anything runs.\n"
     "Progress ([n/N] scenario, elapsed) goes to stderr once a run takes over a second, when\n"
-    "stderr is a terminal or with --progress. --reps (default 10) and --warmups (default 2)\n"
-    "set how many samples each launch cost takes. Exit: 0 all scenarios ok or skipped, 1 a scenario failed\n"
+    "stderr is a terminal or with --progress. --reps (default 10) and --warmups (default 2) set\n"
+    "how many samples each launch cost takes; --trials (default 5) how many times each scenario\n"
+    "is measured from a fresh state (the check tests the trials' distribution).\n"
+    "Exit: 0 all scenarios ok or skipped, 1 a scenario failed\n"
     "(the report is still written), 2 bad input or no GPU.\n";
 
 constexpr const char* check_usage =
-    "usage: gmemprof check BASELINE CURRENT [--tolerance NAME=FRACTION]...\n"
+    "usage: gmemprof check BASELINE CURRENT [--tolerance NAME=FRACTION]... [--all] [--strict]\n"
+    "                      [--format text|json|markdown]\n"
+    "\n"
+    "Reports with trials (gmemprof run --trials K) are compared as distributions: a counter\n"
+    "regresses when the current median lies outside every value the baseline's trials showed\n"
+    "(by more than the tolerance); a time when a one-sided Mann-Whitney U test of the trials'\n"
+    "medians gives p <= 0.01 AND the current median exceeds the baseline's slowest trial by\n"
+    "the tolerance and time_floor_us (with too few trials for the test, the effect alone\n"
+    "decides). A metric whose baseline trials vary\n"
+    "beyond the tolerance is 'unstable': reported, failing only with --strict. The summary\n"
+    "(counts per verdict) comes first, then only the rows that are not a pass (--all: every row).\n"
     "\n"
     "Compares CURRENT against BASELINE scenario by scenario: used and reserved high watermarks\n"
     "may not grow by more than the memory tolerance (default 0.02), reuse ratios may not drop by\n"
@@ -145,7 +157,7 @@ std::optional<int> parse_int(const char* text) {
 bool takes_value(const std::string& arg) {
   return arg == "--out" || arg == "-o" || arg == "--baseline" || arg == "--bench" ||
          arg == "--device" || arg == "--reps" || arg == "--warmups" ||
-         arg == "--tolerance" || arg == "--graph";
+         arg == "--tolerance" || arg == "--graph" || arg == "--trials" || arg == "--format";
 }
 
 std::string joined_command_line(int argc, char** argv) {
@@ -190,6 +202,10 @@ int run_command(int argc, char** argv) {
       progress = true;
     } else if (arg == "--out") {
       out_path = argv[++i];
+    } else if (arg == "--trials") {
+      const auto v = parse_int(argv[++i]);
+      if (!v || *v < 1) return bad("run", "--trials takes an integer of at least 1", run_usage);
+      options.trials = *v;
     } else if (arg == "--device" || arg == "--reps" || arg == "--warmups") {
       const auto v = parse_int(argv[++i]);
       if (!v || *v < 0) return bad("run", arg + " takes a non-negative integer", run_usage);
@@ -209,6 +225,8 @@ int run_command(int argc, char** argv) {
 int check_command(int argc, char** argv) {
   gmem::profiler::tolerances t;
   std::vector<std::string> paths;
+  bool all = false;
+  std::string format = "text";
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
     if (takes_value(arg) && i + 1 >= argc) return bad("check", arg + " needs a value", check_usage);
@@ -218,6 +236,16 @@ int check_command(int argc, char** argv) {
       } catch (const std::invalid_argument& e) {
         return bad("check", e.what(), check_usage);
       }
+    } else if (arg == "--all") {
+      all = true;
+    } else if (arg == "--strict") {
+      t.strict = true;
+    } else if (arg == "--format") {
+      format = argv[++i];
+      if (format != "text" && format != "json" && format != "markdown") {
+        return bad("check", "--format takes text, json or markdown, not '" + format + "'",
+                   check_usage);
+      }
     } else if (!arg.empty() && arg[0] == '-') {
       return bad("check", "unknown option '" + arg + "'", check_usage);
     } else {
@@ -225,7 +253,7 @@ int check_command(int argc, char** argv) {
     }
   }
   if (paths.size() != 2) return bad("check", "needs BASELINE and CURRENT", check_usage);
-  return gmem::profiler::run_check(paths[0], paths[1], t, std::cout, std::cerr);
+  return gmem::profiler::run_check(paths[0], paths[1], t, std::cout, std::cerr, all, format);
 }
 
 int bench_command(int argc, char** argv) {

@@ -1,10 +1,78 @@
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
 #include <ostream>
+#include <vector>
 
 #include "cli/commands.hpp"
 #include "gmem/profiler/report_io.hpp"
 #include "gmem/usage_error.hpp"
 
 namespace gmem::profiler {
+namespace {
+
+// Runs this gmemprof again as `gmemprof run ... --trials 1 --out PATH` (stdout discarded,
+// progress on stderr); returns its exit status, or -1 when it could not start.
+int run_child(const run_options& options, const std::string& path) {
+  std::vector<std::string> args{"gmemprof", "run"};
+  for (const auto& n : options.only) args.push_back(n);
+  for (const auto& [flag, value] : {std::pair<const char*, int>{"--device", options.device},
+                                    {"--reps", options.reps},
+                                    {"--warmups", options.warmups},
+                                    {"--trials", 1}}) {
+    args.push_back(flag);
+    args.push_back(std::to_string(value));
+  }
+  args.push_back("--out");
+  args.push_back(path);
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const pid_t pid = fork();
+  if (pid < 0) return -1;
+  if (pid == 0) {
+    const int null = open("/dev/null", O_WRONLY);
+    if (null >= 0) dup2(null, STDOUT_FILENO);
+    execv("/proc/self/exe", argv.data());
+    _exit(127);
+  }
+  int status = 0;
+  if (waitpid(pid, &status, 0) < 0) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// K trials, each a fresh process (a new CUDA context: the driver's choices differ between
+// processes far more than between trials of one process, reports/check-quality/README.md),
+// joined into one report.
+report run_trials_in_processes(const run_options& options, const std::string& out_path,
+                               const std::string& command_line) {
+  std::vector<std::vector<scenario_result>> trials;
+  report first;
+  for (int t = 0; t < options.trials; ++t) {
+    const std::string path = out_path + ".trial" + std::to_string(t + 1) + ".tmp";
+    if (options.progress) {
+      options.progress("trial " + std::to_string(t + 1) + " of " +
+                       std::to_string(options.trials) + " (a fresh process)");
+    }
+    const int rc = run_child(options, path);
+    if (rc != 0 && rc != 1) {
+      std::remove(path.c_str());
+      throw usage_error("trial " + std::to_string(t + 1) + " of gmemprof run exited with " +
+                        std::to_string(rc) + " (see its messages above); no report was written");
+    }
+    report r = read_report(path);
+    std::remove(path.c_str());
+    if (t == 0) first = r;
+    trials.push_back(std::move(r.scenarios));
+  }
+  first.env.command_line = command_line;
+  first.scenarios = combine_trials(std::move(trials));
+  return first;
+}
+
+}  // namespace
 
 int run_run(const run_options& options, const std::string& out_path,
             const std::string& command_line, std::ostream& out, std::ostream& err) {
@@ -12,7 +80,9 @@ int run_run(const run_options& options, const std::string& out_path,
     // Everything that can be checked is checked before minutes of measuring.
     check_writable(out_path);
     check_scenario_names(options.only);
-    const report rep = run_suite(options, command_line);
+    const report rep = options.trials > 1 && options.trials_in_processes
+                           ? run_trials_in_processes(options, out_path, command_line)
+                           : run_suite(options, command_line);
     write_report(rep, out_path);
     int ok = 0, skipped = 0, failed = 0;
     for (const auto& s : rep.scenarios) {

@@ -9,6 +9,8 @@
 #include <stdexcept>
 #include <unordered_map>
 
+#include <nlohmann/json.hpp>
+
 #include "gmem/profiler/report_io.hpp"
 
 namespace gmem::profiler {
@@ -31,6 +33,29 @@ bool is_known_metric(const std::string& name) {
     if (name.size() > p.size() && name.compare(0, p.size(), p) == 0) return true;
   }
   return false;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// (a - b) / |b|: 0 when equal, +-inf from 0.
+double relative(double a, double b) {
+  if (a == b) return 0;
+  if (b == 0) {
+    return a > 0 ? std::numeric_limits<double>::infinity()
+                 : -std::numeric_limits<double>::infinity();
+  }
+  return (a - b) / std::fabs(b);
+}
+
+// The smallest one-sided p the exact test can give with these sizes: 1 / C(n1 + n2, n1).
+double min_p_value(std::size_t n1, std::size_t n2) {
+  double c = 1;
+  for (std::size_t i = 1; i <= n1; ++i) c = c * static_cast<double>(n2 + i) / static_cast<double>(i);
+  return 1.0 / c;
 }
 
 bool ends_with(const std::string& s, const std::string& suffix) {
@@ -68,29 +93,44 @@ std::string format_tolerance(const comparison_row& r) {
   return format_double(r.category == "reuse" ? "-%.1f%%" : "+%.1f%%", r.tolerance * 100.0);
 }
 
+bool notable(const comparison_row& r) {
+  return r.verdict != "pass" && r.verdict != "skipped";
+}
+
 class comparer {
  public:
   comparer(const tolerances& t, comparison& out) : t_(t), out_(out) {}
 
-  // `growth_regresses`: memory and time; otherwise (reuse) a drop regresses.
+  // `growth_regresses`: memory and time; otherwise (reuse) a drop regresses. `b` and `c`: the
+  // metric's value in each trial of the baseline and of the current report (one value for a
+  // report without trials).
   void judge(const std::string& scenario, const std::string& metric, const std::string& category,
-             double baseline, double current, bool growth_regresses) {
+             std::vector<double> b, std::vector<double> c, bool growth_regresses) {
+    const auto finite = [](std::vector<double>& v) {
+      v.erase(std::remove_if(v.begin(), v.end(), [](double x) { return !std::isfinite(x); }),
+              v.end());
+    };
+    finite(b);
+    finite(c);
     comparison_row row;
     row.scenario = scenario;
     row.metric = metric;
     row.category = category;
-    row.baseline = baseline;
-    row.current = current;
+    row.baseline = b.empty() ? std::numeric_limits<double>::quiet_NaN() : median(b);
+    row.current = c.empty() ? std::numeric_limits<double>::quiet_NaN() : median(c);
+    row.baseline_trials = b.size();
+    row.current_trials = c.size();
     row.tolerance = t_.for_metric(metric, category);
+    const double tol = row.tolerance + slack;
 
-    if (!std::isfinite(baseline)) {
+    if (b.empty()) {
       row.change = std::numeric_limits<double>::quiet_NaN();
       row.verdict = "skipped";
       note(scenario + ": " + metric + " has no value in the baseline; not compared");
       out_.rows.push_back(std::move(row));
       return;
     }
-    if (!std::isfinite(current)) {
+    if (c.empty()) {
       row.change = std::numeric_limits<double>::quiet_NaN();
       row.verdict = "regression";
       note(scenario + ": " + metric +
@@ -99,22 +139,48 @@ class comparer {
       out_.rows.push_back(std::move(row));
       return;
     }
+    const double baseline = row.baseline, current = row.current;
+    row.change = relative(current, baseline);
+    const double bmin = *std::min_element(b.begin(), b.end());
+    const double bmax = *std::max_element(b.begin(), b.end());
+    // The baseline's own trials spread beyond the tolerance.
+    // For times also by more than the floor: microsecond launches jitter by more than half.
+    const bool unstable =
+        relative(bmax, bmin) > tol && (category != "time" || bmax - bmin > t_.time_floor_us);
 
-    if (baseline == current) {
-      row.change = 0;
-    } else if (baseline == 0) {
-      // No fraction of 0 allows any growth: going from nothing to something is a regression.
-      row.change = current > 0 ? std::numeric_limits<double>::infinity()
-                               : -std::numeric_limits<double>::infinity();
+    bool worse = false, better = false;
+    if (category == "time") {
+      // A two-sample test of the trials' medians and a minimum effect (fraction and floor).
+      // Too few trials for any p to reach alpha: the effect alone decides, as with one sample.
+      const bool testable = min_p_value(b.size(), c.size()) <= t_.alpha;
+      if (testable) row.p_value = mann_whitney_greater(b, c);
+      const double p_less = testable ? mann_whitney_greater(c, b) : 0;
+      // The effect is measured from the edge of what the baseline's trials showed (its slowest
+      // trial for a regression, its fastest for an improvement): processes of one binary settle
+      // in different modes (e.g. 70 or 110 us for one launch), and a current run entirely in
+      // a mode the baseline saw once is not a regression.
+      worse = relative(current, bmax) > tol && current - bmax > t_.time_floor_us &&
+              (!testable || row.p_value <= t_.alpha);
+      better = relative(bmin, current) > tol && bmin - current > t_.time_floor_us &&
+               (!testable || p_less <= t_.alpha);
+      // Against a baseline that varies beyond the tolerance, only a current entirely above
+      // everything the baseline showed is a regression.
+      const double cmin = *std::min_element(c.begin(), c.end());
+      const double cmax = *std::max_element(c.begin(), c.end());
+      if (unstable) {
+        worse = worse && cmin > bmax;
+        better = better && cmax < bmin;
+      }
     } else {
-      row.change = (current - baseline) / std::fabs(baseline);
+      // Counters: the current median outside every value the baseline's trials showed, by more
+      // than the tolerance.
+      const bool above = current > bmax && relative(current, bmax) > tol;
+      const bool below = current < bmin && relative(bmin, current) > tol;
+      worse = growth_regresses ? above : below;
+      better = growth_regresses ? below : above;
     }
-
-    bool regressed = growth_regresses ? row.change > row.tolerance + slack
-                                      : row.change < -(row.tolerance + slack);
-    if (category == "time" && current - baseline <= t_.time_floor_us) regressed = false;
-    row.verdict = regressed ? "regression" : "pass";
-    if (regressed && baseline == 0) {
+    row.verdict = worse ? "regression" : better ? "improvement" : unstable ? "unstable" : "pass";
+    if (worse && baseline == 0) {
       note(scenario + ": " + metric + " was 0 in the baseline and is " +
            (ends_with(metric, "_bytes") ? format_bytes(current) : format_double("%g", current)) +
            " now; growth from 0 exceeds any tolerance");
@@ -153,17 +219,55 @@ std::unordered_map<std::string, const scenario_result*> index_by_key(const repor
   return index;
 }
 
+// The value of a counter in each trial (the scenario's own value when it has no trials).
+template <typename Get, typename GetTrial>
+std::vector<double> samples(const scenario_result& s, Get get, GetTrial get_trial) {
+  std::vector<double> v;
+  for (const auto& t : s.trials) v.push_back(static_cast<double>(get_trial(t)));
+  if (v.empty()) v.push_back(static_cast<double>(get(s.analysis)));
+  return v;
+}
+
+// A launch cost's medians (host or wall) in each trial.
+std::vector<double> time_samples(const scenario_result& s, const launch_cost& l, bool wall) {
+  std::vector<double> v;
+  for (const auto& t : s.trials) {
+    for (const auto& tl : t.launches) {
+      if (tl.phase == l.phase) v.push_back(wall ? tl.wall_median_us : tl.host_median_us);
+    }
+  }
+  if (v.empty()) v.push_back(wall ? l.wall.median_us : l.host.median_us);
+  return v;
+}
+
 void compare_scenario(const std::string& key, const scenario_result& b, const scenario_result& c,
                       comparer& out) {
-  out.judge(key, "used_high_bytes", "memory", static_cast<double>(b.analysis.used_high_bytes),
-            static_cast<double>(c.analysis.used_high_bytes), true);
+  using a_t = analysis_summary;
+  using t_t = trial_sample;
+  out.judge(key, "used_high_bytes", "memory",
+            samples(b, [](const a_t& a) { return a.used_high_bytes; },
+                    [](const t_t& t) { return t.used_high_bytes; }),
+            samples(c, [](const a_t& a) { return a.used_high_bytes; },
+                    [](const t_t& t) { return t.used_high_bytes; }),
+            true);
   out.judge(key, "reserved_high_bytes", "memory",
-            static_cast<double>(b.analysis.reserved_high_bytes),
-            static_cast<double>(c.analysis.reserved_high_bytes), true);
-  out.judge(key, "va_reuse_ratio", "reuse", b.analysis.va_reuse_ratio, c.analysis.va_reuse_ratio,
+            samples(b, [](const a_t& a) { return a.reserved_high_bytes; },
+                    [](const t_t& t) { return t.reserved_high_bytes; }),
+            samples(c, [](const a_t& a) { return a.reserved_high_bytes; },
+                    [](const t_t& t) { return t.reserved_high_bytes; }),
+            true);
+  out.judge(key, "va_reuse_ratio", "reuse",
+            samples(b, [](const a_t& a) { return a.va_reuse_ratio; },
+                    [](const t_t& t) { return t.va_reuse_ratio; }),
+            samples(c, [](const a_t& a) { return a.va_reuse_ratio; },
+                    [](const t_t& t) { return t.va_reuse_ratio; }),
             false);
-  out.judge(key, "physical_reuse_ratio", "reuse", b.analysis.physical_reuse_ratio,
-            c.analysis.physical_reuse_ratio, false);
+  out.judge(key, "physical_reuse_ratio", "reuse",
+            samples(b, [](const a_t& a) { return a.physical_reuse_ratio; },
+                    [](const t_t& t) { return t.physical_reuse_ratio; }),
+            samples(c, [](const a_t& a) { return a.physical_reuse_ratio; },
+                    [](const t_t& t) { return t.physical_reuse_ratio; }),
+            false);
 
   for (const auto& bl : b.launch_costs) {
     const auto it = std::find_if(c.launch_costs.begin(), c.launch_costs.end(),
@@ -172,8 +276,10 @@ void compare_scenario(const std::string& key, const scenario_result& b, const sc
       out.note(key + ": launch cost '" + bl.phase + "' is in the baseline only; not compared");
       continue;
     }
-    out.judge(key, "host." + bl.phase, "time", bl.host.median_us, it->host.median_us, true);
-    out.judge(key, "wall." + bl.phase, "time", bl.wall.median_us, it->wall.median_us, true);
+    out.judge(key, "host." + bl.phase, "time", time_samples(b, bl, false),
+              time_samples(c, *it, false), true);
+    out.judge(key, "wall." + bl.phase, "time", time_samples(b, bl, true),
+              time_samples(c, *it, true), true);
   }
   for (const auto& cl : c.launch_costs) {
     const bool in_baseline = std::any_of(b.launch_costs.begin(), b.launch_costs.end(),
@@ -233,9 +339,51 @@ void set_tolerance(tolerances& t, const std::string& assignment) {
 }
 
 bool comparison::regressed() const {
-  return std::any_of(rows.begin(), rows.end(), [](const comparison_row& r) {
-    return r.verdict == "regression" || r.verdict == "missing";
+  return std::any_of(rows.begin(), rows.end(), [&](const comparison_row& r) {
+    return r.verdict == "regression" || r.verdict == "missing" ||
+           (strict && r.verdict == "unstable");
   });
+}
+
+double mann_whitney_greater(const std::vector<double>& baseline,
+                            const std::vector<double>& current) {
+  const std::size_t n1 = baseline.size(), n2 = current.size();
+  if (n1 == 0 || n2 == 0) return 1;
+  double u = 0;  // pairs where current exceeds baseline; ties count one half
+  for (double c : current) {
+    for (double b : baseline) u += c > b ? 1.0 : c == b ? 0.5 : 0.0;
+  }
+  const std::size_t m = n1 * n2;
+  if (m > 2500) {  // normal approximation with a continuity correction
+    const double mean = static_cast<double>(m) / 2;
+    const double sd = std::sqrt(static_cast<double>(m) * static_cast<double>(n1 + n2 + 1) / 12);
+    return 0.5 * std::erfc((u - 0.5 - mean) / sd / std::sqrt(2.0));
+  }
+  // Exact null distribution of U: ways[i][j][k], built row by row over i (baseline size) with
+  // ways(i, j, k) = ways(i - 1, j, k - j) + ways(i, j - 1, k) (the largest value from either side).
+  std::vector<std::vector<std::vector<double>>> w(
+      n1 + 1, std::vector<std::vector<double>>(n2 + 1));
+  for (std::size_t i = 0; i <= n1; ++i) {
+    for (std::size_t j = 0; j <= n2; ++j) {
+      auto& cell = w[i][j];
+      cell.assign(i * j + 1, 0.0);
+      if (i == 0 || j == 0) {
+        cell[0] = 1;
+        continue;
+      }
+      // U counts (current > baseline) pairs: the largest value is a current (j) one, above all
+      // i baseline values (adds i), or a baseline one (adds 0).
+      for (std::size_t k = 0; k < w[i][j - 1].size(); ++k) cell[k + i] += w[i][j - 1][k];
+      for (std::size_t k = 0; k < w[i - 1][j].size(); ++k) cell[k] += w[i - 1][j][k];
+    }
+  }
+  const auto& dist = w[n1][n2];
+  double total = 0, tail = 0;
+  for (std::size_t k = 0; k < dist.size(); ++k) {
+    total += dist[k];
+    if (static_cast<double>(k) >= std::floor(u + 1e-9)) tail += dist[k];
+  }
+  return tail / total;
 }
 
 comparison compare_reports(const report& baseline, const report& current, const tolerances& t) {
@@ -255,6 +403,7 @@ comparison compare_reports(const report& baseline, const report& current, const 
   }
 
   comparison result;
+  result.strict = t.strict;
   comparer out(t, result);
   const auto base_index = index_by_key(baseline, "baseline", out);
   const auto current_index = index_by_key(current, "current", out);
@@ -289,12 +438,13 @@ comparison compare_reports(const report& baseline, const report& current, const 
   return result;
 }
 
-std::string format_comparison(const comparison& c) {
+std::string format_comparison(const comparison& c, bool all) {
   const std::vector<std::string> header = {"scenario", "metric",    "baseline", "current",
                                            "change",   "tolerance", "verdict"};
   std::vector<std::vector<std::string>> cells;
   cells.reserve(c.rows.size());
   for (const auto& r : c.rows) {
+    if (!all && !notable(r)) continue;
     cells.push_back({r.scenario, r.metric, format_value(r, r.baseline), format_value(r, r.current),
                      format_change(r), format_tolerance(r), r.verdict});
   }
@@ -317,7 +467,7 @@ std::string format_comparison(const comparison& c) {
   };
 
   std::string out;
-  if (!c.rows.empty()) {
+  if (!cells.empty()) {
     out += line(header);
     for (const auto& row : cells) out += line(row);
   }
@@ -330,6 +480,63 @@ std::string format_comparison(const comparison& c) {
   });
   out += std::to_string(compared) + " compared, " + std::to_string(regressed) + " regressed\n";
   return out;
+}
+
+std::string verdict_counts(const comparison& c) {
+  std::string s = std::to_string(c.rows.size()) + " rows:";
+  bool first = true;
+  for (const char* v : {"pass", "regression", "improvement", "unstable", "missing", "skipped"}) {
+    const auto n = std::count_if(c.rows.begin(), c.rows.end(),
+                                 [&](const comparison_row& r) { return r.verdict == v; });
+    s += std::string(first ? " " : ", ") + std::to_string(n) + " " + v;
+    first = false;
+  }
+  return s + (c.strict ? " (--strict: unstable fails)" : "");
+}
+
+std::string format_summary(const comparison& c, bool all) {
+  return verdict_counts(c) + "\n" + format_comparison(c, all);
+}
+
+std::string format_markdown(const comparison& c, bool all) {
+  std::string out = "**gmemprof check**: " + verdict_counts(c) + "\n\n";
+  out += "| scenario | metric | baseline | current | change | verdict |\n";
+  out += "|---|---|---:|---:|---:|---|\n";
+  for (const auto& r : c.rows) {
+    if (!all && !notable(r)) continue;
+    out += "| `" + r.scenario + "` | " + r.metric + " | " + format_value(r, r.baseline) + " | " +
+           format_value(r, r.current) + " | " + format_change(r) + " | " + r.verdict + " |\n";
+  }
+  for (const auto& n : c.notes) out += "\n- " + n;
+  return out + (c.notes.empty() ? "" : "\n");
+}
+
+std::string format_comparison_json(const comparison& c, bool all) {
+  nlohmann::json j;
+  nlohmann::json counts = nlohmann::json::object();
+  for (const auto& r : c.rows) counts[r.verdict] = counts.value(r.verdict, 0) + 1;
+  j["counts"] = counts;
+  j["regressed"] = c.regressed();
+  j["strict"] = c.strict;
+  nlohmann::json rows = nlohmann::json::array();
+  const auto num = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); };
+  for (const auto& r : c.rows) {
+    if (!all && !notable(r)) continue;
+    rows.push_back({{"scenario", r.scenario},
+                    {"metric", r.metric},
+                    {"category", r.category},
+                    {"baseline", num(r.baseline)},
+                    {"current", num(r.current)},
+                    {"change", num(r.change)},
+                    {"tolerance", r.tolerance},
+                    {"baseline_trials", r.baseline_trials},
+                    {"current_trials", r.current_trials},
+                    {"p_value", r.p_value < 0 ? nlohmann::json() : nlohmann::json(r.p_value)},
+                    {"verdict", r.verdict}});
+  }
+  j["rows"] = rows;
+  j["notes"] = c.notes;
+  return j.dump(2) + "\n";
 }
 
 int exit_code(const comparison& c) noexcept { return c.regressed() ? 1 : 0; }

@@ -174,6 +174,25 @@ json to_json(const scenario_result& s) {
     for (const auto& k : s.skeletons) skeletons.push_back(json::parse(skeleton_to_json_text(k)));
     j["skeletons"] = std::move(skeletons);
   }
+  if (!s.trials.empty()) {
+    json trials = json::array();
+    for (const auto& t : s.trials) {
+      json c;
+      c["used_high_bytes"] = t.used_high_bytes;
+      c["reserved_high_bytes"] = t.reserved_high_bytes;
+      c["va_reuse_ratio"] = number(t.va_reuse_ratio);
+      c["physical_reuse_ratio"] = number(t.physical_reuse_ratio);
+      json launches = json::array();
+      for (const auto& l : t.launches) {
+        launches.push_back({{"phase", l.phase},
+                            {"host_median_us", number(l.host_median_us)},
+                            {"wall_median_us", number(l.wall_median_us)}});
+      }
+      c["launches"] = std::move(launches);
+      trials.push_back(std::move(c));
+    }
+    j["trials"] = std::move(trials);
+  }
   return j;
 }
 
@@ -466,6 +485,30 @@ scenario_result read_scenario(const reader& in, const json& j, const std::string
       } catch (const std::invalid_argument& e) {
         in.fail(p, std::string("is not a valid skeleton (") + e.what() + ")");
       }
+    }
+  }
+
+  // Optional (issue 10): reports of one sample have no trials.
+  if (j.contains("trials")) {
+    const std::string trials_path = reader::join(path, "trials");
+    const json& trials_json = in.array(j, "trials", path);
+    for (std::size_t i = 0; i < trials_json.size(); ++i) {
+      const std::string p = reader::at(trials_path, i);
+      const json& c = element(in, trials_json, i, p);
+      trial_sample t;
+      t.used_high_bytes = in.u64(c, "used_high_bytes", p);
+      t.reserved_high_bytes = in.u64(c, "reserved_high_bytes", p);
+      t.va_reuse_ratio = in.real(c, "va_reuse_ratio", p);
+      t.physical_reuse_ratio = in.real(c, "physical_reuse_ratio", p);
+      const std::string lp = reader::join(p, "launches");
+      const json& launches = in.array(c, "launches", p);
+      for (std::size_t k = 0; k < launches.size(); ++k) {
+        const std::string q = reader::at(lp, k);
+        const json& l = element(in, launches, k, q);
+        t.launches.push_back({in.name(l, "phase", q), in.real(l, "host_median_us", q),
+                              in.real(l, "wall_median_us", q)});
+      }
+      s.trials.push_back(std::move(t));
     }
   }
   return s;

@@ -13,6 +13,65 @@
 #include "suite/scenarios.hpp"
 
 namespace gmem::profiler {
+namespace {
+
+double median_of(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+trial_sample sample_of(const scenario_result& r) {
+  trial_sample t;
+  t.used_high_bytes = r.analysis.used_high_bytes;
+  t.reserved_high_bytes = r.analysis.reserved_high_bytes;
+  t.va_reuse_ratio = r.analysis.va_reuse_ratio;
+  t.physical_reuse_ratio = r.analysis.physical_reuse_ratio;
+  for (const auto& l : r.launch_costs) {
+    t.launches.push_back({l.phase, l.host.median_us, l.wall.median_us});
+  }
+  return t;
+}
+
+}  // namespace
+
+std::vector<scenario_result> combine_trials(std::vector<std::vector<scenario_result>> trials) {
+  if (trials.empty()) return {};
+  std::vector<scenario_result> out = std::move(trials.front());
+  if (trials.size() == 1) return out;  // one trial: the report as before, no trials section
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    scenario_result& r = out[i];
+    if (r.status != scenario_status::ok) continue;
+    r.trials.push_back(sample_of(r));
+    for (std::size_t t = 1; t < trials.size(); ++t) {
+      if (i >= trials[t].size() || trials[t][i].key() != r.key()) continue;
+      const scenario_result& other = trials[t][i];
+      if (other.status != scenario_status::ok) {
+        // A trial that failed fails the scenario: the check must see it.
+        r.status = other.status;
+        r.status_message = "trial " + std::to_string(t + 1) + ": " + other.status_message;
+        break;
+      }
+      r.trials.push_back(sample_of(other));
+    }
+    // Launch-cost medians: the median of the trials' medians.
+    for (auto& l : r.launch_costs) {
+      std::vector<double> host, wall;
+      for (const auto& t : r.trials) {
+        for (const auto& tl : t.launches) {
+          if (tl.phase == l.phase) {
+            host.push_back(tl.host_median_us);
+            wall.push_back(tl.wall_median_us);
+          }
+        }
+      }
+      if (!host.empty()) l.host.median_us = median_of(host);
+      if (!wall.empty()) l.wall.median_us = median_of(wall);
+    }
+  }
+  return out;
+}
 
 std::vector<std::string> scenario_names() {
   std::vector<std::string> names;
@@ -43,9 +102,10 @@ report run_suite(const run_options& options, const std::string& command_line) {
                       " is out of range: this machine has " + std::to_string(count) +
                       " CUDA device(s), 0.." + std::to_string(count - 1));
   }
-  if (options.reps < 1 || options.warmups < 0) {
-    throw usage_error("run options: reps must be at least 1 and warmups at least 0 (got reps " +
-                      std::to_string(options.reps) + ", warmups " +
+  if (options.reps < 1 || options.warmups < 0 || options.trials < 1) {
+    throw usage_error("run options: reps and trials must be at least 1 and warmups at least 0 "
+                      "(got reps " + std::to_string(options.reps) + ", trials " +
+                      std::to_string(options.trials) + ", warmups " +
                       std::to_string(options.warmups) + ")");
   }
   require_graph_mem_nodes(options.device);
@@ -79,7 +139,12 @@ report run_suite(const run_options& options, const std::string& command_line) {
     const auto t0 = std::chrono::steady_clock::now();
     const nvtx_range range(def.name);
     try {
-      for (auto& r : def.run(ctx)) rep.scenarios.push_back(std::move(r));
+      std::vector<std::vector<scenario_result>> trials;
+      for (int t = 0; t < options.trials; ++t) {
+        if (t > 0) (void)trim(options.device);  // each trial from a trimmed pool
+        trials.push_back(def.run(ctx));
+      }
+      for (auto& r : combine_trials(std::move(trials))) rep.scenarios.push_back(std::move(r));
     } catch (const std::exception& e) {
       scenario_result r;
       r.name = def.name;

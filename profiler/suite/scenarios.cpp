@@ -1,5 +1,6 @@
 #include "suite/scenarios.hpp"
 
+#include <cstdlib>
 #include <algorithm>
 #include <map>
 #include <memory>
@@ -28,6 +29,20 @@ constexpr std::uint64_t GiB = std::uint64_t{1} << 30;
 /// Memset nodes touch at most this much of an allocation: enough to use it, small enough that
 /// launch times measure the graph and its mapping, not memory bandwidth.
 constexpr std::uint64_t touch_bytes = MiB;
+
+/// TEST-ONLY regression injection (issue 10), read by the suite and nowhere else: the
+/// environment variable GMEM_SUITE_INJECT set to one of
+///   extra_granule  single_alloc holds one more granule-sized allocation beside its own;
+///   free_removed   address_reuse_chain's first free no longer precedes the next allocation
+///                  (it moves to the end of the graph, so the chain cannot reuse that memory);
+///   remap          multi-graph scenarios trim before every steady iteration: each remaps;
+///   slow_launch    multi-graph scenarios launch their graphs twice per steady iteration.
+/// It exists to measure that `gmemprof check` catches such regressions
+/// (reports/check-quality/); unset (always, outside that measurement) it changes nothing.
+std::string injected() {
+  const char* v = std::getenv("GMEM_SUITE_INJECT");
+  return v ? v : "";
+}
 
 profile_options options_for(const scenario_context& ctx, std::vector<std::string> phases) {
   profile_options o;
@@ -59,11 +74,16 @@ cudaGraphNode_t touch(graph& g, const graph_allocation& a) {
   return g.add_memset({a.node}, a.ptr, 0x5a, std::min<std::uint64_t>(a.bytes, touch_bytes));
 }
 
-graph single_graph(const std::string& name, std::uint64_t bytes, int device, bool free_it = true) {
+graph single_graph(const std::string& name, std::uint64_t bytes, int device, bool free_it = true,
+                   std::uint64_t extra_bytes = 0) {
   graph g(name);
   const auto a = g.add_alloc({bytes, device});
   const auto t = touch(g, a);
   if (free_it) (void)g.add_free(a.ptr, {t});
+  if (extra_bytes > 0) {  // test-only injection, see injected()
+    const auto e = g.add_alloc({extra_bytes, device});
+    (void)g.add_free(e.ptr, {touch(g, e)});
+  }
   return g;
 }
 
@@ -145,7 +165,18 @@ scenario_result run_multi(const scenario_context& ctx, std::string name, paramet
   phase_plan cold{"cold_iteration", [&] { (void)trim(dev); }, run_once, nullptr};
   r.launch_costs.push_back(measure_phase(cold, ctx.warmups, ctx.reps));
   record("cold_iteration");
-  phase_plan steady{"steady_iteration", nullptr, run_once, nullptr};
+  // Test-only injections (see injected()): a steady iteration that remaps, or one twice as slow.
+  const std::string inject = injected();
+  const auto run_twice = [&] {
+    const timed a = run_once();
+    const timed b = run_once();
+    return timed{a.host_us + b.host_us, a.wall_us + b.wall_us};
+  };
+  phase_plan steady{"steady_iteration",
+                    inject == "remap" ? std::function<void()>([&] { (void)trim(dev); }) : nullptr,
+                    inject == "slow_launch" ? std::function<timed()>(run_twice)
+                                            : std::function<timed()>(run_once),
+                    nullptr};
   r.launch_costs.push_back(measure_phase(steady, ctx.warmups, ctx.reps));
   record("steady_iteration");
   GMEM_CUDA_TRY(cudaDeviceSynchronize());
@@ -179,7 +210,8 @@ std::vector<scenario_result> single_alloc(const scenario_context& ctx) {
                                             phase::first_launch_after_upload, phase::steady_launch}
                  : cold_and_steady;
       try {
-        graph g = single_graph("single_alloc", bytes, ctx.device);
+        graph g = single_graph("single_alloc", bytes, ctx.device, true,
+                               injected() == "extra_granule" ? ctx.granularity : 0);
         out.push_back(named(profile_graph(g, options_for(ctx, phases)), "single_alloc", params));
       } catch (const std::exception& e) {  // one size failing keeps the others' results
         scenario_result r = skipped("single_alloc", params, e.what());
@@ -198,10 +230,18 @@ std::vector<scenario_result> address_reuse_chain(const scenario_context& ctx) {
   const std::uint64_t bytes = 64 * MiB;
   graph g("address_reuse_chain");
   std::vector<cudaGraphNode_t> deps;
+  const bool remove_free = injected() == "free_removed";  // test-only, see injected()
+  void* first = nullptr;
   for (int i = 0; i < n; ++i) {
     const auto a = g.add_alloc({bytes, ctx.device}, deps);
-    deps = {g.add_free(a.ptr, {touch(g, a)})};
+    if (i == 0 && remove_free) {
+      first = a.ptr;
+      deps = {touch(g, a)};
+    } else {
+      deps = {g.add_free(a.ptr, {touch(g, a)})};
+    }
   }
+  if (first != nullptr) (void)g.add_free(first, deps);
   return {named(profile_graph(g, options_for(ctx, cold_and_steady)), "address_reuse_chain",
                 {{"allocations", std::int64_t{n}}, {"bytes", static_cast<std::int64_t>(bytes)}})};
 }

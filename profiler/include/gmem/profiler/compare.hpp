@@ -25,6 +25,10 @@ struct tolerances {
   double time_floor_us = 10.0;
   /// Overrides by exact metric name, e.g. "reserved_high_bytes" or "wall.first_launch_no_upload".
   std::map<std::string, double> per_metric;
+  /// --strict: an "unstable" row (the baseline's own trials vary beyond the tolerance) fails too.
+  bool strict = false;
+  /// One-sided significance level of the Mann-Whitney U test on the trials' medians.
+  double alpha = 0.01;
 
   /// The tolerance for `metric` of `category` ("memory", "reuse" or "time"): its per-metric
   /// override, else the category's. Throws std::invalid_argument for an unknown category.
@@ -45,13 +49,18 @@ struct comparison_row {
   double current = 0;
   double change = 0;  ///< (current - baseline) / baseline; 0 when both are 0, +inf from 0 to more
   double tolerance = 0;
-  /// "pass", "regression", "missing" (a regression too) or "skipped" (not compared).
+  /// "pass", "regression", "improvement", "unstable" (the baseline's trials vary beyond the
+  /// tolerance; fails only with strict), "missing" (a regression too) or "skipped".
   std::string verdict;
+  std::size_t baseline_trials = 1;  ///< samples on each side (1 for a report without trials)
+  std::size_t current_trials = 1;
+  double p_value = -1;  ///< times: the one-sided Mann-Whitney p; -1 when no test was possible
 };
 
 struct comparison {
   std::vector<comparison_row> rows;
   std::vector<std::string> notes;  ///< what was not compared and why, in words
+  bool strict = false;  ///< unstable rows count as regressions (tolerances::strict)
 
   /// True when a row is a "regression" or "missing".
   [[nodiscard]] bool regressed() const;
@@ -66,9 +75,22 @@ struct comparison {
 
 /// The table (scenario, metric, baseline, current, change, tolerance, verdict; *_bytes in MiB),
 /// then the notes, then "N compared, N regressed"; throws nothing but std::bad_alloc.
-[[nodiscard]] std::string format_comparison(const comparison& c);
+[[nodiscard]] std::string format_comparison(const comparison& c, bool all = true);
+/// Summary first: counts per verdict, then only the regression / improvement / unstable /
+/// missing rows (every row with `all`).
+[[nodiscard]] std::string format_summary(const comparison& c, bool all);
+/// The same as a markdown table (CI job summary, pull-request comment).
+[[nodiscard]] std::string format_markdown(const comparison& c, bool all);
+/// The same as JSON: {"counts": {...}, "rows": [...], "notes": [...]}.
+[[nodiscard]] std::string format_comparison_json(const comparison& c, bool all);
 
-/// 0 when nothing regressed, 1 on any regression.
+/// Statistics of the check (issue 10), exposed for tests.
+/// One-sided exact Mann-Whitney p-value that `current` is stochastically greater than
+/// `baseline` (ties count one half); P(U >= u) under the null of exchangeable samples.
+[[nodiscard]] double mann_whitney_greater(const std::vector<double>& baseline,
+                                          const std::vector<double>& current);
+
+/// 0 when nothing regressed, 1 on any regression (or unstable row with tolerances::strict).
 [[nodiscard]] int exit_code(const comparison& c) noexcept;
 
 }  // namespace gmem::profiler

@@ -106,6 +106,22 @@ struct analysis_summary {
   double bound_ratio = 0;
 };
 
+/// One trial of a scenario (issue 10): the scenario measured again from a fresh state (trimmed
+/// pool, new streams and graphs). A report's trials are the distribution the regression check
+/// tests; a scenario without trials (schema-1 reports of one sample) counts as one trial.
+struct trial_sample {
+  std::uint64_t used_high_bytes = 0;
+  std::uint64_t reserved_high_bytes = 0;
+  double va_reuse_ratio = 0;
+  double physical_reuse_ratio = 0;
+  struct launch {
+    std::string phase;
+    double host_median_us = 0;
+    double wall_median_us = 0;
+  };
+  std::vector<launch> launches;  ///< each launch cost's medians over this trial's repetitions
+};
+
 enum class scenario_status { ok, skipped, error };
 /// "ok", "skipped" or "error", as in reports.
 [[nodiscard]] const char* to_string(scenario_status s) noexcept;
@@ -122,6 +138,9 @@ struct scenario_result {
   std::vector<allocation_lifetime> allocations;  ///< optional section; empty when not recorded
   /// What the driver saw of each graph (optional in reports; `gmemprof replay` re-measures it).
   std::vector<skeleton> skeletons;
+  /// Optional: every trial's values (the fields above come from the first trial, launch-cost
+  /// medians are the median of the trials' medians). Empty: one trial, the fields above.
+  std::vector<trial_sample> trials;
 
   /// name plus its parameters, "single_alloc[bytes=2097152,upload=true]": the key under which
   /// the regression check matches a scenario across reports.

@@ -1,0 +1,176 @@
+// The noise-aware check (issue 10): statistics on synthetic trial distributions, chosen so that
+// a check on medians alone, on a fixed percentage, or with a wrong U statistic gets them wrong.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "gmem/profiler/compare.hpp"
+#include "suite/runner.hpp"
+
+namespace gmem::profiler {
+namespace {
+
+scenario_result with_trials(const std::vector<std::uint64_t>& reserved,
+                            const std::vector<double>& steady_us) {
+  scenario_result s;
+  s.name = "s";
+  s.params = {{"bytes", std::int64_t{1}}};
+  launch_cost l;
+  l.phase = "steady_launch";
+  s.launch_costs.push_back(l);
+  for (std::size_t i = 0; i < reserved.size(); ++i) {
+    trial_sample t;
+    t.used_high_bytes = reserved[i];
+    t.reserved_high_bytes = reserved[i];
+    t.va_reuse_ratio = 1;
+    t.physical_reuse_ratio = 1;
+    t.launches.push_back({"steady_launch", steady_us[i], steady_us[i]});
+    s.trials.push_back(t);
+  }
+  s.analysis.reserved_high_bytes = reserved.at(0);
+  s.analysis.used_high_bytes = reserved.at(0);
+  return s;
+}
+
+report one(scenario_result s) {
+  report r;
+  r.env.device_name = "gpu";
+  r.scenarios.push_back(std::move(s));
+  return r;
+}
+
+const comparison_row& row(const comparison& c, const std::string& metric) {
+  for (const auto& r : c.rows)
+    if (r.metric == metric) return r;
+  throw std::runtime_error("no row " + metric);
+}
+
+constexpr std::uint64_t MiB = 1 << 20;
+
+TEST(MannWhitney, ExactTailsOfSmallSamples) {
+  // Complete separation of 5 and 5: P = 1 / C(10, 5) = 1/252.
+  EXPECT_NEAR(mann_whitney_greater({1, 2, 3, 4, 5}, {6, 7, 8, 9, 10}), 1.0 / 252, 1e-12);
+  // The other direction: certain.
+  EXPECT_NEAR(mann_whitney_greater({6, 7, 8, 9, 10}, {1, 2, 3, 4, 5}), 1.0, 1e-12);
+  // One inversion (U = 24 of 25): two arrangements reach it or more: 2/252.
+  EXPECT_NEAR(mann_whitney_greater({1, 2, 3, 4, 7}, {6, 8, 9, 10, 11}), 2.0 / 252, 1e-12);
+  // Sizes 2 and 3, current all above: 1 / C(5, 2) = 0.1.
+  EXPECT_NEAR(mann_whitney_greater({1, 2}, {3, 4, 5}), 0.1, 1e-12);
+  // All tied: U = n1 n2 / 2, P(U >= floor(mean)) is at least a half.
+  EXPECT_GE(mann_whitney_greater({5, 5, 5}, {5, 5, 5}), 0.5);
+}
+
+TEST(CheckTrials, CounterInsideWhatTheBaselineShowedPasses) {
+  // The baseline's trials showed 256 and 512 MiB (processes settle differently); a current run
+  // of 512 everywhere is inside that range. A median-vs-median check calls it +100%.
+  const auto b = with_trials({256 * MiB, 256 * MiB, 512 * MiB, 256 * MiB, 256 * MiB},
+                             {50, 50, 50, 50, 50});
+  const auto c = with_trials({512 * MiB, 512 * MiB, 512 * MiB, 512 * MiB, 512 * MiB},
+                             {50, 50, 50, 50, 50});
+  const comparison cmp = compare_reports(one(b), one(c), tolerances{});
+  EXPECT_EQ(row(cmp, "reserved_high_bytes").verdict, "unstable");
+  EXPECT_FALSE(cmp.regressed());
+  tolerances strict;
+  strict.strict = true;
+  EXPECT_TRUE(compare_reports(one(b), one(c), strict).regressed());
+}
+
+TEST(CheckTrials, CounterOutsideEveryBaselineTrialRegresses) {
+  // One granule more than anything the baseline's trials showed (its median is 2 MiB and so
+  // are all its trials): a regression even though one current trial is still at 2 MiB.
+  const auto b = with_trials({2 * MiB, 2 * MiB, 2 * MiB, 2 * MiB, 2 * MiB}, {50, 50, 50, 50, 50});
+  const auto c = with_trials({4 * MiB, 4 * MiB, 2 * MiB, 4 * MiB, 4 * MiB}, {50, 50, 50, 50, 50});
+  const comparison cmp = compare_reports(one(b), one(c), tolerances{});
+  EXPECT_EQ(row(cmp, "reserved_high_bytes").verdict, "regression");
+  EXPECT_EQ(exit_code(cmp), 1);
+  // And the reverse is an improvement, which passes.
+  const comparison rev = compare_reports(one(c), one(b), tolerances{});
+  EXPECT_EQ(row(rev, "reserved_high_bytes").verdict, "unstable");  // 2..4 MiB baseline
+  EXPECT_EQ(exit_code(rev), 0);
+}
+
+TEST(CheckTrials, TimeNeedsSignificanceAndEffect) {
+  const std::vector<std::uint64_t> r(5, 2 * MiB);
+  // Medians 100 vs 200 us but the current trials overlap the baseline's entirely except
+  // one: no significance -> a fixed percentage would call it a regression.
+  {
+    const auto b = with_trials(r, {100, 101, 102, 103, 104});
+    const auto c = with_trials(r, {100, 101, 200, 200, 200});
+    const comparison cmp = compare_reports(one(b), one(c), tolerances{});
+    EXPECT_EQ(row(cmp, "wall.steady_launch").verdict, "pass");
+    EXPECT_GT(row(cmp, "wall.steady_launch").p_value, 0.01);
+  }
+  // Every current trial 2x slower: significant (p = 1/252) and beyond the 50% tolerance.
+  {
+    const auto b = with_trials(r, {100, 101, 102, 103, 104});
+    const auto c = with_trials(r, {200, 201, 202, 203, 204});
+    const comparison cmp = compare_reports(one(b), one(c), tolerances{});
+    EXPECT_EQ(row(cmp, "wall.steady_launch").verdict, "regression");
+    EXPECT_NEAR(row(cmp, "wall.steady_launch").p_value, 1.0 / 252, 1e-12);
+  }
+  // Significant but small (+20%): a pass.
+  {
+    const auto b = with_trials(r, {100, 101, 102, 103, 104});
+    const auto c = with_trials(r, {120, 121, 122, 123, 124});
+    EXPECT_EQ(row(compare_reports(one(b), one(c), tolerances{}), "wall.steady_launch").verdict,
+              "pass");
+  }
+  // 2x faster: an improvement, exit 0.
+  {
+    const auto b = with_trials(r, {200, 201, 202, 203, 204});
+    const auto c = with_trials(r, {100, 101, 102, 103, 104});
+    const comparison cmp = compare_reports(one(b), one(c), tolerances{});
+    EXPECT_EQ(row(cmp, "wall.steady_launch").verdict, "improvement");
+    EXPECT_EQ(exit_code(cmp), 0);
+  }
+}
+
+TEST(CheckTrials, TimeEffectCountsFromTheBaselinesSlowestTrial) {
+  // A bimodal launch (70 or 110 us by process): the baseline saw 110 once; a current run all
+  // at 115 is +64% on the median but only +5% over the slowest baseline trial.
+  const std::vector<std::uint64_t> r(5, 2 * MiB);
+  const auto b = with_trials(r, {69, 69, 70, 71, 103});
+  const auto c = with_trials(r, {113, 114, 115, 117, 117});
+  EXPECT_EQ(row(compare_reports(one(b), one(c), tolerances{}), "wall.steady_launch").verdict,
+            "pass");
+}
+
+TEST(CheckTrials, OneSampleReportsKeepTheFixedRule) {
+  // Schema-1 reports (no trials) are one trial each: no test is possible, the effect decides.
+  scenario_result b, c;
+  b.name = c.name = "s";
+  launch_cost l;
+  l.phase = "steady_launch";
+  l.wall.median_us = 100;
+  b.launch_costs.push_back(l);
+  l.wall.median_us = 200;
+  c.launch_costs.push_back(l);
+  const comparison cmp = compare_reports(one(b), one(c), tolerances{});
+  EXPECT_EQ(row(cmp, "wall.steady_launch").verdict, "regression");
+  EXPECT_EQ(row(cmp, "wall.steady_launch").p_value, -1);
+}
+
+TEST(CombineTrials, MedianOfTrialMediansAndEveryTrialKept) {
+  auto make = [](double us, std::uint64_t reserved) {
+    scenario_result s;
+    s.name = "s";
+    launch_cost l;
+    l.phase = "steady_launch";
+    l.wall.median_us = us;
+    l.host.median_us = us / 2;
+    s.launch_costs.push_back(l);
+    s.analysis.reserved_high_bytes = reserved;
+    return std::vector<scenario_result>{s};
+  };
+  const auto joined = combine_trials({make(10, 1), make(30, 2), make(20, 3)});
+  ASSERT_EQ(joined.size(), 1u);
+  ASSERT_EQ(joined[0].trials.size(), 3u);
+  EXPECT_EQ(joined[0].launch_costs[0].wall.median_us, 20);
+  EXPECT_EQ(joined[0].launch_costs[0].host.median_us, 10);
+  EXPECT_EQ(joined[0].trials[2].reserved_high_bytes, 3u);
+  EXPECT_TRUE(combine_trials({make(10, 1)})[0].trials.empty());  // one trial: schema-1 shape
+}
+
+}  // namespace
+}  // namespace gmem::profiler

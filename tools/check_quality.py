@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+"""Measures how often `gmemprof check` cries wolf and how often it catches injected regressions.
+
+Usage: tools/check_quality.py GMEMPROF RESULTS_DIR
+RESULTS_DIR holds clean1..N.json (back-to-back `gmemprof run --trials K` of one binary) and
+inj-NAME-I.json (runs with GMEM_SUITE_INJECT=NAME over the scenarios it touches). Prints, as JSON:
+- for each k <= K, the false regressions over every ordered pair (i < j) of clean runs, each
+  report cut to its first k trials (k = 1 is a report of one sample, as before trials);
+- for each injection, how many of its runs `check` (baseline: clean1 cut to the same scenarios)
+  failed with exit 1.
+"""
+import glob, itertools, json, os, re, subprocess, sys, tempfile
+
+gmemprof, d = sys.argv[1], sys.argv[2]
+tmp = tempfile.mkdtemp()
+
+def load(p):
+    with open(p) as f:
+        return json.load(f)
+
+def cut(rep, k, keep=None):
+    rep = json.loads(json.dumps(rep))
+    if keep is not None:
+        rep["scenarios"] = [s for s in rep["scenarios"] if s["name"] in keep]
+    for s in rep["scenarios"]:
+        if "trials" not in s:
+            continue
+        s["trials"] = s["trials"][:k]
+        if k == 1:  # a one-sample report: the first trial's values, no trials section
+            t = s.pop("trials")[0]
+            for l in s["launch_costs"]:
+                for tl in t["launches"]:
+                    if tl["phase"] == l["phase"]:
+                        l["host"]["median_us"] = tl["host_median_us"]
+                        l["wall"]["median_us"] = tl["wall_median_us"]
+    return rep
+
+def write(rep, name):
+    p = os.path.join(tmp, name)
+    with open(p, "w") as f:
+        json.dump(rep, f)
+    return p
+
+def check(b, c):
+    r = subprocess.run([gmemprof, "check", b, c, "--format", "json", "--all"],
+                       capture_output=True, text=True)
+    out = json.loads(r.stdout) if r.stdout.strip().startswith("{") else {"rows": []}
+    return r.returncode, out
+
+clean = sorted(glob.glob(os.path.join(d, "clean*.json")),
+               key=lambda p: int(re.findall(r"(\d+)\.json$", p)[0]))
+reps = [load(p) for p in clean]
+K = max(len(s.get("trials", [])) for s in reps[0]["scenarios"])
+result = {"clean_runs": len(reps), "trials": K, "false_alarms": {}, "injected": {}}
+for k in sorted({1, 2, 3, K} | set(range(1, K + 1))):
+    paths = [write(cut(r, k), f"k{k}-{i}.json") for i, r in enumerate(reps)]
+    failed, rows, unstable, detail = 0, 0, 0, {}
+    for i, j in itertools.combinations(range(len(paths)), 2):
+        rc, out = check(paths[i], paths[j])
+        failed += rc == 1
+        for row in out["rows"]:
+            if row["verdict"] in ("regression", "missing"):
+                rows += 1
+                key = row["scenario"] + " " + row["metric"]
+                detail[key] = detail.get(key, 0) + 1
+            unstable += row["verdict"] == "unstable"
+    result["false_alarms"][k] = {"pairs": len(paths) * (len(paths) - 1) // 2,
+                                 "pairs_failed": failed, "regression_rows": rows,
+                                 "unstable_rows": unstable, "by_metric": detail}
+for name in sorted({re.findall(r"inj-(.+)-\d+\.json$", p)[0]
+                    for p in glob.glob(os.path.join(d, "inj-*.json"))}):
+    runs = sorted(glob.glob(os.path.join(d, f"inj-{name}-*.json")))
+    caught, metrics = 0, {}
+    for p in runs:
+        cur = load(p)
+        keep = {s["name"] for s in cur["scenarios"]}
+        b = write(cut(reps[0], K, keep), f"base-{name}.json")
+        rc, out = check(b, p)
+        caught += rc == 1
+        for row in out["rows"]:
+            if row["verdict"] in ("regression", "missing"):
+                key = row["scenario"] + " " + row["metric"]
+                metrics[key] = metrics.get(key, 0) + 1
+    result["injected"][name] = {"runs": len(runs), "caught": caught, "by_metric": metrics}
+print(json.dumps(result, indent=1))
