@@ -1,0 +1,65 @@
+"""Profile a CuPy graph and a cuda-python cudaGraph_t with gmem. Needs a GPU and CuPy (and
+cuda-python for the second test); skips with the reason elsewhere."""
+
+import pytest
+
+import gmem
+import gmem.testing
+
+pytestmark = pytest.mark.gpu
+cupy = pytest.importorskip("cupy", reason="CuPy is not installed")
+try:
+    if cupy.cuda.runtime.getDeviceCount() < 1:
+        raise RuntimeError("0 devices")
+except Exception as exc:  # CuPy raises its own error types without a driver
+    pytest.skip("no CUDA GPU visible to CuPy: %s" % exc, allow_module_level=True)
+
+MiB = 1 << 20
+
+
+def test_profile_cupy_graph_with_async_pool():
+    # CuPy's stream-ordered pool allocates with cudaMallocAsync: in a capture, memory nodes.
+    cupy.cuda.set_allocator(cupy.cuda.MemoryAsyncPool().malloc)
+    try:
+        s = cupy.cuda.Stream(non_blocking=True)
+        with s:
+            x = cupy.ones(2 * MiB, dtype=cupy.float32)  # 8 MiB
+            s.synchronize()
+            s.begin_capture()
+            out = (x * 2) + 1
+            graph = s.end_capture()
+        assert gmem.graph_handle(graph) == graph.graph
+        report = gmem.profile_graph(graph, "cupy_step", reps=2)
+        a = report.analysis
+        assert a.alloc_nodes >= 1 and a.requested_bytes >= 8 * MiB
+        assert a.reserved_high_bytes >= a.lower_bound_rounded_bytes > 0
+        gmem.testing.assert_within_bound(report, 2.0)
+        graph.launch(s)
+        s.synchronize()
+        assert bool((out == 3).all())
+    finally:
+        cupy.cuda.set_allocator(cupy.cuda.MemoryPool().malloc)
+
+
+def test_cuda_python_graph_handle():
+    runtime = pytest.importorskip("cuda.bindings.runtime", reason="cuda-python is not installed")
+    err, g = runtime.cudaGraphCreate(0)
+    assert err == runtime.cudaError_t.cudaSuccess
+    try:
+        assert gmem.graph_handle(g) == int(g) != 0
+        report = gmem.profile_graph(g, "empty", reps=1)
+        assert report.analysis.alloc_nodes == 0
+        assert report.analysis.reserved_high_bytes == 0
+    finally:
+        runtime.cudaGraphDestroy(g)
+
+
+def test_bad_device_is_a_gmem_error():
+    runtime = pytest.importorskip("cuda.bindings.runtime", reason="cuda-python is not installed")
+    err, g = runtime.cudaGraphCreate(0)
+    try:
+        with pytest.raises((gmem.UsageError, gmem.CudaError)) as e:
+            gmem.profile_graph(g, "empty", device=999, reps=1)
+        assert "999" in str(e.value) or getattr(e.value, "code", 0) != 0
+    finally:
+        runtime.cudaGraphDestroy(g)
