@@ -41,17 +41,31 @@ def test_profile_cupy_graph_with_async_pool():
         cupy.cuda.set_allocator(cupy.cuda.MemoryPool().malloc)
 
 
-def test_cuda_python_graph_handle():
-    runtime = pytest.importorskip("cuda.bindings.runtime", reason="cuda-python is not installed")
-    err, g = runtime.cudaGraphCreate(0)
-    assert err == runtime.cudaError_t.cudaSuccess
-    try:
-        assert gmem.graph_handle(g) == int(g) != 0
-        report = gmem.profile_graph(g, "empty", reps=1)
-        assert report.analysis.alloc_nodes == 0
-        assert report.analysis.reserved_high_bytes == 0
-    finally:
-        runtime.cudaGraphDestroy(g)
+EMPTY_GRAPH_SCRIPT = """
+import gmem
+from cuda.bindings import runtime
+err, g = runtime.cudaGraphCreate(0)
+assert err == runtime.cudaError_t.cudaSuccess
+assert gmem.graph_handle(g) == int(g) != 0
+print("handle", hex(int(g)), "storage", hex(g.getPtr()), flush=True)
+report = gmem.profile_graph(g, "empty", reps=1)
+assert report.analysis.alloc_nodes == 0, report.analysis.alloc_nodes
+assert report.analysis.reserved_high_bytes == 0, report.analysis.reserved_high_bytes
+runtime.cudaGraphDestroy(g)
+print("ok", flush=True)
+"""
+
+
+def test_cuda_python_empty_graph_in_a_subprocess():
+    """A cuda-python cudaGraph_t (int() is the handle, getPtr() the address of its storage),
+    profiled in a child process so that a crash fails this test instead of the session."""
+    pytest.importorskip("cuda.bindings.runtime", reason="cuda-python is not installed")
+    import subprocess
+    import sys
+    p = subprocess.run([sys.executable, "-c", EMPTY_GRAPH_SCRIPT], capture_output=True,
+                       text=True, timeout=120)
+    assert p.returncode == 0, "rc %d\n%s\n%s" % (p.returncode, p.stdout, p.stderr)
+    assert "ok" in p.stdout
 
 
 def test_bad_device_is_a_gmem_error():
