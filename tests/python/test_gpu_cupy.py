@@ -17,7 +17,10 @@ except Exception as exc:  # CuPy raises its own error types without a driver
 MiB = 1 << 20
 
 
-def test_profile_cupy_graph_with_async_pool():
+def test_cupy_graph_with_memory_nodes_is_refused_with_a_cuda_error():
+    """CuPy instantiates a graph at end_capture, and a graph with memory nodes may have one live
+    executable graph: gmem's own instantiation then fails, as gmem.CudaError
+    (cudaErrorNotSupported, seen on an H100), not as a crash, and CuPy's graph still runs."""
     # CuPy's stream-ordered pool allocates with cudaMallocAsync: in a capture, memory nodes.
     cupy.cuda.set_allocator(cupy.cuda.MemoryAsyncPool().malloc)
     try:
@@ -29,11 +32,10 @@ def test_profile_cupy_graph_with_async_pool():
             out = (x * 2) + 1
             graph = s.end_capture()
         assert gmem.graph_handle(graph) == graph.graph
-        report = gmem.profile_graph(graph, "cupy_step", reps=2)
-        a = report.analysis
-        assert a.alloc_nodes >= 1 and a.requested_bytes >= 8 * MiB
-        assert a.reserved_high_bytes >= a.lower_bound_rounded_bytes > 0
-        gmem.testing.assert_within_bound(report, 2.0)
+        with pytest.raises(gmem.CudaError) as e:
+            gmem.profile_graph(graph, "cupy_step", reps=2)
+        assert e.value.name == "cudaErrorNotSupported"
+        assert "instantiating graph 'cupy_step'" in str(e.value)
         graph.launch(s)
         s.synchronize()
         assert bool((out == 3).all())
