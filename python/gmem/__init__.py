@@ -1,0 +1,134 @@
+"""gmem: profile a CUDA graph's memory nodes from Python, and check its footprint.
+
+    import gmem, gmem.testing
+    report = gmem.profile_graph(torch_graph, "my_step")     # a torch.cuda.CUDAGraph(keep_graph=True)
+    gmem.testing.assert_reserved_at_most(report, 64 << 20)
+
+The graph is profiled as `gmemprof` profiles its scenarios: read into the model, analysed (lower
+bound, reuse), launched once from a trimmed pool for its footprint, and its launch phases timed.
+The graph itself is not changed; gmem instantiates its own executable graphs from it, so profile
+a graph with memory nodes before its owner instantiates it (PyTorch instantiates on the first
+replay or on instantiate(); CuPy on the first launch or upload).
+"""
+
+from ._core import (  # noqa: F401  (re-exported API)
+    Analysis,
+    Comparison,
+    ComparisonRow,
+    Counters,
+    CudaError,
+    Diagnostic,
+    Environment,
+    LaunchCost,
+    PhaseCounters,
+    Report,
+    ReportError,
+    ScenarioResult,
+    Stats,
+    Tolerances,
+    UnsupportedError,
+    UsageError,
+    all_phases,
+    device_count,
+)
+from . import _core
+
+__all__ = [
+    "profile_graph", "read_report", "report_from_json", "check", "graph_handle", "phases",
+    "device_count", "Report", "ScenarioResult", "Analysis", "Diagnostic", "Comparison",
+    "Tolerances", "UsageError", "CudaError", "ReportError", "UnsupportedError",
+]
+
+
+def phases():
+    """The launch phases profile_graph can time (all of them by default)."""
+    return list(all_phases())
+
+
+def graph_handle(graph):
+    """The cudaGraph_t of `graph` as an int.
+
+    Accepts an int (a raw handle), an object with raw_cuda_graph() (PyTorch's
+    torch.cuda.CUDAGraph made with keep_graph=True), CuPy's cupy.cuda.Graph (its `graph`
+    attribute), or a cuda-python cudaGraph_t / CUgraph (int(handle) is its address)."""
+    if isinstance(graph, bool):
+        raise UsageError("a graph handle cannot be a bool; pass the cudaGraph_t as an int")
+    if isinstance(graph, int):
+        return graph
+    raw = getattr(graph, "raw_cuda_graph", None)
+    if callable(raw):
+        return int(raw())
+    inner = getattr(graph, "graph", None)
+    if isinstance(inner, int) and not isinstance(inner, bool):
+        return inner
+    get_ptr = getattr(graph, "getPtr", None)  # cuda-python's cudaGraph_t / CUgraph
+    if callable(get_ptr):
+        return int(graph)
+    try:
+        return int(graph)
+    except (TypeError, ValueError):
+        pass
+    raise UsageError(
+        "cannot find a cudaGraph_t in an object of type " + type(graph).__name__ + ": pass an int, "
+        "a torch.cuda.CUDAGraph(keep_graph=True), a cupy.cuda.Graph or a cuda-python cudaGraph_t")
+
+
+def profile_graph(handle, name, device=0, reps=10, phases=None, warmups=2,
+                  auto_free_on_launch=False, excess_ratio_threshold=1.5):
+    """Profiles one graph and returns a Report holding it as its only scenario.
+
+    The report carries the environment (GPU, driver, granularity) like gmemprof's reports, so it
+    can be written (report.write(path)) and checked against a baseline (gmem.check). Its
+    `result`, `analysis`, `diagnostics`, `launch_costs` and `counters_after_phase` attributes are
+    the scenario's. Raises UsageError for an unknown phase or a bad handle, CudaError when the
+    driver fails (its .code is the cudaError_t)."""
+    h = graph_handle(handle)
+    result = _core.profile_graph(h, str(name), int(device), int(reps), int(warmups),
+                                 list(phases or []), bool(auto_free_on_launch),
+                                 float(excess_ratio_threshold))
+    return _core.make_report([result], int(device), "python: gmem.profile_graph(" + str(name) + ")")
+
+
+def read_report(path):
+    """Reads and validates a report file (gmemprof's or report.write's); raises ReportError
+    (with .kind: missing, unreadable, not_json, wrong_schema_version, invalid)."""
+    return _core.read_report(str(path))
+
+
+def report_from_json(text, source="<string>"):
+    """Parses a report from JSON text; raises ReportError naming `source`."""
+    return _core.report_from_json(text, source)
+
+
+def _as_report(r):
+    if isinstance(r, Report):
+        return r
+    return read_report(r)
+
+
+def check(baseline, current, tolerances=None):
+    """The regression check of `gmemprof compare`: `current` against `baseline` (Reports or
+    report paths). `tolerances` is a Tolerances, or a dict of NAME -> FRACTION as gmemprof's
+    --tolerance takes (NAME: memory, reuse, time, time_floor_us or a metric name). Returns a
+    Comparison: its rows (with .verdict), notes, regressed() and str() (the table)."""
+    t = tolerances
+    if t is None or isinstance(t, dict):
+        t = Tolerances()
+        for k, v in (tolerances or {}).items():
+            t.set(str(k) + "=" + repr(float(v)))
+    return _core.compare_reports(_as_report(baseline), _as_report(current), t)
+
+
+def _one_scenario(report):
+    if len(report.scenarios) != 1:
+        raise UsageError("this report holds " + str(len(report.scenarios)) + " scenarios; pick "
+                         "one from report.scenarios")
+    return report.scenarios[0]
+
+
+# A Report from profile_graph holds one scenario: let it be read as that scenario.
+Report.result = property(_one_scenario, doc="The only scenario (profile_graph's graph).")
+for _attr in ("analysis", "diagnostics", "launch_costs", "counters_after_phase", "status",
+              "status_message", "name"):
+    setattr(Report, _attr, property(lambda self, a=_attr: getattr(_one_scenario(self), a)))
+del _attr

@@ -1,0 +1,220 @@
+// gmem._core: the profiler's C++ API bound for Python with pybind11. Thin on purpose: the
+// structs are exposed as read-only views, the calls as they are in C++, and the errors as
+// Python exceptions carrying the same messages. Handle conversion (PyTorch, CuPy, cuda-python)
+// and the pytest helpers are pure Python, in gmem/__init__.py and gmem/testing.py.
+
+#include <cuda_runtime_api.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "gmem/error.hpp"
+#include "gmem/profiler/compare.hpp"
+#include "gmem/profiler/phase_driver.hpp"
+#include "gmem/profiler/profile.hpp"
+#include "gmem/profiler/report.hpp"
+#include "gmem/profiler/report_io.hpp"
+#include "gmem/usage_error.hpp"
+
+namespace py = pybind11;
+namespace gp = gmem::profiler;
+
+namespace {
+
+// A scenario parameter as the Python value it holds.
+py::object param_to_python(const gp::param_value& v) {
+  return std::visit([](const auto& x) -> py::object { return py::cast(x); }, v);
+}
+
+gp::report single_result_report(const gp::scenario_result& r) {
+  gp::report rep;
+  rep.scenarios.push_back(r);
+  return rep;
+}
+
+gp::scenario_result profile(std::uintptr_t handle, const std::string& name, int device,
+                            int reps, int warmups, const std::vector<std::string>& phases,
+                            bool auto_free_on_launch, double excess_ratio_threshold) {
+  if (handle == 0) {
+    throw gmem::usage_error("profiling graph '" + name +
+                            "': the graph handle is 0 (null); pass the cudaGraph_t of a captured "
+                            "graph (PyTorch: torch.cuda.CUDAGraph(keep_graph=True), then "
+                            "raw_cuda_graph(); CuPy: Graph.graph)");
+  }
+  gp::profile_options o;
+  o.device = device;
+  o.reps = reps;
+  o.warmups = warmups;
+  o.phases = phases;
+  o.auto_free_on_launch = auto_free_on_launch;
+  o.excess_ratio_threshold = excess_ratio_threshold;
+  py::gil_scoped_release unlocked;  // the driver work takes milliseconds to seconds
+  return gp::profile_graph(reinterpret_cast<cudaGraph_t>(handle), name, o);
+}
+
+int device_count() {
+  int n = 0;
+  const cudaError_t e = cudaGetDeviceCount(&n);
+  if (e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  GMEM_CUDA_TRY(e);
+  return n;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "gmem's profiler for CUDA graph memory nodes (C++ core; use the gmem package)";
+
+  // Errors: same messages as C++ (str(e) is what()).
+  static py::exception<gmem::usage_error> usage_exc(m, "UsageError", PyExc_ValueError);
+  static py::exception<gmem::unsupported_error> unsupported_exc(m, "UnsupportedError",
+                                                                PyExc_RuntimeError);
+  static py::exception<gmem::cuda_error> cuda_exc(m, "CudaError", PyExc_RuntimeError);
+  static py::exception<gp::report_error> report_exc(m, "ReportError", PyExc_ValueError);
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const gmem::usage_error& e) {
+      PyErr_SetString(usage_exc.ptr(), e.what());
+    } catch (const gmem::unsupported_error& e) {
+      PyErr_SetString(unsupported_exc.ptr(), e.what());
+    } catch (const gmem::cuda_error& e) {
+      py::object inst = py::reinterpret_borrow<py::object>(cuda_exc.ptr())(e.what());
+      inst.attr("code") = static_cast<int>(e.code());
+      inst.attr("name") = cudaGetErrorName(e.code());
+      PyErr_SetObject(cuda_exc.ptr(), inst.ptr());
+    } catch (const gp::report_error& e) {
+      py::object inst = py::reinterpret_borrow<py::object>(report_exc.ptr())(e.what());
+      inst.attr("kind") = gp::to_string(e.error_kind());
+      PyErr_SetObject(report_exc.ptr(), inst.ptr());
+    }
+  });
+
+  py::class_<gp::counters>(m, "Counters")
+      .def_readonly("used_current", &gp::counters::used_current)
+      .def_readonly("used_high", &gp::counters::used_high)
+      .def_readonly("reserved_current", &gp::counters::reserved_current)
+      .def_readonly("reserved_high", &gp::counters::reserved_high);
+  py::class_<gp::phase_counters>(m, "PhaseCounters")
+      .def_readonly("phase", &gp::phase_counters::phase)
+      .def_readonly("values", &gp::phase_counters::values);
+  py::class_<gp::stats>(m, "Stats")
+      .def_readonly("count", &gp::stats::count)
+      .def_readonly("median_us", &gp::stats::median_us)
+      .def_readonly("min_us", &gp::stats::min_us)
+      .def_readonly("max_us", &gp::stats::max_us);
+  py::class_<gp::launch_cost>(m, "LaunchCost")
+      .def_readonly("phase", &gp::launch_cost::phase)
+      .def_readonly("warmups", &gp::launch_cost::warmups)
+      .def_readonly("host", &gp::launch_cost::host)
+      .def_readonly("wall", &gp::launch_cost::wall);
+  py::class_<gp::diagnostic>(m, "Diagnostic")
+      .def_readonly("code", &gp::diagnostic::code)
+      .def_readonly("severity", &gp::diagnostic::severity)
+      .def_readonly("message", &gp::diagnostic::message)
+      .def_readonly("bytes", &gp::diagnostic::bytes)
+      .def("__repr__", [](const gp::diagnostic& d) {
+        return "[" + d.severity + "] " + d.code + ": " + d.message;
+      });
+  py::class_<gp::analysis_summary>(m, "Analysis")
+      .def_readonly("alloc_nodes", &gp::analysis_summary::alloc_nodes)
+      .def_readonly("free_nodes", &gp::analysis_summary::free_nodes)
+      .def_readonly("unfreed_allocations", &gp::analysis_summary::unfreed_allocations)
+      .def_readonly("requested_bytes", &gp::analysis_summary::requested_bytes)
+      .def_readonly("distinct_addresses", &gp::analysis_summary::distinct_addresses)
+      .def_readonly("va_reuse_ratio", &gp::analysis_summary::va_reuse_ratio)
+      .def_readonly("lower_bound_bytes", &gp::analysis_summary::lower_bound_bytes)
+      .def_readonly("lower_bound_rounded_bytes",
+                    &gp::analysis_summary::lower_bound_rounded_bytes)
+      .def_readonly("used_high_bytes", &gp::analysis_summary::used_high_bytes)
+      .def_readonly("reserved_high_bytes", &gp::analysis_summary::reserved_high_bytes)
+      .def_readonly("physical_reuse_ratio", &gp::analysis_summary::physical_reuse_ratio)
+      .def_readonly("bound_ratio", &gp::analysis_summary::bound_ratio);
+  py::class_<gp::environment>(m, "Environment")
+      .def_readonly("device_name", &gp::environment::device_name)
+      .def_readonly("device_index", &gp::environment::device_index)
+      .def_readonly("cc_major", &gp::environment::cc_major)
+      .def_readonly("cc_minor", &gp::environment::cc_minor)
+      .def_readonly("total_memory_bytes", &gp::environment::total_memory_bytes)
+      .def_readonly("driver_version", &gp::environment::driver_version)
+      .def_readonly("driver_release", &gp::environment::driver_release)
+      .def_readonly("runtime_version", &gp::environment::runtime_version)
+      .def_readonly("device_count", &gp::environment::device_count)
+      .def_readonly("granularity_bytes", &gp::environment::granularity_bytes)
+      .def_readonly("granularity_method", &gp::environment::granularity_method)
+      .def_readonly("tool_version", &gp::environment::tool_version)
+      .def_readonly("git_commit", &gp::environment::git_commit)
+      .def_readonly("command_line", &gp::environment::command_line)
+      .def_readonly("date", &gp::environment::date);
+  py::class_<gp::scenario_result>(m, "ScenarioResult")
+      .def_readonly("name", &gp::scenario_result::name)
+      .def_property_readonly("params",
+                             [](const gp::scenario_result& r) {
+                               py::dict d;
+                               for (const auto& [k, v] : r.params) d[py::str(k)] = param_to_python(v);
+                               return d;
+                             })
+      .def_property_readonly("status",
+                             [](const gp::scenario_result& r) { return gp::to_string(r.status); })
+      .def_readonly("status_message", &gp::scenario_result::status_message)
+      .def_readonly("counters_after_phase", &gp::scenario_result::counters_after_phase)
+      .def_readonly("launch_costs", &gp::scenario_result::launch_costs)
+      .def_readonly("analysis", &gp::scenario_result::analysis)
+      .def_readonly("diagnostics", &gp::scenario_result::diagnostics)
+      .def("key", &gp::scenario_result::key)
+      .def("to_json", [](const gp::scenario_result& r) {
+        return gp::to_json_string(single_result_report(r));
+      });
+  py::class_<gp::report>(m, "Report")
+      .def_readonly("version", &gp::report::version)
+      .def_readonly("environment", &gp::report::env)
+      .def_readonly("scenarios", &gp::report::scenarios)
+      .def("to_json", [](const gp::report& r) { return gp::to_json_string(r); })
+      .def("write", [](const gp::report& r, const std::string& path) { gp::write_report(r, path); },
+           py::arg("path"), "Writes the report atomically (temporary file, fsync, rename).");
+
+  py::class_<gp::tolerances>(m, "Tolerances")
+      .def(py::init<>())
+      .def_readwrite("memory", &gp::tolerances::memory)
+      .def_readwrite("reuse", &gp::tolerances::reuse)
+      .def_readwrite("time", &gp::tolerances::time)
+      .def_readwrite("time_floor_us", &gp::tolerances::time_floor_us)
+      .def_readwrite("per_metric", &gp::tolerances::per_metric)
+      .def("set", &gp::set_tolerance, py::arg("assignment"),
+           "Parses NAME=FRACTION as gmemprof compare --tolerance does.");
+  py::class_<gp::comparison_row>(m, "ComparisonRow")
+      .def_readonly("scenario", &gp::comparison_row::scenario)
+      .def_readonly("metric", &gp::comparison_row::metric)
+      .def_readonly("category", &gp::comparison_row::category)
+      .def_readonly("baseline", &gp::comparison_row::baseline)
+      .def_readonly("current", &gp::comparison_row::current)
+      .def_readonly("change", &gp::comparison_row::change)
+      .def_readonly("tolerance", &gp::comparison_row::tolerance)
+      .def_readonly("verdict", &gp::comparison_row::verdict);
+  py::class_<gp::comparison>(m, "Comparison")
+      .def_readonly("rows", &gp::comparison::rows)
+      .def_readonly("notes", &gp::comparison::notes)
+      .def("regressed", &gp::comparison::regressed)
+      .def("exit_code", [](const gp::comparison& c) { return gp::exit_code(c); })
+      .def("__str__", [](const gp::comparison& c) { return gp::format_comparison(c); });
+
+  m.def("profile_graph", &profile, py::arg("handle"), py::arg("name"), py::arg("device"),
+        py::arg("reps"), py::arg("warmups"), py::arg("phases"), py::arg("auto_free_on_launch"),
+        py::arg("excess_ratio_threshold"));
+  m.def("make_report", &gp::make_report, py::arg("scenarios"), py::arg("device"),
+        py::arg("command_line"), py::call_guard<py::gil_scoped_release>());
+  m.def("read_report", &gp::read_report, py::arg("path"));
+  m.def("report_from_json", &gp::from_json_string, py::arg("text"), py::arg("source"));
+  m.def("compare_reports", &gp::compare_reports, py::arg("baseline"), py::arg("current"),
+        py::arg("tolerances"));
+  m.def("all_phases", &gp::all_phases);
+  m.def("device_count", &device_count);
+}

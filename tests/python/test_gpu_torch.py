@@ -1,0 +1,106 @@
+"""Profile a PyTorch CUDA graph with gmem and assert its footprint (the README's example).
+
+Needs a GPU and PyTorch with the cudaMallocAsync allocator backend (set here before torch is
+imported), whose allocations during capture become graph memory nodes. Skips with the reason
+elsewhere. The graph handle comes from PyTorch's CUDA runtime and gmem links its own (static)
+one: both use the driver's primary context, and a cudaGraph_t is a driver object (CUgraph), so
+gmem reads and instantiates PyTorch's graph directly."""
+
+import os
+
+os.environ.setdefault("PYTORCH_CUDA_ALLOC_CONF", "backend:cudaMallocAsync")
+
+import pytest  # noqa: E402
+
+import gmem  # noqa: E402
+import gmem.testing  # noqa: E402
+
+pytestmark = pytest.mark.gpu
+torch = pytest.importorskip("torch", reason="PyTorch is not installed")
+if not torch.cuda.is_available():
+    pytest.skip("no CUDA GPU visible to PyTorch", allow_module_level=True)
+
+MiB = 1 << 20
+N = 4 * MiB  # float32 elements: 16 MiB per tensor
+
+
+def capture_step():
+    """A graph whose temporaries are allocated and freed inside it, and whose output is not."""
+    if torch.cuda.get_allocator_backend() != "cudaMallocAsync":
+        pytest.skip("PyTorch's allocator backend is " + torch.cuda.get_allocator_backend() +
+                    "; set PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync before importing torch")
+    x = torch.ones(N, device="cuda")
+    torch.cuda.synchronize()
+    g = torch.cuda.CUDAGraph(keep_graph=True)
+    with torch.cuda.graph(g):
+        out = ((x * 2) + 1) * 3  # two 16 MiB temporaries, freed in the graph; out is not
+    return g, x, out
+
+
+def test_profile_torch_graph_and_assert_footprint():
+    g, x, out = capture_step()
+    report = gmem.profile_graph(g, "torch_step", reps=3)
+    a = report.analysis
+    assert report.status == "ok", report.status_message
+    assert report.environment.device_name  # the GPU as the driver names it
+    assert a.alloc_nodes >= 1
+    assert a.requested_bytes >= N * 4  # at least the output tensor
+    assert a.unfreed_allocations >= 1  # `out` outlives the graph
+    # The lower bound is a bound: no reservation can be below it.
+    assert a.reserved_high_bytes >= a.lower_bound_rounded_bytes > 0
+    assert a.used_high_bytes <= a.reserved_high_bytes
+    # The footprint assertion a user writes: three 16 MiB tensors at most live together.
+    gmem.testing.assert_reserved_at_most(report, 3 * 16 * MiB + report.environment.granularity_bytes)
+    gmem.testing.assert_within_bound(report, 2.0)
+    # A budget below what was reserved fails, and the message carries the diagnostics.
+    with pytest.raises(AssertionError) as e:
+        gmem.testing.assert_reserved_at_most(report, a.reserved_high_bytes - 1)
+    assert "torch_step" in str(e.value) and "diagnostics:" in str(e.value)
+    assert "unfreed_allocation" in [d.code for d in report.diagnostics]
+    assert {c.phase for c in report.launch_costs} == set(gmem.phases())
+    # The report checks against itself, and round-trips through JSON.
+    assert not gmem.check(report, report).regressed()
+    assert gmem.report_from_json(report.to_json()).analysis.reserved_high_bytes == \
+        a.reserved_high_bytes
+
+    # Cross-runtime safety: after gmem instantiated, launched and destroyed its own executable
+    # graphs of PyTorch's graph, PyTorch still replays it and computes the right values.
+    g.replay()
+    torch.cuda.synchronize()
+    assert torch.all(out == 9).item()
+    x.fill_(2)
+    g.replay()
+    torch.cuda.synchronize()
+    assert torch.all(out == 15).item()
+
+
+def test_profiling_after_pytorch_instantiated_raises_a_gmem_error():
+    """A graph with memory nodes may have one live executable graph at a time: once PyTorch
+    has instantiated it, gmem's own instantiation fails, as a gmem exception (not a crash)."""
+    g, x, out = capture_step()
+    g.replay()
+    torch.cuda.synchronize()
+    with pytest.raises((gmem.CudaError, gmem.UsageError)) as e:
+        gmem.profile_graph(g, "torch_step_instantiated", reps=1)
+    if isinstance(e.value, gmem.CudaError):
+        assert e.value.code != 0 and e.value.name in str(e.value)
+    # PyTorch's executable graph is untouched.
+    g.replay()
+    torch.cuda.synchronize()
+    assert torch.all(out == 9).item()
+
+
+def test_torch_stream_and_event_are_usable_around_profiling():
+    """Streams and events are driver objects too: work PyTorch queued on its stream before the
+    profile is complete after it, and its events still time."""
+    g, x, out = capture_step()
+    s = torch.cuda.Stream()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    with torch.cuda.stream(s):
+        start.record()
+        y = x * 5
+        end.record()
+    gmem.profile_graph(g, "torch_step_streams", reps=1)
+    s.synchronize()
+    assert torch.all(y == 5).item()
+    assert start.elapsed_time(end) >= 0
