@@ -81,7 +81,12 @@ def profile_graph(handle, name, device=0, reps=10, phases=None, warmups=2,
     can be written (report.write(path)) and checked against a baseline (gmem.check). Its
     `result`, `analysis`, `diagnostics`, `launch_costs` and `counters_after_phase` attributes are
     the scenario's. Raises UsageError for an unknown phase or a bad handle, CudaError when the
-    driver fails (its .code is the cudaError_t)."""
+    driver fails (its .code is the cudaError_t).
+
+    Profile a framework's graph before the framework instantiates it (one live executable graph
+    per graph with memory nodes). gmem frees what its launches leave unfreed, so the graph's
+    outputs are unmapped afterwards: replay the graph (PyTorch: g.replay()) before reading or
+    dropping them."""
     h = graph_handle(handle)
     result = _core.profile_graph(h, str(name), int(device), int(reps), int(warmups),
                                  list(phases or []), bool(auto_free_on_launch),
