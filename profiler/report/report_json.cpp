@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
@@ -276,6 +277,21 @@ class reader {
     return j.get<double>();
   }
 
+  // A time in microseconds: a finite number >= 0. A negative or non-finite time (null is how a
+  // non-finite double is written) was not measured, and a check against it would mean nothing.
+  double time_us(const json& object_, const char* key, const std::string& path) const {
+    const json& j = field(object_, key, path);
+    if (!j.is_number() && !j.is_null()) {
+      fail(join(path, key), "must be a number, is " + kind_of(j));
+    }
+    const double v = j.is_null() ? std::numeric_limits<double>::quiet_NaN() : j.get<double>();
+    if (!std::isfinite(v) || v < 0) {
+      fail(join(path, key), "is " + (j.is_null() ? std::string("null (not finite)") : j.dump()) +
+                                ": a time must be a finite number of microseconds >= 0");
+    }
+    return v;
+  }
+
   static std::optional<std::int64_t> as_int64(const json& j) {
     if (j.is_number_unsigned()) {
       const auto u = j.get<std::uint64_t>();
@@ -311,10 +327,28 @@ stats read_stats(const reader& in, const json& parent, const char* key, const st
   const std::string p = reader::join(path, key);
   stats s;
   s.count = in.size(j, "count", p);
-  s.median_us = in.real(j, "median_us", p);
-  s.min_us = in.real(j, "min_us", p);
-  s.max_us = in.real(j, "max_us", p);
+  s.median_us = in.time_us(j, "median_us", p);
+  s.min_us = in.time_us(j, "min_us", p);
+  s.max_us = in.time_us(j, "max_us", p);
   return s;
+}
+
+// The four graph memory counters as the driver keeps them: what is used is reserved, and a
+// high watermark is at least the current value (also right after a reset; measured on H100 and
+// H200: tests/gpu/profiler_test.cu). Counters that contradict that were not read from a driver.
+void check_counters(const reader& in, const counters& c, const std::string& path) {
+  const auto above = [&](const char* a, std::uint64_t va, const char* b, std::uint64_t vb) {
+    if (va > vb) {
+      in.fail(path, std::string("has ") + a + " " + std::to_string(va) + " above " + b + " " +
+                        std::to_string(vb) +
+                        ": counters that contradict each other (used memory is reserved, and a "
+                        "high watermark is at least the current value)");
+    }
+  };
+  above("used_current", c.used_current, "reserved_current", c.reserved_current);
+  above("used_high", c.used_high, "reserved_high", c.reserved_high);
+  above("used_current", c.used_current, "used_high", c.used_high);
+  above("reserved_current", c.reserved_current, "reserved_high", c.reserved_high);
 }
 
 environment read_environment(const reader& in, const json& root) {
@@ -386,6 +420,11 @@ analysis_summary read_analysis(const reader& in, const json& parent, const std::
   a.reserved_high_bytes = in.u64(j, "reserved_high_bytes", p);
   a.physical_reuse_ratio = in.real(j, "physical_reuse_ratio", p);
   a.bound_ratio = in.real(j, "bound_ratio", p);
+  if (a.used_high_bytes > a.reserved_high_bytes) {
+    in.fail(p, "has used_high_bytes " + std::to_string(a.used_high_bytes) +
+                   " above reserved_high_bytes " + std::to_string(a.reserved_high_bytes) +
+                   ": counters that contradict each other (used memory is reserved)");
+  }
   return a;
 }
 
@@ -420,6 +459,7 @@ scenario_result read_scenario(const reader& in, const json& j, const std::string
     pc.values.used_high = in.u64(c, "used_high", p);
     pc.values.reserved_current = in.u64(c, "reserved_current", p);
     pc.values.reserved_high = in.u64(c, "reserved_high", p);
+    check_counters(in, pc.values, p);
     s.counters_after_phase.push_back(std::move(pc));
   }
 
@@ -500,13 +540,18 @@ scenario_result read_scenario(const reader& in, const json& j, const std::string
       t.reserved_high_bytes = in.u64(c, "reserved_high_bytes", p);
       t.va_reuse_ratio = in.real(c, "va_reuse_ratio", p);
       t.physical_reuse_ratio = in.real(c, "physical_reuse_ratio", p);
+      if (t.used_high_bytes > t.reserved_high_bytes) {
+        in.fail(p, "has used_high_bytes " + std::to_string(t.used_high_bytes) +
+                       " above reserved_high_bytes " + std::to_string(t.reserved_high_bytes) +
+                       ": counters that contradict each other (used memory is reserved)");
+      }
       const std::string lp = reader::join(p, "launches");
       const json& launches = in.array(c, "launches", p);
       for (std::size_t k = 0; k < launches.size(); ++k) {
         const std::string q = reader::at(lp, k);
         const json& l = element(in, launches, k, q);
-        t.launches.push_back({in.name(l, "phase", q), in.real(l, "host_median_us", q),
-                              in.real(l, "wall_median_us", q)});
+        t.launches.push_back({in.name(l, "phase", q), in.time_us(l, "host_median_us", q),
+                              in.time_us(l, "wall_median_us", q)});
       }
       s.trials.push_back(std::move(t));
     }
@@ -664,8 +709,17 @@ report from_json_string(const std::string& text, const std::string& source) {
   r.version = static_cast<int>(*v);
   r.env = read_environment(in, root);
   const json& scenarios = in.array(root, "scenarios", "");
+  std::map<std::string, std::size_t> first_of_key;
   for (std::size_t i = 0; i < scenarios.size(); ++i) {
     r.scenarios.push_back(read_scenario(in, scenarios[i], reader::at("scenarios", i)));
+    const auto [it, fresh] = first_of_key.emplace(r.scenarios.back().key(), i);
+    if (!fresh) {
+      in.fail(reader::at("scenarios", i),
+              "repeats the scenario '" + it->first + "' of scenarios[" +
+                  std::to_string(it->second) +
+                  "]: a report holds each scenario (name and parameters) once, so a check "
+                  "could not tell which of the two to compare");
+    }
   }
   return r;
 }

@@ -55,8 +55,21 @@ std::vector<scenario_result> combine_trials(std::vector<std::vector<scenario_res
       }
       r.trials.push_back(sample_of(other));
     }
-    // Launch-cost medians: the median of the trials' medians.
+    // Launch costs: the median is the median of the trials' medians; count, min and max cover
+    // every trial's launches (so that the median lies between min and max).
     for (auto& l : r.launch_costs) {
+      for (std::size_t t = 1; t < trials.size(); ++t) {
+        if (i >= trials[t].size() || trials[t][i].key() != r.key()) continue;
+        for (const auto& ol : trials[t][i].launch_costs) {
+          if (ol.phase != l.phase) continue;
+          for (auto [mine, theirs] : {std::pair{&l.host, &ol.host}, std::pair{&l.wall, &ol.wall}}) {
+            if (theirs->count == 0) continue;
+            mine->min_us = mine->count ? std::min(mine->min_us, theirs->min_us) : theirs->min_us;
+            mine->max_us = mine->count ? std::max(mine->max_us, theirs->max_us) : theirs->max_us;
+            mine->count += theirs->count;
+          }
+        }
+      }
       std::vector<double> host, wall;
       for (const auto& t : r.trials) {
         for (const auto& tl : t.launches) {

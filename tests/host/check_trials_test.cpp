@@ -172,5 +172,28 @@ TEST(CombineTrials, MedianOfTrialMediansAndEveryTrialKept) {
   EXPECT_TRUE(combine_trials({make(10, 1)})[0].trials.empty());  // one trial: schema-1 shape
 }
 
+// Found by the report reader's checks (issue 13): the joined median came from every trial but
+// count, min and max from the first alone, so a median could lie outside [min, max].
+TEST(CombineTrials, CountMinAndMaxCoverEveryTrial) {
+  auto make = [](double lo, double mid, double hi) {
+    scenario_result s;
+    s.name = "s";
+    launch_cost l;
+    l.phase = "steady_launch";
+    l.wall = {4, mid, lo, hi};
+    l.host = {4, mid / 2, lo / 2, hi / 2};
+    s.launch_costs.push_back(l);
+    return std::vector<scenario_result>{s};
+  };
+  const auto joined = combine_trials({make(10, 11, 12), make(30, 31, 40), make(20, 21, 25)});
+  const launch_cost& l = joined[0].launch_costs[0];
+  EXPECT_EQ(l.wall.count, 12u);
+  EXPECT_EQ(l.wall.min_us, 10);
+  EXPECT_EQ(l.wall.median_us, 21);
+  EXPECT_EQ(l.wall.max_us, 40);
+  EXPECT_EQ(l.host.min_us, 5);
+  EXPECT_EQ(l.host.max_us, 20);
+}
+
 }  // namespace
 }  // namespace gmem::profiler
