@@ -175,6 +175,26 @@ std::vector<std::string> summarize_recording(const std::string& path) {
   std::ifstream f(path);
   const json root = json::parse(f, nullptr, false);
   const json* rec = root.is_object() && root.contains("recorded") ? &root["recorded"] : nullptr;
+  // The "recorded" section is optional; where it is present, what the summary reads of it must
+  // have its type (a hand-edited or truncated recording is refused, naming the field).
+  const auto refuse = [&](const std::string& field, const char* must) {
+    throw profiler::report_error(profiler::report_error::kind::invalid,
+                                 "recording '" + path + "': recorded." + field + " must be " + must +
+                                     "; record again with `gmemprof record`");
+  };
+  if (rec) {
+    if (!rec->is_object()) refuse("", "an object");
+    if (rec->contains("partial") && !(*rec)["partial"].is_boolean()) refuse("partial", "true or false");
+    if (rec->contains("partial_reason") && !(*rec)["partial_reason"].is_string()) {
+      refuse("partial_reason", "a string");
+    }
+    if (rec->contains("notes")) {
+      if (!(*rec)["notes"].is_array()) refuse("notes", "an array of strings");
+      for (const auto& n : (*rec)["notes"]) {
+        if (!n.is_string()) refuse("notes", "an array of strings");
+      }
+    }
+  }
   std::string head = "wrote " + path + ": " + std::to_string(rep.scenarios.size()) +
                      " graph(s) with memory nodes on " +
                      (rep.env.device_name.empty() ? std::string("no device") : rep.env.device_name);

@@ -7,7 +7,8 @@ cd "$(dirname "$0")/.."
 build_dir=${1:-build}
 
 packages=(cmake ninja-build g++ git libgtest-dev libbenchmark-dev nlohmann-json3-dev python3
-          python3-jsonschema chromium python3-dev pybind11-dev python3-pytest)
+          python3-jsonschema chromium python3-dev pybind11-dev python3-pytest
+          clang libclang-rt-dev)  # clang and its runtimes: the sanitized build and the fuzzers
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

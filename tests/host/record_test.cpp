@@ -1,6 +1,8 @@
 // Record mode's plain parts: launch classification, naming, the recorder's bookkeeping, the
 // report it assembles (read back as a report), partial reports, and gmemprof record's exit
 // status pass-through.
+#include <iterator>
+#include <tuple>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -241,6 +243,36 @@ TEST(RecordReport, PartialReportsSayWhyAndNoMemoryNodesIsANoteNotAnError) {
   EXPECT_NE(lines[0].find("PARTIAL: signal 15"), std::string::npos);
   EXPECT_NE(lines[1].find("private memory pool"), std::string::npos);
   EXPECT_NE(lines[1].find("not an error"), std::string::npos);
+  std::filesystem::remove(path);
+}
+
+// A recording whose "recorded" section has the wrong types is refused naming the field (it was
+// an uncaught JSON type error before the readers were fuzzed, issue 13).
+TEST(RecordReport, ARecordedSectionOfTheWrongTypesIsRefusedNamingTheField) {
+  recorder r;
+  const profiler::report rep = assemble(r, profiler::environment{}, 0);
+  const std::string path = std::string(GMEM_BINARY_DIR) + "/record-bad-types-test.json";
+  write_recording(r, rep, recording_info{}, path);
+  std::string text;
+  {
+    std::ifstream f(path);
+    text.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+  }
+  for (const auto& [from, to, field] :
+       {std::tuple<std::string, std::string, std::string>{"\"partial\": false", "\"partial\": 0", "recorded.partial"},
+        {"\"notes\": [", "\"notes\": [7], \"x\": [", "recorded.notes"}}) {
+    std::string bad = text;
+    const auto at = bad.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    bad.replace(at, from.size(), to);
+    std::ofstream(path, std::ios::trunc) << bad;
+    try {
+      (void)summarize_recording(path);
+      ADD_FAILURE() << "accepted " << to;
+    } catch (const profiler::report_error& e) {
+      EXPECT_NE(std::string(e.what()).find(field), std::string::npos) << e.what();
+    }
+  }
   std::filesystem::remove(path);
 }
 

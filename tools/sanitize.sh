@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The host suite under AddressSanitizer and UndefinedBehaviorSanitizer (-fno-sanitize-recover:
+# any finding fails), built with clang, plus a short run of every fuzz target (issue 13).
+# tools/test.sh runs it after the main suite; CI runs that.
+# Usage: tools/sanitize.sh [BUILD_DIR] [FUZZ_SECONDS]   (defaults: build-san, 60)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build-san}
+seconds=${2:-${GMEM_FUZZ_SECONDS:-60}}
+for tool in clang++ python3; do
+  command -v "$tool" >/dev/null || { echo "sanitize: $tool is missing (tools/setup.sh installs it)" >&2; exit 1; }
+done
+launcher=()
+command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+cmake -S . -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Sanitize \
+  -DCMAKE_CXX_FLAGS="-O1 -g" -DGMEM_SANITIZE=ON -DGMEM_FUZZ=ON -DGMEM_FUZZ_SECONDS="$seconds" \
+  -DGMEM_BUILD_BENCHMARKS=OFF -DGMEM_BUILD_PYTHON=OFF "${launcher[@]}" >/dev/null
+targets=(gmem_host_tests gmemprof)
+for f in report check bench skeleton recorded; do targets+=("gmem_fuzz_$f"); done
+cmake --build "$build" --target "${targets[@]}"
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:strict_string_checks=1}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+status=0
+# The host tests and the command-line checks; not the package test (a consumer would have to
+# link the sanitizer runtimes too) nor the Chromium page test (the same gmemprof html runs in
+# views.trace's build, and the page test in the main suite).
+ctest --test-dir "$build" --output-on-failure -L host \
+  -E '^(package\.|python\.|views\.html|model_scale)' || status=1
+ctest --test-dir "$build" --output-on-failure -L fuzz -j "$(nproc)" || status=1
+exit "$status"
