@@ -12,6 +12,9 @@
 #include <filesystem>
 #include <ostream>
 
+#include <cuda_runtime_api.h>
+
+#include "gmem/profiler/environment.hpp"
 #include "gmem/profiler/report_io.hpp"
 #include "record/recorder.hpp"
 
@@ -91,6 +94,22 @@ int run_record(const record_options& options, const std::vector<std::string>& co
   } else {
     err << "gmemprof record: nothing recorded: " << why << "; running the command anyway\n";
   }
+  // The granule the driver reserves graph memory in is measured here, before the command starts
+  // (the recording library inside it must not allocate graph memory of its own), and passed on.
+  std::string granularity, granularity_method;
+  if (why.empty()) {
+    const int d = options.device >= 0 ? options.device : 0;
+    try {
+      const profiler::granularity_measurement m = profiler::measure_granularity(d);
+      granularity = std::to_string(m.bytes);
+      granularity_method = m.method + ", measured by gmemprof record on device " +
+                           std::to_string(d) + " before the command started";
+    } catch (const std::exception& e) {
+      err << "gmemprof record: the reservation granularity could not be measured (" << e.what()
+          << "); bounds are rounded to cuMemGetAllocationGranularity's figure instead\n";
+    }
+    (void)cudaDeviceReset();  // no context of gmemprof's stays on the device while it runs
+  }
 
   // Like `time`: the terminal's Ctrl-C goes to the command; we wait for it to finish.
   struct sigaction ignore {}, old_int{}, old_quit{};
@@ -113,6 +132,10 @@ int run_record(const record_options& options, const std::vector<std::string>& co
       setenv("GMEM_RECORD_COMMAND", join(command).c_str(), 1);
       setenv("GMEM_RECORD_OWNER_PID", std::to_string(getpid()).c_str(), 1);
       if (options.device >= 0) setenv("GMEM_RECORD_DEVICE", std::to_string(options.device).c_str(), 1);
+      if (!granularity.empty()) {
+        setenv("GMEM_RECORD_GRANULARITY", granularity.c_str(), 1);
+        setenv("GMEM_RECORD_GRANULARITY_METHOD", granularity_method.c_str(), 1);
+      }
     }
     std::vector<char*> argv;
     for (const auto& a : command) argv.push_back(const_cast<char*>(a.c_str()));

@@ -16,6 +16,16 @@ const char* to_string(name_source s) noexcept {
   return "nvtx";
 }
 
+std::uint64_t granularity_from_text(const char* text) noexcept {
+  if (!text || !*text) return 0;
+  std::uint64_t v = 0;
+  for (const char* c = text; *c; ++c) {
+    if (*c < '0' || *c > '9' || v > (std::uint64_t{1} << 50)) return 0;
+    v = v * 10 + static_cast<std::uint64_t>(*c - '0');
+  }
+  return v % 4096 == 0 ? v : 0;
+}
+
 std::optional<name_source> parse_name_source(const std::string& text) noexcept {
   if (text == "nvtx") return name_source::nvtx;
   if (text == "stream") return name_source::stream;

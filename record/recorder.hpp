@@ -29,6 +29,11 @@ enum class name_source { nvtx, stream, sequence };
 /// Parses "nvtx" / "stream" / "sequence"; nullopt otherwise. Throws nothing.
 [[nodiscard]] std::optional<name_source> parse_name_source(const std::string& text) noexcept;
 
+/// The reservation granularity `gmemprof record` measured before the command started and
+/// passed in GMEM_RECORD_GRANULARITY (decimal bytes, a whole number of 4 KiB pages), or 0 when
+/// `text` is absent or not such a number (the library then reads the driver's own figure).
+[[nodiscard]] std::uint64_t granularity_from_text(const char* text) noexcept;
+
 /// What a launch was, decided from the graph's history and the counters around the call.
 enum class launch_class {
   first_launch,               ///< never launched, not uploaded: the launch maps its memory

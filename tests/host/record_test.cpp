@@ -83,6 +83,18 @@ TEST(RecordClassify, SlowLaunchAfterStreamSwitchIsARemapEvenWithoutGrowth) {
   EXPECT_EQ(classify(h, with_reserved(2 << 20), with_reserved(2 << 20), false), launch_class::steady);
 }
 
+TEST(RecordGranularity, OnlyAWholeNumberOfPagesIsTaken) {
+  EXPECT_EQ(granularity_from_text("33554432"), 33554432u);  // 32 MiB, as measured on H100
+  EXPECT_EQ(granularity_from_text("4096"), 4096u);
+  EXPECT_EQ(granularity_from_text(nullptr), 0u);
+  EXPECT_EQ(granularity_from_text(""), 0u);
+  EXPECT_EQ(granularity_from_text("0"), 0u);
+  EXPECT_EQ(granularity_from_text("4097"), 0u);       // not whole pages
+  EXPECT_EQ(granularity_from_text("32MiB"), 0u);      // bytes only
+  EXPECT_EQ(granularity_from_text("-4096"), 0u);
+  EXPECT_EQ(granularity_from_text("99999999999999999999999"), 0u);  // no wrap-around
+}
+
 TEST(RecordNaming, NvtxThenStreamThenSequence) {
   EXPECT_EQ(recorder::make_name(name_source::nvtx, "fwd_bwd", "stream 2", 3, 7), "fwd_bwd");
   EXPECT_EQ(recorder::make_name(name_source::nvtx, "", "stream 2", 3, 7), "stream 2 #3");

@@ -25,6 +25,14 @@ def main():
               f": {rec['graphs_without_memory_nodes']} graph(s) without memory nodes, "
               f"notes {rec['notes']}, self-read reserved_high all zero: {zero}")
         return 0 if ok and zero else 1
+    # The bounds are rounded to the granule gmemprof record measured before the command started
+    # (32 MiB on H100/H200), not to cuMemGetAllocationGranularity's 2 MiB.
+    env = rep["environment"]
+    measured = "measured by gmemprof record" in env["granularity_method"]
+    print(f"{'PASS' if measured else 'FAIL'} granularity {env['granularity_bytes']} bytes "
+          f"({env['granularity_method']}); bound ratios: " +
+          ", ".join(f"'{s['name']}' {s['analysis']['bound_ratio']}" for s in rep["scenarios"]))
+    failures += not measured
     graphs = rec["graphs"]
     print(f"{self_doc['client']}: {len(graphs)} recorded graph(s):",
           ", ".join(f"'{g['name']}'" for g in graphs))
