@@ -7,6 +7,7 @@ inputs that each take the reader somewhere real. Usage: fuzz_seeds.py NAME OUT_D
   bench:    each gmem_bench JSON cut to its context and a few benchmarks
   skeleton: each skeleton found in a committed report
   recorded: each recorded report (reports/record/), with its "recorded" section
+and, first, what the fuzzers once found (tests/fuzz/regressions/NAME/).
 """
 import glob
 import json
@@ -71,16 +72,24 @@ def seeds(name):
         sys.exit("fuzz_seeds.py: unknown target %r (report, check, bench, skeleton, recorded)" % name)
 
 
+def regressions(name):
+    """Inputs the fuzzers once found (tests/fuzz/regressions/NAME/): every run starts from them."""
+    for path in sorted(glob.glob(os.path.join(ROOT, "tests", "fuzz", "regressions", name, "*"))):
+        with open(path, encoding="utf-8", errors="surrogateescape") as f:
+            yield f.read()
+
+
 def main():
     name, out = sys.argv[1], sys.argv[2]
     os.makedirs(out, exist_ok=True)
     count = 0
     seen = set()
-    for text in seeds(name):
+    for text in list(regressions(name)) + list(seeds(name)):
         if text in seen or len(text) > 262144:
             continue
         seen.add(text)
-        with open(os.path.join(out, "seed-%04d.json" % count), "w") as f:
+        with open(os.path.join(out, "seed-%04d.json" % count), "w", encoding="utf-8",
+                  errors="surrogateescape") as f:
             f.write(text)
         count += 1
     if count == 0:

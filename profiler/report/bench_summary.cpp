@@ -128,7 +128,7 @@ std::string bench_summary_markdown(const std::string& json_text, const std::stri
     // NaN / inf, which JSON does not have: read them as null.
     static const std::regex non_finite(R"((:\s*)-?(NaN|nan|inf|Infinity)\b)");
     doc = json::parse(std::regex_replace(json_text, non_finite, "$1null"));
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number beyond double
     throw report_error(report_error::kind::not_json,
                        "benchmark result '" + source + "' is not JSON (" + e.what() +
                            "); write it with gmem_bench --benchmark_out=FILE "

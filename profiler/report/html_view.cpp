@@ -287,7 +287,7 @@ json bench_points(const std::string& text, const std::string& source) {
     // bench_summary does).
     static const std::regex non_finite(R"((:\s*)-?(NaN|nan|inf|Infinity)\b)");
     doc = json::parse(std::regex_replace(text, non_finite, "$1null"));
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number beyond double
     throw report_error(report_error::kind::not_json,
                        source + " is not JSON (" + e.what() + "); pass the file gmem_bench wrote "
                        "with --benchmark_out_format=json");

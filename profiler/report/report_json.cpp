@@ -682,7 +682,7 @@ report from_json_string(const std::string& text, const std::string& source) {
   json root;
   try {
     root = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number beyond double
     throw report_error(report_error::kind::not_json,
                        "report '" + source + "' is not JSON (" + e.what() +
                            "); pass a report written by `gmemprof run --out FILE`");

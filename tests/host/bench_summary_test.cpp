@@ -82,4 +82,13 @@ TEST(BenchSummary, RefusesTextThatIsNotAGmemBenchResult) {
   EXPECT_THROW((void)gmem::profiler::bench_summary_of_file("/nonexistent/bench.json"), report_error);
 }
 
+// A number beyond the range of a double (nlohmann's out_of_range) is refused, not a crash
+// (found by fuzzing the report reader, issue 13).
+TEST(BenchSummary, RefusesANumberBeyondDouble) {
+  std::string text = sample();
+  const std::string marker = "\"footprint_bytes\":0.000000}";
+  text.replace(text.find(marker), marker.size(), "\"footprint_bytes\": 1e999}");
+  EXPECT_THROW((void)bench_summary_markdown(text, "big.json"), gmem::profiler::report_error);
+}
+
 }  // namespace

@@ -157,6 +157,17 @@ TEST(ReportRefusals, AnEmptySampleMayHoldZeros) {
   EXPECT_NO_THROW((void)from_json_string(to_json_string(r), "current.json"));
 }
 
+// Found by fuzz.report (tests/fuzz/regressions/report/): a number beyond the range of a double
+// is JSON's grammar but not a double; nlohmann throws out_of_range for it, which escaped the
+// reader (gmemprof terminated). Now it is a report_error like any text that is not a report.
+TEST(ReportRefusals, ANumberBeyondDoubleIsARefusalNotACrash) {
+  std::string text = to_json_string(base_report());
+  const std::string from = "\"min_us\": 35.5";
+  text.replace(text.find(from), from.size(), "\"min_us\": 3355e432");
+  const std::string m = refusal(text, report_error::kind::not_json);
+  EXPECT_TRUE(has(m, "number overflow")) << m;
+}
+
 // The check: each refusal is exit 2 with the message on stderr, never a pass or a regression.
 class CheckRefusals : public ::testing::Test {
  protected:
