@@ -35,6 +35,12 @@ int run_bench_summary(const std::string& in_path, const std::string& out_path, s
 int run_run(const run_options& options, const std::string& out_path,
             const std::string& command_line, std::ostream& out, std::ostream& err);
 
+/// The arguments of one trial's process (argv[0] first): `gmemprof run SCENARIO... --set
+/// NAME=VALUE... --device N --reps N --warmups N --trials 1 --out PATH`, so that each trial
+/// measures what the parent was asked to (run_run runs it when trials > 1 in processes).
+[[nodiscard]] std::vector<std::string> trial_arguments(const run_options& options,
+                                                       const std::string& path);
+
 /// `gmemprof html`: the report at `report_path` as one self-contained HTML page written
 /// atomically to `out_path`, with the check against `baseline_path` and the mapping cost from
 /// gmem_bench's JSON at `bench_path` when they are not empty. Returns 0, or 2 when an input is

@@ -52,13 +52,19 @@ constexpr const char* info_usage =
     "exits 0.\n";
 
 constexpr const char* run_usage =
-    "usage: gmemprof run [SCENARIO...] [--out PATH] [--device N] [--reps N] [--warmups N]\n"
-    "                    [--trials K] [--progress]\n"
+    "usage: gmemprof run [SCENARIO...] [--set NAME=VALUE]... [--out PATH] [--device N]\n"
+    "                    [--reps N] [--warmups N] [--trials K] [--progress]\n"
     "       gmemprof run --list\n"
     "\n"
     "Runs every scenario (or the named ones) on device N (default 0) and writes the report to\n"
     "PATH (default gmem-report.json) atomically: a failed run never overwrites a good report.\n"
-    "The output path, the device and the scenario names are checked before anything runs.\n"
+    "The output path, the device, the scenario names and the settings are checked before\n"
+    "anything runs. --list shows each scenario with its parameters and their defaults.\n"
+    "--set NAME=VALUE (repeatable) sets parameter NAME of every selected scenario that has it\n"
+    "(an error when none has): sizes take bytes or B, KiB, MiB, GiB, TiB (powers of 1024,\n"
+    "e.g. --set bytes=1GiB; KB/MB/GB are refused as ambiguous), counts a whole number\n"
+    "(--set allocations=64), flags true or false. A sweep's defaults (single_alloc's sizes)\n"
+    "give way to the one value set. The values used are in the report, part of each key.\n"
     "Progress ([n/N] scenario, elapsed) goes to stderr once a run takes over a second, when\n"
     "stderr is a terminal or with --progress. --reps (default 10) and --warmups (default 2) set\n"
     "how many samples each launch cost takes; --trials (default 5) how many times each scenario\n"
@@ -192,12 +198,14 @@ int run_command(int argc, char** argv) {
   bool progress = gmem::profiler::progress_printer::stderr_is_terminal();
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (takes_value(arg) && i + 1 >= argc) return bad("run", arg + " needs a value", run_usage);
+    if ((takes_value(arg) || arg == "--set") && i + 1 >= argc) {
+      return bad("run", arg + " needs a value", run_usage);
+    }
     if (arg == "--list") {
-      for (const auto& d : gmem::profiler::scenario_definitions()) {
-        std::cout << d.name << "\t" << d.summary << "\n";
-      }
+      std::cout << gmem::profiler::format_scenario_list();
       return 0;
+    } else if (arg == "--set") {
+      options.settings.push_back(argv[++i]);
     } else if (arg == "--progress") {
       progress = true;
     } else if (arg == "--out") {

@@ -13,20 +13,10 @@
 namespace gmem::profiler {
 namespace {
 
-// Runs this gmemprof again as `gmemprof run ... --trials 1 --out PATH` (stdout discarded,
-// progress on stderr); returns its exit status, or -1 when it could not start.
+// Runs this gmemprof again with trial_arguments (stdout discarded, progress on stderr);
+// returns its exit status, or -1 when it could not start.
 int run_child(const run_options& options, const std::string& path) {
-  std::vector<std::string> args{"gmemprof", "run"};
-  for (const auto& n : options.only) args.push_back(n);
-  for (const auto& [flag, value] : {std::pair<const char*, int>{"--device", options.device},
-                                    {"--reps", options.reps},
-                                    {"--warmups", options.warmups},
-                                    {"--trials", 1}}) {
-    args.push_back(flag);
-    args.push_back(std::to_string(value));
-  }
-  args.push_back("--out");
-  args.push_back(path);
+  std::vector<std::string> args = trial_arguments(options, path);
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -74,12 +64,32 @@ report run_trials_in_processes(const run_options& options, const std::string& ou
 
 }  // namespace
 
+std::vector<std::string> trial_arguments(const run_options& options, const std::string& path) {
+  std::vector<std::string> args{"gmemprof", "run"};
+  for (const auto& n : options.only) args.push_back(n);
+  for (const auto& s : options.settings) {
+    args.push_back("--set");
+    args.push_back(s);
+  }
+  for (const auto& [flag, value] : {std::pair<const char*, int>{"--device", options.device},
+                                    {"--reps", options.reps},
+                                    {"--warmups", options.warmups},
+                                    {"--trials", 1}}) {
+    args.push_back(flag);
+    args.push_back(std::to_string(value));
+  }
+  args.push_back("--out");
+  args.push_back(path);
+  return args;
+}
+
 int run_run(const run_options& options, const std::string& out_path,
             const std::string& command_line, std::ostream& out, std::ostream& err) {
   try {
     // Everything that can be checked is checked before minutes of measuring.
     check_writable(out_path);
     check_scenario_names(options.only);
+    (void)resolve_parameters(options.only, options.settings);
     const report rep = options.trials > 1 && options.trials_in_processes
                            ? run_trials_in_processes(options, out_path, command_line)
                            : run_suite(options, command_line);

@@ -92,22 +92,170 @@ std::vector<std::string> scenario_names() {
   return names;
 }
 
-void check_scenario_names(const std::vector<std::string>& names) {
-  const std::vector<std::string> valid = scenario_names();
+namespace {
+
+void check_names(const std::vector<scenario_definition>& defs,
+                 const std::vector<std::string>& names) {
   std::string unknown;
   for (const auto& n : names) {
-    if (std::find(valid.begin(), valid.end(), n) == valid.end()) {
-      unknown += (unknown.empty() ? "'" : ", '") + n + "'";
-    }
+    const bool known = std::any_of(defs.begin(), defs.end(),
+                                   [&n](const scenario_definition& d) { return d.name == n; });
+    if (!known) unknown += (unknown.empty() ? "'" : ", '") + n + "'";
   }
   if (unknown.empty()) return;
   std::string list;
-  for (const auto& v : valid) list += (list.empty() ? "" : ", ") + v;
+  for (const auto& d : defs) list += (list.empty() ? "" : ", ") + d.name;
   throw usage_error("unknown scenario " + unknown + "; valid scenarios: " + list);
 }
 
+std::string joined(const std::vector<std::string>& items) {
+  std::string s;
+  for (const auto& i : items) s += (s.empty() ? "" : ", ") + i;
+  return s;
+}
+
+/// "bytes (size), upload (flag)", or "none".
+std::string parameter_list(const scenario_definition& d) {
+  std::vector<std::string> items;
+  for (const auto& p : d.params) items.push_back(p.name + " (" + to_string(p.kind) + ")");
+  return items.empty() ? "none" : joined(items);
+}
+
+const param_spec* find_param(const scenario_definition& d, const std::string& name) {
+  for (const auto& p : d.params) {
+    if (p.name == name) return &p;
+  }
+  return nullptr;
+}
+
+/// Why `setting` (NAME=VALUE, `name` declared by no selected scenario) is refused.
+std::string not_taken(const std::vector<scenario_definition>& defs,
+                      const std::vector<const scenario_definition*>& selected,
+                      const std::string& name, const std::string& setting) {
+  std::vector<std::string> takers;
+  for (const auto& d : defs) {
+    if (find_param(d, name) != nullptr) takers.push_back(d.name);
+  }
+  std::string msg;
+  if (selected.size() == 1) {
+    msg = "scenario " + selected.front()->name + " has no parameter '" + name + "' (--set " +
+          setting + "); its parameters: " + parameter_list(*selected.front());
+  } else {
+    std::vector<std::string> names;
+    for (const auto* d : selected) names.push_back(d->name);
+    msg = "--set " + setting + " applies to none of the selected scenarios (" +
+          (selected.size() == defs.size() ? "all " + std::to_string(defs.size())
+                                          : joined(names)) +
+          ")";
+    if (takers.empty()) {
+      std::vector<std::string> all;
+      for (const auto& d : defs) {
+        for (const auto& p : d.params) {
+          if (std::find(all.begin(), all.end(), p.name) == all.end()) all.push_back(p.name);
+        }
+      }
+      std::sort(all.begin(), all.end());
+      msg += ": no scenario has a parameter '" + name + "'; the parameters are " + joined(all) +
+             " (gmemprof run --list says which scenario takes which)";
+    }
+  }
+  if (!takers.empty()) {
+    msg += "; scenarios that take " + name + ": " + joined(takers) +
+           " (name them, e.g. gmemprof run " + takers.front() + " --set " + setting + ")";
+  }
+  return msg;
+}
+
+}  // namespace
+
+void check_scenario_names(const std::vector<std::string>& names) {
+  check_names(scenario_definitions(), names);
+}
+
+std::map<std::string, scenario_parameters> resolve_parameters(
+    const std::vector<scenario_definition>& defs, const std::vector<std::string>& only,
+    const std::vector<std::string>& settings) {
+  check_names(defs, only);
+  std::vector<const scenario_definition*> selected;
+  std::map<std::string, scenario_parameters> out;
+  for (const auto& d : defs) {
+    if (!only.empty() && std::find(only.begin(), only.end(), d.name) == only.end()) continue;
+    selected.push_back(&d);
+    scenario_parameters& p = out[d.name];
+    for (const auto& spec : d.params) p.set(spec.name, spec.defaults);
+  }
+  std::map<std::string, std::string> given;  // name -> value, to refuse a name given twice
+  for (const auto& setting : settings) {
+    const std::size_t eq = setting.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      throw usage_error("--set '" + setting +
+                        "' is not NAME=VALUE (e.g. --set bytes=64MiB; gmemprof run --list "
+                        "shows each scenario's parameters)");
+    }
+    const std::string name = setting.substr(0, eq);
+    const std::string value = setting.substr(eq + 1);
+    if (const auto it = given.find(name); it != given.end()) {
+      throw usage_error("--set " + name + " is given twice ('" + it->second + "' and '" + value +
+                        "'); give each parameter once");
+    }
+    given[name] = value;
+    std::vector<std::pair<const scenario_definition*, const param_spec*>> takers;
+    std::vector<std::string> taker_names;
+    for (const auto* d : selected) {
+      if (const param_spec* spec = find_param(*d, name)) {
+        takers.emplace_back(d, spec);
+        taker_names.push_back(d->name);
+      }
+    }
+    if (takers.empty()) throw usage_error(not_taken(defs, selected, name, setting));
+    // Out-of-range values, grouped by the range the scenarios accept.
+    std::vector<std::pair<std::string, std::vector<std::string>>> out_of_range;
+    for (const auto& [d, spec] : takers) {
+      std::uint64_t v = 0;
+      try {
+        v = parse_param(spec->kind, value);
+      } catch (const std::invalid_argument& e) {
+        throw usage_error("--set " + setting + " (for " + joined(taker_names) + "): " + e.what() +
+                          "; " + name + " takes " + accepted_values(spec->kind));
+      }
+      if (v < spec->min || v > spec->max) {
+        const std::string range = format_param_value(spec->kind, spec->min) + " to " +
+                                  format_param_value(spec->kind, spec->max);
+        auto it = std::find_if(out_of_range.begin(), out_of_range.end(),
+                               [&range](const auto& r) { return r.first == range; });
+        if (it == out_of_range.end()) it = out_of_range.insert(out_of_range.end(), {range, {}});
+        it->second.push_back(d->name);
+      }
+      out[d->name].set(name, {v});
+    }
+    if (!out_of_range.empty()) {
+      std::string msg = "--set " + setting + " is out of range:";
+      for (const auto& [range, names] : out_of_range) {
+        msg += (msg.back() == ':' ? " " : "; ") + joined(names) +
+               (names.size() == 1 ? " takes " : " take ") + name + " from " + range;
+      }
+      throw usage_error(msg);
+    }
+  }
+  return out;
+}
+
+std::map<std::string, scenario_parameters> resolve_parameters(
+    const std::vector<std::string>& only, const std::vector<std::string>& settings) {
+  return resolve_parameters(scenario_definitions(), only, settings);
+}
+
+std::string format_scenario_list() {
+  std::string s;
+  for (const auto& d : scenario_definitions()) {
+    s += d.name + "\t" + d.summary + "\n";
+    for (const auto& p : d.params) s += "    " + describe(p) + "\n";
+  }
+  return s;
+}
+
 report run_suite(const run_options& options, const std::string& command_line) {
-  check_scenario_names(options.only);
+  const auto params = resolve_parameters(options.only, options.settings);
   if (const auto why = gpu_unavailable_reason()) throw unsupported_error(*why);
   const int count = device_count();
   if (options.device < 0 || options.device >= count) {
@@ -145,6 +293,7 @@ report run_suite(const run_options& options, const std::string& command_line) {
   for (const auto& def : scenario_definitions()) {
     if (!wanted(def.name)) continue;
     ++position;
+    ctx.params = params.at(def.name);
     if (options.progress) {
       options.progress("[" + std::to_string(position) + "/" + std::to_string(selected) + "] " +
                        def.name + ": " + def.summary);

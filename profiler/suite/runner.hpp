@@ -3,10 +3,12 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "gmem/profiler/report.hpp"
+#include "suite/parameters.hpp"
 
 namespace gmem::profiler {
 
@@ -23,6 +25,9 @@ struct run_options {
   bool trials_in_processes = true;
   /// Scenario names to run (all when empty).
   std::vector<std::string> only;
+  /// `--set NAME=VALUE` as given, in order: each sets NAME in every selected scenario that
+  /// declares it (resolve_parameters).
+  std::vector<std::string> settings;
   /// Called with a line of progress before each scenario (stderr in gmemprof).
   std::function<void(const std::string&)> progress;
 };
@@ -33,16 +38,38 @@ struct run_options {
 /// Throws usage_error naming the unknown ones and listing the valid names.
 void check_scenario_names(const std::vector<std::string>& names);
 
+struct scenario_definition;
+
+/// The parameters each selected scenario of `defs` (all when `only` is empty) runs with: its
+/// declared defaults, each replaced by the value of the `NAME=VALUE` in `settings` that names
+/// it. A setting applies to every selected scenario that declares NAME. Throws usage_error,
+/// naming the parameter, the value, the scenarios and what is accepted, for: an unknown
+/// scenario name; a setting not of the form NAME=VALUE or given twice; a NAME no selected
+/// scenario declares (naming the selected scenarios' parameters, and the scenarios that do
+/// take NAME); a value that does not parse as the parameter's kind or lies outside a
+/// scenario's range.
+[[nodiscard]] std::map<std::string, scenario_parameters> resolve_parameters(
+    const std::vector<scenario_definition>& defs, const std::vector<std::string>& only,
+    const std::vector<std::string>& settings);
+
+/// resolve_parameters over the suite's scenarios.
+[[nodiscard]] std::map<std::string, scenario_parameters> resolve_parameters(
+    const std::vector<std::string>& only, const std::vector<std::string>& settings);
+
+/// `gmemprof run --list`: per scenario "NAME<TAB>summary", then one indented line per
+/// parameter (describe()).
+[[nodiscard]] std::string format_scenario_list();
+
 /// Joins the results of K runs of one scenario (trials[t][i]: result i of trial t): the first
 /// trial's results, each with every trial's values in `trials` and launch-cost medians that are
 /// the median of the trials' medians. A trial that failed makes the scenario fail.
 [[nodiscard]] std::vector<scenario_result> combine_trials(
     std::vector<std::vector<scenario_result>> trials);
 
-/// Runs the selected scenarios. A scenario that fails is reported with status "error" and its
-/// message; the others still run. Throws usage_error for unknown names, a device out of range
-/// or bad reps / warmups, unsupported_error without a GPU, cuda_error when the device cannot
-/// be probed.
+/// Runs the selected scenarios, each with its parameters (resolve_parameters). A scenario that
+/// fails is reported with status "error" and its message; the others still run. Throws
+/// usage_error for unknown names, bad settings, a device out of range or bad reps / warmups,
+/// unsupported_error without a GPU, cuda_error when the device cannot be probed.
 [[nodiscard]] report run_suite(const run_options& options, const std::string& command_line);
 
 }  // namespace gmem::profiler

@@ -196,8 +196,9 @@ scenario_result run_multi(const scenario_context& ctx, std::string name, paramet
 
 std::vector<scenario_result> single_alloc(const scenario_context& ctx) {
   std::vector<scenario_result> out;
-  for (std::uint64_t bytes : {2 * MiB, 64 * MiB, GiB, 8 * GiB}) {
-    for (bool upload : {true, false}) {
+  for (const std::uint64_t bytes : ctx.params.values("bytes")) {
+    for (const std::uint64_t upload_value : ctx.params.values("upload")) {
+      const bool upload = upload_value != 0;
       parameters params{{"bytes", static_cast<std::int64_t>(bytes)}, {"upload", upload}};
       if (bytes > ctx.free_memory / 2) {
         out.push_back(skipped("single_alloc", params,
@@ -226,8 +227,8 @@ std::vector<scenario_result> single_alloc(const scenario_context& ctx) {
 }
 
 std::vector<scenario_result> address_reuse_chain(const scenario_context& ctx) {
-  const int n = 8;
-  const std::uint64_t bytes = 64 * MiB;
+  const int n = ctx.params.count("allocations");
+  const std::uint64_t bytes = ctx.params.get("bytes");
   graph g("address_reuse_chain");
   std::vector<cudaGraphNode_t> deps;
   const bool remove_free = injected() == "free_removed";  // test-only, see injected()
@@ -246,8 +247,9 @@ std::vector<scenario_result> address_reuse_chain(const scenario_context& ctx) {
                 {{"allocations", std::int64_t{n}}, {"bytes", static_cast<std::int64_t>(bytes)}})};
 }
 
-std::vector<scenario_result> independent(const scenario_context& ctx, const std::string& name,
-                                         int n, std::uint64_t bytes) {
+std::vector<scenario_result> independent(const scenario_context& ctx, const std::string& name) {
+  const int n = ctx.params.count("allocations");
+  const std::uint64_t bytes = ctx.params.get("bytes");
   graph g(name);
   for (int i = 0; i < n; ++i) {
     const auto a = g.add_alloc({bytes, ctx.device});
@@ -258,8 +260,8 @@ std::vector<scenario_result> independent(const scenario_context& ctx, const std:
 }
 
 std::vector<scenario_result> many_small_chained(const scenario_context& ctx) {
-  const int n = 256;
-  const std::uint64_t bytes = 64 * 1024;
+  const int n = ctx.params.count("allocations");
+  const std::uint64_t bytes = ctx.params.get("bytes");
   graph g("many_small_chained");
   std::vector<cudaGraphNode_t> deps;
   for (int i = 0; i < n; ++i) {
@@ -273,8 +275,8 @@ std::vector<scenario_result> many_small_chained(const scenario_context& ctx) {
 /// n graphs, each alloc -> memset -> free of `bytes`, launched into one stream or n streams.
 std::vector<scenario_result> several_graphs(const scenario_context& ctx, const std::string& name,
                                             bool separate_streams) {
-  const int n = 4;
-  const std::uint64_t bytes = 256 * MiB;
+  const int n = ctx.params.count("graphs");
+  const std::uint64_t bytes = ctx.params.get("bytes");
   std::vector<graph> graphs;
   std::vector<std::unique_ptr<graph_exec>> execs;
   std::vector<stream> streams(separate_streams ? n : 1);
@@ -293,7 +295,7 @@ std::vector<scenario_result> several_graphs(const scenario_context& ctx, const s
 }
 
 std::vector<scenario_result> unfreed_relaunch(const scenario_context& ctx, bool auto_free) {
-  const std::uint64_t bytes = 128 * MiB;
+  const std::uint64_t bytes = ctx.params.get("bytes");
   const std::string name = auto_free ? "auto_free_on_launch" : "unfreed_relaunch";
   graph g = single_graph(name, bytes, ctx.device, /*free_it=*/false);
   profile_options o = options_for(ctx, cold_and_steady);
@@ -303,15 +305,16 @@ std::vector<scenario_result> unfreed_relaunch(const scenario_context& ctx, bool 
 }
 
 std::vector<scenario_result> capture_fork_join(const scenario_context& ctx) {
-  const std::uint64_t bytes = 64 * MiB;
+  const std::uint64_t bytes = ctx.params.get("bytes");
+  const std::uint64_t touched = std::min(bytes, touch_bytes);
   stream s1, s2;
   graph g = [&] {
     capture cap(s1, "capture_fork_join");
     void* a = cap.malloc_async(bytes);
     cap.fork(s2);
     void* b = cap.malloc_async(bytes, s2);
-    GMEM_CUDA_TRY(cudaMemsetAsync(a, 1, touch_bytes, s1));
-    GMEM_CUDA_TRY(cudaMemsetAsync(b, 2, touch_bytes, s2));
+    GMEM_CUDA_TRY(cudaMemsetAsync(a, 1, touched, s1));
+    GMEM_CUDA_TRY(cudaMemsetAsync(b, 2, touched, s2));
     cap.free_async(b, s2);
     cap.join(s2);
     cap.free_async(a);
@@ -322,7 +325,8 @@ std::vector<scenario_result> capture_fork_join(const scenario_context& ctx) {
 }
 
 std::vector<scenario_result> outside_free_stream(const scenario_context& ctx) {
-  const std::uint64_t bytes = 128 * MiB;
+  const std::uint64_t bytes = ctx.params.get("bytes");
+  const std::uint64_t touched = std::min(bytes, touch_bytes);
   graph g = single_graph("alloc graph", bytes, ctx.device, false);
   const void* ptr = reinterpret_cast<const void*>(g.ledger().unfreed().at(0).address);
   graph_exec exec(g);
@@ -332,7 +336,7 @@ std::vector<scenario_result> outside_free_stream(const scenario_context& ctx) {
   (void)set.add_stream_free(ptr);
   const auto iteration = [&] {
     exec.launch(s);
-    GMEM_CUDA_TRY(cudaMemsetAsync(const_cast<void*>(ptr), 3, touch_bytes, s));
+    GMEM_CUDA_TRY(cudaMemsetAsync(const_cast<void*>(ptr), 3, touched, s));
     free_in_stream(const_cast<void*>(ptr), s);
   };
   return {run_multi(ctx, "outside_free_stream", {{"bytes", static_cast<std::int64_t>(bytes)}}, set,
@@ -340,11 +344,12 @@ std::vector<scenario_result> outside_free_stream(const scenario_context& ctx) {
 }
 
 std::vector<scenario_result> outside_free_graph(const scenario_context& ctx) {
-  const std::uint64_t bytes = 128 * MiB;
+  const std::uint64_t bytes = ctx.params.get("bytes");
+  const std::uint64_t touched = std::min(bytes, touch_bytes);
   graph alloc_graph = single_graph("alloc graph", bytes, ctx.device, false);
   void* ptr = reinterpret_cast<void*>(alloc_graph.ledger().unfreed().at(0).address);
   graph free_graph("free graph");
-  const auto use = free_graph.add_memset({}, ptr, 4, touch_bytes);
+  const auto use = free_graph.add_memset({}, ptr, 4, touched);
   (void)free_graph.add_free(ptr, {use});
   graph_exec alloc_exec(alloc_graph), free_exec(free_graph);
   stream s;
@@ -360,7 +365,8 @@ std::vector<scenario_result> outside_free_graph(const scenario_context& ctx) {
 }
 
 std::vector<scenario_result> outside_free_events(const scenario_context& ctx) {
-  const std::uint64_t bytes = 128 * MiB;
+  const std::uint64_t bytes = ctx.params.get("bytes");
+  const std::uint64_t touched = std::min(bytes, touch_bytes);
   event alloc_ready, use_done;
   graph alloc_graph("alloc graph");
   const auto a = alloc_graph.add_alloc({bytes, ctx.device});
@@ -368,7 +374,7 @@ std::vector<scenario_result> outside_free_events(const scenario_context& ctx) {
   graph wait_and_free("wait and free graph");
   const auto w1 = wait_and_free.add_event_wait({}, use_done);
   const auto w2 = wait_and_free.add_event_wait({}, alloc_ready);
-  const auto use = wait_and_free.add_memset({w1, w2}, a.ptr, 5, touch_bytes);
+  const auto use = wait_and_free.add_memset({w1, w2}, a.ptr, 5, touched);
   (void)wait_and_free.add_free(a.ptr, {use});
   graph_exec alloc_exec(alloc_graph), free_exec(wait_and_free);
   stream alloc_stream, s2, s3;
@@ -378,7 +384,7 @@ std::vector<scenario_result> outside_free_events(const scenario_context& ctx) {
   const auto iteration = [&] {
     alloc_exec.launch(alloc_stream);
     alloc_ready.wait_in(s2);
-    GMEM_CUDA_TRY(cudaMemsetAsync(a.ptr, 6, touch_bytes, s2));
+    GMEM_CUDA_TRY(cudaMemsetAsync(a.ptr, 6, touched, s2));
     use_done.record(s2);
     free_exec.launch(s3);
   };
@@ -387,27 +393,28 @@ std::vector<scenario_result> outside_free_events(const scenario_context& ctx) {
 }
 
 std::vector<scenario_result> child_graph_move(const scenario_context& ctx) {
-  const std::uint64_t bytes = 128 * MiB;
+  const int n = ctx.params.count("children");
+  const std::uint64_t bytes = ctx.params.get("bytes");
   graph parent("child_graph_move");
   std::vector<cudaGraphNode_t> deps;
-  for (int i = 0; i < 2; ++i) {
+  for (int i = 0; i < n; ++i) {
     graph child = single_graph("child " + std::to_string(i), bytes, ctx.device);
     deps = {parent.add_child_graph(deps, std::move(child))};
   }
   return {named(profile_graph(parent, options_for(ctx, cold_and_steady)), "child_graph_move",
-                {{"children", std::int64_t{2}}, {"bytes", static_cast<std::int64_t>(bytes)}})};
+                {{"children", std::int64_t{n}}, {"bytes", static_cast<std::int64_t>(bytes)}})};
 }
 
 std::vector<scenario_result> one_phase(const scenario_context& ctx, const std::string& name,
                                        const std::vector<std::string>& phases) {
-  const std::uint64_t bytes = 256 * MiB;
+  const std::uint64_t bytes = ctx.params.get("bytes");
   graph g = single_graph(name, bytes, ctx.device);
   return {named(profile_graph(g, options_for(ctx, phases)), name,
                 {{"bytes", static_cast<std::int64_t>(bytes)}})};
 }
 
 std::vector<scenario_result> peer_access(const scenario_context& ctx) {
-  const std::uint64_t bytes = 64 * MiB;
+  const std::uint64_t bytes = ctx.params.get("bytes");
   const int peer = ctx.device == 0 ? 1 : 0;
   parameters params{{"bytes", static_cast<std::int64_t>(bytes)}, {"peer", std::int64_t{peer}}};
   if (ctx.device_count < 2) {
@@ -425,61 +432,107 @@ std::vector<scenario_result> peer_access(const scenario_context& ctx) {
   return {named(profile_graph(g, options_for(ctx, cold_and_steady)), "peer_access", params)};
 }
 
+// ---- their parameters -------------------------------------------------------------------
+
+/// The largest size --set accepts: beyond any GPU's memory today, small enough that a count
+/// times it stays far inside 64 bits.
+constexpr std::uint64_t max_bytes = std::uint64_t{1} << 40;
+constexpr std::uint64_t max_allocations = 100000;  // instantiating 100000 nodes takes seconds
+constexpr std::uint64_t max_graphs = 256;          // each its own executable graph (and stream)
+constexpr std::uint64_t max_children = 1024;
+
+param_spec size_param(std::vector<std::uint64_t> defaults, std::string meaning) {
+  return {"bytes", param_kind::size, std::move(defaults), 1, max_bytes, std::move(meaning)};
+}
+param_spec count_param(std::string name, std::uint64_t default_value, std::uint64_t max,
+                       std::string meaning) {
+  return {std::move(name), param_kind::count, {default_value}, 1, max, std::move(meaning)};
+}
+param_spec allocations_param(std::uint64_t default_value) {
+  return count_param("allocations", default_value, max_allocations, "how many allocations");
+}
+
 }  // namespace
 
+// The defaults are chosen so that each scenario shows what it exists to show on a GPU whose
+// reservation granule is 32 MiB (H100, H200; allocation granularity 2 MiB): the sizes that
+// compare reservations span several granules.
 const std::vector<scenario_definition>& scenario_definitions() {
   static const std::vector<scenario_definition> defs{
-      {"single_alloc", "one allocation, 2 MiB to 8 GiB, with and without upload", single_alloc},
-      {"address_reuse_chain", "8 allocations each ordered after the previous free: one address",
+      {"single_alloc", "one allocation of each size, with and without upload",
+       {size_param({2 * MiB, 64 * MiB, GiB, 8 * GiB}, "the allocation's size"),
+        {"upload", param_kind::flag, {1, 0}, 0, 1, "upload the graph before its first launch"}},
+       single_alloc},
+      {"address_reuse_chain", "allocations each ordered after the previous free: one address",
+       {allocations_param(8), size_param({64 * MiB}, "each allocation's size")},
        address_reuse_chain},
-      {"independent_allocs", "8 unordered allocations: all live together",
-       [](const scenario_context& c) { return independent(c, "independent_allocs", 8, 64 * MiB); }},
-      {"many_small_concurrent", "256 unordered 64 KiB allocations",
-       [](const scenario_context& c) {
-         return independent(c, "many_small_concurrent", 256, 64 * 1024);
-       }},
-      {"many_small_chained", "256 chained 64 KiB allocations", many_small_chained},
-      {"sequential_graphs_one_stream", "4 graphs launched into one stream share memory",
+      {"independent_allocs", "unordered allocations: all live together",
+       {allocations_param(8), size_param({64 * MiB}, "each allocation's size")},
+       [](const scenario_context& c) { return independent(c, "independent_allocs"); }},
+      // 64 x 2 MiB: concurrent they need 128 MiB (4 granules), chained one 2 MiB allocation
+      // reused (1 granule). The former 256 x 64 KiB (16 MiB) fit one granule either way.
+      {"many_small_concurrent",
+       "unordered small allocations: all live together, so more granules than chained",
+       {allocations_param(64), size_param({2 * MiB}, "each allocation's size")},
+       [](const scenario_context& c) { return independent(c, "many_small_concurrent"); }},
+      {"many_small_chained", "chained small allocations: one address, one granule",
+       {allocations_param(64), size_param({2 * MiB}, "each allocation's size")},
+       many_small_chained},
+      {"sequential_graphs_one_stream", "graphs launched into one stream share memory",
+       {count_param("graphs", 4, max_graphs, "how many graphs"),
+        size_param({256 * MiB}, "each graph's allocation")},
        [](const scenario_context& c) {
          return several_graphs(c, "sequential_graphs_one_stream", false);
        }},
-      {"graphs_in_separate_streams", "4 graphs in 4 streams cannot share memory",
+      {"graphs_in_separate_streams", "graphs each in its own stream cannot share memory",
+       {count_param("graphs", 4, max_graphs, "how many graphs (one stream each)"),
+        size_param({256 * MiB}, "each graph's allocation")},
        [](const scenario_context& c) {
          return several_graphs(c, "graphs_in_separate_streams", true);
        }},
       {"unfreed_relaunch", "an allocation left unfreed, freed in a stream before each relaunch",
+       {size_param({128 * MiB}, "the unfreed allocation's size")},
        [](const scenario_context& c) { return unfreed_relaunch(c, false); }},
       {"auto_free_on_launch", "an unfreed allocation freed by the next launch (AutoFreeOnLaunch)",
+       {size_param({128 * MiB}, "the unfreed allocation's size")},
        [](const scenario_context& c) { return unfreed_relaunch(c, true); }},
       {"capture_fork_join", "stream-ordered allocations captured across two streams",
-       capture_fork_join},
+       {size_param({64 * MiB}, "each stream's allocation")}, capture_fork_join},
       {"outside_free_stream", "allocated by a graph, freed with cudaFreeAsync",
-       outside_free_stream},
-      {"outside_free_graph", "allocated by one graph, freed by another", outside_free_graph},
+       {size_param({128 * MiB}, "the allocation's size")}, outside_free_stream},
+      {"outside_free_graph", "allocated by one graph, freed by another",
+       {size_param({128 * MiB}, "the allocation's size")}, outside_free_graph},
       {"outside_free_events", "freed by a graph ordered through event record / wait nodes",
-       outside_free_events},
-      {"child_graph_move", "two moved child graphs with memory nodes, one after the other",
+       {size_param({128 * MiB}, "the allocation's size")}, outside_free_events},
+      {"child_graph_move", "moved child graphs with memory nodes, one after the other",
+       {count_param("children", 2, max_children, "how many child graphs, chained"),
+        size_param({128 * MiB}, "each child's allocation")},
        child_graph_move},
       {"stream_switch", "launching into another stream than the last launch",
+       {size_param({256 * MiB}, "the allocation's size")},
        [](const scenario_context& c) {
          return one_phase(c, "stream_switch",
                           {phase::steady_launch, phase::launch_after_stream_switch});
        }},
       {"upload_other_stream", "upload in one stream, launch in another",
+       {size_param({256 * MiB}, "the allocation's size")},
        [](const scenario_context& c) {
          return one_phase(c, "upload_other_stream", {phase::first_launch_after_upload,
                                                       phase::upload_then_launch_other_stream});
        }},
       {"trim_relaunch", "launching after a trim returned the memory",
+       {size_param({256 * MiB}, "the allocation's size")},
        [](const scenario_context& c) {
          return one_phase(c, "trim_relaunch", {phase::steady_launch, phase::launch_after_trim});
        }},
       {"contention_unfreed", "launching while another graph's unfreed allocation holds memory",
+       {size_param({256 * MiB}, "the allocation's size")},
        [](const scenario_context& c) {
          return one_phase(c, "contention_unfreed",
                           {phase::steady_launch, phase::launch_with_unfreed_contention});
        }},
-      {"peer_access", "an allocation mapped for a peer device (needs two GPUs)", peer_access},
+      {"peer_access", "an allocation mapped for a peer device (needs two GPUs)",
+       {size_param({64 * MiB}, "the allocation's size")}, peer_access},
   };
   return defs;
 }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gmem/profiler/report.hpp"
+#include "suite/parameters.hpp"
 
 namespace gmem::profiler {
 
@@ -18,11 +19,16 @@ struct scenario_context {
   int reps = 10;
   std::uint64_t granularity = 0;
   std::uint64_t free_memory = 0;  ///< free device memory when the suite started
+  /// The scenario's parameters: its declared defaults, or what `--set` gave.
+  scenario_parameters params;
 };
 
 struct scenario_definition {
   std::string name;
   std::string summary;  ///< one line: what it shows
+  /// What `--set` may change; the scenario reads them from scenario_context::params. Every
+  /// value it uses goes into its results' params (and so into their keys).
+  std::vector<param_spec> params;
   std::function<std::vector<scenario_result>(const scenario_context&)> run;
 };
 
