@@ -61,6 +61,7 @@ struct pending_call {
   int device = -1;
   bool tracked = false;
   std::uint64_t stream = 0;
+  record::recorder::launch_plan plan;
   profiler::graph_model model;
   bool has_memory_nodes = false;
 };
@@ -312,6 +313,7 @@ void on_driver(CUpti_CallbackId id, const CUpti_CallbackData* cb) {
         const recorder::launch_plan plan =
             g->rec.plan_launch(exec, reinterpret_cast<std::uint64_t>(p->hStream));
         pending.tracked = plan.tracked;
+        pending.plan = plan;
         if (!plan.tracked) return;
         pending.stream = plan.stream;
         pending.device = plan.device;
@@ -324,6 +326,7 @@ void on_driver(CUpti_CallbackId id, const CUpti_CallbackData* cb) {
       const double host_us =
           std::chrono::duration<double, std::micro>(clock_type::now() - pending.start).count();
       std::lock_guard<std::mutex> lock(g->mutex);
+      if (!pending.before && g->rec.on_steady_launch(pending.plan, host_us)) return;
       std::optional<counters> before = pending.before, after;
       if (before || g->rec.slow(exec, host_us)) {
         after = read_device_counters(pending.device);

@@ -196,7 +196,28 @@ recorder::launch_plan recorder::plan_launch(std::uint64_t exec, std::uint64_t st
   const auto t = trims_.find(p.device);
   const bool trimmed = t != trims_.end() && t->second != g.trims_seen;
   p.read_counters = !g.launched || g.uploaded || trimmed || (g.last_stream != 0 && g.last_stream != p.stream);
+  p.graph = it->second;
   return p;
+}
+
+bool recorder::on_steady_launch(const launch_plan& plan, double host_us) {
+  if (!plan.tracked || plan.read_counters || host_us >= slow_floor_us ||
+      plan.graph >= graphs_.size()) {
+    return false;
+  }
+  graph_record& g = graphs_[plan.graph];
+  // Nothing that plan_launch looked at may have changed since (another thread's trim or launch
+  // of this graph between the two calls): then on_launch classifies it.
+  const auto t = trims_.find(plan.device);
+  if (g.steady_host_us.empty() || g.last_stream != plan.stream ||
+      (t != trims_.end() && t->second != g.trims_seen)) {
+    return false;
+  }
+  ++g.launches;
+  g.steady_host_us.push_back(host_us);
+  const std::size_t n = g.steady_host_us.size();
+  if (n <= 16 || n % 64 == 0) g.steady_median_us = recent_median(g.steady_host_us);
+  return true;
 }
 
 void recorder::mark_uploaded(std::uint64_t exec, std::uint64_t stream) {

@@ -135,8 +135,14 @@ class recorder {
     std::uint64_t stream = 0;
     int device = -1;
     bool read_counters = false;
+    std::size_t graph = 0;  ///< the graph record's index, for on_steady_launch
   };
   [[nodiscard]] launch_plan plan_launch(std::uint64_t exec, std::uint64_t stream_handle);
+  /// The common case of a planned launch, without look-ups: nothing was read around it
+  /// (plan.read_counters was false) and it took `host_us` < slow_floor_us, so it is steady.
+  /// Records what on_launch would for such a launch; returns false (recording nothing) when the
+  /// launch is not that case and on_launch must take it.
+  bool on_steady_launch(const launch_plan& plan, double host_us);
   /// The device whose counters matter for `exec` (its first alloc node's device); -1 if unknown.
   [[nodiscard]] int device_of(std::uint64_t exec) const;
   /// History of `exec` before a launch into `stream` (stream label, see stream_label).

@@ -172,6 +172,39 @@ TEST(RecordRecorder, KeepsEveryNonSteadyEventAndTheSteadyHostTimes) {
   EXPECT_EQ(r.last_counters(0)->reserved_current, 2u << 20);
 }
 
+// The fast path for steady launches (issue 8's overhead) records exactly what on_launch would,
+// and declines everything else: first launch, the first steady one, slow, after a trim.
+TEST(RecordRecorder, SteadyFastPathMatchesOnLaunchAndDeclinesTheRest) {
+  recorder fast, slow_path;
+  for (recorder* r : {&fast, &slow_path}) {
+    r->on_instantiate(0x11, 0x10, two_sequential_allocs(), "", 1, 30, with_reserved(0), with_reserved(0));
+  }
+  auto p = fast.plan_launch(0x11, 0xAAA);
+  EXPECT_FALSE(fast.on_steady_launch(p, 5));  // first launch: counters must be read
+  for (recorder* r : {&fast, &slow_path}) {
+    r->on_launch(0x11, r->stream_label(0xAAA), 2, 900, with_reserved(0), with_reserved(2 << 20));
+  }
+  p = fast.plan_launch(0x11, 0xAAA);
+  EXPECT_FALSE(fast.on_steady_launch(p, 5));  // no steady sample yet: on_launch sets the median
+  fast.on_launch(0x11, p.stream, 3, 5, std::nullopt, std::nullopt);
+  slow_path.on_launch(0x11, p.stream, 3, 5, std::nullopt, std::nullopt);
+  for (double us : {4.0, 6.0, 7.5}) {
+    p = fast.plan_launch(0x11, 0xAAA);
+    EXPECT_TRUE(fast.on_steady_launch(p, us));
+    slow_path.on_launch(0x11, p.stream, 4, us, std::nullopt, std::nullopt);
+  }
+  p = fast.plan_launch(0x11, 0xAAA);
+  EXPECT_FALSE(fast.on_steady_launch(p, slow_floor_us));  // maybe slow: on_launch decides
+  EXPECT_EQ(fast.graphs()[0].steady_host_us, slow_path.graphs()[0].steady_host_us);
+  EXPECT_EQ(fast.graphs()[0].launches, slow_path.graphs()[0].launches);
+  EXPECT_EQ(fast.graphs()[0].steady_median_us, slow_path.graphs()[0].steady_median_us);
+  EXPECT_EQ(fast.graphs()[0].events.size(), slow_path.graphs()[0].events.size());
+  // A trim between plan and record (another thread): declined.
+  p = fast.plan_launch(0x11, 0xAAA);
+  fast.on_trim(0, 10, 80, with_reserved(2 << 20), with_reserved(0));
+  EXPECT_FALSE(fast.on_steady_launch(p, 5));
+}
+
 TEST(RecordRecorder, UploadMakesTheFirstLaunchFirstAfterUpload) {
   recorder r;
   r.on_instantiate(0x11, 0x10, two_sequential_allocs(), "fwd", 1, 30, with_reserved(0), with_reserved(0));
