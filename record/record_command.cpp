@@ -9,8 +9,11 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <cctype>
 #include <filesystem>
+#include <fstream>
 #include <ostream>
+#include <set>
 
 #include "gmem/profiler/environment.hpp"
 #include "gmem/profiler/report_io.hpp"
@@ -44,6 +47,7 @@ std::string join(const std::vector<std::string>& v) {
 struct granule_reading {
   std::uint64_t bytes = 0;  ///< 0: not measured, `method` says why
   std::string method;
+  std::string cached_in;  ///< the cache file it was read from, empty when measured now
 };
 
 // profiler::measure_granularity(device) in a forked child (this process has not touched CUDA,
@@ -89,6 +93,57 @@ granule_reading measure_granule_in_child(int device) {
   return r;
 }
 
+// Where the granule measured for this machine's GPU model and driver is kept, from /proc alone
+// (no CUDA call): ${XDG_CACHE_HOME:-~/.cache}/gmem/granularity-MODEL-RELEASE. Empty (measure every
+// time) without the driver's /proc files, with GPUs of more than one model, or when
+// GMEM_GRANULARITY_CACHE=0.
+std::string granule_cache_path() {
+  if (const char* off = std::getenv("GMEM_GRANULARITY_CACHE"); off && std::string(off) == "0") return "";
+  const std::string release = profiler::driver_release();
+  std::set<std::string> models;
+  std::error_code ec;
+  for (const auto& gpu : fs::directory_iterator("/proc/driver/nvidia/gpus", ec)) {
+    std::ifstream info(gpu.path() / "information");
+    for (std::string line; std::getline(info, line);) {
+      if (line.rfind("Model:", 0) == 0) models.insert(line.substr(6));
+    }
+  }
+  if (release.empty() || models.size() != 1) return "";
+  std::string key = *models.begin() + "-" + release;
+  for (char& c : key) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-') c = '_';
+  }
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  const char* home = std::getenv("HOME");
+  const fs::path base = xdg && *xdg ? fs::path(xdg) : home && *home ? fs::path(home) / ".cache" : fs::path();
+  return base.empty() ? "" : (base / "gmem" / ("granularity-" + key)).string();
+}
+
+// The granule for `device`: from the cache when an earlier gmemprof record measured it on this
+// GPU model and driver, else measured now (in a child process) and cached.
+granule_reading granule_for(int device) {
+  const std::string cache = granule_cache_path();
+  if (!cache.empty()) {
+    std::ifstream in(cache);
+    std::string bytes, method;
+    if (std::getline(in, bytes) && std::getline(in, method)) {
+      const std::uint64_t b = granularity_from_text(bytes.c_str());
+      if (b) return {b, method, cache};
+    }
+  }
+  granule_reading r = measure_granule_in_child(device);
+  if (r.bytes && !cache.empty()) {
+    std::error_code ec;
+    fs::create_directories(fs::path(cache).parent_path(), ec);
+    try {
+      profiler::write_text_atomically(std::to_string(r.bytes) + "\n" + r.method + "\n", cache);
+    } catch (const std::exception&) {
+      // Not cached: the next record measures again.
+    }
+  }
+  return r;
+}
+
 }  // namespace
 
 std::string gpu_unavailable_reason(int& device_count) {
@@ -118,12 +173,13 @@ int run_record(const record_options& options, const std::vector<std::string>& co
   // The granule the driver reserves graph memory in is measured before the command starts (the
   // recording library inside it must not allocate graph memory of its own) and passed on. It is
   // measured in a child process, so that no CUDA context of gmemprof's exists while the command
-  // runs: with one left in this process (even after cudaDeviceReset) the command's loop of
-  // 1000 launches ran 8.8% slower on an H100, against 2.3% without any.
+  // runs (with one left in this process, even after cudaDeviceReset, the command's loop of 1000
+  // launches ran 8.8% slower on an H100; measured in a child, 2.0%), and cached per GPU model
+  // and driver: measuring costs a context, about 0.6 s of an H100 run.
   // It goes first: a child may use CUDA only if this process has not initialised the driver,
   // which the check for a GPU below does. Without a GPU the child fails quietly.
   const int granule_device = options.device >= 0 ? options.device : 0;
-  const granule_reading granule = measure_granule_in_child(granule_device);
+  const granule_reading granule = granule_for(granule_device);
   int devices = 0;
   std::string why = gpu_unavailable_reason(devices);
   const std::string library = find_library(options.library);
@@ -153,8 +209,13 @@ int run_record(const record_options& options, const std::vector<std::string>& co
   if (why.empty()) {
     if (granule.bytes) {
       granularity = std::to_string(granule.bytes);
-      granularity_method = granule.method + ", measured by gmemprof record on device " +
-                           std::to_string(granule_device) + " before the command started";
+      granularity_method =
+          granule.method +
+          (granule.cached_in.empty()
+               ? ", measured by gmemprof record on device " + std::to_string(granule_device) +
+                     " before the command started"
+               : ", measured by gmemprof record on this GPU model and driver earlier (cached in " +
+                     granule.cached_in + ")");
     } else {
       err << "gmemprof record: the reservation granularity could not be measured (" << granule.method
           << "); bounds are rounded to cuMemGetAllocationGranularity's figure instead\n";

@@ -28,7 +28,7 @@ def main():
     # The bounds are rounded to the granule gmemprof record measured before the command started
     # (32 MiB on H100/H200), not to cuMemGetAllocationGranularity's 2 MiB.
     env = rep["environment"]
-    measured = "measured by gmemprof record" in env["granularity_method"]
+    measured = "measured by gmemprof record" in env["granularity_method"]  # now or cached
     print(f"{'PASS' if measured else 'FAIL'} granularity {env['granularity_bytes']} bytes "
           f"({env['granularity_method']}); bound ratios: " +
           ", ".join(f"'{s['name']}' {s['analysis']['bound_ratio']}" for s in rep["scenarios"]))
