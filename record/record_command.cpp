@@ -54,12 +54,12 @@ struct granule_reading {
 // so the child may), its answer read back through a pipe.
 granule_reading measure_granule_in_child(int device) {
   int fds[2];
-  if (pipe(fds) != 0) return {0, std::string("pipe: ") + std::strerror(errno)};
+  if (pipe(fds) != 0) return {0, std::string("pipe: ") + std::strerror(errno), ""};
   const pid_t pid = fork();
   if (pid < 0) {
     close(fds[0]);
     close(fds[1]);
-    return {0, std::string("fork: ") + std::strerror(errno)};
+    return {0, std::string("fork: ") + std::strerror(errno), ""};
   }
   if (pid == 0) {
     close(fds[0]);
@@ -86,7 +86,7 @@ granule_reading measure_granule_in_child(int device) {
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   const auto newline = text.find('\n');
-  if (newline == std::string::npos) return {0, "the measuring process ended without an answer"};
+  if (newline == std::string::npos) return {0, "the measuring process ended without an answer", ""};
   granule_reading r;
   r.bytes = std::strtoull(text.substr(0, newline).c_str(), nullptr, 10);
   r.method = text.substr(newline + 1);
