@@ -105,7 +105,11 @@ std::string granule_cache_path() {
   for (const auto& gpu : fs::directory_iterator("/proc/driver/nvidia/gpus", ec)) {
     std::ifstream info(gpu.path() / "information");
     for (std::string line; std::getline(info, line);) {
-      if (line.rfind("Model:", 0) == 0) models.insert(line.substr(6));
+      if (line.rfind("Model:", 0) == 0) {
+        const auto first = line.find_first_not_of(" \t", 6);
+        const auto last = line.find_last_not_of(" \t");
+        if (first != std::string::npos) models.insert(line.substr(first, last - first + 1));
+      }
     }
   }
   if (release.empty() || models.size() != 1) return "";
