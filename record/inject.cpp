@@ -11,6 +11,8 @@
 #include <cuda.h>
 #include <cupti.h>
 #include <dlfcn.h>
+#include <cxxabi.h>
+#include <execinfo.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -286,6 +288,48 @@ void install_signal_handlers() {
   }
 }
 
+// The native call stack of the instantiation, taken in the callback after the call (its host
+// time is already measured): backtrace() and dladdr(), a few microseconds once per graph.
+// Frames of the driver, CUPTI and this library are left out; symbols are demangled.
+std::vector<std::string> instantiate_stack() {
+  void* frames[64];
+  const int n = backtrace(frames, 64);
+  std::vector<std::string> out;
+  for (int i = 0; i < n && out.size() < 24; ++i) {
+    Dl_info info{};
+    if (!dladdr(frames[i], &info) || !info.dli_fname) {
+      out.push_back("?");
+      continue;
+    }
+    std::string object = info.dli_fname;
+    object = object.substr(object.find_last_of('/') + 1);
+    if (object.rfind("libcuda.so", 0) == 0 || object.rfind("libcupti.so", 0) == 0 ||
+        object.rfind("libgmem_record.so", 0) == 0) {
+      continue;
+    }
+    std::string frame = object;
+    if (info.dli_sname) {
+      int status = -1;
+      char* demangled = abi::__cxa_demangle(info.dli_sname, nullptr, nullptr, &status);
+      frame += "!" + std::string(status == 0 && demangled ? demangled : info.dli_sname);
+      std::free(demangled);
+      char offset[32];
+      std::snprintf(offset, sizeof offset, "+0x%zx",
+                    static_cast<std::size_t>(static_cast<const char*>(frames[i]) -
+                                             static_cast<const char*>(info.dli_saddr)));
+      frame += offset;
+    } else {
+      char offset[32];
+      std::snprintf(offset, sizeof offset, "+0x%zx",
+                    static_cast<std::size_t>(static_cast<const char*>(frames[i]) -
+                                             static_cast<const char*>(info.dli_fbase)));
+      frame += offset;
+    }
+    out.push_back(std::move(frame));
+  }
+  return out;
+}
+
 template <class P>
 const P* params(const CUpti_CallbackData* cb) {
   return static_cast<const P*>(cb->functionParams);
@@ -403,6 +447,7 @@ void on_driver(CUpti_CallbackId id, const CUpti_CallbackData* cb) {
       g->rec.on_instantiate(exec, reinterpret_cast<std::uint64_t>(p->hGraph),
                             std::move(pending.model), nvtx, pending.t_us, host_us, pending.before,
                             after);
+      if (pending.has_memory_nodes) g->rec.set_instantiate_stack(exec, instantiate_stack());
       if (id == CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams ||
           id == CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams_ptsz) {
         const auto* ip = params<cuGraphInstantiateWithParams_params>(cb)->instantiateParams;

@@ -220,6 +220,11 @@ bool recorder::on_steady_launch(const launch_plan& plan, double host_us) {
   return true;
 }
 
+void recorder::set_instantiate_stack(std::uint64_t exec, std::vector<std::string> frames) {
+  const auto it = execs_.find(exec);
+  if (it != execs_.end()) graphs_[it->second].instantiate_stack = std::move(frames);
+}
+
 void recorder::mark_uploaded(std::uint64_t exec, std::uint64_t stream) {
   const auto it = execs_.find(exec);
   if (it == execs_.end()) return;

@@ -107,6 +107,10 @@ struct graph_record {
   std::uint64_t last_stream = 0;
   std::uint64_t trims_seen = 0;  ///< device trim count at its last launch
   bool destroyed = false;
+  /// Where the program instantiated it: the native call stack, innermost first, without the
+  /// driver's, CUPTI's and the recording library's frames ("libtorch_cuda.so!at::cuda::
+  /// CUDAGraph::capture_end()+0x1c4"); empty where none could be taken.
+  std::vector<std::string> instantiate_stack;
 };
 
 /// Records what the adapter reports; not thread-safe (the adapter holds a lock).
@@ -125,6 +129,8 @@ class recorder {
   void on_instantiate(std::uint64_t exec, std::uint64_t graph, profiler::graph_model model,
                       const std::string& nvtx, double t_us, double host_us,
                       const std::optional<counters>& before, const std::optional<counters>& after);
+  /// The call stack of `exec`'s instantiation (see graph_record::instantiate_stack).
+  void set_instantiate_stack(std::uint64_t exec, std::vector<std::string> frames);
   /// Whether `exec` is a graph with memory nodes the recorder tracks.
   [[nodiscard]] bool tracks(std::uint64_t exec) const { return execs_.count(exec) != 0; }
   /// What a launch of `exec` into stream `handle` needs, in one look-up: whether it is tracked,

@@ -129,6 +129,7 @@ std::string to_json_string(const recorder& r, const profiler::report& rep,
     jg["nodes"] = profiler::flatten(g.model).nodes.size();
     jg["launches"] = g.launches;
     jg["steady_launches"] = g.steady_host_us.size();
+    if (!g.instantiate_stack.empty()) jg["instantiate_stack"] = g.instantiate_stack;
     json events = json::array();
     for (const graph_event& e : g.events) {
       json je;

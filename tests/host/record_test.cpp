@@ -271,6 +271,18 @@ TEST(RecordReport, AssemblesAScenarioPerGraphThatReadsBackAsAReport) {
   EXPECT_NE(text.find("\"recorded\""), std::string::npos);
   EXPECT_NE(text.find("\"partial\": false"), std::string::npos);
   EXPECT_NE(text.find("\"class\": \"remap_after_trim\""), std::string::npos);
+  EXPECT_EQ(text.find("instantiate_stack"), std::string::npos);  // none taken: none written
+}
+
+TEST(RecordReport, TheInstantiateStackTravelsWithItsGraph) {
+  recorder r = one_graph_life();
+  r.set_instantiate_stack(0x11, {"libtorch_cuda.so!at::cuda::CUDAGraph::capture_end()+0x1c4",
+                                 "python3!_PyEval_EvalFrameDefault+0x7b2"});
+  r.set_instantiate_stack(0x99, {"not a tracked exec"});  // ignored
+  const std::string text = to_json_string(r, assemble(r, profiler::environment{}, 2u << 20), recording_info{});
+  EXPECT_NE(text.find("\"instantiate_stack\": [\n"), std::string::npos) << text.substr(0, 2000);
+  EXPECT_NE(text.find("CUDAGraph::capture_end()+0x1c4"), std::string::npos);
+  EXPECT_EQ(text.find("not a tracked exec"), std::string::npos);
 }
 
 TEST(RecordReport, PartialReportsSayWhyAndNoMemoryNodesIsANoteNotAnError) {
