@@ -121,7 +121,8 @@ TEST(ParseSize, MalformedValuesAreRefusedWithTheReason) {
       {"1e3", "not a number with a unit"},
   };
   for (const auto& [text, reason] : refused) {
-    const std::string m = invalid_argument_message([&text] { (void)parse_size(text); });
+    const std::string& value = text;  // a structured binding is not capturable before C++20
+    const std::string m = invalid_argument_message([&value] { (void)parse_size(value); });
     EXPECT_TRUE(contains(m, reason)) << "'" << text << "': " << m;
   }
 }
@@ -131,7 +132,8 @@ TEST(ParseSize, DecimalUnitsAreRefusedAsAmbiguous) {
        std::map<std::string, std::string>{{"1KB", "KiB"}, {"64MB", "MiB"}, {"1GB", "GiB"},
                                            {"1TB", "TiB"}, {"1G", "GiB"}, {"512k", "KiB"},
                                            {"2mb", "MiB"}}) {
-    const std::string m = invalid_argument_message([&text] { (void)parse_size(text); });
+    const std::string& value = text;  // a structured binding is not capturable before C++20
+    const std::string m = invalid_argument_message([&value] { (void)parse_size(value); });
     EXPECT_TRUE(contains(m, "ambiguous")) << text << ": " << m;
     EXPECT_TRUE(contains(m, "write " + suggestion)) << text << ": " << m;
   }
