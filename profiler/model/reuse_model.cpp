@@ -37,6 +37,48 @@ void finish(reuse_prediction& p, std::uint64_t granularity) {
   p.rounded_bytes = round_up(p.bytes, granularity);
 }
 
+// A skeleton's edges (creation dependencies, then late edges) as flat successor and
+// predecessor lists: two allocations per list instead of one per node (100,000 nodes).
+struct edge_lists {
+  std::vector<std::size_t> succ_at, succ;  ///< successors of v: succ[succ_at[v] .. succ_at[v+1])
+  std::vector<std::size_t> pred_at, pred;  ///< predecessors, likewise
+};
+
+// Assumes every dependency and late edge names an existing node (validate checks that first).
+edge_lists edges_of(const skeleton& s) {
+  const std::size_t n = s.nodes.size();
+  edge_lists e;
+  e.succ_at.assign(n + 1, 0);
+  e.pred_at.assign(n + 1, 0);
+  for (std::size_t v = 0; v < n; ++v) {
+    for (std::size_t d : s.nodes[v].deps) {
+      ++e.succ_at[d + 1];
+      ++e.pred_at[v + 1];
+    }
+  }
+  for (const auto& [from, to] : s.late_edges) {
+    ++e.succ_at[from + 1];
+    ++e.pred_at[to + 1];
+  }
+  for (std::size_t v = 0; v < n; ++v) {
+    e.succ_at[v + 1] += e.succ_at[v];
+    e.pred_at[v + 1] += e.pred_at[v];
+  }
+  e.succ.resize(e.succ_at[n]);
+  e.pred.resize(e.pred_at[n]);
+  std::vector<std::size_t> next_succ(e.succ_at.begin(), e.succ_at.end() - 1);
+  std::vector<std::size_t> next_pred(e.pred_at.begin(), e.pred_at.end() - 1);
+  const auto add = [&](std::size_t from, std::size_t to) {
+    e.succ[next_succ[from]++] = to;
+    e.pred[next_pred[to]++] = from;
+  };
+  for (std::size_t v = 0; v < n; ++v) {
+    for (std::size_t d : s.nodes[v].deps) add(d, v);
+  }
+  for (const auto& [from, to] : s.late_edges) add(from, to);
+  return e;
+}
+
 }  // namespace
 
 const char* to_string(skeleton_kind k) noexcept {
@@ -51,8 +93,6 @@ const char* to_string(skeleton_kind k) noexcept {
 void validate(const skeleton& s) {
   const std::size_t n = s.nodes.size();
   std::vector<bool> freed(n, false);
-  std::vector<std::vector<std::size_t>> succ(n);
-  std::vector<std::size_t> indegree(n, 0);
   for (std::size_t v = 0; v < n; ++v) {
     const skeleton_node& node = s.nodes[v];
     for (std::size_t d : node.deps) {
@@ -61,8 +101,6 @@ void validate(const skeleton& s) {
                                     " depends at creation on node #" + std::to_string(d) +
                                     ", which is not created before it");
       }
-      succ[d].push_back(v);
-      ++indegree[v];
     }
     if (node.kind == skeleton_kind::free) {
       if (node.frees >= v || s.nodes[node.frees].kind != skeleton_kind::alloc) {
@@ -83,11 +121,14 @@ void validate(const skeleton& s) {
                                   " -> " + std::to_string(to) + " names a node that does not exist (" +
                                   std::to_string(n) + " nodes) or a node itself");
     }
-    succ[from].push_back(to);
-    ++indegree[to];
   }
-  std::vector<std::size_t> ready;
+  // Creation dependencies point backwards, so only late edges can close a cycle: a topological
+  // sort over both tells.
+  if (s.late_edges.empty()) return;
+  const edge_lists e = edges_of(s);
+  std::vector<std::size_t> indegree(n), ready;
   for (std::size_t v = 0; v < n; ++v) {
+    indegree[v] = e.pred_at[v + 1] - e.pred_at[v];
     if (indegree[v] == 0) ready.push_back(v);
   }
   std::size_t seen = 0;
@@ -95,8 +136,8 @@ void validate(const skeleton& s) {
     const std::size_t v = ready.back();
     ready.pop_back();
     ++seen;
-    for (std::size_t t : succ[v]) {
-      if (--indegree[t] == 0) ready.push_back(t);
+    for (std::size_t k = e.succ_at[v]; k < e.succ_at[v + 1]; ++k) {
+      if (--indegree[e.succ[k]] == 0) ready.push_back(e.succ[k]);
     }
   }
   if (seen != n) {
@@ -319,17 +360,7 @@ skeleton skeleton_of(const flat_graph& flat, const graph_analysis& a, const std:
 skeleton recreated(const skeleton& s, bool frees_first) {
   validate(s);
   const std::size_t n = s.nodes.size();
-  std::vector<std::vector<std::size_t>> succ(n), pred(n);
-  for (std::size_t v = 0; v < n; ++v) {
-    for (std::size_t d : s.nodes[v].deps) {
-      succ[d].push_back(v);
-      pred[v].push_back(d);
-    }
-  }
-  for (const auto& [from, to] : s.late_edges) {
-    succ[from].push_back(to);
-    pred[to].push_back(from);
-  }
+  const edge_lists e = edges_of(s);
   std::vector<std::size_t> indegree(n);
   using key = std::pair<int, std::size_t>;
   std::priority_queue<key, std::vector<key>, std::greater<>> ready;
@@ -337,7 +368,7 @@ skeleton recreated(const skeleton& s, bool frees_first) {
     return frees_first && s.nodes[v].kind != skeleton_kind::free ? 1 : 0;
   };
   for (std::size_t v = 0; v < n; ++v) {
-    indegree[v] = pred[v].size();
+    indegree[v] = e.pred_at[v + 1] - e.pred_at[v];
     if (indegree[v] == 0) ready.push({rank(v), v});
   }
   std::vector<std::size_t> position(n, no_node);
@@ -349,14 +380,15 @@ skeleton recreated(const skeleton& s, bool frees_first) {
     ready.pop();
     position[v] = out.nodes.size();
     out.nodes.push_back(s.nodes[v]);
-    for (std::size_t t : succ[v]) {
+    for (std::size_t k = e.succ_at[v]; k < e.succ_at[v + 1]; ++k) {
+      const std::size_t t = e.succ[k];
       if (--indegree[t] == 0) ready.push({rank(t), t});
     }
   }
   for (std::size_t v = 0; v < n; ++v) {
     skeleton_node& node = out.nodes[position[v]];
     node.deps.clear();
-    for (std::size_t d : pred[v]) node.deps.push_back(position[d]);
+    for (std::size_t k = e.pred_at[v]; k < e.pred_at[v + 1]; ++k) node.deps.push_back(position[e.pred[k]]);
     std::sort(node.deps.begin(), node.deps.end());
     node.deps.erase(std::unique(node.deps.begin(), node.deps.end()), node.deps.end());
     if (node.kind == skeleton_kind::free) node.frees = position[node.frees];
@@ -471,8 +503,10 @@ std::vector<candidate_change> candidate_changes(const skeleton& s, const graph_a
                                                 std::size_t max_candidates) {
   const reuse_prediction base = predict_reuse(s, granularity);
   std::vector<candidate_change> out;
+  // Every changed skeleton below is valid by construction (a copy of the validated `s` with a
+  // dependency on an earlier node, or the output of recreated()): predicted without validating.
   const auto consider = [&](std::string kind, skeleton changed, const std::string& how) {
-    const reuse_prediction p = predict_reuse(changed, granularity);
+    const reuse_prediction p = predict_valid(changed, granularity);
     if (p.rounded_bytes >= base.rounded_bytes) return;
     std::string where = how;
     const std::string shared = newly_shared(changed, base, s, p);
@@ -541,18 +575,22 @@ std::vector<candidate_change> candidate_changes(const skeleton& s, const graph_a
   // The combined set: all edges at creation, frees first, then dependencies added greedily
   // from the reuse opportunities while they lower the prediction.
   skeleton combined = recreated(s, true);
-  std::uint64_t best = predict_reuse(combined, granularity).rounded_bytes;
+  std::uint64_t best = predict_valid(combined, granularity).rounded_bytes;
   std::string added;
   std::size_t added_count = 0;
+  // The original nodes' positions in `combined`, by label (labels are unique per flat node);
+  // made again only when `combined` changes.
   std::unordered_map<std::string, std::size_t> position_of;
+  const auto map_combined = [&] {
+    position_of.clear();
+    for (std::size_t v = 0; v < combined.nodes.size(); ++v) position_of[combined.nodes[v].label] = v;
+  };
+  map_combined();
   for (const auto& [i, j] : helped) {
     if (best <= a.lower_bound_rounded_bytes) break;
     const allocation& ai = a.allocations[i];
     const allocation& aj = a.allocations[j];
     if (!ai.free_node || *ai.free_node >= s.nodes.size() || aj.alloc_node >= s.nodes.size()) continue;
-    // Map the original nodes into `combined` by label (labels are unique per flat node).
-    position_of.clear();
-    for (std::size_t v = 0; v < combined.nodes.size(); ++v) position_of[combined.nodes[v].label] = v;
     const auto pf = position_of.find(s.nodes[*ai.free_node].label);
     const auto pt = position_of.find(s.nodes[aj.alloc_node].label);
     if (pf == position_of.end() || pt == position_of.end()) continue;
@@ -564,10 +602,11 @@ std::vector<candidate_change> candidate_changes(const skeleton& s, const graph_a
     } catch (const std::invalid_argument&) {
       continue;  // a cycle with an edge added before
     }
-    const std::uint64_t p = predict_reuse(trial, granularity).rounded_bytes;
+    const std::uint64_t p = predict_valid(trial, granularity).rounded_bytes;
     if (p < best) {
       best = p;
       combined = std::move(trial);
+      map_combined();
       added += std::string(added_count++ ? "; " : "") + "make " + node_name(s, aj.alloc_node) +
                " depend on " + node_name(s, *ai.free_node) + " when it is created";
     }
