@@ -8,6 +8,7 @@
 #include "gmem/handles.hpp"
 #include "gmem/profiler/analysis.hpp"
 #include "gmem/profiler/reuse_model.hpp"
+#include "gmem/profiler/skeleton_replay.hpp"
 #include "gmem/profiler/counters.hpp"
 #include "gmem/profiler/diagnostics.hpp"
 #include "gmem/profiler/environment.hpp"
@@ -91,6 +92,27 @@ scenario_result profile_graph(cudaGraph_t g, const std::string& name,
   const flat_graph flat = flatten(model);
   r.diagnostics = diagnose(flat, a, facts);
   r.skeletons.push_back(skeleton_of(flat, a, name));  // issue 9: for gmemprof replay
+  if (options.measure_advice && a.alloc_nodes > 0) {
+    // Issue 9: each candidate change replayed as a skeleton (no user kernel runs); kept where
+    // the driver saved at least one granule. Leaves the pool trimmed, as above.
+    try {
+      const advice_report adv =
+          measure_advice(r.skeletons.back(), a, granularity, granularity, dev);
+      advice_measurement m;
+      m.baseline_bytes = adv.baseline_bytes;
+      const auto change = [](const measured_advice& c) {
+        return measured_change{c.kind, c.where, c.predicted_bytes, c.measured_bytes, c.saving_bytes};
+      };
+      for (const auto& c : adv.advice) m.changes.push_back(change(c));
+      m.combined = change(adv.combined);
+      m.combined_reaches_order_free_bound = adv.combined_reaches_order_free_bound;
+      r.advice = std::move(m);
+    } catch (const std::exception& e) {
+      r.diagnostics.push_back({"advice_not_measured", "info",
+                               std::string("the candidate changes could not be replayed: ") + e.what(),
+                               0});
+    }
+  }
   return r;
 }
 

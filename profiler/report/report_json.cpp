@@ -194,6 +194,21 @@ json to_json(const scenario_result& s) {
     }
     j["trials"] = std::move(trials);
   }
+  if (s.advice) {  // issue 9: optional section
+    const auto change_json = [](const measured_change& c) {
+      return json{{"kind", c.kind},
+                  {"where", c.where},
+                  {"predicted_bytes", c.predicted_bytes},
+                  {"measured_bytes", c.measured_bytes},
+                  {"saving_bytes", c.saving_bytes}};
+    };
+    json changes = json::array();
+    for (const auto& c : s.advice->changes) changes.push_back(change_json(c));
+    j["advice"] = {{"baseline_bytes", s.advice->baseline_bytes},
+                   {"changes", std::move(changes)},
+                   {"combined", change_json(s.advice->combined)},
+                   {"combined_reaches_order_free_bound", s.advice->combined_reaches_order_free_bound}};
+  }
   return j;
 }
 
@@ -555,6 +570,35 @@ scenario_result read_scenario(const reader& in, const json& j, const std::string
       }
       s.trials.push_back(std::move(t));
     }
+  }
+
+  if (j.contains("advice")) {  // issue 9: optional section
+    const std::string ap = reader::join(path, "advice");
+    const json& a = in.object(j, "advice", path);
+    const auto read_change = [&](const json& c, const std::string& p) {
+      measured_change m;
+      m.kind = in.name(c, "kind", p);
+      m.where = in.string(c, "where", p);
+      m.predicted_bytes = in.u64(c, "predicted_bytes", p);
+      m.measured_bytes = in.u64(c, "measured_bytes", p);
+      m.saving_bytes = in.u64(c, "saving_bytes", p);
+      return m;
+    };
+    advice_measurement adv;
+    adv.baseline_bytes = in.u64(a, "baseline_bytes", ap);
+    const json& changes = in.array(a, "changes", ap);
+    for (std::size_t i = 0; i < changes.size(); ++i) {
+      const std::string p = reader::at(reader::join(ap, "changes"), i);
+      adv.changes.push_back(read_change(element(in, changes, i, p), p));
+    }
+    adv.combined = read_change(in.object(a, "combined", ap), reader::join(ap, "combined"));
+    const json& reaches = in.field(a, "combined_reaches_order_free_bound", ap);
+    if (!reaches.is_boolean()) {
+      in.fail(reader::join(ap, "combined_reaches_order_free_bound"),
+              "must be true or false, is " + reader::kind_of(reaches));
+    }
+    adv.combined_reaches_order_free_bound = reaches.get<bool>();
+    s.advice = std::move(adv);
   }
   return s;
 }

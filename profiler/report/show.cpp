@@ -118,6 +118,16 @@ std::string format_scenario(const scenario_result& s) {
     if (d.bytes != 0) out += " (" + mib(d.bytes) + ")";
     out += "\n";
   }
+  if (s.advice) {
+    out += "  advice, measured on the driver (the skeleton replayed: " +
+           mib(s.advice->baseline_bytes) + "):";
+    if (s.advice->changes.empty()) out += " none saves a granule";
+    out += "\n";
+    for (const auto& c : s.advice->changes) {
+      out += "    saves " + mib(c.saving_bytes) + " measured (predicted " + mib(c.predicted_bytes) +
+             " after it): " + c.where + "\n";
+    }
+  }
   return out;
 }
 

@@ -81,6 +81,15 @@ report sample_report() {
        "allocation of 2.0 MiB at node 7 is never freed in the graph", 2'097'152},
       {"reserved_above_bound", "info", "the driver reserved 8x the lower bound", 29'360'128}};
 
+  advice_measurement adv;
+  adv.baseline_bytes = 67'108'864;
+  adv.changes = {{"creation_order", "create each free node as soon as its last user exists",
+                  33'554'432, 33'554'432, 33'554'432}};
+  adv.combined = {"combined", "give every dependency at creation", 33'554'432, 33'554'432,
+                  33'554'432};
+  adv.combined_reaches_order_free_bound = true;
+  ok.advice = adv;
+
   scenario_result skipped;
   skipped.name = "peer_access";
   skipped.params = {{"peer", std::int64_t{1}}};
@@ -320,6 +329,34 @@ TEST(ReportJson, UnknownStatusIsInvalid) {
   EXPECT_EQ(error_kind_of([&] { (void)from_json_string(text, "x.json"); }, &message),
             report_error::kind::invalid);
   EXPECT_NE(message.find("scenarios[1].status"), std::string::npos) << message;
+}
+
+// Issue 9: the advice measured on the driver travels in the report and reads back exactly; a
+// scenario without it has none (an optional section).
+TEST(ReportJson, MeasuredAdviceRoundTrips) {
+  const report r = sample_report();
+  const report back = from_json_string(to_json_string(r), "advice.json");
+  ASSERT_TRUE(back.scenarios[0].advice.has_value());
+  const advice_measurement& a = *back.scenarios[0].advice;
+  EXPECT_EQ(a.baseline_bytes, 67'108'864u);
+  ASSERT_EQ(a.changes.size(), 1u);
+  EXPECT_EQ(a.changes[0].kind, "creation_order");
+  EXPECT_EQ(a.changes[0].measured_bytes, 33'554'432u);
+  EXPECT_EQ(a.changes[0].saving_bytes, 33'554'432u);
+  EXPECT_EQ(a.combined.kind, "combined");
+  EXPECT_TRUE(a.combined_reaches_order_free_bound);
+  EXPECT_FALSE(back.scenarios[1].advice.has_value());
+  const std::string shown = format_report(back);
+  EXPECT_NE(shown.find("saves 32.0 MiB measured"), std::string::npos) << shown;
+
+  std::string text = to_json_string(r);
+  const std::string from = "\"combined_reaches_order_free_bound\": true";
+  text.replace(text.find(from), from.size(), "\"combined_reaches_order_free_bound\": 1");
+  std::string message;
+  EXPECT_EQ(error_kind_of([&] { (void)from_json_string(text, "advice.json"); }, &message),
+            report_error::kind::invalid);
+  EXPECT_NE(message.find("scenarios[0].advice.combined_reaches_order_free_bound"), std::string::npos)
+      << message;
 }
 
 TEST(ReportJson, ComputeCapabilityIsParsedIntoMajorAndMinor) {

@@ -27,6 +27,10 @@ struct profile_options {
   std::uint64_t granularity = 0;
   /// A reservation above this multiple of the rounded lower bound is diagnosed.
   double excess_ratio_threshold = 1.5;
+  /// Replay the graph's skeleton and each candidate change on the driver, keeping the advice
+  /// whose saving was measured (scenario_result::advice). Allocates and maps memory of the
+  /// graph's size for a moment; no user kernel runs.
+  bool measure_advice = true;
 };
 
 /// Profiles `g` (which the call does not change or destroy): reads it into the model,

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <variant>
@@ -122,6 +123,24 @@ struct trial_sample {
   std::vector<launch> launches;  ///< each launch cost's medians over this trial's repetitions
 };
 
+/// Advice measured on the driver (issue 9): the graph's skeleton and each candidate change
+/// replayed (memory nodes and empty nodes only), kept only where the change saved at least one
+/// reservation granule there.
+struct measured_change {
+  std::string kind;   ///< dependency_at_creation, creation_order, add_dependency, combined, ...
+  std::string where;  ///< where to make the change in the user's code
+  std::uint64_t predicted_bytes = 0;  ///< what the reuse model predicts after the change
+  std::uint64_t measured_bytes = 0;   ///< what the driver reserved after the change
+  std::uint64_t saving_bytes = 0;     ///< baseline_bytes - measured_bytes (0 when not below)
+};
+
+struct advice_measurement {
+  std::uint64_t baseline_bytes = 0;     ///< the skeleton as the graph was built, replayed
+  std::vector<measured_change> changes;  ///< saved at least one granule, largest saving first
+  measured_change combined;              ///< the combined set, measured as a whole
+  bool combined_reaches_order_free_bound = false;
+};
+
 enum class scenario_status { ok, skipped, error };
 /// "ok", "skipped" or "error", as in reports.
 [[nodiscard]] const char* to_string(scenario_status s) noexcept;
@@ -141,6 +160,8 @@ struct scenario_result {
   /// Optional: every trial's values (the fields above come from the first trial, launch-cost
   /// medians are the median of the trials' medians). Empty: one trial, the fields above.
   std::vector<trial_sample> trials;
+  /// Optional (issue 9): the advice measured on the driver when the scenario was profiled.
+  std::optional<advice_measurement> advice;
 
   /// name plus its parameters, "single_alloc[bytes=2097152,upload=true]": the key under which
   /// the regression check matches a scenario across reports.
