@@ -308,23 +308,19 @@ std::vector<std::string> instantiate_stack() {
       continue;
     }
     std::string frame = object;
+    // Offset from the symbol when dladdr names one, else from the object's base.
+    const void* base = info.dli_sname ? info.dli_saddr : info.dli_fbase;
     if (info.dli_sname) {
       int status = -1;
       char* demangled = abi::__cxa_demangle(info.dli_sname, nullptr, nullptr, &status);
       frame += "!" + std::string(status == 0 && demangled ? demangled : info.dli_sname);
       std::free(demangled);
-      char offset[32];
-      std::snprintf(offset, sizeof offset, "+0x%zx",
-                    static_cast<std::size_t>(static_cast<const char*>(frames[i]) -
-                                             static_cast<const char*>(info.dli_saddr)));
-      frame += offset;
-    } else {
-      char offset[32];
-      std::snprintf(offset, sizeof offset, "+0x%zx",
-                    static_cast<std::size_t>(static_cast<const char*>(frames[i]) -
-                                             static_cast<const char*>(info.dli_fbase)));
-      frame += offset;
     }
+    char offset[32];
+    std::snprintf(offset, sizeof offset, "+0x%zx",
+                  static_cast<std::size_t>(static_cast<const char*>(frames[i]) -
+                                           static_cast<const char*>(base)));
+    frame += offset;
     out.push_back(std::move(frame));
   }
   return out;

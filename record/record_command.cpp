@@ -182,11 +182,13 @@ int run_record(const record_options& options, const std::vector<std::string>& co
   // and driver: measuring costs a context, about 0.6 s of an H100 run.
   // It goes first: a child may use CUDA only if this process has not initialised the driver,
   // which the check for a GPU below does. Without a GPU the child fails quietly.
+  // Without the recording library nothing is recorded: then nothing is measured either.
+  const std::string library = find_library(options.library);
   const int granule_device = options.device >= 0 ? options.device : 0;
-  const granule_reading granule = granule_for(granule_device);
+  const granule_reading granule =
+      library.empty() ? granule_reading{} : granule_for(granule_device);
   int devices = 0;
   std::string why = gpu_unavailable_reason(devices);
-  const std::string library = find_library(options.library);
   if (why.empty() && library.empty()) {
     why = "the recording library libgmem_record.so was not found next to gmemprof (set GMEM_RECORD_LIBRARY)";
   }

@@ -183,6 +183,14 @@ double recent_median(const std::vector<double>& v) {
   return *mid;
 }
 
+// A steady launch's host time, and the steady median refreshed at each of the first 16 and
+// then every 64th.
+void add_steady(graph_record& g, double host_us) {
+  g.steady_host_us.push_back(host_us);
+  const std::size_t n = g.steady_host_us.size();
+  if (n <= 16 || n % 64 == 0) g.steady_median_us = recent_median(g.steady_host_us);
+}
+
 }  // namespace
 
 recorder::launch_plan recorder::plan_launch(std::uint64_t exec, std::uint64_t stream_handle) {
@@ -214,9 +222,7 @@ bool recorder::on_steady_launch(const launch_plan& plan, double host_us) {
     return false;
   }
   ++g.launches;
-  g.steady_host_us.push_back(host_us);
-  const std::size_t n = g.steady_host_us.size();
-  if (n <= 16 || n % 64 == 0) g.steady_median_us = recent_median(g.steady_host_us);
+  add_steady(g, host_us);
   return true;
 }
 
@@ -260,9 +266,7 @@ void recorder::on_launch(std::uint64_t exec, std::uint64_t stream, double t_us, 
   g.last_stream = stream;
   g.trims_seen = trims_[g.devices.front()];
   if (c == launch_class::steady && !(h.trimmed_since_last || h.stream_changed)) {
-    g.steady_host_us.push_back(host_us);
-    const std::size_t n = g.steady_host_us.size();
-    if (n <= 16 || n % 64 == 0) g.steady_median_us = recent_median(g.steady_host_us);
+    add_steady(g, host_us);
     if (after) last_[g.devices.front()] = *after;
     return;
   }

@@ -98,15 +98,8 @@ scenario_result profile_graph(cudaGraph_t g, const std::string& name,
     try {
       const advice_report adv =
           measure_advice(r.skeletons.back(), a, granularity, granularity, dev);
-      advice_measurement m;
-      m.baseline_bytes = adv.baseline_bytes;
-      const auto change = [](const measured_advice& c) {
-        return measured_change{c.kind, c.where, c.predicted_bytes, c.measured_bytes, c.saving_bytes};
-      };
-      for (const auto& c : adv.advice) m.changes.push_back(change(c));
-      m.combined = change(adv.combined);
-      m.combined_reaches_order_free_bound = adv.combined_reaches_order_free_bound;
-      r.advice = std::move(m);
+      r.advice = advice_measurement{adv.baseline_bytes, adv.advice, adv.combined,
+                                    adv.combined_reaches_order_free_bound};
     } catch (const std::exception& e) {
       r.diagnostics.push_back({"advice_not_measured", "info",
                                std::string("the candidate changes could not be replayed: ") + e.what(),

@@ -351,19 +351,21 @@ stats read_stats(const reader& in, const json& parent, const char* key, const st
 // The four graph memory counters as the driver keeps them: what is used is reserved, and a
 // high watermark is at least the current value (also right after a reset; measured on H100 and
 // H200: tests/gpu/profiler_test.cu). Counters that contradict that were not read from a driver.
+void refuse_above(const reader& in, const std::string& path, const char* a, std::uint64_t va,
+                  const char* b, std::uint64_t vb) {
+  if (va > vb) {
+    in.fail(path, std::string("has ") + a + " " + std::to_string(va) + " above " + b + " " +
+                      std::to_string(vb) +
+                      ": counters that contradict each other (used memory is reserved, and a "
+                      "high watermark is at least the current value)");
+  }
+}
+
 void check_counters(const reader& in, const counters& c, const std::string& path) {
-  const auto above = [&](const char* a, std::uint64_t va, const char* b, std::uint64_t vb) {
-    if (va > vb) {
-      in.fail(path, std::string("has ") + a + " " + std::to_string(va) + " above " + b + " " +
-                        std::to_string(vb) +
-                        ": counters that contradict each other (used memory is reserved, and a "
-                        "high watermark is at least the current value)");
-    }
-  };
-  above("used_current", c.used_current, "reserved_current", c.reserved_current);
-  above("used_high", c.used_high, "reserved_high", c.reserved_high);
-  above("used_current", c.used_current, "used_high", c.used_high);
-  above("reserved_current", c.reserved_current, "reserved_high", c.reserved_high);
+  refuse_above(in, path, "used_current", c.used_current, "reserved_current", c.reserved_current);
+  refuse_above(in, path, "used_high", c.used_high, "reserved_high", c.reserved_high);
+  refuse_above(in, path, "used_current", c.used_current, "used_high", c.used_high);
+  refuse_above(in, path, "reserved_current", c.reserved_current, "reserved_high", c.reserved_high);
 }
 
 environment read_environment(const reader& in, const json& root) {
@@ -435,11 +437,8 @@ analysis_summary read_analysis(const reader& in, const json& parent, const std::
   a.reserved_high_bytes = in.u64(j, "reserved_high_bytes", p);
   a.physical_reuse_ratio = in.real(j, "physical_reuse_ratio", p);
   a.bound_ratio = in.real(j, "bound_ratio", p);
-  if (a.used_high_bytes > a.reserved_high_bytes) {
-    in.fail(p, "has used_high_bytes " + std::to_string(a.used_high_bytes) +
-                   " above reserved_high_bytes " + std::to_string(a.reserved_high_bytes) +
-                   ": counters that contradict each other (used memory is reserved)");
-  }
+  refuse_above(in, p, "used_high_bytes", a.used_high_bytes, "reserved_high_bytes",
+               a.reserved_high_bytes);
   return a;
 }
 
@@ -555,11 +554,8 @@ scenario_result read_scenario(const reader& in, const json& j, const std::string
       t.reserved_high_bytes = in.u64(c, "reserved_high_bytes", p);
       t.va_reuse_ratio = in.real(c, "va_reuse_ratio", p);
       t.physical_reuse_ratio = in.real(c, "physical_reuse_ratio", p);
-      if (t.used_high_bytes > t.reserved_high_bytes) {
-        in.fail(p, "has used_high_bytes " + std::to_string(t.used_high_bytes) +
-                       " above reserved_high_bytes " + std::to_string(t.reserved_high_bytes) +
-                       ": counters that contradict each other (used memory is reserved)");
-      }
+      refuse_above(in, p, "used_high_bytes", t.used_high_bytes, "reserved_high_bytes",
+                   t.reserved_high_bytes);
       const std::string lp = reader::join(p, "launches");
       const json& launches = in.array(c, "launches", p);
       for (std::size_t k = 0; k < launches.size(); ++k) {

@@ -44,9 +44,14 @@ std::vector<scenario_result> combine_trials(std::vector<std::vector<scenario_res
     scenario_result& r = out[i];
     if (r.status != scenario_status::ok) continue;
     r.trials.push_back(sample_of(r));
+    // The same scenario in the other trials (matched by key, looked up once).
+    const std::string key = r.key();
+    std::vector<std::pair<std::size_t, const scenario_result*>> same;  // (trial index, result)
     for (std::size_t t = 1; t < trials.size(); ++t) {
-      if (i >= trials[t].size() || trials[t][i].key() != r.key()) continue;
-      const scenario_result& other = trials[t][i];
+      if (i < trials[t].size() && trials[t][i].key() == key) same.emplace_back(t, &trials[t][i]);
+    }
+    for (const auto& [t, found] : same) {
+      const scenario_result& other = *found;
       if (other.status != scenario_status::ok) {
         // A trial that failed fails the scenario: the check must see it.
         r.status = other.status;
@@ -58,9 +63,8 @@ std::vector<scenario_result> combine_trials(std::vector<std::vector<scenario_res
     // Launch costs: the median is the median of the trials' medians; count, min and max cover
     // every trial's launches (so that the median lies between min and max).
     for (auto& l : r.launch_costs) {
-      for (std::size_t t = 1; t < trials.size(); ++t) {
-        if (i >= trials[t].size() || trials[t][i].key() != r.key()) continue;
-        for (const auto& ol : trials[t][i].launch_costs) {
+      for (const auto& entry : same) {
+        for (const auto& ol : entry.second->launch_costs) {
           if (ol.phase != l.phase) continue;
           for (auto [mine, theirs] : {std::pair{&l.host, &ol.host}, std::pair{&l.wall, &ol.wall}}) {
             if (theirs->count == 0) continue;

@@ -127,7 +127,7 @@ struct trial_sample {
 /// replayed (memory nodes and empty nodes only), kept only where the change saved at least one
 /// reservation granule there.
 struct measured_change {
-  std::string kind;   ///< dependency_at_creation, creation_order, add_dependency, combined, ...
+  std::string kind;   ///< dependency_at_creation, creation_order, add_dependency, combined, trim
   std::string where;  ///< where to make the change in the user's code
   std::uint64_t predicted_bytes = 0;  ///< what the reuse model predicts after the change
   std::uint64_t measured_bytes = 0;   ///< what the driver reserved after the change

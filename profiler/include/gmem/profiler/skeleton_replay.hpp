@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "gmem/profiler/analysis.hpp"
+#include "gmem/profiler/report.hpp"
 #include "gmem/profiler/reuse_model.hpp"
 
 namespace gmem::profiler {
@@ -28,13 +29,9 @@ struct replay_result {
 /// std::invalid_argument when `s` is not valid (validate()).
 [[nodiscard]] replay_result replay(const skeleton& s, int device);
 
-struct measured_advice {
-  std::string kind;    ///< candidate_change::kind, or "trim"
-  std::string where;   ///< where to change the user's code
-  std::uint64_t predicted_bytes = 0;  ///< what the rule predicts after the change
-  std::uint64_t measured_bytes = 0;   ///< what the driver reserved after the change
-  std::uint64_t saving_bytes = 0;     ///< baseline_bytes - measured_bytes (0 when not below)
-};
+/// One change measured on the driver: the report's measured_change (report.hpp), which
+/// profiling stores as it is.
+using measured_advice = measured_change;
 
 struct advice_report {
   std::string graph;
