@@ -13,24 +13,15 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "gmem/gmem.hpp"
+#include "soak_support.hpp"
 
 namespace {
-
-long rss_kib() {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind("VmRSS:", 0) == 0) return std::strtol(line.c_str() + 6, nullptr, 10);
-  }
-  return -1;
-}
 
 std::string quoted(const std::string& s) {
   std::string out = "\"";
@@ -64,7 +55,9 @@ std::string to_json(const sample& s) {
   return o.str();
 }
 
-sample take(int graphs) { return {graphs, gmem::allocation_registry::global().size(), rss_kib()}; }
+sample take(int graphs) {
+  return {graphs, gmem::allocation_registry::global().size(), gmem::soak::rss_kib()};
+}
 
 // One graph: alloc node, instantiate, launch, free in a stream (before or after destroying it).
 void one_graph(int i, cudaStream_t s) {
@@ -82,17 +75,16 @@ void one_graph(int i, cudaStream_t s) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string out, commit = "unknown", command, driver_text;
+  std::string out;
+  gmem::soak::run_info run;
   int graphs = 10000, warmup = 500;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const bool has_value = i + 1 < argc;
+    if (gmem::soak::take_run_flag(i, argc, argv, run)) continue;
     if (a == "--out" && has_value) out = argv[++i];
     else if (a == "--graphs" && has_value) graphs = std::atoi(argv[++i]);
     else if (a == "--warmup" && has_value) warmup = std::atoi(argv[++i]);
-    else if (a == "--commit" && has_value) commit = argv[++i];
-    else if (a == "--command" && has_value) command = argv[++i];
-    else if (a == "--driver-version" && has_value) driver_text = argv[++i];
     else {
       std::fprintf(stderr, "gmem_free_soak: unknown argument '%s'\n", a.c_str());
       return 2;
@@ -104,11 +96,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    cudaDeviceProp prop{};
-    GMEM_CUDA_TRY(cudaGetDeviceProperties(&prop, 0));
-    int driver = 0, runtime = 0;
-    GMEM_CUDA_TRY(cudaDriverGetVersion(&driver));
-    GMEM_CUDA_TRY(cudaRuntimeGetVersion(&runtime));
+    gmem::soak::describe_device(run);
     gmem::stream s;
     for (int i = 0; i < warmup; ++i) one_graph(-1 - 2 * i, s);  // odd: freed while alive
     s.synchronize();
@@ -132,16 +120,15 @@ int main(int argc, char** argv) {
         after.registry.live_graphs == before.registry.live_graphs &&
         after.registry.remembered_frees <= gmem::allocation_registry::remembered_frees_max;
 
-    char date[32];
-    const std::time_t now = std::time(nullptr);
-    std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
     std::ostringstream j;
     j << "{\n  \"kind\": \"gmem issue 14 soak: graph allocations freed in a stream\",\n"
-      << "  \"commit\": " << quoted(commit) << ",\n  \"date\": " << quoted(date) << ",\n"
-      << "  \"command\": " << quoted(command) << ",\n"
-      << "  \"device\": " << quoted(prop.name) << ",\n"
-      << "  \"driver_version\": " << quoted(driver_text) << ",\n"
-      << "  \"cuda_driver_api\": " << driver << ",\n  \"cuda_runtime\": " << runtime << ",\n"
+      << "  \"commit\": " << quoted(run.commit) << ",\n"
+      << "  \"date\": " << quoted(gmem::soak::utc_now()) << ",\n"
+      << "  \"command\": " << quoted(run.command) << ",\n"
+      << "  \"device\": " << quoted(run.device) << ",\n"
+      << "  \"driver_version\": " << quoted(run.driver_version) << ",\n"
+      << "  \"cuda_driver_api\": " << run.cuda_driver_api << ",\n"
+      << "  \"cuda_runtime\": " << run.cuda_runtime << ",\n"
       << "  \"graphs\": " << graphs << ",\n  \"warmup_graphs\": " << warmup << ",\n"
       << "  \"allocation_bytes\": 4096,\n"
       << "  \"pattern\": \"each graph: alloc node, instantiate, launch, free_in_stream; odd "

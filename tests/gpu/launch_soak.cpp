@@ -12,14 +12,13 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "gmem/gmem.hpp"
 #include "gmem/profiler/counters.hpp"
 #include "gmem/profiler/report_io.hpp"
+#include "soak_support.hpp"
 
 namespace {
 
@@ -28,15 +27,6 @@ constexpr std::uint64_t MiB = std::uint64_t{1} << 20;
 /// Resident memory may move by allocator noise, not by anything per launch: 10,000 launches
 /// that each kept 1 KiB would be 10 MiB.
 constexpr long rss_growth_bound_kib = 4096;
-
-long rss_kib() {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind("VmRSS:", 0) == 0) return std::strtol(line.c_str() + 6, nullptr, 10);
-  }
-  return -1;
-}
 
 json counters_json(const gmem::profiler::counters& c) {
   return {{"used_current", c.used_current},
@@ -61,17 +51,16 @@ gmem::graph soak_graph() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string out, commit = "unknown", command, driver_text;
+  std::string out;
+  gmem::soak::run_info run;
   int launches = 10000, sample_us = 1000;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const bool has_value = i + 1 < argc;
+    if (gmem::soak::take_run_flag(i, argc, argv, run)) continue;
     if (a == "--out" && has_value) out = argv[++i];
     else if (a == "--launches" && has_value) launches = std::atoi(argv[++i]);
     else if (a == "--sample-us" && has_value) sample_us = std::atoi(argv[++i]);
-    else if (a == "--commit" && has_value) commit = argv[++i];
-    else if (a == "--command" && has_value) command = argv[++i];
-    else if (a == "--driver-version" && has_value) driver_text = argv[++i];
     else {
       std::fprintf(stderr, "gmem_launch_soak: unknown argument '%s'\n", a.c_str());
       return 2;
@@ -84,11 +73,7 @@ int main(int argc, char** argv) {
   }
   try {
     namespace prof = gmem::profiler;
-    cudaDeviceProp prop{};
-    GMEM_CUDA_TRY(cudaGetDeviceProperties(&prop, 0));
-    int driver = 0, runtime = 0;
-    GMEM_CUDA_TRY(cudaDriverGetVersion(&driver));
-    GMEM_CUDA_TRY(cudaRuntimeGetVersion(&runtime));
+    gmem::soak::describe_device(run);
     (void)prof::trim(0);
     prof::reset_high_watermarks(0);
     gmem::graph g = soak_graph();
@@ -101,7 +86,7 @@ int main(int argc, char** argv) {
     exec.launch(s);
     s.synchronize();
     const prof::counters first = prof::read_counters(0);
-    const long rss_first = rss_kib();
+    const long rss_first = gmem::soak::rss_kib();
     json checkpoints = json::array();
     bool counters_grew = false;
     const auto start = std::chrono::steady_clock::now();
@@ -116,7 +101,7 @@ int main(int argc, char** argv) {
                          c.used_high > first.used_high;
         checkpoints.push_back({{"launches", i + 1},
                                {"counters", counters_json(c)},
-                               {"rss_kib", rss_kib()},
+                               {"rss_kib", gmem::soak::rss_kib()},
                                {"timeline_samples", sampler.timeline().size()}});
       }
     }
@@ -131,7 +116,7 @@ int main(int argc, char** argv) {
       timeline_used_high_max = std::max(timeline_used_high_max, t.values.used_high);
     }
     const prof::counters last = prof::read_counters(0);
-    const long rss_last = rss_kib();
+    const long rss_last = gmem::soak::rss_kib();
     // The timeline's own growth is by design (one sample per interval): counted apart.
     const long timeline_kib =
         static_cast<long>(timeline.capacity() * sizeof(prof::sample) / 1024);
@@ -142,18 +127,15 @@ int main(int argc, char** argv) {
     const bool rss_bounded = rss_growth - timeline_kib <= rss_growth_bound_kib;
     const bool bounded = !counters_grew && rss_bounded;
 
-    char date[32];
-    const std::time_t now = std::time(nullptr);
-    std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
     json j = {
         {"kind", "gmem issue 13 soak: launches of one graph with the counter sampler running"},
-        {"commit", commit},
-        {"date", date},
-        {"command", command},
-        {"device", prop.name},
-        {"driver_version", driver_text},
-        {"cuda_driver_api", driver},
-        {"cuda_runtime", runtime},
+        {"commit", run.commit},
+        {"date", gmem::soak::utc_now()},
+        {"command", run.command},
+        {"device", run.device},
+        {"driver_version", run.driver_version},
+        {"cuda_driver_api", run.cuda_driver_api},
+        {"cuda_runtime", run.cuda_runtime},
         {"graph", "alloc 64 MiB -> memset -> free -> alloc 64 MiB -> memset -> free, beside two "
                   "concurrent alloc 32 MiB -> memset -> free; requested 192 MiB"},
         {"launches", launches},
