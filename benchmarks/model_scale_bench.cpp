@@ -92,14 +92,15 @@ skeleton make_graph(std::size_t allocs, std::size_t nodes, std::uint32_t seed) {
   return s;
 }
 
-// The graph as the reader would give it: addresses as the driver returned them (a reused block
-// keeps its address).
+// The graph as the reader would give it: addresses where the rule places each allocation.
 flat_graph as_read(const skeleton& s) {
   const reuse_prediction p = predict_reuse(s, 0);
   flat_graph f = flat_of(s);
   for (std::size_t v = 0; v < s.nodes.size(); ++v) {
-    if (s.nodes[v].kind == skeleton_kind::alloc) f.nodes[v].address = 0x10000000000 + p.block_of[v] * 0x100000000;
-    if (s.nodes[v].kind == skeleton_kind::free) f.nodes[v].address = 0x10000000000 + p.block_of[s.nodes[v].frees] * 0x100000000;
+    const std::size_t a = s.nodes[v].kind == skeleton_kind::free ? s.nodes[v].frees : v;
+    if (s.nodes[v].kind != skeleton_kind::empty) {
+      f.nodes[v].address = 0x10000000000 + p.pool[a] * 0x1000000000 + p.offset[a];
+    }
   }
   return f;
 }

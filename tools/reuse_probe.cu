@@ -3,14 +3,26 @@
 // later, sizes, stream capture, child graphs, graphs sharing a stream, AutoFreeOnLaunch, upload.
 // Prints one table row per case (reserved high after the first launch, distinct addresses).
 // Build: nvcc -std=c++17 -O2 -arch=sm_90 -cudart static tools/reuse_probe.cu -o reuse_probe
+//
+// `reuse_probe --layout [--device N] 'NAME: SPEC' ...` builds one graph per SPEC instead and
+// prints, after one launch, the reservation and where each allocation was placed (its offset
+// from the lowest address of the case, in MiB). SPEC is a list of nodes in creation order:
+//   aK=SIZE[<DEP,DEP]  alloc node K of SIZE (in units of S = 64 MiB, or "32m" for MiB)
+//   fK[<DEP,...]       free node of allocation K
+//   eK[<DEP,...]       empty node K
+// with the dependencies given at creation (names of earlier nodes). Example, the 1,2,3,4 S chain:
+//   'H: a0=1 f0<a0 a1=2<f0 f1<a1 a2=3<f1 f2<a2 a3=4<f2 f3<a3'
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -179,9 +191,99 @@ result chains(std::vector<std::size_t> sizes, int mode) {
 
 std::string same(void* x, void* y) { return x == y ? "same" : "diff"; }
 
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : s) {
+    if (c == sep) {
+      if (!cur.empty()) out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  if (!cur.empty()) out.push_back(cur);
+  return out;
+}
+
+// One --layout case: builds the graph SPEC describes, launches it once, prints the reservation
+// and each allocation's offset. Returns false on a malformed SPEC.
+bool layout_case(const std::string& arg) {
+  const std::size_t colon = arg.find(':');
+  const std::string name = colon == std::string::npos ? arg : arg.substr(0, colon);
+  const std::string spec = colon == std::string::npos ? arg : arg.substr(colon + 1);
+  reset_pool();
+  cudaGraph_t g = nullptr;
+  CK(cudaGraphCreate(&g, 0));
+  std::vector<std::pair<std::string, cudaGraphNode_t>> nodes;
+  std::vector<std::pair<std::string, std::pair<void*, std::size_t>>> allocs;
+  const auto find_node = [&](const std::string& n) -> cudaGraphNode_t {
+    for (const auto& [k, v] : nodes)
+      if (k == n) return v;
+    return nullptr;
+  };
+  for (const std::string& tok : split(spec, ' ')) {
+    const std::size_t lt = tok.find('<');
+    const std::string head = tok.substr(0, lt);
+    std::vector<cudaGraphNode_t> deps;
+    if (lt != std::string::npos)
+      for (const std::string& d : split(tok.substr(lt + 1), ',')) {
+        cudaGraphNode_t n = find_node(d);
+        if (!n) { std::printf("%s: unknown dependency %s in %s\n", name.c_str(), d.c_str(), tok.c_str()); return false; }
+        deps.push_back(n);
+      }
+    const std::size_t eq = head.find('=');
+    const std::string id = head.substr(0, eq);
+    if (id.size() < 2) { std::printf("%s: bad node %s\n", name.c_str(), tok.c_str()); return false; }
+    if (id[0] == 'a' && eq != std::string::npos) {
+      const std::string size = head.substr(eq + 1);
+      const std::size_t bytes = size.back() == 'm' ? std::stoul(size) * MiB : static_cast<std::size_t>(std::stod(size) * S);
+      void* p = nullptr;
+      nodes.emplace_back(id, add_alloc(g, deps, bytes, &p));
+      allocs.push_back({id, {p, bytes}});
+    } else if (id[0] == 'f') {
+      void* p = nullptr;
+      for (const auto& [k, v] : allocs)
+        if (k == "a" + id.substr(1)) p = v.first;
+      if (!p) { std::printf("%s: %s frees no earlier allocation\n", name.c_str(), tok.c_str()); return false; }
+      nodes.emplace_back(id, add_free(g, deps, p));
+    } else if (id[0] == 'e') {
+      nodes.emplace_back(id, add_empty(g, deps));
+    } else {
+      std::printf("%s: bad node %s\n", name.c_str(), tok.c_str());
+      return false;
+    }
+  }
+  const result r = measure(g);
+  CK(cudaGraphDestroy(g));
+  std::uintptr_t low = ~std::uintptr_t{0};
+  for (const auto& [k, v] : allocs) low = std::min(low, reinterpret_cast<std::uintptr_t>(v.first));
+  std::printf("%s | reserved %.1f MiB | used %.1f MiB |", name.c_str(), r.reserved / double(MiB), r.used / double(MiB));
+  for (const auto& [k, v] : allocs)
+    std::printf(" %s=%zum@%.1f", k.c_str(), v.second / MiB, (reinterpret_cast<std::uintptr_t>(v.first) - low) / double(MiB));
+  std::printf(" | spec:%s\n", spec.c_str());
+  std::fflush(stdout);
+  reset_pool();
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "--layout") {
+    int first = 2;
+    if (argc > 3 && std::string(argv[2]) == "--device") { dev = std::atoi(argv[3]); first = 4; }
+    CK(cudaSetDevice(dev));
+    cudaDeviceProp prop{};
+    CK(cudaGetDeviceProperties(&prop, dev));
+    int drv = 0;
+    cudaDriverGetVersion(&drv);
+    std::printf("device %d: %s, driver API %d, S = %zu MiB\n", dev, prop.name, drv, S / MiB);
+    CK(cudaFree(nullptr));
+    bool good = true;
+    for (int i = first; i < argc; ++i) good = layout_case(argv[i]) && good;
+    return good ? 0 : 1;
+  }
   if (argc > 1) dev = std::atoi(argv[1]);
   CK(cudaSetDevice(dev));
   cudaDeviceProp prop{};

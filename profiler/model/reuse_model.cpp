@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <queue>
 #include <stdexcept>
@@ -20,22 +21,158 @@ std::string node_name(const skeleton& s, std::size_t v) {
          std::to_string(v) + " of skeleton '" + s.name + "'";
 }
 
-bool same_pool(const skeleton_node& a, const skeleton_node& b) {
-  return a.device == b.device && a.peers == b.peers;
-}
-
-// The block chosen for alloc node j among candidates: the smallest that fits, earliest on ties.
-struct block {
+// The memory of one pool (a device and its peers) as the driver lays it out, measured (README,
+// "The driver's reuse rule"): new memory goes at the end of the range, mapped in steps of the
+// allocation rounded up to the granularity; an alloc node takes the lowest free range that fits
+// and whose free node is its ancestor, the rest of that range staying free; a freed range joins
+// a free neighbour only when the neighbour's free node is an ancestor of the new free node (the
+// joined range is then freed by the new one).
+struct free_range {
   std::uint64_t bytes = 0;
-  std::size_t occupant = no_node;  // alloc node now holding it
-  std::size_t pool_of = no_node;   // an alloc node whose device/peers the block has
+  std::size_t free_node = no_node;  // after which the range is free
+  std::size_t from = no_node;       // the alloc node that held its start
 };
 
-void finish(reuse_prediction& p, std::uint64_t granularity) {
-  p.bytes = 0;
-  for (std::uint64_t b : p.block_bytes) p.bytes += b;
-  p.rounded_bytes = round_up(p.bytes, granularity);
-}
+struct address_space {
+  std::uint64_t end = 0;
+  std::uint64_t mapped = 0;
+  std::map<std::uint64_t, free_range> free;  // by offset
+};
+
+// The pools of a skeleton and the placement rule. Free nodes are numbered densely (fid); each
+// heads at most one free range at a time (a split leaves one remainder; a join leaves one range),
+// so a bitset over them says which free nodes have memory to give, and at_ where it is.
+class layout {
+ public:
+  layout(const skeleton& s, std::uint64_t granularity, reuse_prediction& p)
+      : s_(s), granularity_(granularity), p_(p) {
+    const std::size_t n = s.nodes.size();
+    p.offset.assign(n, 0);
+    p.pool.assign(n, no_node);
+    p.reused_from.assign(n, no_node);
+    fid_.assign(n, no_node);
+    std::map<std::pair<int, std::vector<int>>, std::size_t> index;
+    for (std::size_t v = 0; v < n; ++v) {
+      const skeleton_node& k = s.nodes[v];
+      if (k.kind == skeleton_kind::free) fid_[v] = frees_++;
+      if (k.kind != skeleton_kind::alloc) continue;
+      p.pool[v] = index.emplace(std::make_pair(k.device, k.peers), index.size()).first->second;
+    }
+    spaces_.resize(index.size());
+    avail_.assign(words(), 0);
+    at_.assign(frees_, 0);
+  }
+
+  [[nodiscard]] std::size_t fid(std::size_t v) const { return fid_[v]; }
+  [[nodiscard]] std::size_t words() const { return (frees_ + 63) / 64; }
+
+  /// The free node heading the range alloc node v takes (no_node: new memory), found by walking
+  /// v's pool in address order; `is_ancestor(f)` says whether free node f is an ancestor of v.
+  template <class IsAncestor>
+  [[nodiscard]] std::size_t lowest_fit_by_walk(std::size_t v, IsAncestor is_ancestor) const {
+    for (const auto& [at, r] : spaces_[p_.pool[v]].free) {
+      if (r.bytes >= s_.nodes[v].bytes && is_ancestor(r.free_node)) return r.free_node;
+    }
+    return no_node;
+  }
+
+  /// The same, from the bitset of v's ancestor free nodes: only those that head a range.
+  [[nodiscard]] std::size_t lowest_fit_by_bits(std::size_t v, const std::vector<std::uint64_t>& ancestors) const {
+    const address_space& sp = spaces_[p_.pool[v]];
+    std::size_t best = no_node;
+    std::uint64_t best_at = 0;
+    for (std::size_t w = 0; w < avail_.size(); ++w) {
+      for (std::uint64_t bits = ancestors[w] & avail_[w]; bits != 0; bits &= bits - 1) {
+        const std::size_t f = w * 64 + static_cast<std::size_t>(__builtin_ctzll(bits));
+        const auto it = sp.free.find(at_[f]);
+        if (it == sp.free.end() || fid_[it->second.free_node] != f) continue;  // another pool
+        if (it->second.bytes < s_.nodes[v].bytes || (best != no_node && at_[f] >= best_at)) continue;
+        best = it->second.free_node;
+        best_at = at_[f];
+      }
+    }
+    return best;
+  }
+
+  /// Places alloc node v in the range headed by free node `from_free`, or in new memory.
+  void place_alloc(std::size_t v, std::size_t from_free) {
+    address_space& sp = spaces_[p_.pool[v]];
+    const std::uint64_t bytes = s_.nodes[v].bytes;
+    if (from_free == no_node) {
+      p_.offset[v] = sp.end;
+      sp.end += bytes;
+      if (sp.end > sp.mapped) sp.mapped += round_up(bytes, granularity_);
+      return;
+    }
+    const auto it = sp.free.find(at_[fid_[from_free]]);
+    const std::uint64_t at = it->first;
+    free_range rest = it->second;
+    erase(sp, it);
+    p_.offset[v] = at;
+    p_.reused_from[v] = rest.from;
+    if (rest.bytes > bytes) {
+      rest.bytes -= bytes;
+      insert(sp, at + bytes, rest);
+    }
+  }
+
+  /// Frees the range of free node f's allocation, joining a neighbour whose free node is an
+  /// ancestor of f.
+  template <class IsAncestor>
+  void place_free(std::size_t f, IsAncestor is_ancestor) {
+    const std::size_t a = s_.nodes[f].frees;
+    address_space& sp = spaces_[p_.pool[a]];
+    std::uint64_t at = p_.offset[a];
+    free_range r{s_.nodes[a].bytes, f, a};
+    auto next = sp.free.lower_bound(at);
+    if (next != sp.free.begin()) {
+      const auto prev = std::prev(next);
+      if (prev->first + prev->second.bytes == at && is_ancestor(prev->second.free_node)) {
+        at = prev->first;
+        r.bytes += prev->second.bytes;
+        r.from = prev->second.from;
+        erase(sp, prev);
+      }
+    }
+    if (next != sp.free.end() && next->first == p_.offset[a] + s_.nodes[a].bytes &&
+        is_ancestor(next->second.free_node)) {
+      r.bytes += next->second.bytes;
+      erase(sp, next);
+    }
+    insert(sp, at, r);
+  }
+
+  void finish() {
+    p_.bytes = 0;
+    p_.rounded_bytes = 0;
+    for (const address_space& sp : spaces_) {
+      p_.bytes += sp.end;
+      p_.rounded_bytes += sp.mapped;
+    }
+  }
+
+ private:
+  void insert(address_space& sp, std::uint64_t at, const free_range& r) {
+    sp.free.emplace(at, r);
+    const std::size_t f = fid_[r.free_node];
+    at_[f] = at;
+    avail_[f / 64] |= std::uint64_t{1} << (f % 64);
+  }
+  void erase(address_space& sp, std::map<std::uint64_t, free_range>::iterator it) {
+    const std::size_t f = fid_[it->second.free_node];
+    avail_[f / 64] &= ~(std::uint64_t{1} << (f % 64));
+    sp.free.erase(it);
+  }
+
+  const skeleton& s_;
+  std::uint64_t granularity_;
+  reuse_prediction& p_;
+  std::vector<address_space> spaces_;
+  std::vector<std::size_t> fid_;
+  std::size_t frees_ = 0;
+  std::vector<std::uint64_t> avail_;  // per fid: heads a free range
+  std::vector<std::uint64_t> at_;     // per fid: that range's offset
+};
 
 // A skeleton's edges (creation dependencies, then late edges) as flat successor and
 // predecessor lists: two allocations per list instead of one per node (100,000 nodes).
@@ -155,29 +292,22 @@ reuse_prediction predict_valid(const skeleton& s, std::uint64_t granularity,
                                std::size_t extra_from = no_node, std::size_t extra_to = no_node) {
   const std::size_t n = s.nodes.size();
   reuse_prediction p;
-  p.block_of.assign(n, no_node);
-  p.reused_from.assign(n, no_node);
-  // Free nodes numbered densely; each node's row: the free nodes among its ancestors at creation
-  // (and itself). A row is dropped once the last node created with it as a dependency exists.
-  std::vector<std::size_t> fid(n, no_node);
-  std::size_t frees = 0;
+  layout placed(s, granularity, p);
+  // Each node's row: the free nodes among its ancestors at creation (and itself), by fid. A row
+  // is dropped once the last node created with it as a dependency exists.
   std::vector<std::size_t> last_use(n, 0);
   for (std::size_t v = 0; v < n; ++v) {
-    if (s.nodes[v].kind == skeleton_kind::free) fid[v] = frees++;
     for (std::size_t d : s.nodes[v].deps) last_use[d] = std::max(last_use[d], v);
   }
   if (extra_from < extra_to && extra_to < n) last_use[extra_from] = std::max(last_use[extra_from], extra_to);
-  const std::size_t words = (frees + 63) / 64;
+  const std::size_t words = placed.words();
   std::vector<std::vector<std::uint64_t>> row(n);
-  std::vector<std::uint64_t> avail(words, 0);   // frees of a block's current occupant
-  std::vector<std::size_t> block_of_free(frees, no_node);
-  std::vector<block> blocks;
   std::vector<std::vector<std::uint64_t>> spare;  // dropped rows' buffers, reused
   for (std::size_t v = 0; v < n; ++v) {
     const skeleton_node& node = s.nodes[v];
     std::vector<std::uint64_t> mine;
     const bool keep = last_use[v] > v;
-    if (keep || node.kind == skeleton_kind::alloc) {
+    if (keep || node.kind != skeleton_kind::empty) {
       if (!spare.empty()) {
         mine = std::move(spare.back());
         spare.pop_back();
@@ -191,40 +321,17 @@ reuse_prediction predict_valid(const skeleton& s, std::uint64_t granularity,
         const auto& r = row[extra_from];
         for (std::size_t w = 0; w < words; ++w) mine[w] |= r[w];
       }
-      if (fid[v] != no_node) mine[fid[v] / 64] |= std::uint64_t{1} << (fid[v] % 64);
+      const std::size_t f = placed.fid(v);
+      if (f != no_node) mine[f / 64] |= std::uint64_t{1} << (f % 64);
     }
+    const auto is_ancestor = [&](std::size_t free_node) {
+      const std::size_t f = placed.fid(free_node);
+      return (mine[f / 64] >> (f % 64) & 1U) != 0;
+    };
     if (node.kind == skeleton_kind::alloc) {
-      std::size_t best = no_node;
-      std::size_t best_free = no_node;
-      for (std::size_t w = 0; w < words; ++w) {
-        for (std::uint64_t bits = mine[w] & avail[w]; bits != 0; bits &= bits - 1) {
-          const std::size_t f = w * 64 + static_cast<std::size_t>(__builtin_ctzll(bits));
-          const std::size_t b = block_of_free[f];
-          const block& bl = blocks[b];
-          if (bl.bytes < node.bytes || !same_pool(s.nodes[bl.pool_of], node)) continue;
-          if (best == no_node || bl.bytes < blocks[best].bytes ||
-              (bl.bytes == blocks[best].bytes && b < best)) {
-            best = b;
-            best_free = f;
-          }
-        }
-      }
-      if (best == no_node) {
-        blocks.push_back({node.bytes, v, v});
-        p.block_bytes.push_back(node.bytes);
-        p.block_of[v] = blocks.size() - 1;
-      } else {
-        p.reused_from[v] = blocks[best].occupant;
-        blocks[best].occupant = v;
-        avail[best_free / 64] &= ~(std::uint64_t{1} << (best_free % 64));
-        p.block_of[v] = best;
-      }
+      placed.place_alloc(v, placed.lowest_fit_by_bits(v, mine));
     } else if (node.kind == skeleton_kind::free) {
-      const std::size_t b = p.block_of[node.frees];
-      if (b != no_node && blocks[b].occupant == node.frees) {
-        block_of_free[fid[v]] = b;
-        avail[fid[v] / 64] |= std::uint64_t{1} << (fid[v] % 64);
-      }
+      placed.place_free(v, is_ancestor);
     }
     if (keep) {
       row[v] = std::move(mine);
@@ -242,7 +349,7 @@ reuse_prediction predict_valid(const skeleton& s, std::uint64_t granularity,
       row[extra_from] = {};
     }
   }
-  finish(p, granularity);
+  placed.finish();
   return p;
 }
 
@@ -257,20 +364,13 @@ reuse_prediction predict_reuse_brute_force(const skeleton& s, std::uint64_t gran
   validate(s);
   const std::size_t n = s.nodes.size();
   reuse_prediction p;
-  p.block_of.assign(n, no_node);
-  p.reused_from.assign(n, no_node);
-  std::vector<std::size_t> occupant;   // per block
-  std::vector<std::size_t> free_of(n, no_node);  // alloc node -> its free node, once created
+  layout placed(s, granularity, p);
   for (std::size_t v = 0; v < n; ++v) {
     const skeleton_node& node = s.nodes[v];
-    if (node.kind == skeleton_kind::free) {
-      free_of[node.frees] = v;
-      continue;
-    }
-    if (node.kind != skeleton_kind::alloc) continue;
-    // Ancestors through creation dependencies only.
+    if (node.kind == skeleton_kind::empty) continue;
+    // Ancestors through creation dependencies only, and the node itself.
     std::vector<bool> anc(n, false);
-    std::vector<std::size_t> stack(node.deps.begin(), node.deps.end());
+    std::vector<std::size_t> stack{v};
     while (!stack.empty()) {
       const std::size_t u = stack.back();
       stack.pop_back();
@@ -278,24 +378,14 @@ reuse_prediction predict_reuse_brute_force(const skeleton& s, std::uint64_t gran
       anc[u] = true;
       for (std::size_t d : s.nodes[u].deps) stack.push_back(d);
     }
-    std::size_t best = no_node;
-    for (std::size_t b = 0; b < occupant.size(); ++b) {
-      const std::size_t o = occupant[b];
-      if (free_of[o] == no_node || !anc[free_of[o]]) continue;
-      if (p.block_bytes[b] < node.bytes || !same_pool(s.nodes[o], node)) continue;
-      if (best == no_node || p.block_bytes[b] < p.block_bytes[best]) best = b;
-    }
-    if (best == no_node) {
-      occupant.push_back(v);
-      p.block_bytes.push_back(node.bytes);
-      p.block_of[v] = occupant.size() - 1;
+    const auto is_ancestor = [&](std::size_t f) { return static_cast<bool>(anc[f]); };
+    if (node.kind == skeleton_kind::alloc) {
+      placed.place_alloc(v, placed.lowest_fit_by_walk(v, is_ancestor));
     } else {
-      p.reused_from[v] = occupant[best];
-      occupant[best] = v;
-      p.block_of[v] = best;
+      placed.place_free(v, is_ancestor);
     }
   }
-  finish(p, granularity);
+  placed.finish();
   return p;
 }
 
@@ -336,18 +426,35 @@ skeleton skeleton_of(const flat_graph& flat, const graph_analysis& a, const std:
     std::sort(node.deps.begin(), node.deps.end());
     node.deps.erase(std::unique(node.deps.begin(), node.deps.end()), node.deps.end());
   }
-  // Where the driver gave an alloc node a fresh address although the rule says it could reuse,
-  // its dependencies did not exist when it was created.
-  std::unordered_map<std::uint64_t, std::size_t> first_with;
+  // Where the driver gave an alloc node fresh memory (an address inside no earlier allocation of
+  // its device) although the rule says it could reuse, its dependencies did not exist when it
+  // was created.
+  std::vector<bool> fresh(n, false);
+  std::map<int, std::map<std::uint64_t, std::uint64_t>> held;  // per device: union of [start, end)
   for (std::size_t v = 0; v < n; ++v) {
-    if (flat.nodes[v].kind == node_kind::mem_alloc) first_with.emplace(flat.nodes[v].address, v);
+    const model_node& m = flat.nodes[v];
+    if (m.kind != node_kind::mem_alloc) continue;
+    auto& spans = held[m.device];
+    auto it = spans.upper_bound(m.address);
+    fresh[v] = it == spans.begin() || std::prev(it)->second <= m.address;
+    std::uint64_t start = m.address, end = m.address + m.bytes;
+    if (it != spans.begin() && std::prev(it)->second >= start) {
+      --it;
+      start = it->first;
+      end = std::max(end, it->second);
+      it = spans.erase(it);
+    }
+    while (it != spans.end() && it->first <= end) {
+      end = std::max(end, it->second);
+      it = spans.erase(it);
+    }
+    spans.emplace(start, end);
   }
   for (int pass = 0; pass < 16; ++pass) {
     const reuse_prediction p = predict_reuse(s, 0);
     bool changed = false;
     for (std::size_t v = 0; v < n; ++v) {
-      if (p.reused_from[v] == no_node || s.nodes[v].deps.empty()) continue;
-      if (first_with.at(flat.nodes[v].address) != v) continue;  // the driver did reuse
+      if (p.reused_from[v] == no_node || s.nodes[v].deps.empty() || !fresh[v]) continue;
       for (std::size_t d : s.nodes[v].deps) s.late_edges.emplace_back(d, v);
       s.nodes[v].deps.clear();
       changed = true;

@@ -5,9 +5,12 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <numeric>
 #include <random>
+#include <sstream>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "gmem/profiler/analysis.hpp"
@@ -67,7 +70,7 @@ TEST(ReuseModel, MeasuredCasesOnTheDriver) {
   EXPECT_EQ(predict_reuse(chains({S, 4 * S}, 1).s, granule).rounded_bytes, 5 * S);    // J
   EXPECT_EQ(predict_reuse(chains({4 * S, S}, 1).s, granule).rounded_bytes, 4 * S);    // K
   EXPECT_EQ(predict_reuse(chains({2 * MiB, 2 * MiB}, 1).s, granule).rounded_bytes, granule);  // L
-  {  // P: a0 (S) and a1 (2S) freed before a2 (S): a2 takes a0's block, the smallest that fits.
+  {  // P: a0 (S) and a1 (2S) freed before a2 (S): a2 takes a0's range, the lowest that fits.
     sk b;
     const auto a0 = b.alloc(S), a1 = b.alloc(2 * S);
     const auto f0 = b.free(a0, {a0}), f1 = b.free(a1, {a1});
@@ -75,15 +78,18 @@ TEST(ReuseModel, MeasuredCasesOnTheDriver) {
     b.free(a2, {a2});
     const auto p = predict_reuse(b.s, granule);
     EXPECT_EQ(p.reused_from[a2], a0);
+    EXPECT_EQ(p.offset[a2], 0U);
     EXPECT_EQ(p.rounded_bytes, 3 * S);
   }
-  {  // Q: two freed S blocks do not make one 2S block.
+  {  // Q: two S ranges freed by unordered free nodes do not join into one 2S range.
     sk b;
     const auto a0 = b.alloc(S), a1 = b.alloc(S);
     const auto f0 = b.free(a0, {a0}), f1 = b.free(a1, {a1});
     const auto a2 = b.alloc(2 * S, {f0, f1});
     b.free(a2, {a2});
-    EXPECT_EQ(predict_reuse(b.s, granule).rounded_bytes, 4 * S);
+    const auto p = predict_reuse(b.s, granule);
+    EXPECT_EQ(p.offset[a2], 2 * S);
+    EXPECT_EQ(p.rounded_bytes, 4 * S);
   }
   {  // F and G: through an empty node given at creation, yes; whose in-edge came later, no.
     sk b;
@@ -96,6 +102,91 @@ TEST(ReuseModel, MeasuredCasesOnTheDriver) {
     b.s.nodes[e].deps.clear();
     b.s.late_edges.emplace_back(f0, e);
     EXPECT_EQ(predict_reuse(b.s, granule).rounded_bytes, 2 * S);
+  }
+}
+
+// Builds a case from the probe's spec language: "a0=1 f0<a0 a1=2<f0 ..." (sizes in S, or "33m").
+sk from_spec(const std::string& spec) {
+  sk b;
+  std::map<std::string, std::size_t> node;
+  std::istringstream in(spec);
+  std::string tok;
+  while (in >> tok) {
+    const auto lt = tok.find('<');
+    std::vector<std::size_t> deps;
+    if (lt != std::string::npos) {
+      std::istringstream d(tok.substr(lt + 1));
+      std::string name;
+      while (std::getline(d, name, ',')) deps.push_back(node.at(name));
+      std::sort(deps.begin(), deps.end());
+    }
+    const std::string head = tok.substr(0, lt);
+    const auto eq = head.find('=');
+    const std::string id = head.substr(0, eq);
+    if (id[0] == 'a') {
+      const std::string size = head.substr(eq + 1);
+      const std::uint64_t bytes = size.back() == 'm' ? std::stoull(size) * MiB
+                                                     : static_cast<std::uint64_t>(std::stod(size) * S);
+      node[id] = b.alloc(bytes, deps);
+    } else if (id[0] == 'f') {
+      node[id] = b.free(node.at("a" + id.substr(1)), deps);
+    } else {
+      node[id] = b.empty(deps);
+    }
+  }
+  return b;
+}
+
+// The layout cases of `reuse_probe --layout` on the H100 (driver 580.159.04,
+// reports/gpu-runs/2026-11-23-H100-issue9-reuse-layout.txt): where each allocation was placed
+// (its offset in the range, MiB) and the reservation.
+TEST(ReuseModel, LayoutsMeasuredOnTheDriver) {
+  const std::uint64_t m = MiB;
+  const struct {
+    const char* name;
+    const char* spec;
+    std::vector<std::uint64_t> offsets_mib;
+    std::uint64_t reserved_mib;
+  } cases[] = {
+      // Joined: the 2S range follows the S one and its free node follows f0.
+      {"H", "a0=1 f0<a0 a1=2<f0 f1<a1 a2=3<f1 f2<a2 a3=4<f2 f3<a3", {0, 64, 0, 192}, 448},
+      {"H2c", "a0=1 f0<a0 a1=2<f0 f1<a1 a2=1<f1 a3=1<f1 f2<a2 f3<a3", {0, 64, 0, 64}, 192},
+      {"J", "a0=1 f0<a0 a1=4<f0 f1<a1", {0, 64}, 320},
+      // Not joined: the free nodes are unordered, even though a2 follows both.
+      {"Q3", "a0=1 a1=2 f0<a0 f1<a1 a2=3<f0,f1 f2<a2", {0, 64, 192}, 384},
+      {"Q6", "a0=1 f0<a0 a1=2 f1<a1 a2=3<f0,f1 f2<a2", {0, 64, 192}, 384},
+      {"M6", "a0=1 a1=1 f0<a0 f1<a1 e0<f0,f1 a2=2<e0 f2<a2", {0, 64, 128}, 256},
+      // Joined in either direction, and through an empty node.
+      {"M1", "a0=1 a1=1 f1<a1 f0<a0,f1 a2=2<f0 f2<a2", {0, 64, 0}, 128},
+      {"M2", "a0=1 a1=1 f0<a0 e0<f0 f1<a1,e0 a2=2<f1 f2<a2", {0, 64, 0}, 128},
+      {"M5", "a0=1 f0<a0 a1=1 f1<a1,f0 a2=1 f2<a2,f1 a3=3<f2 f3<a3", {0, 64, 128, 0}, 192},
+      // Joined at once: the S range freed by f0 is gone once f1 joins it.
+      {"M4s", "a0=1 a1=1 f0<a0 f1<a1,f0 a2=1<f0 f2<a2", {0, 64, 128}, 192},
+      {"M4t", "a0=1 a1=1 f0<a0 f1<a1,f0 a2=2<f1 f2<a2", {0, 64, 0}, 128},
+      // Split: the rest of a range stays free, and joins again.
+      {"SP2", "a0=2 f0<a0 a1=1<f0 a2=1<f0 f1<a1 f2<a2", {0, 0, 64}, 128},
+      {"SP4", "a0=3 f0<a0 a1=1<f0 f1<a1 a2=2<f1 f2<a2", {0, 0, 0}, 192},
+      {"G4", "a0=2 f0<a0 a1=1<f0 f1<a1 a2=3<f1 f2<a2", {0, 0, 128}, 320},
+      {"G6", "a0=2 a1=1 f1<a1 a2=2<f1 f2<a2 a3=3<f2 f3<a3 f0<a0", {0, 128, 192, 128}, 320},
+      // The lowest range that fits: the S taken from the 2S range, so 2S needs new memory.
+      {"BF1", "a0=2 a1=1 f0<a0 f1<a1 a2=1<f0,f1 f2<a2", {0, 128, 0}, 192},
+      {"BF16", "a0=2 a1=1 f0<a0 f1<a1 a2=1<f0,f1 a3=2<f0,f1 f2<a2 f3<a3", {0, 128, 0, 192}, 320},
+      // Mapping grows by the allocation rounded up to the 32 MiB granule.
+      {"S4", "a0=33m a1=33m f0<a0 f1<a1", {0, 33}, 128},
+      {"S7", "a0=30m a1=30m a2=30m f0<a0 f1<a1 f2<a2", {0, 30, 60}, 96},
+      {"S8", "a0=40m a1=10m f0<a0 f1<a1", {0, 40}, 64},
+      {"S9", "a0=10m a1=40m f0<a0 f1<a1", {0, 10}, 96},
+      {"U2", "a0=2m f0<a0 a1=4m<f0 f1<a1 a2=6m<f1 f2<a2 a3=8m<f2 f3<a3", {0, 2, 0, 6}, 32},
+  };
+  for (const auto& c : cases) {
+    const sk b = from_spec(c.spec);
+    const auto p = predict_reuse(b.s, granule);
+    std::vector<std::uint64_t> offsets;
+    for (std::size_t v = 0; v < b.s.nodes.size(); ++v) {
+      if (b.s.nodes[v].kind == skeleton_kind::alloc) offsets.push_back(p.offset[v] / m);
+    }
+    EXPECT_EQ(offsets, c.offsets_mib) << c.name << ": " << c.spec;
+    EXPECT_EQ(p.rounded_bytes, c.reserved_mib * m) << c.name << ": " << c.spec;
   }
 }
 
@@ -167,14 +258,20 @@ TEST(ReuseModel, BitsetRuleMatchesBruteForceOnRandomSkeletons) {
     const skeleton s = random_skeleton(rng, 2 + rng() % 90);
     const auto fast = predict_reuse(s, granule);
     const auto slow = predict_reuse_brute_force(s, granule);
-    ASSERT_EQ(fast.block_of, slow.block_of) << "trial " << trial;
+    ASSERT_EQ(fast.pool, slow.pool) << "trial " << trial;
+    ASSERT_EQ(fast.offset, slow.offset) << "trial " << trial;
     ASSERT_EQ(fast.reused_from, slow.reused_from) << "trial " << trial;
     ASSERT_EQ(fast.rounded_bytes, slow.rounded_bytes) << "trial " << trial;
   }
 }
 
+// Where the rule places alloc node v: pools far apart.
+std::uint64_t model_address(const reuse_prediction& p, std::size_t v) {
+  return (std::uint64_t{1} << 40) + p.pool[v] * (std::uint64_t{1} << 36) + p.offset[v];
+}
+
 // The skeleton as a flat graph (deps and late edges), addresses as the driver would return them
-// under the rule when `as_created` is the skeleton's own (reused block = same address).
+// under the rule when `as_created` is the skeleton's own.
 flat_graph flat_of(const skeleton& s, const reuse_prediction& p) {
   flat_graph f;
   for (std::size_t v = 0; v < s.nodes.size(); ++v) {
@@ -183,8 +280,8 @@ flat_graph flat_of(const skeleton& s, const reuse_prediction& p) {
     m.kind = k.kind == skeleton_kind::alloc ? node_kind::mem_alloc
              : k.kind == skeleton_kind::free ? node_kind::mem_free : node_kind::empty;
     m.bytes = k.bytes;
-    if (k.kind == skeleton_kind::alloc) m.address = 0x1000000 + p.block_of[v] * 0x100000;
-    if (k.kind == skeleton_kind::free) m.address = 0x1000000 + p.block_of[k.frees] * 0x100000;
+    if (k.kind == skeleton_kind::alloc) m.address = model_address(p, v);
+    if (k.kind == skeleton_kind::free) m.address = model_address(p, k.frees);
     f.nodes.push_back(m);
     f.successors.emplace_back();
     f.labels.push_back(k.label);

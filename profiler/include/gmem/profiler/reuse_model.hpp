@@ -3,10 +3,12 @@
 // "The driver's reuse rule"): the driver picks an allocation's memory when its alloc node is
 // created, and may give it memory of an earlier allocation only when that allocation's free node
 // is an ancestor of the new alloc node through the dependencies that exist at that moment. An
-// edge added later (cudaGraphAddDependencies) orders the work but shares nothing. A freed block
-// is reused by a later allocation that fits in it (the smallest that fits; the earliest on ties);
-// a larger allocation gets new memory. The reservation is the sum of the blocks, rounded up to
-// the reservation granularity as a whole.
+// edge added later (cudaGraphAddDependencies) orders the work but shares nothing. Each pool (a
+// device and its peers) is one address range: an alloc node takes the free range at the lowest
+// offset that fits and whose free node is its ancestor (the rest of the range stays free), else
+// new memory at the end of the range, mapped in steps of the allocation rounded up to the
+// granularity. A freed range joins a free neighbour only when the neighbour's free node is an
+// ancestor of the new free node. The reservation is what is mapped.
 //
 // A skeleton is what the driver sees of a graph: memory nodes, empty nodes standing for every
 // other node, the dependencies each node was created with, and the edges added after. Its nodes
@@ -29,15 +31,15 @@ void validate(const skeleton& s);
 
 /// What the rule predicts for a skeleton.
 struct reuse_prediction {
-  std::vector<std::size_t> block_of;         ///< per node: its block (alloc nodes), else no_node
-  std::vector<std::uint64_t> block_bytes;    ///< per block, the largest allocation it held
-  std::vector<std::size_t> reused_from;      ///< per node: the alloc node whose block it took, or no_node
-  std::uint64_t bytes = 0;                   ///< sum of block_bytes
-  std::uint64_t rounded_bytes = 0;           ///< bytes rounded up to the granularity
+  std::vector<std::size_t> pool;           ///< per node: its pool (alloc nodes), else no_node
+  std::vector<std::uint64_t> offset;       ///< per node: its offset in its pool (alloc nodes)
+  std::vector<std::size_t> reused_from;    ///< per node: the alloc node whose freed memory it starts in, or no_node
+  std::uint64_t bytes = 0;                 ///< the pools' extents, summed
+  std::uint64_t rounded_bytes = 0;         ///< what the pools map, summed: the reservation
 };
 
-/// Applies the rule in creation order. Validates first. Time O(nodes * frees / 64 + edges *
-/// frees / 64), memory one bitset over the free nodes per node still needed.
+/// Applies the rule in creation order. Validates first. Time O((nodes + edges) * frees / 64 +
+/// allocations * free ranges), memory one bitset over the free nodes per node still needed.
 [[nodiscard]] reuse_prediction predict_reuse(const skeleton& s, std::uint64_t granularity);
 
 /// The same rule computed the obvious way (a graph search per query): for tests.
@@ -47,9 +49,9 @@ struct reuse_prediction {
 /// The skeleton of a flattened graph read back from the driver, whose node order is the creation
 /// order (cudaGraphGetNodes returns nodes in creation order: measured, README). An edge from an
 /// earlier to a later node counts as given at creation, unless the addresses the driver returned
-/// show that it was not: when the rule predicts that alloc node j reuses an earlier block but
-/// the driver gave j an address no earlier allocation had, j's dependencies are taken as added
-/// after its creation (late edges). Edges to earlier nodes are late. `a` is analyse(flat).
+/// show that it was not: when the rule predicts that alloc node j reuses freed memory but the
+/// driver gave j an address inside no earlier allocation of its device, j's dependencies are
+/// taken as added after its creation (late edges). Edges to earlier nodes are late. `a` is analyse(flat).
 [[nodiscard]] skeleton skeleton_of(const flat_graph& flat, const graph_analysis& a,
                                    const std::string& name);
 
