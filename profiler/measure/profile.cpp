@@ -99,7 +99,7 @@ scenario_result profile_graph(cudaGraph_t g, const std::string& name,
       const advice_report adv =
           measure_advice(r.skeletons.back(), a, granularity, granularity, dev);
       r.advice = advice_measurement{adv.baseline_bytes, adv.advice, adv.combined,
-                                    adv.combined_reaches_order_free_bound};
+                                    adv.combined_reaches_order_free_bound, adv.tried};
     } catch (const std::exception& e) {
       r.diagnostics.push_back({"advice_not_measured", "info",
                                std::string("the candidate changes could not be replayed: ") + e.what(),

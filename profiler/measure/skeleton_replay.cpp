@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gmem/error.hpp"
@@ -17,30 +18,48 @@ namespace gmem::profiler {
 namespace {
 
 // Owns what one replay made, so that an error midway leaves nothing behind.
-struct replay_objects {
+struct built_graph {
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t exec = nullptr;
-  cudaStream_t stream = nullptr;
-  ~replay_objects() {
+  std::vector<void*> unfreed;  ///< what the graph leaves allocated, freed after the launches
+  std::size_t distinct_addresses = 0;
+  built_graph() = default;
+  built_graph(const built_graph&) = delete;
+  built_graph& operator=(const built_graph&) = delete;
+  built_graph(built_graph&& o) noexcept
+      : graph(std::exchange(o.graph, nullptr)), exec(std::exchange(o.exec, nullptr)),
+        unfreed(std::move(o.unfreed)), distinct_addresses(o.distinct_addresses) {}
+  built_graph& operator=(built_graph&&) = delete;
+  ~built_graph() {
     if (exec) (void)cudaGraphExecDestroy(exec);
     if (graph) (void)cudaGraphDestroy(graph);
+  }
+  // Frees what the launches left allocated and destroys the graph, reporting errors.
+  void finish(const std::string& ctx) {
+    for (void* p : unfreed) GMEM_CUDA_TRY_CTX(cudaFree(p), ctx + ", freeing what the graph left allocated");
+    unfreed.clear();
+    GMEM_CUDA_TRY_CTX(cudaGraphExecDestroy(exec), ctx);
+    exec = nullptr;
+    GMEM_CUDA_TRY_CTX(cudaGraphDestroy(graph), ctx);
+    graph = nullptr;
+  }
+};
+
+struct owned_stream {
+  cudaStream_t stream = nullptr;
+  ~owned_stream() {
     if (stream) (void)cudaStreamDestroy(stream);
   }
 };
 
-}  // namespace
+std::string context_of(const skeleton& s) { return "replaying the skeleton of graph '" + s.name + "'"; }
 
-replay_result replay(const skeleton& s, int device) {
+// Builds `s` on the current device in its creation order and instantiates it.
+built_graph build(const skeleton& s, unsigned long long instantiate_flags) {
   validate(s);
-  const std::string ctx = "replaying the skeleton of graph '" + s.name + "'";
-  GMEM_CUDA_TRY_CTX(cudaSetDevice(device), ctx);
-  (void)trim(device);
-  const std::uint64_t before = read_counters(device).reserved_current;
-  reset_high_watermarks(device);
-
-  replay_objects o;
-  GMEM_CUDA_TRY_CTX(cudaStreamCreateWithFlags(&o.stream, cudaStreamNonBlocking), ctx);
-  GMEM_CUDA_TRY_CTX(cudaGraphCreate(&o.graph, 0), ctx);
+  const std::string ctx = context_of(s);
+  built_graph b;
+  GMEM_CUDA_TRY_CTX(cudaGraphCreate(&b.graph, 0), ctx);
   const std::size_t n = s.nodes.size();
   std::vector<cudaGraphNode_t> made(n, nullptr);
   std::vector<void*> address(n, nullptr);
@@ -68,50 +87,106 @@ replay_result replay(const skeleton& s, int device) {
       p.accessDescs = access.empty() ? nullptr : access.data();
       p.accessDescCount = access.size();
       p.bytesize = node.bytes;
-      GMEM_CUDA_TRY_CTX(cudaGraphAddMemAllocNode(&made[v], o.graph, deps.data(), deps.size(), &p), at);
+      GMEM_CUDA_TRY_CTX(cudaGraphAddMemAllocNode(&made[v], b.graph, deps.data(), deps.size(), &p), at);
       address[v] = p.dptr;
     } else if (node.kind == skeleton_kind::free) {
-      GMEM_CUDA_TRY_CTX(cudaGraphAddMemFreeNode(&made[v], o.graph, deps.data(), deps.size(),
+      GMEM_CUDA_TRY_CTX(cudaGraphAddMemFreeNode(&made[v], b.graph, deps.data(), deps.size(),
                                                 address[node.frees]),
                         at);
       freed[node.frees] = true;
     } else {
-      GMEM_CUDA_TRY_CTX(cudaGraphAddEmptyNode(&made[v], o.graph, deps.data(), deps.size()), at);
+      GMEM_CUDA_TRY_CTX(cudaGraphAddEmptyNode(&made[v], b.graph, deps.data(), deps.size()), at);
     }
   }
   for (const auto& [from, to] : s.late_edges) {
-    GMEM_CUDA_TRY_CTX(cudaGraphAddDependencies(o.graph, &made[from], &made[to], nullptr, 1),
+    GMEM_CUDA_TRY_CTX(cudaGraphAddDependencies(b.graph, &made[from], &made[to], nullptr, 1),
                       ctx + ", adding the late edge " + std::to_string(from) + " -> " + std::to_string(to));
   }
-  replay_result r;
   std::set<void*> distinct;
   for (std::size_t v = 0; v < n; ++v) {
-    if (s.nodes[v].kind == skeleton_kind::alloc) distinct.insert(address[v]);
+    if (s.nodes[v].kind != skeleton_kind::alloc) continue;
+    distinct.insert(address[v]);
+    if (!freed[v]) b.unfreed.push_back(address[v]);
   }
-  r.distinct_addresses = distinct.size();
-  GMEM_CUDA_TRY_CTX(cudaGraphInstantiateWithFlags(&o.exec, o.graph, 0), ctx);
+  b.distinct_addresses = distinct.size();
+  GMEM_CUDA_TRY_CTX(cudaGraphInstantiateWithFlags(&b.exec, b.graph, instantiate_flags), ctx);
+  return b;
+}
+
+std::uint64_t above(std::uint64_t value, std::uint64_t before) { return value > before ? value - before : 0; }
+
+}  // namespace
+
+replay_result replay(const skeleton& s, int device, const replay_options& options) {
+  validate(s);
+  const std::string ctx = context_of(s);
+  GMEM_CUDA_TRY_CTX(cudaSetDevice(device), ctx);
+  (void)trim(device);
+  const std::uint64_t before = read_counters(device).reserved_current;
+  reset_high_watermarks(device);
+
+  owned_stream st;
+  GMEM_CUDA_TRY_CTX(cudaStreamCreateWithFlags(&st.stream, cudaStreamNonBlocking), ctx);
+  built_graph b = build(s, options.auto_free_on_launch ? cudaGraphInstantiateFlagAutoFreeOnLaunch : 0);
+  replay_result r;
+  r.distinct_addresses = b.distinct_addresses;
   const auto t0 = std::chrono::steady_clock::now();
-  GMEM_CUDA_TRY_CTX(cudaGraphLaunch(o.exec, o.stream), ctx);
-  GMEM_CUDA_TRY_CTX(cudaStreamSynchronize(o.stream), ctx);
+  GMEM_CUDA_TRY_CTX(cudaGraphLaunch(b.exec, st.stream), ctx);
+  GMEM_CUDA_TRY_CTX(cudaStreamSynchronize(st.stream), ctx);
   r.first_launch_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  for (int i = 1; i < options.launches; ++i) GMEM_CUDA_TRY_CTX(cudaGraphLaunch(b.exec, st.stream), ctx);
+  GMEM_CUDA_TRY_CTX(cudaStreamSynchronize(st.stream), ctx);
   const counters after = read_counters(device);
-  r.reserved_bytes = after.reserved_high > before ? after.reserved_high - before : 0;
+  r.reserved_bytes = above(after.reserved_high, before);
   r.used_bytes = after.used_high;
-  for (std::size_t v = 0; v < n; ++v) {
-    if (s.nodes[v].kind == skeleton_kind::alloc && !freed[v]) {
-      GMEM_CUDA_TRY_CTX(cudaFree(address[v]), ctx + ", freeing what the graph left allocated");
-    }
-  }
-  GMEM_CUDA_TRY_CTX(cudaGraphExecDestroy(o.exec), ctx);
-  o.exec = nullptr;
-  GMEM_CUDA_TRY_CTX(cudaGraphDestroy(o.graph), ctx);
-  o.graph = nullptr;
+  r.unfreed_allocations = b.unfreed.size();
+  b.finish(ctx);
   GMEM_CUDA_TRY_CTX(cudaDeviceSynchronize(), ctx);
-  const std::uint64_t kept = read_counters(device).reserved_current;
-  r.reserved_after_destroy = kept > before ? kept - before : 0;
-  const trim_result t = trim(device);
-  r.reserved_after_trim = t.reserved_after > before ? t.reserved_after - before : 0;
+  r.reserved_after_destroy = above(read_counters(device).reserved_current, before);
+  r.reserved_after_trim = above(trim(device).reserved_after, before);
   return r;
+}
+
+std::uint64_t replay_in_one_stream(const std::vector<skeleton>& graphs, int device) {
+  const std::string ctx = "replaying " + std::to_string(graphs.size()) + " graphs in one stream";
+  GMEM_CUDA_TRY_CTX(cudaSetDevice(device), ctx);
+  (void)trim(device);
+  const std::uint64_t before = read_counters(device).reserved_current;
+  reset_high_watermarks(device);
+  owned_stream st;
+  GMEM_CUDA_TRY_CTX(cudaStreamCreateWithFlags(&st.stream, cudaStreamNonBlocking), ctx);
+  std::vector<built_graph> built;
+  built.reserve(graphs.size());
+  for (const skeleton& s : graphs) built.push_back(build(s, 0));
+  for (std::size_t i = 0; i < built.size(); ++i) {
+    GMEM_CUDA_TRY_CTX(cudaGraphLaunch(built[i].exec, st.stream), context_of(graphs[i]));
+  }
+  GMEM_CUDA_TRY_CTX(cudaStreamSynchronize(st.stream), ctx);
+  const std::uint64_t reserved = above(read_counters(device).reserved_high, before);
+  for (std::size_t i = 0; i < built.size(); ++i) built[i].finish(context_of(graphs[i]));
+  GMEM_CUDA_TRY_CTX(cudaDeviceSynchronize(), ctx);
+  (void)trim(device);
+  return reserved;
+}
+
+measured_advice measure_one_stream(const std::vector<skeleton>& graphs,
+                                   const std::vector<std::string>& streams,
+                                   std::uint64_t reserved_as_launched, int device) {
+  measured_advice m;
+  m.kind = "one_stream";
+  std::string names;
+  for (std::size_t i = 0; i < graphs.size(); ++i) {
+    names += (i ? ", '" : "'") + graphs[i].name + "'" + (i < streams.size() ? " (" + streams[i] + ")" : "");
+  }
+  m.where = "launch graphs " + names + " into one stream, in this order, or make each launch's "
+            "stream wait on an event recorded after the previous launch (cudaEventRecord, "
+            "cudaStreamWaitEvent): the driver maps a graph's memory at launch and shares it "
+            "only with launches ordered before it";
+  m.predicted_bytes = 0;
+  for (const skeleton& s : graphs) m.predicted_bytes = std::max(m.predicted_bytes, predict_reuse(s, 0).rounded_bytes);
+  m.measured_bytes = replay_in_one_stream(graphs, device);
+  m.saving_bytes = above(reserved_as_launched, m.measured_bytes);
+  return m;
 }
 
 advice_report measure_advice(const skeleton& s, const graph_analysis& a, std::uint64_t granularity,
@@ -128,20 +203,35 @@ advice_report measure_advice(const skeleton& s, const graph_analysis& a, std::ui
     m.where = c.where;
     m.predicted_bytes = c.predicted_bytes;
     m.measured_bytes = replay(c.changed, device).reserved_bytes;
-    m.saving_bytes = m.measured_bytes < out.baseline_bytes ? out.baseline_bytes - m.measured_bytes : 0;
+    m.saving_bytes = above(out.baseline_bytes, m.measured_bytes);
     return m;
+  };
+  const std::uint64_t enough = std::max<std::uint64_t>(min_saving, 1);
+  const auto keep = [&](measured_advice m) {
+    (m.saving_bytes >= enough ? out.advice : out.tried).push_back(std::move(m));
   };
   for (const candidate_change& c : candidate_changes(s, a, granularity)) {
     measured_advice m = measured(c);
     if (c.kind == "combined") {
       out.combined = m;
       out.combined_reaches_order_free_bound = m.measured_bytes <= out.bounds.order_free_bytes;
-    } else if (m.saving_bytes >= std::max<std::uint64_t>(min_saving, 1)) {
-      out.advice.push_back(std::move(m));
+    } else {
+      keep(std::move(m));
     }
   }
-  const std::uint64_t held = base.reserved_after_destroy - std::min(base.reserved_after_destroy, base.reserved_after_trim);
-  if (untrimmed && held >= std::max<std::uint64_t>(min_saving, 1)) {
+  if (base.unfreed_allocations > 0) {
+    // AutoFreeOnLaunch: the graph relaunched without freeing what it leaves allocated.
+    measured_advice m;
+    m.kind = "auto_free_on_launch";
+    m.where = "instantiate graph '" + s.name + "' with cudaGraphInstantiateFlagAutoFreeOnLaunch "
+              "instead of freeing what it leaves allocated before each relaunch";
+    m.predicted_bytes = predict_reuse(s, granularity).rounded_bytes;
+    m.measured_bytes = replay(s, device, {true, 2}).reserved_bytes;
+    m.saving_bytes = above(out.baseline_bytes, m.measured_bytes);
+    keep(std::move(m));
+  }
+  const std::uint64_t held = above(base.reserved_after_destroy, base.reserved_after_trim);
+  if (untrimmed && held >= enough) {
     measured_advice m;
     m.kind = "trim";
     m.where = "after the last launch of graph '" + s.name + "' and cudaGraphExecDestroy, call "
@@ -168,6 +258,10 @@ std::string describe(const advice_report& r) {
     o << "  [" << m.kind << "] saves " << describe_bytes(m.saving_bytes) << " measured (reserved "
       << describe_bytes(m.measured_bytes) << " after the change; predicted "
       << describe_bytes(m.predicted_bytes) << "): " << m.where << "\n";
+  }
+  for (const measured_advice& m : r.tried) {
+    o << "  tried, saves less than a granule: [" << m.kind << "] reserved "
+      << describe_bytes(m.measured_bytes) << "\n";
   }
   o << "  all changes together: reserved " << describe_bytes(r.combined.measured_bytes)
     << (r.combined_reaches_order_free_bound ? " (reaches the order-free bound)" : " (above the order-free bound)")

@@ -202,12 +202,16 @@ json to_json(const scenario_result& s) {
                   {"measured_bytes", c.measured_bytes},
                   {"saving_bytes", c.saving_bytes}};
     };
-    json changes = json::array();
-    for (const auto& c : s.advice->changes) changes.push_back(change_json(c));
+    const auto list_json = [&](const std::vector<measured_change>& list) {
+      json out = json::array();
+      for (const auto& c : list) out.push_back(change_json(c));
+      return out;
+    };
     j["advice"] = {{"baseline_bytes", s.advice->baseline_bytes},
-                   {"changes", std::move(changes)},
+                   {"changes", list_json(s.advice->changes)},
                    {"combined", change_json(s.advice->combined)},
-                   {"combined_reaches_order_free_bound", s.advice->combined_reaches_order_free_bound}};
+                   {"combined_reaches_order_free_bound", s.advice->combined_reaches_order_free_bound},
+                   {"tried", list_json(s.advice->tried)}};
   }
   return j;
 }
@@ -580,13 +584,17 @@ scenario_result read_scenario(const reader& in, const json& j, const std::string
       m.saving_bytes = in.u64(c, "saving_bytes", p);
       return m;
     };
+    const auto read_list = [&](const char* key, std::vector<measured_change>& list) {
+      const json& items = in.array(a, key, ap);
+      for (std::size_t i = 0; i < items.size(); ++i) {
+        const std::string p = reader::at(reader::join(ap, key), i);
+        list.push_back(read_change(element(in, items, i, p), p));
+      }
+    };
     advice_measurement adv;
     adv.baseline_bytes = in.u64(a, "baseline_bytes", ap);
-    const json& changes = in.array(a, "changes", ap);
-    for (std::size_t i = 0; i < changes.size(); ++i) {
-      const std::string p = reader::at(reader::join(ap, "changes"), i);
-      adv.changes.push_back(read_change(element(in, changes, i, p), p));
-    }
+    read_list("changes", adv.changes);
+    if (a.contains("tried")) read_list("tried", adv.tried);  // optional
     adv.combined = read_change(in.object(a, "combined", ap), reader::join(ap, "combined"));
     const json& reaches = in.field(a, "combined_reaches_order_free_bound", ap);
     if (!reaches.is_boolean()) {

@@ -127,6 +127,9 @@ std::string format_scenario(const scenario_result& s) {
       out += "    saves " + mib(c.saving_bytes) + " measured (predicted " + mib(c.predicted_bytes) +
              " after it): " + c.where + "\n";
     }
+    for (const auto& c : s.advice->tried) {
+      out += "    tried, saves less than a granule: " + c.kind + " (reserved " + mib(c.measured_bytes) + ")\n";
+    }
   }
   return out;
 }

@@ -19,6 +19,8 @@
 #include "gmem/profiler/graph_reader.hpp"
 #include "gmem/profiler/lifetime.hpp"
 #include "gmem/profiler/profile.hpp"
+#include "gmem/profiler/reuse_model.hpp"
+#include "gmem/profiler/skeleton_replay.hpp"
 #include "gmem/profiler/timing.hpp"
 
 namespace gmem::profiler {
@@ -135,6 +137,40 @@ class scenario_model {
   std::vector<std::pair<std::string, std::string>> launches_;
 };
 
+/// Issue 9, for a scenario of several graphs: each graph's skeleton, and, where the graphs that
+/// allocate were launched into more than one stream, those graphs replayed in one stream against
+/// the footprint measured as launched ("one_stream"; advice only where it saved a granule).
+void measure_launch_advice(scenario_result& r, const scenario_model& set, std::uint64_t reserved_as_launched,
+                           std::uint64_t order_free_bound, const scenario_context& ctx) {
+  for (const graph_model& child : set.model().children) {
+    const flat_graph flat = flatten(child);
+    r.skeletons.push_back(skeleton_of(flat, analyse(flat, ctx.granularity), child.name));
+  }
+  std::vector<skeleton> launched;
+  std::vector<std::string> streams;
+  for (const auto& [graph_name, stream_label] : set.launches()) {
+    for (const skeleton& s : r.skeletons) {
+      if (s.name != graph_name) continue;
+      launched.push_back(s);
+      streams.push_back(stream_label);
+      break;
+    }
+  }
+  if (std::set<std::string>(streams.begin(), streams.end()).size() < 2) return;
+  try {
+    const measured_change m = measure_one_stream(launched, streams, reserved_as_launched, ctx.device);
+    advice_measurement adv;
+    adv.baseline_bytes = reserved_as_launched;
+    adv.combined = m;
+    adv.combined_reaches_order_free_bound = m.measured_bytes <= order_free_bound;
+    (m.saving_bytes >= std::max<std::uint64_t>(ctx.granularity, 1) ? adv.changes : adv.tried).push_back(m);
+    r.advice = std::move(adv);
+  } catch (const std::exception& e) {
+    r.diagnostics.push_back({"advice_not_measured", "info",
+                             std::string("the graphs could not be replayed in one stream: ") + e.what(), 0});
+  }
+}
+
 /// Measures a multi-graph scenario: `iteration` launches the graphs (and any stream work) once.
 /// Footprint from a trimmed pool; then the iteration timed cold (after a trim) and steady.
 scenario_result run_multi(const scenario_context& ctx, std::string name, parameters params,
@@ -189,6 +225,7 @@ scenario_result run_multi(const scenario_context& ctx, std::string name, paramet
   r.analysis = summarize(a, footprint.used_high, footprint.reserved_high);
   r.allocations = lifetimes(set.model(), a);
   r.diagnostics = diagnose(flatten(set.model()), a, facts);
+  measure_launch_advice(r, set, footprint.reserved_high, a.lower_bound_rounded_bytes, ctx);
   return r;
 }
 

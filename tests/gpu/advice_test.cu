@@ -31,6 +31,15 @@ constexpr int n_ints = 1024;
 
 #define OK(call) ASSERT_EQ((call), cudaSuccess) << #call
 
+// Spins for `cycles` clock cycles, then writes: a kernel long enough for launches in several
+// streams to overlap.
+__global__ void spin_then_write(int* p, long long cycles) {
+  const long long start = clock64();
+  while (clock64() - start < cycles) {
+  }
+  p[threadIdx.x] = static_cast<int>(threadIdx.x);
+}
+
 // A real graph built with the runtime API, destroyed with it.
 struct real_graph {
   cudaGraph_t g = nullptr;
@@ -58,6 +67,18 @@ struct real_graph {
     k.func = reinterpret_cast<void*>(fill_iota);
     k.gridDim = blocks_for(n_ints);
     k.blockDim = threads();
+    k.kernelParams = args;
+    cudaGraphNode_t node = nullptr;
+    EXPECT_EQ(cudaGraphAddKernelNode(&node, g, deps.data(), deps.size(), &k), cudaSuccess);
+    return node;
+  }
+  cudaGraphNode_t spin(std::vector<cudaGraphNode_t> deps, void* buf, long long cycles) {
+    int* ints = static_cast<int*>(buf);
+    void* args[] = {&ints, &cycles};
+    cudaKernelNodeParams k{};
+    k.func = reinterpret_cast<void*>(spin_then_write);
+    k.gridDim = dim3(1);
+    k.blockDim = dim3(32);
     k.kernelParams = args;
     cudaGraphNode_t node = nullptr;
     EXPECT_EQ(cudaGraphAddKernelNode(&node, g, deps.data(), deps.size(), &k), cudaSuccess);
@@ -143,6 +164,12 @@ advice_report advice_for(cudaGraph_t g, const std::string& name, bool untrimmed 
   advice_report r = measure_advice(s, a, granule(), granule(), 0, untrimmed);
   std::cout << describe(r);
   return r;
+}
+
+// The skeleton of a real graph, as profiling records it.
+skeleton skeleton_for(cudaGraph_t g, const std::string& name) {
+  const flat_graph flat = flatten(read_graph(g, name));
+  return skeleton_of(flat, analyse(flat, granule()), name);
 }
 
 using Advice = GpuTest;
@@ -303,6 +330,101 @@ TEST_F(Advice, TwoGraphsInTwoStreamsShareAsInOne) {
   }
   std::cout << "two graphs: one stream " << reserved[0] << " B, two streams " << reserved[1] << " B\n";
   EXPECT_LT(std::llabs(diff(reserved[0], reserved[1])), static_cast<long long>(granule()));
+  // And gmem measures the same: one stream would save less than a granule, so it is no advice.
+  const measured_advice m = measure_one_stream({skeleton_for(g1.g, "g1"), skeleton_for(g2.g, "g2")},
+                                               {"stream 1", "stream 2"}, reserved[1], 0);
+  EXPECT_LT(m.saving_bytes, granule()) << m.where;
+}
+
+TEST_F(Advice, AutoFreeOnLaunchIsMeasuredAndNotAdvisedWhereItSavesNothing) {
+  // A graph that leaves its allocation allocated. AutoFreeOnLaunch frees it at the next launch,
+  // no earlier than the program must: it is measured, and saves nothing on the driver.
+  real_graph g;
+  void* p = nullptr;
+  const auto a = g.alloc({}, S, &p);
+  g.kernel({a}, p);
+  const advice_report r = advice_for(g.g, "leaves its allocation");
+  for (const auto& m : r.advice) EXPECT_NE(m.kind, "auto_free_on_launch") << describe(r);
+  const measured_advice* tried = nullptr;
+  for (const auto& m : r.tried) {
+    if (m.kind == "auto_free_on_launch") tried = &m;
+  }
+  ASSERT_NE(tried, nullptr) << "AutoFreeOnLaunch was not measured:\n" << describe(r);
+  EXPECT_LT(tried->saving_bytes, granule());
+  // The real graph, as a program would run it: launched, freed outside, launched again; and
+  // instantiated with AutoFreeOnLaunch, launched twice. The same reservation.
+  std::uint64_t reserved[2] = {0, 0};
+  for (int auto_free = 0; auto_free < 2; ++auto_free) {
+    (void)trim(0);
+    const std::uint64_t before = read_counters(0).reserved_current;
+    reset_high_watermarks(0);
+    cudaGraphExec_t e = nullptr;
+    cudaStream_t s = nullptr;
+    OK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    OK(cudaGraphInstantiateWithFlags(&e, g.g, auto_free ? cudaGraphInstantiateFlagAutoFreeOnLaunch : 0));
+    for (int launch = 0; launch < 2; ++launch) {
+      OK(cudaGraphLaunch(e, s));
+      if (!auto_free) OK(cudaFreeAsync(p, s));
+    }
+    OK(cudaStreamSynchronize(s));
+    reserved[auto_free] = read_counters(0).reserved_high - before;
+    if (auto_free) OK(cudaFree(p));
+    OK(cudaGraphExecDestroy(e));
+    OK(cudaStreamDestroy(s));
+  }
+  std::cout << "freed outside: " << reserved[0] << " B, AutoFreeOnLaunch: " << reserved[1] << " B\n";
+  EXPECT_LT(std::llabs(diff(reserved[0], reserved[1])), static_cast<long long>(granule()));
+  EXPECT_LE(std::llabs(diff(reserved[1], tried->measured_bytes)), static_cast<long long>(granule()));
+}
+
+TEST_F(Advice, OneStreamIsAdvisedForOverlappingLaunchesAndSavesWhatItClaims) {
+  // Four graphs of alloc(4 S) -> a kernel of some milliseconds -> free, launched into four
+  // streams: their launches overlap, so the driver cannot share their memory.
+  constexpr int n = 4;
+  constexpr long long cycles = 40'000'000;  // about 20 ms at 2 GHz
+  real_graph graphs[n];
+  std::vector<skeleton> skeletons;
+  std::vector<std::string> streams;
+  for (int i = 0; i < n; ++i) {
+    void* p = nullptr;
+    const auto a = graphs[i].alloc({}, 4 * S, &p);
+    graphs[i].free({graphs[i].spin({a}, p, cycles)}, p);
+    skeletons.push_back(skeleton_for(graphs[i].g, "graph " + std::to_string(i)));
+    streams.push_back("stream " + std::to_string(i));
+  }
+  const auto run = [&](bool separate) {
+    (void)trim(0);
+    const std::uint64_t before = read_counters(0).reserved_current;
+    reset_high_watermarks(0);
+    cudaGraphExec_t e[n] = {};
+    cudaStream_t s[n] = {};
+    for (int i = 0; i < n; ++i) {
+      EXPECT_EQ(cudaStreamCreateWithFlags(&s[i], cudaStreamNonBlocking), cudaSuccess);
+      EXPECT_EQ(cudaGraphInstantiateWithFlags(&e[i], graphs[i].g, 0), cudaSuccess);
+    }
+    for (int i = 0; i < n; ++i) EXPECT_EQ(cudaGraphLaunch(e[i], s[separate ? i : 0]), cudaSuccess);
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    const std::uint64_t reserved = read_counters(0).reserved_high - before;
+    for (int i = 0; i < n; ++i) {
+      EXPECT_EQ(cudaGraphExecDestroy(e[i]), cudaSuccess);
+      EXPECT_EQ(cudaStreamDestroy(s[i]), cudaSuccess);
+    }
+    return reserved;
+  };
+  const std::uint64_t as_launched = run(true);
+  std::cout << "four overlapping graphs in four streams reserved " << as_launched << " B\n";
+  ASSERT_GE(as_launched, 2 * 4 * S) << "the launches did not overlap: the premise of this test";
+  const measured_advice m = measure_one_stream(skeletons, streams, as_launched, 0);
+  std::cout << "one_stream: reserved " << m.measured_bytes << " B, saves " << m.saving_bytes
+            << " B: " << m.where << "\n";
+  ASSERT_GE(m.saving_bytes, granule());
+  EXPECT_NE(m.where.find("into one stream"), std::string::npos) << m.where;
+  EXPECT_EQ(m.predicted_bytes, 4 * S);
+  // The change applied to the real graphs: launched into one stream, kernels and all.
+  const std::uint64_t one_stream = run(false);
+  const std::int64_t real_saving = diff(as_launched, one_stream);
+  EXPECT_LE(std::llabs(real_saving - static_cast<std::int64_t>(m.saving_bytes)),
+            static_cast<long long>(granule()));
 }
 
 TEST_F(Advice, ReplayCommandReMeasuresTheSkeletonAReportCarries) {

@@ -2,6 +2,8 @@
 // writes that never leave a half-written or stray file.
 
 #include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
 #include <unistd.h>
 
 #include <algorithm>
@@ -88,6 +90,7 @@ report sample_report() {
   adv.combined = {"combined", "give every dependency at creation", 33'554'432, 33'554'432,
                   33'554'432};
   adv.combined_reaches_order_free_bound = true;
+  adv.tried = {{"auto_free_on_launch", "instantiate with AutoFreeOnLaunch", 67'108'864, 67'108'864, 0}};
   ok.advice = adv;
 
   scenario_result skipped;
@@ -345,9 +348,21 @@ TEST(ReportJson, MeasuredAdviceRoundTrips) {
   EXPECT_EQ(a.changes[0].saving_bytes, 33'554'432u);
   EXPECT_EQ(a.combined.kind, "combined");
   EXPECT_TRUE(a.combined_reaches_order_free_bound);
+  ASSERT_EQ(a.tried.size(), 1u);
+  EXPECT_EQ(a.tried[0].kind, "auto_free_on_launch");
+  EXPECT_EQ(a.tried[0].measured_bytes, 67'108'864u);
+  EXPECT_EQ(a.tried[0].saving_bytes, 0u);
   EXPECT_FALSE(back.scenarios[1].advice.has_value());
   const std::string shown = format_report(back);
   EXPECT_NE(shown.find("saves 32.0 MiB measured"), std::string::npos) << shown;
+  EXPECT_NE(shown.find("tried, saves less than a granule: auto_free_on_launch (reserved 64.0 MiB)"),
+            std::string::npos) << shown;
+  // "tried" is optional: a report written before it reads back with none.
+  nlohmann::json without = nlohmann::json::parse(to_json_string(r));
+  ASSERT_EQ(without["scenarios"][0]["advice"].erase("tried"), 1u);
+  const report old = from_json_string(without.dump(), "advice-without-tried.json");
+  ASSERT_TRUE(old.scenarios[0].advice.has_value());
+  EXPECT_TRUE(old.scenarios[0].advice->tried.empty());
 
   std::string text = to_json_string(r);
   const std::string from = "\"combined_reaches_order_free_bound\": true";

@@ -127,7 +127,9 @@ struct trial_sample {
 /// replayed (memory nodes and empty nodes only), kept only where the change saved at least one
 /// reservation granule there.
 struct measured_change {
-  std::string kind;   ///< dependency_at_creation, creation_order, add_dependency, combined, trim
+  /// dependency_at_creation, creation_order, add_dependency, auto_free_on_launch, one_stream,
+  /// trim, combined
+  std::string kind;
   std::string where;  ///< where to make the change in the user's code
   std::uint64_t predicted_bytes = 0;  ///< what the reuse model predicts after the change
   std::uint64_t measured_bytes = 0;   ///< what the driver reserved after the change
@@ -135,10 +137,13 @@ struct measured_change {
 };
 
 struct advice_measurement {
-  std::uint64_t baseline_bytes = 0;     ///< the skeleton as the graph was built, replayed
+  /// The skeleton as the graph was built, replayed; for a scenario of several graphs, its
+  /// footprint as launched (measured with its kernels: a replay cannot tell how launches overlap).
+  std::uint64_t baseline_bytes = 0;
   std::vector<measured_change> changes;  ///< saved at least one granule, largest saving first
   measured_change combined;              ///< the combined set, measured as a whole
   bool combined_reaches_order_free_bound = false;
+  std::vector<measured_change> tried;    ///< measured, saved less than a granule: not advice
 };
 
 enum class scenario_status { ok, skipped, error };

@@ -22,12 +22,22 @@ struct replay_result {
   std::uint64_t reserved_after_destroy = 0;  ///< reserved current after the graph is destroyed
   std::uint64_t reserved_after_trim = 0;     ///< after cudaDeviceGraphMemTrim
   std::size_t distinct_addresses = 0;        ///< among the alloc nodes, as the driver returned them
+  std::size_t unfreed_allocations = 0;       ///< alloc nodes the skeleton does not free
 };
 
-/// Builds `s` on `device`, launches it once, frees what it left allocated, destroys it and trims
-/// the pool. Throws cuda_error naming the skeleton and the node the driver refused, and
-/// std::invalid_argument when `s` is not valid (validate()).
-[[nodiscard]] replay_result replay(const skeleton& s, int device);
+struct replay_options {
+  bool auto_free_on_launch = false;  ///< instantiate with cudaGraphInstantiateFlagAutoFreeOnLaunch
+  int launches = 1;                  ///< launches before the counters are read
+};
+
+/// Builds `s` on `device`, launches it (options.launches times), frees what it left allocated,
+/// destroys it and trims the pool. Throws cuda_error naming the skeleton and the node the driver
+/// refused, and std::invalid_argument when `s` is not valid (validate()).
+[[nodiscard]] replay_result replay(const skeleton& s, int device, const replay_options& options = {});
+
+/// Builds every skeleton on `device`, launches them into one stream in this order and returns
+/// the reservation that took (above what was reserved before, from a trimmed pool).
+[[nodiscard]] std::uint64_t replay_in_one_stream(const std::vector<skeleton>& graphs, int device);
 
 /// One change measured on the driver: the report's measured_change (report.hpp), which
 /// profiling stores as it is.
@@ -43,16 +53,28 @@ struct advice_report {
   /// The combined set (reuse_model.hpp), measured as a whole, even when it saves nothing.
   measured_advice combined;
   bool combined_reaches_order_free_bound = false;  ///< its measured bytes <= bounds.order_free_bytes
+  /// Candidates measured that saved less than min_saving: not advice, shown as tried.
+  std::vector<measured_advice> tried;
 };
 
 /// Replays `s` and each candidate change on `device`; keeps the advice whose measured saving is
 /// at least `min_saving` (one reservation granule is the honest minimum: less is noise of the
 /// rounding). With `untrimmed` (the program destroys the graph and does not trim), adds "trim"
-/// when the replay kept at least min_saving reserved after the graph was destroyed. Throws as
-/// replay does.
+/// when the replay kept at least min_saving reserved after the graph was destroyed. A skeleton
+/// that leaves allocations unfreed is also replayed with AutoFreeOnLaunch, launched twice
+/// ("auto_free_on_launch"). Throws as replay does.
 [[nodiscard]] advice_report measure_advice(const skeleton& s, const graph_analysis& a,
                                            std::uint64_t granularity, std::uint64_t min_saving,
                                            int device, bool untrimmed = false);
+
+/// Graphs a program launched into several streams (`streams[i]` names graph i's), in their
+/// launch order: the "one_stream" change, the graphs replayed in one stream, its saving against
+/// `reserved_as_launched` (the footprint measured with the program's own kernels: a replay
+/// without them cannot reproduce how the launches overlapped). predicted_bytes is the largest
+/// graph's prediction (graphs in one stream share memory: measured, README).
+[[nodiscard]] measured_advice measure_one_stream(const std::vector<skeleton>& graphs,
+                                                 const std::vector<std::string>& streams,
+                                                 std::uint64_t reserved_as_launched, int device);
 
 /// The advice in words, one line each: "saves X measured (predicted Y): where".
 [[nodiscard]] std::string describe(const advice_report& r);
