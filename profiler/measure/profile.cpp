@@ -98,8 +98,22 @@ scenario_result profile_graph(cudaGraph_t g, const std::string& name,
     try {
       const advice_report adv =
           measure_advice(r.skeletons.back(), a, granularity, granularity, dev);
-      r.advice = advice_measurement{adv.baseline_bytes, adv.advice, adv.combined,
-                                    adv.combined_reaches_order_free_bound, adv.tried};
+      const std::uint64_t real = footprint.reserved_high;
+      const std::uint64_t apart = adv.baseline_bytes > real ? adv.baseline_bytes - real : real - adv.baseline_bytes;
+      if (apart > std::max<std::uint64_t>(granularity, 1)) {
+        // Advice is a claim about this graph: measured on a skeleton that reserves what the
+        // graph reserves, or not made.
+        r.diagnostics.push_back(
+            {"advice_not_measured", "info",
+             "the skeleton of graph '" + name + "' replayed reserved " + describe_bytes(adv.baseline_bytes) +
+                 " where the graph reserved " + describe_bytes(real) +
+                 ": the skeleton does not reproduce this graph (child graphs cost the driver more "
+                 "than their memory nodes: README, \"The driver's reuse rule\"), so no change is advised",
+             apart});
+      } else {
+        r.advice = advice_measurement{adv.baseline_bytes, adv.advice, adv.combined,
+                                      adv.combined_reaches_order_free_bound, adv.tried};
+      }
     } catch (const std::exception& e) {
       r.diagnostics.push_back({"advice_not_measured", "info",
                                std::string("the candidate changes could not be replayed: ") + e.what(),

@@ -86,28 +86,30 @@ struct inlined {
   std::vector<std::size_t> sinks;    // flat indices of the nodes that end it
 };
 
-std::size_t add_node(flat_graph& out, model_node node, std::string label) {
+std::size_t add_node(flat_graph& out, model_node node, std::string label, bool in_child) {
   out.nodes.push_back(std::move(node));
   out.successors.emplace_back();
   out.labels.push_back(std::move(label));
+  out.in_child.push_back(in_child);
   return out.nodes.size() - 1;
 }
 
-inlined inline_graph(const graph_model& g, const std::string& path, flat_graph& out) {
+inlined inline_graph(const graph_model& g, const std::string& path, flat_graph& out,
+                     bool in_child = false) {
   validate(g, path);
   const std::size_t n = g.nodes.size();
   std::vector<std::size_t> entry(n), exit(n);
   for (std::size_t k = 0; k < n; ++k) {
     const model_node& node = g.nodes[k];
     const std::string label = node_label(node, k, path);
-    entry[k] = add_node(out, node, label);
+    entry[k] = add_node(out, node, label, in_child);
     exit[k] = entry[k];
     if (node.kind != node_kind::child_graph) continue;
     const inlined child =
-        inline_graph(g.children[*node.child], path + " / child " + std::to_string(*node.child), out);
+        inline_graph(g.children[*node.child], path + " / child " + std::to_string(*node.child), out, true);
     model_node end;
     end.kind = node_kind::empty;
-    exit[k] = add_node(out, end, "end of " + label);
+    exit[k] = add_node(out, end, "end of " + label, in_child);
     for (std::size_t s : child.sources) out.successors[entry[k]].push_back(s);
     for (std::size_t s : child.sinks) out.successors[s].push_back(exit[k]);
     if (child.sources.empty()) out.successors[entry[k]].push_back(exit[k]);

@@ -428,7 +428,9 @@ skeleton skeleton_of(const flat_graph& flat, const graph_analysis& a, const std:
   }
   // Where the driver gave an alloc node fresh memory (an address inside no earlier allocation of
   // its device) although the rule says it could reuse, its dependencies did not exist when it
-  // was created.
+  // was created. Not for alloc nodes of child graphs: the driver chose their addresses when the
+  // child graph was built, yet shares physical memory through the parent's edges (measured,
+  // README), so their addresses tell nothing of when the edges came.
   std::vector<bool> fresh(n, false);
   std::map<int, std::map<std::uint64_t, std::uint64_t>> held;  // per device: union of [start, end)
   for (std::size_t v = 0; v < n; ++v) {
@@ -455,6 +457,7 @@ skeleton skeleton_of(const flat_graph& flat, const graph_analysis& a, const std:
     bool changed = false;
     for (std::size_t v = 0; v < n; ++v) {
       if (p.reused_from[v] == no_node || s.nodes[v].deps.empty() || !fresh[v]) continue;
+      if (v < flat.in_child.size() && flat.in_child[v]) continue;
       for (std::size_t d : s.nodes[v].deps) s.late_edges.emplace_back(d, v);
       s.nodes[v].deps.clear();
       changed = true;

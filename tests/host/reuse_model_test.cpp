@@ -321,6 +321,50 @@ TEST(ReuseModel, BoundsOrderAndTheLateDependenciesOfTheIssue) {
   EXPECT_EQ(candidate_changes(seen2, a2, granule).size(), 1u);  // only the combined set
 }
 
+TEST(ReuseModel, ChildGraphAddressesTellNothingOfLateEdges) {
+  // Two child graphs alloc -> free, the second after the first (at creation): the driver gave
+  // each its own address when the child graph was built, yet shares memory through the edge.
+  // The skeleton keeps the edge as given at creation.
+  graph_model parent;
+  parent.name = "parent";
+  for (int i = 0; i < 2; ++i) {
+    graph_model child;
+    child.name = "child";
+    model_node a, f;
+    a.kind = node_kind::mem_alloc;
+    a.address = 0x10000000 + static_cast<std::uint64_t>(i) * S;
+    a.bytes = S;
+    f.kind = node_kind::mem_free;
+    f.address = a.address;
+    child.nodes = {a, f};
+    child.edges = {{0, 1}};
+    parent.children.push_back(child);
+    model_node c;
+    c.kind = node_kind::child_graph;
+    c.child = static_cast<std::size_t>(i);
+    parent.nodes.push_back(c);
+  }
+  parent.edges = {{0, 1}};
+  const flat_graph f = flatten(parent);
+  ASSERT_EQ(f.in_child.size(), f.nodes.size());
+  const skeleton seen = skeleton_of(f, analyse(f, granule), "parent");
+  EXPECT_TRUE(seen.late_edges.empty());
+  EXPECT_EQ(predict_reuse(seen, granule).rounded_bytes, S);
+  // The same two allocations at top level with those addresses: the edge came later.
+  graph_model flat_parent;
+  flat_parent.name = "flat";
+  for (const auto& child : parent.children) {
+    const std::size_t base = flat_parent.nodes.size();
+    flat_parent.nodes.insert(flat_parent.nodes.end(), child.nodes.begin(), child.nodes.end());
+    flat_parent.edges.emplace_back(base, base + 1);
+  }
+  flat_parent.edges.emplace_back(1, 2);
+  const flat_graph g = flatten(flat_parent);
+  const skeleton late = skeleton_of(g, analyse(g, granule), "flat");
+  EXPECT_FALSE(late.late_edges.empty());
+  EXPECT_EQ(predict_reuse(late, granule).rounded_bytes, 2 * S);
+}
+
 TEST(ReuseModel, CreationOrderBindsWhenAllocationsAreCreatedBeforeTheFrees) {
   // All allocs created first, then the frees, edges free_i -> alloc_{i+1} late (backwards).
   sk b;

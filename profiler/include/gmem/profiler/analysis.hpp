@@ -55,6 +55,9 @@ struct flat_graph {
   std::vector<std::vector<std::size_t>> successors;
   /// Per node, for messages: "alloc node #3 in graph 'g'", "free node #5 in graph 'g / child 0'".
   std::vector<std::string> labels;
+  /// Per node: inlined from a child graph (empty: none was). The driver chose such an alloc
+  /// node's address when its child graph was built, before the parent's edges existed.
+  std::vector<bool> in_child;
 };
 
 /// Inlines g's child graphs (recursively). Throws std::invalid_argument, naming the graph, when
