@@ -119,7 +119,8 @@ std::string format_scenario(const scenario_result& s) {
     out += "\n";
   }
   if (s.advice) {
-    out += "  advice, measured on the driver (the skeleton replayed: " +
+    out += std::string("  advice, measured on the driver (") +
+           (s.skeletons.size() > 1 ? "the graphs as launched: " : "the skeleton replayed: ") +
            mib(s.advice->baseline_bytes) + "):";
     if (s.advice->changes.empty()) out += " none saves a granule";
     out += "\n";
