@@ -104,8 +104,11 @@ class comparer {
   // `growth_regresses`: memory and time; otherwise (reuse) a drop regresses. `b` and `c`: the
   // metric's value in each trial of the baseline and of the current report (one value for a
   // report without trials).
+  // `comparable` false: the trials ran against different reservations (see compare_scenario),
+  // so their times are not compared: the row is "unstable".
   void judge(const std::string& scenario, const std::string& metric, const std::string& category,
-             std::vector<double> b, std::vector<double> c, bool growth_regresses) {
+             std::vector<double> b, std::vector<double> c, bool growth_regresses,
+             bool comparable = true) {
     const auto finite = [](std::vector<double>& v) {
       v.erase(std::remove_if(v.begin(), v.end(), [](double x) { return !std::isfinite(x); }),
               v.end());
@@ -179,7 +182,8 @@ class comparer {
       worse = growth_regresses ? above : below;
       better = growth_regresses ? below : above;
     }
-    row.verdict = worse ? "regression" : better ? "improvement" : unstable ? "unstable" : "pass";
+    if (!comparable) worse = better = false;
+    row.verdict = worse ? "regression" : better ? "improvement" : unstable || !comparable ? "unstable" : "pass";
     if (worse && baseline == 0) {
       note(scenario + ": " + metric + " was 0 in the baseline and is " +
            (ends_with(metric, "_bytes") ? format_bytes(current) : format_double("%g", current)) +
@@ -199,6 +203,7 @@ class comparer {
   }
 
   void note(std::string text) { out_.notes.push_back(std::move(text)); }
+  [[nodiscard]] double memory_tolerance() const { return t_.memory; }
 
  private:
   const tolerances& t_;
@@ -269,6 +274,22 @@ void compare_scenario(const std::string& key, const scenario_result& b, const sc
                     [](const t_t& t) { return t.physical_reuse_ratio; }),
             false);
 
+  // A launch's cost depends on the reservation it runs against (a launch that must map memory
+  // takes hundreds of microseconds more). Where the trials reserved different amounts (graphs in
+  // several streams overlap by chance: 288 to 512 MiB for one scenario on an H100), their times
+  // were measured in different states and are not compared.
+  std::vector<double> reserved = samples(b, [](const a_t& a) { return a.reserved_high_bytes; },
+                                         [](const t_t& t) { return t.reserved_high_bytes; });
+  const std::vector<double> current_reserved =
+      samples(c, [](const a_t& a) { return a.reserved_high_bytes; },
+              [](const t_t& t) { return t.reserved_high_bytes; });
+  reserved.insert(reserved.end(), current_reserved.begin(), current_reserved.end());
+  const auto [low, high] = std::minmax_element(reserved.begin(), reserved.end());
+  const bool comparable = relative(*high, *low) <= out.memory_tolerance() + slack;
+  if (!comparable && !b.launch_costs.empty()) {
+    out.note(key + ": its trials reserved from " + format_bytes(*low) + " to " + format_bytes(*high) +
+             ": launch costs measured against different reservations are not compared (unstable)");
+  }
   for (const auto& bl : b.launch_costs) {
     const auto it = std::find_if(c.launch_costs.begin(), c.launch_costs.end(),
                                  [&](const launch_cost& l) { return l.phase == bl.phase; });
@@ -277,9 +298,9 @@ void compare_scenario(const std::string& key, const scenario_result& b, const sc
       continue;
     }
     out.judge(key, "host." + bl.phase, "time", time_samples(b, bl, false),
-              time_samples(c, *it, false), true);
+              time_samples(c, *it, false), true, comparable);
     out.judge(key, "wall." + bl.phase, "time", time_samples(b, bl, true),
-              time_samples(c, *it, true), true);
+              time_samples(c, *it, true), true, comparable);
   }
   for (const auto& cl : c.launch_costs) {
     const bool in_baseline = std::any_of(b.launch_costs.begin(), b.launch_costs.end(),

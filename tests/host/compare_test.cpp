@@ -179,6 +179,41 @@ TEST(Compare, TimeThirtyPercentSlowerPassesEightyPercentSlowerRegresses) {
   EXPECT_FALSE(compare_reports(baseline_report(), current, t).regressed());
 }
 
+// Trials of `s` that reserved `reserved` MiB each, with the same steady launch median `steady`.
+void with_trials(scenario_result& s, const std::vector<std::uint64_t>& reserved, double steady) {
+  s.trials.clear();
+  for (std::uint64_t r : reserved) {
+    trial_sample t;
+    t.used_high_bytes = r * mib;
+    t.reserved_high_bytes = r * mib;
+    t.va_reuse_ratio = 2.0;
+    t.physical_reuse_ratio = 1.5;
+    t.launches = {{"first_launch", 40, 100}, {"steady_launch", steady, steady}};
+    s.trials.push_back(t);
+  }
+}
+
+TEST(Compare, TimesOfTrialsThatReservedDifferentAmountsAreNotCompared) {
+  // Graphs in several streams overlap by chance: one trial reserves 288 MiB, another 512 MiB,
+  // and a launch that must map memory costs hundreds of microseconds more. Identical code, a
+  // steady launch 6x slower: unstable, not a regression.
+  report base = baseline_report(), current = baseline_report();
+  with_trials(base.scenarios[0], {512, 320, 384, 416, 448}, 56);
+  with_trials(current.scenarios[0], {288, 288, 288, 320, 352}, 373);
+  const comparison c = compare_reports(base, current, tolerances{});
+  EXPECT_EQ(row(c, "chain", "host.steady_launch").verdict, "unstable");
+  EXPECT_EQ(row(c, "chain", "wall.steady_launch").verdict, "unstable");
+  EXPECT_FALSE(c.regressed());
+  EXPECT_TRUE(std::any_of(c.notes.begin(), c.notes.end(), [](const std::string& n) {
+    return n.find("reserved from 288.0 MiB to 512.0 MiB") != std::string::npos;
+  }));
+  // The same slowdown where every trial reserved the same: a regression.
+  with_trials(base.scenarios[0], {512, 512, 512, 512, 512}, 56);
+  with_trials(current.scenarios[0], {512, 512, 512, 512, 512}, 373);
+  const comparison same = compare_reports(base, current, tolerances{});
+  EXPECT_EQ(row(same, "chain", "host.steady_launch").verdict, "regression");
+}
+
 TEST(Compare, FasterSmallerAndMoreReuseAllPass) {
   report current = baseline_report();
   auto& a = current.scenarios[0].analysis;
