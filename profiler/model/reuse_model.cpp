@@ -70,6 +70,7 @@ class layout {
   /// v's pool in address order; `is_ancestor(f)` says whether free node f is an ancestor of v.
   template <class IsAncestor>
   [[nodiscard]] std::size_t lowest_fit_by_walk(std::size_t v, IsAncestor is_ancestor) const {
+    if (s_.nodes[v].bytes == 0) return no_node;
     for (const auto& [at, r] : spaces_[p_.pool[v]].free) {
       if (r.bytes >= s_.nodes[v].bytes && is_ancestor(r.free_node)) return r.free_node;
     }
@@ -80,6 +81,7 @@ class layout {
   [[nodiscard]] std::size_t lowest_fit_by_bits(std::size_t v, const std::vector<std::uint64_t>& ancestors) const {
     const address_space& sp = spaces_[p_.pool[v]];
     std::size_t best = no_node;
+    if (s_.nodes[v].bytes == 0) return best;
     std::uint64_t best_at = 0;
     for (std::size_t w = 0; w < avail_.size(); ++w) {
       for (std::uint64_t bits = ancestors[w] & avail_[w]; bits != 0; bits &= bits - 1) {
@@ -98,6 +100,10 @@ class layout {
   void place_alloc(std::size_t v, std::size_t from_free) {
     address_space& sp = spaces_[p_.pool[v]];
     const std::uint64_t bytes = s_.nodes[v].bytes;
+    if (bytes == 0) {  // takes no memory (the driver refuses it; a hand-written skeleton may not)
+      p_.offset[v] = sp.end;
+      return;
+    }
     if (from_free == no_node) {
       p_.offset[v] = sp.end;
       sp.end += bytes;
@@ -121,6 +127,7 @@ class layout {
   template <class IsAncestor>
   void place_free(std::size_t f, IsAncestor is_ancestor) {
     const std::size_t a = s_.nodes[f].frees;
+    if (s_.nodes[a].bytes == 0) return;
     address_space& sp = spaces_[p_.pool[a]];
     std::uint64_t at = p_.offset[a];
     free_range r{s_.nodes[a].bytes, f, a};

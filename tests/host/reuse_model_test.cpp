@@ -190,6 +190,16 @@ TEST(ReuseModel, LayoutsMeasuredOnTheDriver) {
   }
 }
 
+TEST(ReuseModel, ZeroByteAllocationsTakeNoMemory) {
+  // The driver refuses them; a skeleton read from a file may hold them, and they must not
+  // disturb the ranges of the others.
+  const sk b = from_spec("a0=1 a1=0m f1<a1 f0<a0,f1 a2=0m<f0 a3=1<f0 f3<a3 f2<a2");
+  const auto p = predict_reuse(b.s, granule);
+  EXPECT_EQ(p.rounded_bytes, S);
+  EXPECT_EQ(p.offset[5], 0U);  // a3 takes a0's range
+  EXPECT_EQ(predict_reuse_brute_force(b.s, granule).rounded_bytes, S);
+}
+
 TEST(ReuseModel, DifferentDevicesOrPeersNeverShare) {
   sk b = chains({S, S}, 1);
   b.s.nodes[3].device = 1;  // the second alloc node
