@@ -171,7 +171,8 @@ std::uint64_t replay_in_one_stream(const std::vector<skeleton>& graphs, int devi
 
 measured_advice measure_one_stream(const std::vector<skeleton>& graphs,
                                    const std::vector<std::string>& streams,
-                                   std::uint64_t reserved_as_launched, int device) {
+                                   std::uint64_t reserved_as_launched, std::uint64_t granularity,
+                                   int device) {
   measured_advice m;
   m.kind = "one_stream";
   std::string names;
@@ -183,7 +184,7 @@ measured_advice measure_one_stream(const std::vector<skeleton>& graphs,
             "cudaStreamWaitEvent): the driver maps a graph's memory at launch and shares it "
             "only with launches ordered before it";
   m.predicted_bytes = 0;
-  for (const skeleton& s : graphs) m.predicted_bytes = std::max(m.predicted_bytes, predict_reuse(s, 0).rounded_bytes);
+  for (const skeleton& s : graphs) m.predicted_bytes = std::max(m.predicted_bytes, predict_reuse(s, granularity).rounded_bytes);
   m.measured_bytes = replay_in_one_stream(graphs, device);
   m.saving_bytes = above(reserved_as_launched, m.measured_bytes);
   return m;

@@ -158,7 +158,8 @@ void measure_launch_advice(scenario_result& r, const scenario_model& set, std::u
   }
   if (std::set<std::string>(streams.begin(), streams.end()).size() < 2) return;
   try {
-    const measured_change m = measure_one_stream(launched, streams, reserved_as_launched, ctx.device);
+    const measured_change m =
+        measure_one_stream(launched, streams, reserved_as_launched, ctx.granularity, ctx.device);
     advice_measurement adv;
     adv.baseline_bytes = reserved_as_launched;
     adv.combined = m;

@@ -333,7 +333,7 @@ TEST_F(Advice, TwoGraphsInTwoStreamsShareAsInOne) {
   EXPECT_LT(std::llabs(diff(reserved[0], reserved[1])), static_cast<long long>(granule()));
   // And gmem measures the same: one stream would save less than a granule, so it is no advice.
   const measured_advice m = measure_one_stream({skeleton_for(g1.g, "g1"), skeleton_for(g2.g, "g2")},
-                                               {"stream 1", "stream 2"}, reserved[1], 0);
+                                               {"stream 1", "stream 2"}, reserved[1], granule(), 0);
   EXPECT_LT(m.saving_bytes, granule()) << m.where;
 }
 
@@ -415,7 +415,7 @@ TEST_F(Advice, OneStreamIsAdvisedForOverlappingLaunchesAndSavesWhatItClaims) {
   const std::uint64_t as_launched = run(true);
   std::cout << "four overlapping graphs in four streams reserved " << as_launched << " B\n";
   ASSERT_GE(as_launched, 2 * 4 * S) << "the launches did not overlap: the premise of this test";
-  const measured_advice m = measure_one_stream(skeletons, streams, as_launched, 0);
+  const measured_advice m = measure_one_stream(skeletons, streams, as_launched, granule(), 0);
   std::cout << "one_stream: reserved " << m.measured_bytes << " B, saves " << m.saving_bytes
             << " B: " << m.where << "\n";
   ASSERT_GE(m.saving_bytes, granule());

@@ -74,7 +74,8 @@ struct advice_report {
 /// graph's prediction (graphs in one stream share memory: measured, README).
 [[nodiscard]] measured_advice measure_one_stream(const std::vector<skeleton>& graphs,
                                                  const std::vector<std::string>& streams,
-                                                 std::uint64_t reserved_as_launched, int device);
+                                                 std::uint64_t reserved_as_launched,
+                                                 std::uint64_t granularity, int device);
 
 /// The advice in words, one line each: "saves X measured (predicted Y): where".
 [[nodiscard]] std::string describe(const advice_report& r);
