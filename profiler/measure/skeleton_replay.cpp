@@ -45,18 +45,30 @@ struct built_graph {
   }
 };
 
-struct owned_stream {
+// A replay's setting: the device selected, its pool trimmed, the high watermarks reset, what
+// was reserved before, and a stream of its own.
+struct replay_session {
+  std::uint64_t before = 0;
   cudaStream_t stream = nullptr;
-  ~owned_stream() {
+  replay_session(int device, const std::string& ctx) {
+    GMEM_CUDA_TRY_CTX(cudaSetDevice(device), ctx);
+    (void)trim(device);
+    before = read_counters(device).reserved_current;
+    reset_high_watermarks(device);
+    GMEM_CUDA_TRY_CTX(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), ctx);
+  }
+  replay_session(const replay_session&) = delete;
+  replay_session& operator=(const replay_session&) = delete;
+  ~replay_session() {
     if (stream) (void)cudaStreamDestroy(stream);
   }
 };
 
 std::string context_of(const skeleton& s) { return "replaying the skeleton of graph '" + s.name + "'"; }
 
-// Builds `s` on the current device in its creation order and instantiates it.
+// Builds `s` (validated by the caller) on the current device in its creation order and
+// instantiates it.
 built_graph build(const skeleton& s, unsigned long long instantiate_flags) {
-  validate(s);
   const std::string ctx = context_of(s);
   built_graph b;
   GMEM_CUDA_TRY_CTX(cudaGraphCreate(&b.graph, 0), ctx);
@@ -120,13 +132,8 @@ std::uint64_t above(std::uint64_t value, std::uint64_t before) { return value > 
 replay_result replay(const skeleton& s, int device, const replay_options& options) {
   validate(s);
   const std::string ctx = context_of(s);
-  GMEM_CUDA_TRY_CTX(cudaSetDevice(device), ctx);
-  (void)trim(device);
-  const std::uint64_t before = read_counters(device).reserved_current;
-  reset_high_watermarks(device);
-
-  owned_stream st;
-  GMEM_CUDA_TRY_CTX(cudaStreamCreateWithFlags(&st.stream, cudaStreamNonBlocking), ctx);
+  replay_session st(device, ctx);
+  const std::uint64_t before = st.before;
   built_graph b = build(s, options.auto_free_on_launch ? cudaGraphInstantiateFlagAutoFreeOnLaunch : 0);
   replay_result r;
   r.distinct_addresses = b.distinct_addresses;
@@ -148,13 +155,9 @@ replay_result replay(const skeleton& s, int device, const replay_options& option
 }
 
 std::uint64_t replay_in_one_stream(const std::vector<skeleton>& graphs, int device) {
+  for (const skeleton& s : graphs) validate(s);
   const std::string ctx = "replaying " + std::to_string(graphs.size()) + " graphs in one stream";
-  GMEM_CUDA_TRY_CTX(cudaSetDevice(device), ctx);
-  (void)trim(device);
-  const std::uint64_t before = read_counters(device).reserved_current;
-  reset_high_watermarks(device);
-  owned_stream st;
-  GMEM_CUDA_TRY_CTX(cudaStreamCreateWithFlags(&st.stream, cudaStreamNonBlocking), ctx);
+  replay_session st(device, ctx);
   std::vector<built_graph> built;
   built.reserve(graphs.size());
   for (const skeleton& s : graphs) built.push_back(build(s, 0));
@@ -162,7 +165,7 @@ std::uint64_t replay_in_one_stream(const std::vector<skeleton>& graphs, int devi
     GMEM_CUDA_TRY_CTX(cudaGraphLaunch(built[i].exec, st.stream), context_of(graphs[i]));
   }
   GMEM_CUDA_TRY_CTX(cudaStreamSynchronize(st.stream), ctx);
-  const std::uint64_t reserved = above(read_counters(device).reserved_high, before);
+  const std::uint64_t reserved = above(read_counters(device).reserved_high, st.before);
   for (std::size_t i = 0; i < built.size(); ++i) built[i].finish(context_of(graphs[i]));
   GMEM_CUDA_TRY_CTX(cudaDeviceSynchronize(), ctx);
   (void)trim(device);
@@ -226,7 +229,7 @@ advice_report measure_advice(const skeleton& s, const graph_analysis& a, std::ui
     m.kind = "auto_free_on_launch";
     m.where = "instantiate graph '" + s.name + "' with cudaGraphInstantiateFlagAutoFreeOnLaunch "
               "instead of freeing what it leaves allocated before each relaunch";
-    m.predicted_bytes = predict_reuse(s, granularity).rounded_bytes;
+    m.predicted_bytes = out.bounds.as_created_bytes;  // the skeleton as it is
     m.measured_bytes = replay(s, device, {true, 2}).reserved_bytes;
     m.saving_bytes = above(out.baseline_bytes, m.measured_bytes);
     keep(std::move(m));

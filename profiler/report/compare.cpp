@@ -255,12 +255,12 @@ void compare_scenario(const std::string& key, const scenario_result& b, const sc
             samples(c, [](const a_t& a) { return a.used_high_bytes; },
                     [](const t_t& t) { return t.used_high_bytes; }),
             true);
-  out.judge(key, "reserved_high_bytes", "memory",
-            samples(b, [](const a_t& a) { return a.reserved_high_bytes; },
-                    [](const t_t& t) { return t.reserved_high_bytes; }),
-            samples(c, [](const a_t& a) { return a.reserved_high_bytes; },
-                    [](const t_t& t) { return t.reserved_high_bytes; }),
-            true);
+  const auto reserved_of = [](const scenario_result& s) {
+    return samples(s, [](const a_t& a) { return a.reserved_high_bytes; },
+                   [](const t_t& t) { return t.reserved_high_bytes; });
+  };
+  const std::vector<double> b_reserved = reserved_of(b), c_reserved = reserved_of(c);
+  out.judge(key, "reserved_high_bytes", "memory", b_reserved, c_reserved, true);
   out.judge(key, "va_reuse_ratio", "reuse",
             samples(b, [](const a_t& a) { return a.va_reuse_ratio; },
                     [](const t_t& t) { return t.va_reuse_ratio; }),
@@ -278,12 +278,8 @@ void compare_scenario(const std::string& key, const scenario_result& b, const sc
   // takes hundreds of microseconds more). Where the trials reserved different amounts (graphs in
   // several streams overlap by chance: 288 to 512 MiB for one scenario on an H100), their times
   // were measured in different states and are not compared.
-  std::vector<double> reserved = samples(b, [](const a_t& a) { return a.reserved_high_bytes; },
-                                         [](const t_t& t) { return t.reserved_high_bytes; });
-  const std::vector<double> current_reserved =
-      samples(c, [](const a_t& a) { return a.reserved_high_bytes; },
-              [](const t_t& t) { return t.reserved_high_bytes; });
-  reserved.insert(reserved.end(), current_reserved.begin(), current_reserved.end());
+  std::vector<double> reserved = b_reserved;
+  reserved.insert(reserved.end(), c_reserved.begin(), c_reserved.end());
   const auto [low, high] = std::minmax_element(reserved.begin(), reserved.end());
   const bool comparable = relative(*high, *low) <= out.memory_tolerance() + slack;
   if (!comparable && !b.launch_costs.empty()) {
