@@ -59,6 +59,8 @@ class layout {
       p.pool[v] = index.emplace(std::make_pair(k.device, k.peers), index.size()).first->second;
     }
     spaces_.resize(index.size());
+    p.pool_device.assign(index.size(), 0);
+    for (const auto& [key, i] : index) p.pool_device[i] = key.first;
     avail_.assign(words(), 0);
     at_.assign(frees_, 0);
   }
@@ -152,9 +154,11 @@ class layout {
   void finish() {
     p_.bytes = 0;
     p_.rounded_bytes = 0;
+    p_.pool_mapped.clear();
     for (const address_space& sp : spaces_) {
       p_.bytes += sp.end;
       p_.rounded_bytes += sp.mapped;
+      p_.pool_mapped.push_back(sp.mapped);
     }
   }
 

@@ -36,6 +36,8 @@ struct reuse_prediction {
   std::vector<std::size_t> reused_from;    ///< per node: the alloc node whose freed memory it starts in, or no_node
   std::uint64_t bytes = 0;                 ///< the pools' extents, summed
   std::uint64_t rounded_bytes = 0;         ///< what the pools map, summed: the reservation
+  std::vector<int> pool_device;            ///< per pool: its resident device
+  std::vector<std::uint64_t> pool_mapped;  ///< per pool: what it maps (a multiple of the granularity)
 };
 
 /// Applies the rule in creation order. Validates first. Time O((nodes + edges) * frees / 64 +

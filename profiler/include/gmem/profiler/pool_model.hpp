@@ -1,0 +1,158 @@
+#pragma once
+// Several graphs sharing one device's graph memory pool, as measured (README, "Many graphs, one
+// pool"; tools/pool_probe.cu, 18 cases on an H100). Plain C++ (no CUDA).
+//
+// What the driver does, and this model with it (every step of the 18 probe cases: the
+// reservation, the used memory and whether each of 159 launches and uploads mapped memory):
+//  - The pool holds physical memory in granules (32 MiB on H100 and H200). A graph maps its
+//    footprint (what the reuse model says its pools map, reuse_model.hpp) in granule-sized
+//    slots, each backed by one granule of the pool.
+//  - Graphs alias: a launch backs a slot with a granule that no live allocation of another
+//    graph occupies and that no launch in another stream may still be using; only when none is
+//    left does the pool grow. It fills the slots it must map from its last to its first: the
+//    last slots take the granules already in the pool, the first ones new granules (mapping in
+//    the other direction predicts remaps the driver did not make, P2). A graph keeps its mapping
+//    between launches: a relaunch remaps only the slots whose granule another graph's live
+//    allocation now occupies (P1, P18), and grows the pool only when no other granule is free.
+//  - An allocation a graph leaves allocated (an output) occupies every granule its bytes touch
+//    until it is freed: by the graph's next launch with AutoFreeOnLaunch, or outside the graph
+//    (cudaFreeAsync, cudaFree). So each held output costs whole granules (P1: 512 + 6 x 32 MiB).
+//  - A launch in another stream may run at the same time: its granules are not shared until the
+//    work is known complete (a synchronize; P5 against P6, P14). The same stream orders them.
+//  - cudaDeviceGraphMemTrim returns every granule no live allocation occupies (P1, P9); the
+//    graphs that mapped them map again at their next launch, except a slot no allocation of
+//    the graph touches (the end of a mapping step, P3, P17), which only the first launch maps.
+//    A destroyed executable graph's granules stay in the pool, free (P8).
+//  - ReservedMemCurrent counts the pool's granules; UsedMemCurrent the granules some graph's
+//    allocation covers in a mapping that was not trimmed away (P17: a graph whose last mapped
+//    granule no allocation reaches reserves it and does not use it).
+// Which free granule a slot takes (oldest or newest) changed nothing in any probe case.
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gmem/profiler/skeleton.hpp"
+
+namespace gmem::profiler {
+
+/// One allocation of a graph as the pool sees it: the slots (granules of the graph's mapping
+/// on its device) its bytes touch, [first_slot, end_slot).
+struct pool_allocation {
+  std::size_t first_slot = 0;
+  std::size_t end_slot = 0;
+  std::uint64_t bytes = 0;
+  bool held = false;  ///< left allocated by a launch: the graph does not free it
+  std::string label;  ///< "alloc node #3 in graph 'g'"
+};
+
+/// A graph's mapping on one device.
+struct pool_device_layout {
+  int device = 0;
+  std::size_t slots = 0;
+  std::vector<pool_allocation> allocations;
+};
+
+/// One graph as the pool sees it.
+struct pool_graph {
+  std::string name;
+  bool auto_free_on_launch = false;
+  std::vector<pool_device_layout> devices;  ///< ascending device
+};
+
+/// A skeleton's mapping: the reuse model's placement of each alloc node (its pools laid one
+/// after the other, in slots of `granularity`); allocations without a free node are held.
+/// Throws std::invalid_argument when `s` is not valid or granularity is 0.
+[[nodiscard]] pool_graph pool_graph_of(const skeleton& s, std::uint64_t granularity,
+                                       bool auto_free_on_launch);
+
+/// What a launch or upload did to the pool.
+struct pool_step {
+  bool refused = false;           ///< a relaunch without AutoFreeOnLaunch while its outputs live
+  std::size_t mapped_slots = 0;   ///< slots (re)mapped: 0 = nothing mapped (a steady launch)
+  std::uint64_t grown_bytes = 0;  ///< the pool's growth, all devices
+};
+
+/// Who holds a part of a device's pool at one moment, and why.
+struct pool_share {
+  std::string graph;  ///< a graph's name, or "" for memory no graph holds
+  std::string why;    ///< "working_set", "held_outputs", "concurrent_launch", "idle"
+  std::uint64_t bytes = 0;
+};
+
+/// Physical memory of the devices' graph memory pools, launch by launch. Graph indices are
+/// those add() returned; streams are any labels (the same label is the same stream).
+class pool_model {
+ public:
+  /// Throws std::invalid_argument when granularity is 0.
+  explicit pool_model(std::uint64_t granularity);
+
+  /// Adds a graph (an executable graph: instantiated). Returns its index.
+  std::size_t add(pool_graph g);
+  [[nodiscard]] const pool_graph& graph(std::size_t g) const { return graphs_.at(g).layout; }
+  [[nodiscard]] std::size_t graphs() const { return graphs_.size(); }
+
+  /// A launch into `stream`: frees the graph's held allocations first with AutoFreeOnLaunch,
+  /// maps every slot that has no granule or whose granule another graph's live allocation or a
+  /// launch in another stream occupies, then the allocations it leaves allocated occupy their
+  /// granules. Throws std::out_of_range for an unknown graph.
+  pool_step launch(std::size_t g, std::uint64_t stream);
+  /// An upload into `stream`: maps as a launch would, runs nothing and holds nothing.
+  pool_step upload(std::size_t g, std::uint64_t stream);
+  /// The graph's held allocations freed outside it (cudaFreeAsync / cudaFree): all of them, or
+  /// the one whose index in the graph's device layout is `allocation` on `device`.
+  void free_held(std::size_t g, std::optional<std::size_t> allocation = std::nullopt,
+                 int device = -1);
+  /// The executable graph destroyed: its granules stay in the pool, free; its live allocations
+  /// stay live until freed.
+  void destroy(std::size_t g);
+  /// Every launch so far is complete (cudaDeviceSynchronize), or every launch into `stream`.
+  void synchronize();
+  void synchronize(std::uint64_t stream);
+  /// cudaDeviceGraphMemTrim: returns the granules of `device` no live allocation occupies and
+  /// no running launch uses.
+  void trim(int device);
+
+  [[nodiscard]] std::uint64_t reserved(int device) const;
+  [[nodiscard]] std::uint64_t used(int device) const;
+  /// The device's pool now, by holder: the working set of `launching` (the granules it maps),
+  /// the granules other graphs' live allocations occupy, those a launch in another stream may
+  /// still use, and those nobody holds. Sums to reserved(device). Largest first.
+  [[nodiscard]] std::vector<pool_share> shares(int device,
+                                               std::optional<std::size_t> launching) const;
+  /// Requested bytes and granules of the live allocations graph g leaves, on `device`.
+  struct held_summary {
+    std::size_t allocations = 0;
+    std::uint64_t requested_bytes = 0;
+    std::uint64_t granule_bytes = 0;  ///< the granules only its held allocations occupy
+  };
+  [[nodiscard]] held_summary held(std::size_t g, int device) const;
+  [[nodiscard]] std::uint64_t granularity() const { return granularity_; }
+
+ private:
+  struct chunk {
+    int device = 0;
+    std::size_t pins = 0;             ///< live allocations occupying it
+    std::optional<std::uint64_t> busy_stream;  ///< a launch into this stream may still use it
+  };
+  struct graph_state {
+    pool_graph layout;
+    bool destroyed = false;
+    std::uint64_t last_stream = 0;  ///< of its last launch
+    bool mapped_once = false;       ///< launched or uploaded before
+    std::vector<std::vector<std::uint64_t>> slots;  ///< per device layout: chunk id per slot, 0 = none
+    std::vector<std::vector<bool>> live;            ///< per device layout, per allocation: held and live
+  };
+  pool_step map(std::size_t g, std::uint64_t stream, bool run);
+  void unpin(graph_state& gs, std::size_t d, std::size_t a);
+
+  std::uint64_t granularity_;
+  std::uint64_t next_chunk_ = 1;
+  std::map<std::uint64_t, chunk> chunks_;  ///< by id: ids rise with age
+  std::vector<graph_state> graphs_;
+};
+
+}  // namespace gmem::profiler

@@ -1,0 +1,301 @@
+#include "gmem/profiler/pool_model.hpp"
+
+#include <algorithm>
+#include <set>
+#include <stdexcept>
+
+#include "gmem/profiler/reuse_model.hpp"
+
+namespace gmem::profiler {
+
+pool_graph pool_graph_of(const skeleton& s, std::uint64_t granularity, bool auto_free_on_launch) {
+  if (granularity == 0) throw std::invalid_argument("pool_graph_of: the granularity is 0");
+  const reuse_prediction p = predict_reuse(s, granularity);  // validates
+  pool_graph g;
+  g.name = s.name;
+  g.auto_free_on_launch = auto_free_on_launch;
+  // A device's pools (one per set of peers) laid one after the other, in slots of a granule.
+  std::vector<std::size_t> base(p.pool_mapped.size(), 0);
+  std::map<int, std::size_t> slots;
+  for (std::size_t k = 0; k < p.pool_mapped.size(); ++k) {
+    base[k] = slots[p.pool_device[k]];
+    slots[p.pool_device[k]] += static_cast<std::size_t>(p.pool_mapped[k] / granularity);
+  }
+  std::map<int, std::size_t> index;
+  for (const auto& [device, n] : slots) {
+    index[device] = g.devices.size();
+    g.devices.push_back({device, n, {}});
+  }
+  std::vector<bool> freed(s.nodes.size(), false);
+  for (const skeleton_node& n : s.nodes) {
+    if (n.kind == skeleton_kind::free) freed[n.frees] = true;
+  }
+  for (std::size_t v = 0; v < s.nodes.size(); ++v) {
+    const skeleton_node& n = s.nodes[v];
+    if (n.kind != skeleton_kind::alloc || n.bytes == 0) continue;
+    const std::size_t k = p.pool[v];
+    pool_allocation a;
+    a.first_slot = base[k] + static_cast<std::size_t>(p.offset[v] / granularity);
+    a.end_slot = base[k] + static_cast<std::size_t>((p.offset[v] + n.bytes + granularity - 1) / granularity);
+    a.bytes = n.bytes;
+    a.held = !freed[v];
+    a.label = n.label.empty() ? "alloc node #" + std::to_string(v) + " of '" + s.name + "'" : n.label;
+    g.devices[index[n.device]].allocations.push_back(std::move(a));
+  }
+  return g;
+}
+
+pool_model::pool_model(std::uint64_t granularity) : granularity_(granularity) {
+  if (granularity == 0) throw std::invalid_argument("pool_model: the granularity is 0");
+}
+
+std::size_t pool_model::add(pool_graph g) {
+  graph_state gs;
+  for (const pool_device_layout& d : g.devices) {
+    for (const pool_allocation& a : d.allocations) {
+      if (a.first_slot > a.end_slot || a.end_slot > d.slots) {
+        throw std::invalid_argument("pool_model: " + a.label + " of graph '" + g.name +
+                                    "' covers slots beyond the graph's mapping on device " +
+                                    std::to_string(d.device));
+      }
+    }
+    gs.slots.emplace_back(d.slots, 0);
+    gs.live.emplace_back(d.allocations.size(), false);
+  }
+  gs.layout = std::move(g);
+  graphs_.push_back(std::move(gs));
+  return graphs_.size() - 1;
+}
+
+void pool_model::unpin(graph_state& gs, std::size_t d, std::size_t a) {
+  if (!gs.live[d][a]) return;
+  gs.live[d][a] = false;
+  const pool_allocation& al = gs.layout.devices[d].allocations[a];
+  for (std::size_t slot = al.first_slot; slot < al.end_slot; ++slot) {
+    const auto it = chunks_.find(gs.slots[d][slot]);
+    if (it != chunks_.end() && it->second.pins > 0) --it->second.pins;
+  }
+}
+
+pool_step pool_model::map(std::size_t g, std::uint64_t stream, bool run) {
+  graph_state& gs = graphs_.at(g);
+  if (gs.destroyed) {
+    throw std::invalid_argument("pool_model: graph '" + gs.layout.name + "' was destroyed");
+  }
+  pool_step step;
+  bool holds = false;
+  for (const auto& live : gs.live) holds = holds || std::find(live.begin(), live.end(), true) != live.end();
+  if (run && holds) {
+    if (!gs.layout.auto_free_on_launch) {
+      step.refused = true;
+      return step;
+    }
+    for (std::size_t d = 0; d < gs.live.size(); ++d) {
+      for (std::size_t a = 0; a < gs.live[d].size(); ++a) unpin(gs, d, a);
+    }
+  }
+  // Granules this graph's own live allocations occupy (an upload between launches) are its own.
+  std::map<std::uint64_t, std::size_t> own_pins;
+  for (std::size_t d = 0; d < gs.live.size(); ++d) {
+    for (std::size_t a = 0; a < gs.live[d].size(); ++a) {
+      if (!gs.live[d][a]) continue;
+      const pool_allocation& al = gs.layout.devices[d].allocations[a];
+      for (std::size_t slot = al.first_slot; slot < al.end_slot; ++slot) ++own_pins[gs.slots[d][slot]];
+    }
+  }
+  const auto taken_by_others = [&](std::uint64_t id, const chunk& c) {
+    const auto own = own_pins.find(id);
+    if (c.pins > (own == own_pins.end() ? 0 : own->second)) return true;
+    return c.busy_stream && *c.busy_stream != stream;
+  };
+  for (std::size_t d = 0; d < gs.layout.devices.size(); ++d) {
+    const int device = gs.layout.devices[d].device;
+    std::vector<std::uint64_t>& slots = gs.slots[d];
+    std::set<std::uint64_t> kept;
+    std::vector<std::size_t> need;
+    std::vector<bool> covered(slots.size(), false);
+    for (const pool_allocation& a : gs.layout.devices[d].allocations) {
+      for (std::size_t slot = a.first_slot; slot < a.end_slot; ++slot) covered[slot] = true;
+    }
+    for (std::size_t slot = 0; slot < slots.size(); ++slot) {
+      const auto it = chunks_.find(slots[slot]);
+      if (it != chunks_.end() && !taken_by_others(it->first, it->second)) {
+        kept.insert(it->first);
+      } else if (covered[slot] || !gs.mapped_once) {
+        need.push_back(slot);
+      } else {
+        slots[slot] = 0;
+      }
+    }
+    // The oldest free granules first (P11), then new ones.
+    std::size_t next = 0;
+    for (auto it = chunks_.begin(); it != chunks_.end() && next < need.size(); ++it) {
+      if (it->second.device != device || kept.count(it->first) || it->second.pins > 0 ||
+          (it->second.busy_stream && *it->second.busy_stream != stream)) {
+        continue;
+      }
+      slots[need[need.size() - 1 - next++]] = it->first;
+    }
+    for (; next < need.size(); ++next) {
+      chunk c;
+      c.device = device;
+      chunks_.emplace(next_chunk_, c);
+      slots[need[need.size() - 1 - next]] = next_chunk_++;
+      step.grown_bytes += granularity_;
+    }
+    step.mapped_slots += need.size();
+  }
+  gs.mapped_once = true;
+  if (!run) return step;
+  gs.last_stream = stream;
+  for (std::size_t d = 0; d < gs.layout.devices.size(); ++d) {
+    for (std::uint64_t id : gs.slots[d]) {
+      if (id != 0) chunks_.at(id).busy_stream = stream;
+    }
+    const auto& allocs = gs.layout.devices[d].allocations;
+    for (std::size_t a = 0; a < allocs.size(); ++a) {
+      if (!allocs[a].held) continue;
+      gs.live[d][a] = true;
+      for (std::size_t slot = allocs[a].first_slot; slot < allocs[a].end_slot; ++slot) {
+        ++chunks_.at(gs.slots[d][slot]).pins;
+      }
+    }
+  }
+  return step;
+}
+
+pool_step pool_model::launch(std::size_t g, std::uint64_t stream) { return map(g, stream, true); }
+
+pool_step pool_model::upload(std::size_t g, std::uint64_t stream) { return map(g, stream, false); }
+
+void pool_model::free_held(std::size_t g, std::optional<std::size_t> allocation, int device) {
+  graph_state& gs = graphs_.at(g);
+  for (std::size_t d = 0; d < gs.live.size(); ++d) {
+    if (device >= 0 && gs.layout.devices[d].device != device) continue;
+    for (std::size_t a = 0; a < gs.live[d].size(); ++a) {
+      if (!allocation || *allocation == a) unpin(gs, d, a);
+    }
+  }
+}
+
+void pool_model::destroy(std::size_t g) { graphs_.at(g).destroyed = true; }
+
+void pool_model::synchronize() {
+  for (auto& [id, c] : chunks_) c.busy_stream.reset();
+}
+
+void pool_model::synchronize(std::uint64_t stream) {
+  for (auto& [id, c] : chunks_) {
+    if (c.busy_stream == stream) c.busy_stream.reset();
+  }
+}
+
+void pool_model::trim(int device) {
+  for (auto it = chunks_.begin(); it != chunks_.end();) {
+    if (it->second.device == device && it->second.pins == 0 && !it->second.busy_stream) {
+      it = chunks_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (graph_state& gs : graphs_) {
+    for (auto& slots : gs.slots) {
+      for (std::uint64_t& id : slots) {
+        if (id != 0 && !chunks_.count(id)) id = 0;
+      }
+    }
+  }
+}
+
+std::uint64_t pool_model::reserved(int device) const {
+  std::uint64_t n = 0;
+  for (const auto& [id, c] : chunks_) n += c.device == device;
+  return n * granularity_;
+}
+
+std::uint64_t pool_model::used(int device) const {
+  std::set<std::uint64_t> covered;
+  for (const graph_state& gs : graphs_) {
+    for (std::size_t d = 0; d < gs.layout.devices.size(); ++d) {
+      if (gs.layout.devices[d].device != device) continue;
+      for (const pool_allocation& a : gs.layout.devices[d].allocations) {
+        for (std::size_t slot = a.first_slot; slot < a.end_slot; ++slot) {
+          if (gs.slots[d][slot] != 0) covered.insert(gs.slots[d][slot]);
+        }
+      }
+    }
+  }
+  return covered.size() * granularity_;
+}
+
+std::vector<pool_share> pool_model::shares(int device, std::optional<std::size_t> launching) const {
+  std::set<std::uint64_t> working;
+  if (launching) {
+    const graph_state& gs = graphs_.at(*launching);
+    for (std::size_t d = 0; d < gs.layout.devices.size(); ++d) {
+      if (gs.layout.devices[d].device != device) continue;
+      for (std::uint64_t id : gs.slots[d]) {
+        if (id != 0) working.insert(id);
+      }
+    }
+  }
+  // Which graph's live allocation occupies each granule, and which graph last ran on it.
+  std::map<std::uint64_t, std::size_t> holder, runner;
+  for (std::size_t g = 0; g < graphs_.size(); ++g) {
+    const graph_state& gs = graphs_[g];
+    for (std::size_t d = 0; d < gs.layout.devices.size(); ++d) {
+      if (gs.layout.devices[d].device != device) continue;
+      for (std::uint64_t id : gs.slots[d]) {
+        if (id != 0) runner.emplace(id, g);
+      }
+      const auto& allocs = gs.layout.devices[d].allocations;
+      for (std::size_t a = 0; a < allocs.size(); ++a) {
+        if (!gs.live[d][a]) continue;
+        for (std::size_t slot = allocs[a].first_slot; slot < allocs[a].end_slot; ++slot) {
+          holder.emplace(gs.slots[d][slot], g);
+        }
+      }
+    }
+  }
+  std::map<std::pair<std::string, std::string>, std::uint64_t> sum;
+  for (const auto& [id, c] : chunks_) {
+    if (c.device != device) continue;
+    std::pair<std::string, std::string> key{"", "idle"};
+    if (working.count(id)) {
+      key = {graphs_[*launching].layout.name, "working_set"};
+    } else if (const auto h = holder.find(id); h != holder.end() && c.pins > 0) {
+      key = {graphs_[h->second].layout.name, "held_outputs"};
+    } else if (c.busy_stream && (!launching || *c.busy_stream != graphs_[*launching].last_stream)) {
+      const auto r = runner.find(id);
+      key = {r == runner.end() ? "" : graphs_[r->second].layout.name, "concurrent_launch"};
+    }
+    sum[key] += granularity_;
+  }
+  std::vector<pool_share> out;
+  for (const auto& [key, bytes] : sum) out.push_back({key.first, key.second, bytes});
+  std::stable_sort(out.begin(), out.end(),
+                   [](const pool_share& a, const pool_share& b) { return a.bytes > b.bytes; });
+  return out;
+}
+
+pool_model::held_summary pool_model::held(std::size_t g, int device) const {
+  const graph_state& gs = graphs_.at(g);
+  held_summary h;
+  std::set<std::uint64_t> granules;
+  for (std::size_t d = 0; d < gs.layout.devices.size(); ++d) {
+    if (gs.layout.devices[d].device != device) continue;
+    const auto& allocs = gs.layout.devices[d].allocations;
+    for (std::size_t a = 0; a < allocs.size(); ++a) {
+      if (!gs.live[d][a]) continue;
+      ++h.allocations;
+      h.requested_bytes += allocs[a].bytes;
+      for (std::size_t slot = allocs[a].first_slot; slot < allocs[a].end_slot; ++slot) {
+        granules.insert(gs.slots[d][slot]);
+      }
+    }
+  }
+  h.granule_bytes = granules.size() * granularity_;
+  return h;
+}
+
+}  // namespace gmem::profiler
