@@ -16,6 +16,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -56,6 +57,13 @@ state* g = nullptr;  // leaked on purpose: it must outlive every static destruct
 thread_local bool in_callback = false;
 thread_local std::vector<std::string> nvtx_stack;
 
+// Windows of graph calls (launches, uploads, instantiations of graphs with memory nodes,
+// trims) across threads: a call whose counter window another such call overlapped reads the
+// device-wide counters with the other's mapping in them, so it is marked concurrent and its
+// growth split by the pool model (profiler/pool_analysis.hpp), never given to one graph by guess.
+std::atomic<int> calls_in_flight{0};
+std::atomic<std::uint64_t> calls_started{0};
+
 struct pending_call {
   double t_us = 0;
   clock_type::time_point start;
@@ -66,8 +74,36 @@ struct pending_call {
   record::recorder::launch_plan plan;
   profiler::graph_model model;
   bool has_memory_nodes = false;
+  std::uint64_t epoch = 0;
+  bool busy_at_enter = false;
+  bool windowed = false;
 };
 thread_local pending_call pending;
+
+void window_enter() {
+  pending.windowed = true;
+  pending.epoch = calls_started.fetch_add(1, std::memory_order_relaxed) + 1;
+  pending.busy_at_enter = calls_in_flight.fetch_add(1, std::memory_order_relaxed) > 0;
+}
+
+// Whether another graph call overlapped this thread's window (see calls_in_flight).
+bool window_exit() {
+  if (!pending.windowed) return false;
+  pending.windowed = false;
+  const bool busy_at_exit = calls_in_flight.fetch_sub(1, std::memory_order_relaxed) > 1;
+  return pending.busy_at_enter || busy_at_exit ||
+         calls_started.load(std::memory_order_relaxed) != pending.epoch;
+}
+
+// The CUresult a call returned, as its name ("CUDA_ERROR_INVALID_VALUE"); empty on success.
+std::string failure_of(const CUpti_CallbackData* cb) {
+  if (!cb->functionReturnValue) return "";
+  const CUresult r = *static_cast<const CUresult*>(cb->functionReturnValue);
+  if (r == CUDA_SUCCESS) return "";
+  const char* name = nullptr;
+  if (cuGetErrorName(r, &name) != CUDA_SUCCESS || !name) return "CUresult " + std::to_string(static_cast<int>(r));
+  return name;
+}
 
 double now_us() {
   return std::chrono::duration<double, std::micro>(clock_type::now() - g->t0).count();
@@ -244,8 +280,8 @@ void write_now(bool partial, const std::string& reason) {
     if (!g->have_env) g->env.tool_version = GMEM_VERSION, g->env.git_commit = GMEM_GIT_COMMIT;
     if (g->env.command_line.empty()) g->env.command_line = process_command_line();
     if (g->env.date.empty()) g->env.date = iso_now();
-    const profiler::report rep = assemble(g->rec, g->env, g->granularity);
-    write_recording(g->rec, rep, g->info, g->out_path);
+    const profiler::report rep = assemble(g->rec, g->env, g->granularity, g->info);
+    write_recording(rep, g->out_path);
     g->written = true;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gmemprof record: the report could not be written to '%s': %s\n",
@@ -358,6 +394,7 @@ void on_driver(CUpti_CallbackId id, const CUpti_CallbackData* cb) {
         pending.stream = plan.stream;
         pending.device = plan.device;
         pending.before.reset();
+        window_enter();
         if (plan.read_counters) pending.before = read_device_counters(pending.device);
         pending.start = clock_type::now();
         return;
@@ -365,15 +402,23 @@ void on_driver(CUpti_CallbackId id, const CUpti_CallbackData* cb) {
       if (!pending.tracked) return;
       const double host_us =
           std::chrono::duration<double, std::micro>(clock_type::now() - pending.start).count();
+      const std::string failure = failure_of(cb);
+      std::optional<counters> after;
+      if (pending.before || !failure.empty() || host_us >= slow_floor_us) {
+        after = read_device_counters(pending.device);  // inside the window, before it closes
+      }
+      const bool concurrent = window_exit();
       std::lock_guard<std::mutex> lock(g->mutex);
-      if (!pending.before && g->rec.on_steady_launch(pending.plan, host_us)) return;
-      std::optional<counters> before = pending.before, after;
-      if (before || g->rec.slow(exec, host_us)) {
-        after = read_device_counters(pending.device);
+      if (failure.empty() && !pending.before && g->rec.on_steady_launch(pending.plan, host_us)) return;
+      std::optional<counters> before = pending.before;
+      if (before || !failure.empty() || g->rec.slow(exec, host_us)) {
+        if (!after) after = read_device_counters(pending.device);
         if (!before) before = g->rec.last_counters(pending.device);
+      } else {
+        after.reset();
       }
       const double t_us = std::chrono::duration<double, std::micro>(pending.start - g->t0).count();
-      g->rec.on_launch(exec, pending.stream, t_us, host_us, before, after);
+      g->rec.on_launch(exec, pending.stream, t_us, host_us, before, after, failure, concurrent);
       return;
     }
     case CUPTI_DRIVER_TRACE_CBID_cuGraphUpload:
@@ -386,6 +431,7 @@ void on_driver(CUpti_CallbackId id, const CUpti_CallbackData* cb) {
         if (!pending.tracked) return;
         pending.stream = g->rec.stream_label(reinterpret_cast<std::uint64_t>(p->hStream));
         pending.device = g->rec.device_of(exec);
+        window_enter();
         pending.before = read_device_counters(pending.device);
         pending.t_us = now_us();
         pending.start = clock_type::now();
@@ -394,8 +440,10 @@ void on_driver(CUpti_CallbackId id, const CUpti_CallbackData* cb) {
       if (!pending.tracked) return;
       const double host_us =
           std::chrono::duration<double, std::micro>(clock_type::now() - pending.start).count();
-      g->rec.on_upload(exec, pending.stream, pending.t_us, host_us, pending.before,
-                       read_device_counters(pending.device));
+      const auto after = read_device_counters(pending.device);
+      const bool concurrent = window_exit();
+      g->rec.on_upload(exec, pending.stream, pending.t_us, host_us, pending.before, after,
+                       failure_of(cb), concurrent);
       return;
     }
     case CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiate:
@@ -419,6 +467,7 @@ void on_driver(CUpti_CallbackId id, const CUpti_CallbackData* cb) {
           }
         }
         if (pending.tracked && pending.has_memory_nodes) {
+          window_enter();
           pending.before = read_device_counters(pending.device);
         }
         pending.t_us = now_us();
@@ -428,21 +477,38 @@ void on_driver(CUpti_CallbackId id, const CUpti_CallbackData* cb) {
       const double host_us =
           std::chrono::duration<double, std::micro>(clock_type::now() - pending.start).count();
       if (!pending.tracked) return;
-      if (cb->functionReturnValue && *static_cast<const CUresult*>(cb->functionReturnValue) != CUDA_SUCCESS) {
+      std::optional<counters> after;
+      if (pending.has_memory_nodes) after = read_device_counters(pending.device);
+      const bool concurrent = window_exit();
+      const std::string failure = failure_of(cb);
+      std::lock_guard<std::mutex> lock(g->mutex);
+      const std::string nvtx = nvtx_stack.empty() ? "" : nvtx_stack.back();
+      if (!failure.empty()) {
+        if (pending.has_memory_nodes) g->rec.on_instantiate_failed(nvtx, pending.t_us, failure);
         return;
       }
-      std::lock_guard<std::mutex> lock(g->mutex);
       if (g->device_filter >= 0 && pending.has_memory_nodes && pending.device != g->device_filter) {
         return;
       }
       describe_environment(pending.device);
-      std::optional<counters> after;
-      if (pending.has_memory_nodes) after = read_device_counters(pending.device);
-      const std::string nvtx = nvtx_stack.empty() ? "" : nvtx_stack.back();
+      (void)concurrent;  // an instantiation maps memory only with the upload flag
+      profiler::instantiate_flags flags;
+      unsigned long long raw = 0;
+      if (id == CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithFlags) {
+        raw = params<cuGraphInstantiateWithFlags_params>(cb)->flags;
+      } else if (id == CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams ||
+                 id == CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams_ptsz) {
+        const auto* ip = params<cuGraphInstantiateWithParams_params>(cb)->instantiateParams;
+        raw = ip ? ip->flags : 0;
+      }
+      flags.auto_free_on_launch = raw & CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH;
+      flags.upload = raw & CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD;
+      flags.device_launch = raw & CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH;
+      flags.use_node_priority = raw & CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY;
       const auto exec = reinterpret_cast<std::uint64_t>(*p->phGraphExec);
       g->rec.on_instantiate(exec, reinterpret_cast<std::uint64_t>(p->hGraph),
                             std::move(pending.model), nvtx, pending.t_us, host_us, pending.before,
-                            after);
+                            after, flags);
       if (pending.has_memory_nodes) g->rec.set_instantiate_stack(exec, instantiate_stack());
       if (id == CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams ||
           id == CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams_ptsz) {
@@ -457,6 +523,7 @@ void on_driver(CUpti_CallbackId id, const CUpti_CallbackData* cb) {
       const auto* p = params<cuDeviceGraphMemTrim_params>(cb);
       const int device = static_cast<int>(p->device);
       if (enter) {
+        window_enter();
         pending.before = read_device_counters(device);
         pending.t_us = now_us();
         pending.start = clock_type::now();
@@ -465,8 +532,38 @@ void on_driver(CUpti_CallbackId id, const CUpti_CallbackData* cb) {
       const double host_us =
           std::chrono::duration<double, std::micro>(clock_type::now() - pending.start).count();
       const auto after = read_device_counters(device);
+      window_exit();
       std::lock_guard<std::mutex> lock(g->mutex);
       if (pending.before && after) g->rec.on_trim(device, pending.t_us, host_us, *pending.before, *after);
+      return;
+    }
+    case CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync_ptsz:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2: {
+      // An allocation a graph left allocated, freed outside it: its granules are free again.
+      if (enter || !failure_of(cb).empty()) return;
+      const bool async = id != CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2;
+      const CUdeviceptr address = async ? params<cuMemFreeAsync_params>(cb)->dptr
+                                        : params<cuMemFree_v2_params>(cb)->dptr;
+      std::lock_guard<std::mutex> lock(g->mutex);
+      if (!g->rec.is_held(address)) return;
+      const std::uint64_t stream =
+          async ? g->rec.stream_label(reinterpret_cast<std::uint64_t>(params<cuMemFreeAsync_params>(cb)->hStream))
+                : 0;
+      g->rec.on_free(address, stream, now_us());
+      return;
+    }
+    case CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize:
+    case CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize_v2:
+    case CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize:
+    case CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize_ptsz: {
+      // Launches known complete: another stream's launch may share their memory (pool model).
+      if (enter || !failure_of(cb).empty()) return;
+      const bool ctx = id == CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize ||
+                       id == CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize_v2;
+      std::lock_guard<std::mutex> lock(g->mutex);
+      g->rec.on_sync(ctx ? 0 : g->rec.stream_label(reinterpret_cast<std::uint64_t>(
+                                   params<cuStreamSynchronize_params>(cb)->hStream)));
       return;
     }
     case CUPTI_DRIVER_TRACE_CBID_cuGraphExecDestroy: {
@@ -597,7 +694,11 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
         CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2,
         CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2_ptsz,
         CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture,
-        CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture_ptsz}) {
+        CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture_ptsz, CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync,
+        CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync_ptsz, CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2,
+        CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize, CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize_v2,
+        CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize,
+        CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize_ptsz}) {
     cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, id);
   }
   std::atexit(at_exit);

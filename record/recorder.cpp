@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdio>
 
 #include "gmem/profiler/analysis.hpp"
 
@@ -51,10 +52,13 @@ launch_class classify(const launch_history& h, const std::optional<counters>& be
     return h.uploaded ? launch_class::first_launch_after_upload : launch_class::first_launch;
   }
   const bool mapped = before && after && after->reserved_current > before->reserved_current;
-  if (!mapped && !(slow && (h.trimmed_since_last || h.stream_changed))) return launch_class::steady;
+  if (!mapped && !slow) return launch_class::steady;
   if (h.trimmed_since_last) return launch_class::remap_after_trim;
   if (h.stream_changed) return launch_class::remap_after_stream_switch;
-  return mapped ? launch_class::remap_contention : launch_class::steady;
+  // Slow without growth: it mapped granules already in the pool, which another graph's
+  // allocation had taken from it (measured: 19 to 240 us on an H100, steady launches at most
+  // 14 us; the pool probe's cases P1, P2, P18).
+  return launch_class::remap_contention;
 }
 
 std::string recorder::make_name(name_source s, const std::string& nvtx, const std::string& stream,
@@ -97,13 +101,48 @@ void recorder::point(double t_us, int device, const std::string& event, const st
   last_[device] = c;
 }
 
+void recorder::log(const sequence_entry& e) {
+  if (!sequence_.empty()) {
+    sequence_entry& last = sequence_.back();
+    // A run of identical launches with nothing recorded about them (steady ones) counts once.
+    if (e.op == 'L' && last.op == 'L' && e.event < 0 && last.event < 0 && last.graph == e.graph &&
+        last.stream == e.stream) {
+      ++last.count;
+      return;
+    }
+  }
+  if (sequence_.size() >= max_sequence) {
+    sequence_truncated_ = true;
+    return;
+  }
+  sequence_.push_back(e);
+}
+
+void recorder::on_instantiate_failed(const std::string& nvtx, double t_us, const std::string& result) {
+  if (notes_.size() >= 64) return;
+  char when[32];
+  std::snprintf(when, sizeof when, "%.0f", t_us);
+  notes_.push_back("an instantiation of a graph with memory nodes" +
+                   (nvtx.empty() ? std::string() : " (NVTX range '" + nvtx + "')") +
+                   " failed with " + result + " at " + when +
+                   " us; the graph was not recorded (a graph with memory nodes may have one "
+                   "executable graph at a time)");
+}
+
 void recorder::on_instantiate(std::uint64_t exec, std::uint64_t graph, profiler::graph_model model,
                               const std::string& nvtx, double t_us, double host_us,
                               const std::optional<counters>& before,
-                              const std::optional<counters>& after) {
+                              const std::optional<counters>& after,
+                              const profiler::instantiate_flags& flags) {
   std::vector<int> devices;
+  std::map<std::uint64_t, int> balance;  // address -> allocations minus frees
   for (const auto& n : profiler::flatten(model).nodes) {
-    if (n.kind == profiler::node_kind::mem_alloc) devices.push_back(n.device);
+    if (n.kind == profiler::node_kind::mem_alloc) {
+      devices.push_back(n.device);
+      ++balance[n.address];
+    } else if (n.kind == profiler::node_kind::mem_free) {
+      --balance[n.address];
+    }
   }
   if (devices.empty()) {
     ++no_memory_nodes_;
@@ -131,6 +170,11 @@ void recorder::on_instantiate(std::uint64_t exec, std::uint64_t graph, profiler:
   g.model.name = g.name;
   g.devices = devices;
   g.trims_seen = trims_[devices.front()];
+  g.flags = flags;
+  for (const auto& [address, n] : balance) {
+    if (n > 0) g.held_addresses.push_back(address);
+  }
+  for (std::uint64_t address : g.held_addresses) held_[address] = graphs_.size();
 
   graph_event e;
   e.t_us = t_us;
@@ -168,27 +212,41 @@ bool recorder::slow(std::uint64_t exec, double host_us) const {
   const auto it = execs_.find(exec);
   if (it == execs_.end()) return false;
   const graph_record& g = graphs_[it->second];
-  return g.steady_host_us.empty() || host_us > slow_factor * g.steady_median_us;
+  return g.steady_count == 0 || host_us > slow_factor * g.steady_median_us;
 }
 
 namespace {
 
-// The median of the last (up to) 32 values: follows a drifting steady cost, allocates nothing.
-double recent_median(const std::vector<double>& v) {
-  std::array<double, 32> last{};
-  const std::size_t n = std::min<std::size_t>(last.size(), v.size());
-  std::copy(v.end() - static_cast<std::ptrdiff_t>(n), v.end(), last.begin());
+// The median of the ring of the last (up to) 32 values: follows a drifting steady cost,
+// allocates nothing.
+double recent_median(const std::array<double, 32>& ring, std::size_t n) {
+  std::array<double, 32> last = ring;
+  n = std::min<std::size_t>(n, last.size());
   const auto mid = last.begin() + static_cast<std::ptrdiff_t>(n / 2);
   std::nth_element(last.begin(), mid, last.begin() + static_cast<std::ptrdiff_t>(n));
   return *mid;
 }
 
-// A steady launch's host time, and the steady median refreshed at each of the first 16 and
-// then every 64th.
+// A steady launch's host time: kept (every one up to max_steady_samples, then a uniform sample:
+// reservoir sampling with a fixed seed, so that a recording is repeatable), and the steady
+// median refreshed at each of the first 16 and then every 64th.
 void add_steady(graph_record& g, double host_us) {
-  g.steady_host_us.push_back(host_us);
-  const std::size_t n = g.steady_host_us.size();
-  if (n <= 16 || n % 64 == 0) g.steady_median_us = recent_median(g.steady_host_us);
+  const std::uint64_t n = ++g.steady_count;
+  g.steady_min_us = n == 1 ? host_us : std::min(g.steady_min_us, host_us);
+  g.steady_max_us = n == 1 ? host_us : std::max(g.steady_max_us, host_us);
+  g.recent[(n - 1) % g.recent.size()] = host_us;
+  if (g.steady_host_us.size() < max_steady_samples) {
+    g.steady_host_us.push_back(host_us);
+  } else {
+    // splitmix64 of the count: a uniform index in [0, n).
+    std::uint64_t z = n * 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    const std::uint64_t k = z % n;
+    if (k < max_steady_samples) g.steady_host_us[k] = host_us;
+  }
+  if (n <= 16 || n % 64 == 0) g.steady_median_us = recent_median(g.recent, n);
 }
 
 }  // namespace
@@ -217,12 +275,13 @@ bool recorder::on_steady_launch(const launch_plan& plan, double host_us) {
   // Nothing that plan_launch looked at may have changed since (another thread's trim or launch
   // of this graph between the two calls): then on_launch classifies it.
   const auto t = trims_.find(plan.device);
-  if (g.steady_host_us.empty() || g.last_stream != plan.stream ||
+  if (g.steady_count == 0 || g.last_stream != plan.stream ||
       (t != trims_.end() && t->second != g.trims_seen)) {
     return false;
   }
   ++g.launches;
   add_steady(g, host_us);
+  log({'L', plan.graph, plan.stream, -1, 1, 0, -1});
   return true;
 }
 
@@ -234,29 +293,47 @@ void recorder::set_instantiate_stack(std::uint64_t exec, std::vector<std::string
 void recorder::mark_uploaded(std::uint64_t exec, std::uint64_t stream) {
   const auto it = execs_.find(exec);
   if (it == execs_.end()) return;
-  graphs_[it->second].uploaded = true;
-  graphs_[it->second].last_stream = stream;
+  graph_record& g = graphs_[it->second];
+  g.uploaded = true;
+  g.last_stream = stream;
+  // The instantiation mapped the memory (its event holds the counters around it).
+  log({'U', it->second, stream, -1, 1, 0, g.events.empty() ? -1 : 0});
 }
 
 void recorder::on_upload(std::uint64_t exec, std::uint64_t stream, double t_us, double host_us,
                          const std::optional<counters>& before,
-                         const std::optional<counters>& after) {
+                         const std::optional<counters>& after, const std::string& failure,
+                         bool concurrent) {
   const auto it = execs_.find(exec);
   if (it == execs_.end()) return;
   graph_record& g = graphs_[it->second];
+  graph_event e{t_us, "upload", "", g.devices.front(), host_us, before, after, stream, failure, concurrent, 0};
+  if (!failure.empty()) {
+    ++g.failed_calls;
+    g.events.push_back(e);
+    return;
+  }
   g.uploaded = true;
   g.last_stream = stream;
   g.trims_seen = trims_[g.devices.front()];
-  graph_event e{t_us, "upload", "", g.devices.front(), host_us, before, after, stream};
   g.events.push_back(e);
+  log({'U', it->second, stream, -1, 1, 0, static_cast<std::int64_t>(g.events.size() - 1)});
   if (after) point(t_us, e.device, "upload", g.name, *after);
 }
 
 void recorder::on_launch(std::uint64_t exec, std::uint64_t stream, double t_us, double host_us,
                          const std::optional<counters>& before,
-                         const std::optional<counters>& after) {
+                         const std::optional<counters>& after, const std::string& failure,
+                         bool concurrent) {
   const auto it = execs_.find(exec);
   if (it == execs_.end()) return;
+  if (!failure.empty()) {  // refused: nothing ran, nothing about the graph's history changed
+    graph_record& g = graphs_[it->second];
+    ++g.failed_calls;
+    g.events.push_back({t_us, "launch", "failed", g.devices.front(), host_us, before, after, stream,
+                        failure, concurrent, 0});
+    return;
+  }
   const launch_history h = history(exec, stream);
   const launch_class c = classify(h, before, after, slow(exec, host_us));
   graph_record& g = graphs_[it->second];
@@ -268,10 +345,13 @@ void recorder::on_launch(std::uint64_t exec, std::uint64_t stream, double t_us, 
   if (c == launch_class::steady && !(h.trimmed_since_last || h.stream_changed)) {
     add_steady(g, host_us);
     if (after) last_[g.devices.front()] = *after;
+    log({'L', it->second, stream, -1, 1, 0, -1});
     return;
   }
-  graph_event e{t_us, "launch", to_string(c), g.devices.front(), host_us, before, after, stream};
+  graph_event e{t_us, "launch", to_string(c), g.devices.front(), host_us, before, after, stream, "",
+                concurrent, 0};
   g.events.push_back(e);
+  log({'L', it->second, stream, -1, 1, 0, static_cast<std::int64_t>(g.events.size() - 1)});
   if (after) point(t_us, e.device, std::string("launch:") + to_string(c), g.name, *after);
 }
 
@@ -282,8 +362,9 @@ void recorder::on_trim(int device, double t_us, double host_us, const counters& 
     if (g.destroyed || std::find(g.devices.begin(), g.devices.end(), device) == g.devices.end()) {
       continue;
     }
-    g.events.push_back({t_us, "trim", "", device, host_us, before, after, 0});
+    g.events.push_back({t_us, "trim", "", device, host_us, before, after, 0, "", false, 0});
   }
+  log({'T', 0, 0, device, 1, 0, -1});
   point(t_us, device, "trim", "", after);
 }
 
@@ -291,7 +372,24 @@ void recorder::on_exec_destroy(std::uint64_t exec) {
   const auto it = execs_.find(exec);
   if (it == execs_.end()) return;
   graphs_[it->second].destroyed = true;
+  log({'D', it->second, 0, -1, 1, 0, -1});
   execs_.erase(it);
+}
+
+bool recorder::on_free(std::uint64_t address, std::uint64_t stream, double t_us) {
+  const auto it = held_.find(address);
+  if (it == held_.end()) return false;
+  graph_record& g = graphs_[it->second];
+  g.events.push_back({t_us, "free", "", g.devices.front(), 0, std::nullopt, std::nullopt, stream, "",
+                      false, address});
+  log({'F', it->second, stream, -1, 1, address, static_cast<std::int64_t>(g.events.size() - 1)});
+  return true;
+}
+
+void recorder::on_sync(std::uint64_t stream) {
+  if (graphs_.empty()) return;
+  if (!sequence_.empty() && sequence_.back().op == 'S' && sequence_.back().stream == stream) return;
+  log({'S', 0, stream, -1, 1, 0, -1});
 }
 
 std::optional<counters> recorder::last_counters(int device) const {

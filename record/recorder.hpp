@@ -8,6 +8,7 @@
 // on_instantiate (unknown execs are graphs without memory nodes and are ignored); times are
 // microseconds since the recorder was made, non-decreasing per thread.
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "gmem/profiler/graph_model.hpp"
+#include "gmem/profiler/recording.hpp"
 #include "gmem/profiler/report.hpp"
 
 namespace gmem::record {
@@ -41,8 +43,9 @@ enum class launch_class {
   steady,                     ///< launched before, nothing mapped
   remap_after_trim,           ///< memory was trimmed since its last launch and mapped again
   remap_after_stream_switch,  ///< launched into another stream than last time and remapped
-  remap_contention            ///< mapped again with no trim and no stream switch: another graph
-                              ///< took the memory in between
+  remap_contention            ///< mapped again with no trim and no stream switch (the pool grew
+                              ///< inside the call, or it was slow): another graph's allocation
+                              ///< took memory it had mapped
 };
 /// "first_launch", "steady", "remap_after_trim", ...
 [[nodiscard]] const char* to_string(launch_class c) noexcept;
@@ -63,7 +66,7 @@ inline constexpr double slow_floor_us = 50.0;
 /// Classifies a launch. `before`/`after` are the device's counters around the call when they
 /// were read (nullopt: not read, the launch looked steady); `slow` says the host time was above
 /// the slow threshold. Mapping is seen as reserved_current growing inside the call, or a slow
-/// launch after a trim or a stream switch. Throws nothing.
+/// relaunch. Throws nothing.
 [[nodiscard]] launch_class classify(const launch_history& h, const std::optional<counters>& before,
                                     const std::optional<counters>& after, bool slow) noexcept;
 
@@ -77,6 +80,9 @@ struct graph_event {
   std::optional<counters> before;
   std::optional<counters> after;
   std::uint64_t stream = 0;  ///< stream label index (see recorder::stream_label), 0 = none
+  std::string result;        ///< the CUresult name when the call failed, else empty
+  bool concurrent = false;   ///< another thread's graph call overlapped its counter window
+  std::uint64_t address = 0; ///< frees: the allocation freed
 };
 
 /// A point of a device's counter timeline.
@@ -97,10 +103,20 @@ struct graph_record {
   profiler::graph_model model;
   std::vector<int> devices;    ///< devices of its alloc nodes, ascending
   std::vector<graph_event> events;  ///< every event except steady launches
-  std::vector<double> steady_host_us;  ///< host time of each steady launch
+  /// Host times of steady launches: every one up to max_steady_samples, then a uniform sample
+  /// of them (reservoir), so that a loop of 10^6 launches costs bounded memory.
+  std::vector<double> steady_host_us;
+  std::uint64_t steady_count = 0;  ///< steady launches in all
+  double steady_min_us = 0;
+  double steady_max_us = 0;
   double steady_median_us = 0;  ///< median of the last (up to) 32 steady launches, refreshed
                                 ///< at each of the first 16 and then every 64th
+  std::array<double, 32> recent{};  ///< the last 32 steady host times (a ring)
   std::uint64_t launches = 0;
+  std::uint64_t failed_calls = 0;  ///< launches and uploads the driver refused
+  profiler::instantiate_flags flags;
+  /// Addresses of the allocations it leaves allocated (alloc nodes without a free node).
+  std::vector<std::uint64_t> held_addresses;
   // History for classification.
   bool launched = false;
   bool uploaded = false;
@@ -111,6 +127,22 @@ struct graph_record {
   /// driver's, CUPTI's and the recording library's frames ("libtorch_cuda.so!at::cuda::
   /// CUDAGraph::capture_end()+0x1c4"); empty where none could be taken.
   std::vector<std::string> instantiate_stack;
+};
+
+/// The most steady host times kept per graph (then a uniform sample of them).
+inline constexpr std::size_t max_steady_samples = 4096;
+/// The most entries of the call sequence kept (runs of identical launches count once).
+inline constexpr std::size_t max_sequence = 1u << 16;
+
+/// One entry of the sequence of calls that change a pool (see profiler::sequence_step).
+struct sequence_entry {
+  char op = 'L';  ///< L launch, U upload, F free, D destroy, T trim, S sync
+  std::size_t graph = 0;
+  std::uint64_t stream = 0;  ///< label; 0 = none (sync: every stream)
+  int device = -1;
+  std::uint64_t count = 1;
+  std::uint64_t address = 0;
+  std::int64_t event = -1;  ///< index into the graph's events
 };
 
 /// Records what the adapter reports; not thread-safe (the adapter holds a lock).
@@ -128,7 +160,11 @@ class recorder {
   /// before and after. Graphs without alloc nodes only count (graphs_without_memory_nodes).
   void on_instantiate(std::uint64_t exec, std::uint64_t graph, profiler::graph_model model,
                       const std::string& nvtx, double t_us, double host_us,
-                      const std::optional<counters>& before, const std::optional<counters>& after);
+                      const std::optional<counters>& before, const std::optional<counters>& after,
+                      const profiler::instantiate_flags& flags = {});
+  /// An instantiation of a graph with memory nodes that the driver refused (`result`, the
+  /// CUresult name): kept as a note, the graph is not tracked.
+  void on_instantiate_failed(const std::string& nvtx, double t_us, const std::string& result);
   /// The call stack of `exec`'s instantiation (see graph_record::instantiate_stack).
   void set_instantiate_stack(std::uint64_t exec, std::vector<std::string> frames);
   /// Whether `exec` is a graph with memory nodes the recorder tracks.
@@ -158,14 +194,29 @@ class recorder {
   /// `exec` was instantiated with the upload flag into `stream`: its first launch is a first
   /// launch after upload (the instantiate event's host time holds the mapping).
   void mark_uploaded(std::uint64_t exec, std::uint64_t stream);
+  /// An upload; `failure` the CUresult name when the driver refused it (not counted as one).
   void on_upload(std::uint64_t exec, std::uint64_t stream, double t_us, double host_us,
-                 const std::optional<counters>& before, const std::optional<counters>& after);
-  /// A launch; counters nullopt when not read (a steady-looking launch).
+                 const std::optional<counters>& before, const std::optional<counters>& after,
+                 const std::string& failure = "", bool concurrent = false);
+  /// A launch; counters nullopt when not read (a steady-looking launch); `failure` the CUresult
+  /// name when the driver refused it: recorded as a failed call, not counted as a launch.
   void on_launch(std::uint64_t exec, std::uint64_t stream, double t_us, double host_us,
-                 const std::optional<counters>& before, const std::optional<counters>& after);
+                 const std::optional<counters>& before, const std::optional<counters>& after,
+                 const std::string& failure = "", bool concurrent = false);
   void on_trim(int device, double t_us, double host_us, const counters& before,
                const counters& after);
   void on_exec_destroy(std::uint64_t exec);
+  /// cuMemFreeAsync / cuMemFree of `address` into stream label `stream` (0: cuMemFree). When it
+  /// is an allocation a tracked graph leaves allocated, records the free and returns true.
+  bool on_free(std::uint64_t address, std::uint64_t stream, double t_us);
+  /// Whether `address` is an allocation a tracked graph leaves allocated (one look-up).
+  [[nodiscard]] bool is_held(std::uint64_t address) const { return held_.count(address) != 0; }
+  /// A synchronize: of a stream (its label), or of every stream (0).
+  void on_sync(std::uint64_t stream);
+  /// The sequence of calls that change a pool, in order.
+  [[nodiscard]] const std::vector<sequence_entry>& sequence() const { return sequence_; }
+  [[nodiscard]] bool sequence_truncated() const { return sequence_truncated_; }
+  [[nodiscard]] const std::vector<std::string>& notes() const { return notes_; }
   /// The last counters seen for `device`, if any.
   [[nodiscard]] std::optional<counters> last_counters(int device) const;
 
@@ -185,6 +236,7 @@ class recorder {
  private:
   void point(double t_us, int device, const std::string& event, const std::string& graph,
              const counters& c);
+  void log(const sequence_entry& e);
 
   name_source names_;
   std::unordered_map<std::uint64_t, std::uint64_t> stream_labels_;
@@ -203,6 +255,10 @@ class recorder {
   std::vector<timeline_point> timeline_;
   std::map<std::string, int> name_uses_;
   std::uint64_t no_memory_nodes_ = 0;
+  std::unordered_map<std::uint64_t, std::size_t> held_;  ///< held allocation address -> graph
+  std::vector<sequence_entry> sequence_;
+  bool sequence_truncated_ = false;
+  std::vector<std::string> notes_;
 };
 
 /// How the recording ended and in what process.
@@ -216,17 +272,16 @@ struct recording_info {
 
 /// The report of a recording: one scenario_result per graph with memory nodes (name = graph
 /// name, parameter source="recorded"; counters after each recorded event; launch costs per
-/// class, host time only; analysis and diagnostics from the model), `granularity` the
-/// reservation granularity of the graphs' device.
+/// class, host time only; analysis and diagnostics from the model: the graph's own figures,
+/// its reservation the reuse model's prediction for the graph alone; its skeleton), and the
+/// "recorded" section: the events, each device's pool (growth by graph, high watermark and its
+/// attribution, set diagnostics), the call sequence. `granularity` is the reservation
+/// granularity of the graphs' device.
 [[nodiscard]] profiler::report assemble(const recorder& r, const profiler::environment& env,
-                                        std::uint64_t granularity);
-
-/// The report as JSON text with its "recorded" section (events, timeline, partial flag, notes).
-[[nodiscard]] std::string to_json_string(const recorder& r, const profiler::report& rep,
-                                         const recording_info& info);
+                                        std::uint64_t granularity,
+                                        const recording_info& info = {});
 
 /// Writes the recording atomically to `path`. Throws profiler::report_error(unwritable).
-void write_recording(const recorder& r, const profiler::report& rep, const recording_info& info,
-                     const std::string& path);
+void write_recording(const profiler::report& rep, const std::string& path);
 
 }  // namespace gmem::record

@@ -1,6 +1,7 @@
 // A recording as a report: graphs become scenario results (so that show and check work on them
-// unchanged), and the events, the counter timeline and how the recording ended go in the
-// report's optional "recorded" section.
+// unchanged), with the graph's own figures (the reuse model's prediction of the graph alone); the
+// events, the counter timeline, each device's pool and how the recording ended go in the
+// report's optional "recorded" section (profiler::recording).
 #include <algorithm>
 #include <map>
 #include <cstdio>
@@ -11,7 +12,10 @@
 
 #include "gmem/profiler/analysis.hpp"
 #include "gmem/profiler/diagnostics.hpp"
+#include "gmem/profiler/pool_analysis.hpp"
+#include "gmem/profiler/pool_model.hpp"
 #include "gmem/profiler/report_io.hpp"
+#include "gmem/profiler/reuse_model.hpp"
 #include "record/recorder.hpp"
 #include "record/record_command.hpp"
 
@@ -32,43 +36,117 @@ profiler::stats order_stats(std::vector<double> v) {
   return s;
 }
 
-std::string phase_of(const graph_event& e) { return e.kind == "launch" ? e.cls : e.kind; }
+std::string phase_of(const graph_event& e) {
+  if (!e.result.empty()) return e.kind + "_failed";
+  return e.kind == "launch" ? e.cls : e.kind;
+}
 
-json counters_json(const counters& c) {
-  return json{{"used_current", c.used_current},
-              {"used_high", c.used_high},
-              {"reserved_current", c.reserved_current},
-              {"reserved_high", c.reserved_high}};
+std::string stream_name(std::uint64_t label) { return label ? "stream " + std::to_string(label) : ""; }
+
+const char* op_name(char op) {
+  switch (op) {
+    case 'L': return "launch";
+    case 'U': return "upload";
+    case 'F': return "free";
+    case 'D': return "destroy";
+    case 'T': return "trim";
+    default: return "sync";
+  }
+}
+
+// What the graph alone reserves and uses from a trimmed pool, by the reuse model and the pool
+// model: its own footprint, whatever else the program had mapped.
+std::pair<std::uint64_t, std::uint64_t> own_footprint(const profiler::skeleton& sk,
+                                                      std::uint64_t granularity, bool auto_free) {
+  if (granularity == 0) {
+    const std::uint64_t b = profiler::predict_reuse(sk, 0).rounded_bytes;
+    return {b, b};
+  }
+  profiler::pool_model m(granularity);
+  const std::size_t g = m.add(profiler::pool_graph_of(sk, granularity, auto_free));
+  m.launch(g, 1);
+  std::uint64_t reserved = 0, used = 0;
+  for (const auto& d : m.graph(g).devices) {
+    reserved += m.reserved(d.device);
+    used += m.used(d.device);
+  }
+  return {reserved, used};
+}
+
+// Stable across runs of one program (gmemprof check matches graphs by it): the NVTX range, else
+// the instantiation site (its call stack: offsets within functions or objects, not addresses)
+// and the graph's structure (node kinds, allocation sizes, edges), hashed.
+std::string identity_of(const graph_record& g, const profiler::flat_graph& flat) {
+  if (!g.nvtx.empty()) return "nvtx:" + g.nvtx;
+  std::uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a
+  const auto mix = [&h](const std::string& text) {
+    for (unsigned char c : text) h = (h ^ c) * 0x100000001b3ull;
+    h = (h ^ 0xff) * 0x100000001b3ull;
+  };
+  for (const std::string& frame : g.instantiate_stack) mix(frame);
+  for (const auto& n : flat.nodes) mix(std::string(profiler::to_string(n.kind)) + ":" + std::to_string(n.bytes));
+  for (std::size_t u = 0; u < flat.successors.size(); ++u) {
+    for (std::size_t v : flat.successors[u]) mix(std::to_string(u) + ">" + std::to_string(v));
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "site:%016llx", static_cast<unsigned long long>(h));
+  return buf;
 }
 
 }  // namespace
 
 profiler::report assemble(const recorder& r, const profiler::environment& env,
-                          std::uint64_t granularity) {
+                          std::uint64_t granularity, const recording_info& info) {
   profiler::report rep;
   rep.env = env;
-  for (const graph_record& g : r.graphs()) {
+  profiler::recording rec;
+  rec.partial = info.partial;
+  rec.partial_reason = info.partial_reason;
+  rec.command = info.command;
+  rec.pid = info.pid;
+  rec.name_from = to_string(r.names());
+  rec.graphs_without_memory_nodes = r.graphs_without_memory_nodes();
+  rec.notes = info.notes;
+  rec.notes.insert(rec.notes.end(), r.notes().begin(), r.notes().end());
+  if (r.graphs_without_memory_nodes() > 0 && r.graphs().empty()) {
+    rec.notes.push_back(std::to_string(r.graphs_without_memory_nodes()) +
+                        " graph(s) were instantiated, none with memory nodes: their memory came "
+                        "from the application's own allocator (PyTorch's caching allocator keeps it "
+                        "in the graph's private memory pool), not from graph memory; this is not an "
+                        "error. PyTorch makes memory nodes with "
+                        "PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync");
+  }
+  rec.sequence_truncated = r.sequence_truncated();
+  std::vector<profiler::skeleton> skeletons;
+  std::vector<std::map<std::uint64_t, std::int64_t>> held_index(r.graphs().size());
+  for (std::size_t gi = 0; gi < r.graphs().size(); ++gi) {
+    const graph_record& g = r.graphs()[gi];
     profiler::scenario_result s;
     s.name = g.name;
     s.params.emplace_back("source", std::string("recorded"));
-    std::uint64_t used_high = 0, reserved_high = 0;
     std::map<std::string, std::vector<double>> host_by_phase;
     std::vector<std::string> phase_order;
     std::set<std::uint64_t> streams;
+    profiler::recorded_graph rg;
     for (const graph_event& e : g.events) {
+      profiler::recorded_event re;
+      re.t_us = e.t_us;
+      re.kind = e.kind;
+      re.cls = e.cls;
+      re.device = e.device;
+      re.host_us = e.host_us;
+      re.before = e.before;
+      re.after = e.after;
+      re.stream = stream_name(e.stream);
+      re.result = e.result;
+      re.concurrent = e.concurrent;
+      rg.events.push_back(std::move(re));
+      if (e.kind == "free") continue;
       const std::string phase = phase_of(e);
       if (!host_by_phase.count(phase)) phase_order.push_back(phase);
       host_by_phase[phase].push_back(e.host_us);
-      if (e.stream) streams.insert(e.stream);
-      if (!e.after) continue;
-      s.counters_after_phase.push_back({phase, *e.after});
-      used_high = std::max(used_high, e.after->used_high);
-      reserved_high = std::max(reserved_high, e.after->reserved_high);
-    }
-    if (!g.steady_host_us.empty()) {
-      if (!host_by_phase.count("steady")) phase_order.push_back("steady");
-      auto& v = host_by_phase["steady"];
-      v.insert(v.end(), g.steady_host_us.begin(), g.steady_host_us.end());
+      if (e.stream && e.result.empty()) streams.insert(e.stream);
+      if (e.after) s.counters_after_phase.push_back({phase, *e.after});
     }
     for (const std::string& phase : phase_order) {
       profiler::launch_cost c;
@@ -77,93 +155,107 @@ profiler::report assemble(const recorder& r, const profiler::environment& env,
       // No wall time: measuring it would synchronize the application's streams.
       s.launch_costs.push_back(c);
     }
+    if (g.steady_count > 0) {
+      profiler::launch_cost c;
+      c.phase = "steady";
+      c.host = order_stats(g.steady_host_us);  // every launch, or a uniform sample past 4096
+      c.host.count = g.steady_count;
+      c.host.min_us = g.steady_min_us;
+      c.host.max_us = g.steady_max_us;
+      s.launch_costs.push_back(c);
+    }
+    profiler::skeleton sk;
     try {
-      const profiler::graph_analysis a = profiler::analyse(g.model, granularity);
-      s.analysis = profiler::summarize(a, used_high, reserved_high);
+      const profiler::flat_graph flat = profiler::flatten(g.model);
+      const profiler::graph_analysis a = profiler::analyse(flat, granularity);
+      sk = profiler::skeleton_of(flat, a, g.name);
+      const auto [own_reserved, own_used] = own_footprint(sk, granularity, g.flags.auto_free_on_launch);
+      rg.own_footprint_bytes = own_reserved;
+      rg.own_footprint_method =
+          "reuse model: the graph alone from a trimmed pool, predicted (gmemprof replay measures it)";
+      // The graph's own figures: what it reserves alone, not the device's watermark, which
+      // holds every graph's memory (the "recorded" section has it, as the pool's).
+      s.analysis = profiler::summarize(a, own_used, own_reserved);
       profiler::runtime_facts facts;
       facts.graph_name = g.name;
-      for (std::uint64_t st : streams) facts.launches.emplace_back(g.name, "stream " + std::to_string(st));
-      facts.reserved_high = reserved_high;
-      s.diagnostics = profiler::diagnose(profiler::flatten(g.model), a, facts);
+      facts.auto_free_on_launch = g.flags.auto_free_on_launch;
+      for (std::uint64_t st : streams) facts.launches.emplace_back(g.name, stream_name(st));
+      facts.reserved_high = own_reserved;
+      std::vector<std::size_t> held_nodes;
+      for (std::size_t i : a.unfreed) held_nodes.push_back(a.allocations[i].alloc_node);
+      std::sort(held_nodes.begin(), held_nodes.end());
+      for (std::size_t k = 0; k < held_nodes.size(); ++k) {
+        held_index[gi].emplace(flat.nodes[held_nodes[k]].address, static_cast<std::int64_t>(k));
+      }
+      if (granularity) {
+        const profiler::pool_graph pg = profiler::pool_graph_of(sk, granularity, false);
+        for (const auto& d : pg.devices) {
+          std::set<std::size_t> slots;
+          for (const auto& al : d.allocations) {
+            for (std::size_t k = al.first_slot; al.held && k < al.end_slot; ++k) slots.insert(k);
+          }
+          facts.held_granule_bytes += slots.size() * granularity;
+        }
+      }
+      s.diagnostics = profiler::diagnose(flat, a, facts);
+      s.skeletons.push_back(sk);
     } catch (const std::exception& e) {
       s.status = profiler::scenario_status::error;
       s.status_message = std::string("the recorded graph could not be analysed: ") + e.what();
+      sk = profiler::skeleton{};
     }
+    skeletons.push_back(std::move(sk));
     rep.scenarios.push_back(std::move(s));
+
+    rg.name = g.name;
+    rg.kind = "memory_nodes";
+    rg.nvtx = g.nvtx;
+    rg.stream = g.stream;
+    rg.sequence = g.sequence;
+    rg.pid = info.pid;
+    rg.devices = g.devices;
+    std::set<int> peers;
+    const profiler::flat_graph flat = profiler::flatten(g.model);
+    for (const auto& n : flat.nodes) peers.insert(n.peers.begin(), n.peers.end());
+    rg.peers.assign(peers.begin(), peers.end());
+    rg.nodes = flat.nodes.size();
+    rg.launches = g.launches;
+    rg.steady_launches = g.steady_count;
+    rg.failed_calls = g.failed_calls;
+    rg.flags = g.flags;
+    rg.flags_known = true;
+    rg.identity = identity_of(g, flat);
+    rg.instantiate_stack = g.instantiate_stack;
+    rec.graphs.push_back(std::move(rg));
   }
+  for (const sequence_entry& e : r.sequence()) {
+    profiler::sequence_step st;
+    st.op = op_name(e.op);
+    if (e.op != 'T' && e.op != 'S') st.graph = static_cast<std::int64_t>(e.graph);
+    st.stream = stream_name(e.stream);
+    st.device = e.device;
+    st.count = e.count;
+    st.address = e.address;
+    if (e.op == 'F') {
+      const auto k = held_index[e.graph].find(e.address);
+      st.held = k == held_index[e.graph].end() ? -1 : k->second;
+    }
+    st.event = e.event;
+    rec.sequence.push_back(std::move(st));
+  }
+  std::map<std::string, int> identities;
+  for (auto& g : rec.graphs) {
+    const int n = ++identities[g.identity];
+    if (n > 1) g.identity += " #" + std::to_string(n);
+  }
+  for (const timeline_point& p : r.timeline()) rec.timeline.push_back({p.t_us, p.device, p.event, p.graph, p.values});
+  if (granularity) profiler::analyse_pools(rec, skeletons, granularity);
+  rep.recorded = std::move(rec);
   return rep;
 }
 
-std::string to_json_string(const recorder& r, const profiler::report& rep,
-                           const recording_info& info) {
-  json root = json::parse(profiler::to_json_string(rep));
-  json rec;
-  rec["partial"] = info.partial;
-  if (info.partial) rec["partial_reason"] = info.partial_reason;
-  rec["command"] = info.command;
-  rec["pid"] = info.pid;
-  rec["name_from"] = to_string(r.names());
-  rec["graphs_without_memory_nodes"] = r.graphs_without_memory_nodes();
-  json notes = json::array();
-  for (const auto& n : info.notes) notes.push_back(n);
-  if (r.graphs_without_memory_nodes() > 0 && r.graphs().empty()) {
-    notes.push_back(std::to_string(r.graphs_without_memory_nodes()) +
-                    " graph(s) were instantiated, none with memory nodes: their memory came "
-                    "from the application's own allocator (PyTorch's caching allocator keeps it "
-                    "in the graph's private memory pool), not from graph memory; this is not an "
-                    "error. PyTorch makes memory nodes with "
-                    "PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync");
-  }
-  rec["notes"] = std::move(notes);
-  json graphs = json::array();
-  for (const graph_record& g : r.graphs()) {
-    json jg;
-    jg["name"] = g.name;
-    jg["nvtx"] = g.nvtx;
-    jg["stream"] = g.stream;
-    jg["sequence"] = g.sequence;
-    jg["devices"] = g.devices;
-    std::set<int> peers;
-    for (const auto& n : profiler::flatten(g.model).nodes) peers.insert(n.peers.begin(), n.peers.end());
-    jg["peers"] = std::vector<int>(peers.begin(), peers.end());
-    jg["nodes"] = profiler::flatten(g.model).nodes.size();
-    jg["launches"] = g.launches;
-    jg["steady_launches"] = g.steady_host_us.size();
-    if (!g.instantiate_stack.empty()) jg["instantiate_stack"] = g.instantiate_stack;
-    json events = json::array();
-    for (const graph_event& e : g.events) {
-      json je;
-      je["t_us"] = e.t_us;
-      je["kind"] = e.kind;
-      if (!e.cls.empty()) je["class"] = e.cls;
-      je["device"] = e.device;
-      je["host_us"] = e.host_us;
-      if (e.stream) je["stream"] = "stream " + std::to_string(e.stream);
-      if (e.before) je["before"] = counters_json(*e.before);
-      if (e.after) je["after"] = counters_json(*e.after);
-      events.push_back(std::move(je));
-    }
-    jg["events"] = std::move(events);
-    graphs.push_back(std::move(jg));
-  }
-  rec["graphs"] = std::move(graphs);
-  json timeline = json::array();
-  for (const timeline_point& p : r.timeline()) {
-    json jp = counters_json(p.values);
-    jp["t_us"] = p.t_us;
-    jp["device"] = p.device;
-    jp["event"] = p.event;
-    jp["graph"] = p.graph;
-    timeline.push_back(std::move(jp));
-  }
-  rec["timeline"] = std::move(timeline);
-  root["recorded"] = std::move(rec);
-  return root.dump(2, ' ', false, json::error_handler_t::replace);
-}
-
-void write_recording(const recorder& r, const profiler::report& rep, const recording_info& info,
-                     const std::string& path) {
-  profiler::write_text_atomically(to_json_string(r, rep, info) + "\n", path);
+void write_recording(const profiler::report& rep, const std::string& path) {
+  profiler::write_report(rep, path);
 }
 
 }  // namespace gmem::record
@@ -172,54 +264,52 @@ namespace gmem::record {
 
 std::vector<std::string> summarize_recording(const std::string& path) {
   const profiler::report rep = profiler::read_report(path);
+  const profiler::recording empty;
+  const profiler::recording& rec = rep.recorded ? *rep.recorded : empty;
   std::vector<std::string> lines;
-  std::ifstream f(path);
-  const json root = json::parse(f, nullptr, false);
-  const json* rec = root.is_object() && root.contains("recorded") ? &root["recorded"] : nullptr;
-  // The "recorded" section is optional; where it is present, what the summary reads of it must
-  // have its type (a hand-edited or truncated recording is refused, naming the field).
-  const auto refuse = [&](const std::string& field, const char* must) {
-    throw profiler::report_error(profiler::report_error::kind::invalid,
-                                 "recording '" + path + "': recorded." + field + " must be " + must +
-                                     "; record again with `gmemprof record`");
-  };
-  if (rec) {
-    if (!rec->is_object()) refuse("", "an object");
-    if (rec->contains("partial") && !(*rec)["partial"].is_boolean()) refuse("partial", "true or false");
-    if (rec->contains("partial_reason") && !(*rec)["partial_reason"].is_string()) {
-      refuse("partial_reason", "a string");
-    }
-    if (rec->contains("notes")) {
-      if (!(*rec)["notes"].is_array()) refuse("notes", "an array of strings");
-      for (const auto& n : (*rec)["notes"]) {
-        if (!n.is_string()) refuse("notes", "an array of strings");
-      }
-    }
-  }
   std::string head = "wrote " + path + ": " + std::to_string(rep.scenarios.size()) +
                      " graph(s) with memory nodes on " +
                      (rep.env.device_name.empty() ? std::string("no device") : rep.env.device_name);
-  if (rec && rec->value("partial", false)) {
-    head += " (PARTIAL: " + rec->value("partial_reason", std::string("?")) + ")";
-  }
+  if (rec.partial) head += " (PARTIAL: " + rec.partial_reason + ")";
   lines.push_back(head);
-  for (const auto& s : rep.scenarios) {
+  for (std::size_t i = 0; i < rep.scenarios.size(); ++i) {
+    const auto& s = rep.scenarios[i];
     double first_us = -1;
     for (const auto& c : s.launch_costs) {
       if (c.phase == "first_launch" || c.phase == "first_launch_after_upload") first_us = c.host.median_us;
     }
     char buf[64];
     std::snprintf(buf, sizeof buf, "%.1f us", first_us);
+    std::string grew;
+    if (i < rec.graphs.size() && !rec.pools.empty()) {
+      grew = ", grew the pool by " + profiler::describe_bytes(rec.graphs[i].growth_bytes);
+    }
     lines.push_back("  '" + s.name + "': " + std::to_string(s.analysis.alloc_nodes) +
                     " alloc nodes, requested " + profiler::describe_bytes(s.analysis.requested_bytes) +
-                    ", reserved high " + profiler::describe_bytes(s.analysis.reserved_high_bytes) +
-                    ", lower bound " + profiler::describe_bytes(s.analysis.lower_bound_rounded_bytes) +
-                    ", first launch " + (first_us < 0 ? std::string("not launched") : buf) +
-                    ", " + std::to_string(s.diagnostics.size()) + " diagnostic(s)");
+                    ", alone " + profiler::describe_bytes(s.analysis.reserved_high_bytes) +
+                    " (predicted), lower bound " +
+                    profiler::describe_bytes(s.analysis.lower_bound_rounded_bytes) + grew +
+                    ", first launch " + (first_us < 0 ? std::string("not launched") : buf) + ", " +
+                    std::to_string(s.diagnostics.size()) + " diagnostic(s)");
   }
-  if (rec && rec->contains("notes")) {
-    for (const auto& n : (*rec)["notes"]) lines.push_back("note: " + n.get<std::string>());
+  for (const auto& p : rec.pools) {
+    std::string line = "pool of device " + std::to_string(p.device) + ": high watermark " +
+                       profiler::describe_bytes(p.high_bytes);
+    if (!p.high_graph.empty()) line += " (reached by '" + p.high_graph + "', " + p.high_event + ")";
+    line += ", " + profiler::describe_bytes(p.end_bytes) + " at the end";
+    if (!p.attribution.empty()) {
+      line += "; at the high watermark:";
+      for (std::size_t k = 0; k < p.attribution.size() && k < 6; ++k) {
+        const auto& a = p.attribution[k];
+        line += std::string(k ? "," : "") + " " + (a.graph.empty() ? "no graph" : "'" + a.graph + "'") +
+                " " + a.why + " " + profiler::describe_bytes(a.bytes);
+      }
+      if (p.attribution.size() > 6) line += ", ...";
+    }
+    lines.push_back(line);
+    for (const auto& d : p.diagnostics) lines.push_back("  " + d.code + ": " + d.message);
   }
+  for (const auto& n : rec.notes) lines.push_back("note: " + n);
   lines.push_back("details: gmemprof show " + path);
   return lines;
 }

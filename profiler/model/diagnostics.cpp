@@ -54,14 +54,19 @@ void unfreed_allocations(const flat_graph& flat, const graph_analysis& a, const 
     // mapped between launches, so say how much.
     std::uint64_t bytes = 0;
     for (std::size_t i : a.unfreed) bytes += allocation_at(a, i).bytes;
+    const std::string mapped =
+        facts.held_granule_bytes
+            ? ", " + describe_bytes(facts.held_granule_bytes) + " mapped (an allocation occupies whole granules)"
+            : std::string();
     out.push_back({"unfreed_allocation", "info",
                    std::to_string(a.unfreed.size()) + " allocation(s) of graph '" + facts.graph_name +
-                       "', " + describe_bytes(bytes) +
-                       " in all, have no free node; the executable graph is instantiated with "
-                       "AutoFreeOnLaunch, so the next launch frees them, and they stay allocated "
-                       "between launches. Free them in the graph if that memory is needed back "
-                       "sooner.",
-                   bytes});
+                       "' are held between launches (" + describe_bytes(bytes) + " requested" +
+                       mapped +
+                       "): they have no free node, and the executable graph is instantiated with "
+                       "AutoFreeOnLaunch, so its next launch frees them. Other graphs cannot use "
+                       "that memory meanwhile; free them in the graph, or allocate them outside it, "
+                       "if it is needed back sooner.",
+                   facts.held_granule_bytes ? facts.held_granule_bytes : bytes});
     return;
   }
   for (std::size_t i : a.unfreed) {

@@ -39,6 +39,7 @@ pool_graph pool_graph_of(const skeleton& s, std::uint64_t granularity, bool auto
     a.end_slot = base[k] + static_cast<std::size_t>((p.offset[v] + n.bytes + granularity - 1) / granularity);
     a.bytes = n.bytes;
     a.held = !freed[v];
+    a.node = v;
     a.label = n.label.empty() ? "alloc node #" + std::to_string(v) + " of '" + s.name + "'" : n.label;
     g.devices[index[n.device]].allocations.push_back(std::move(a));
   }

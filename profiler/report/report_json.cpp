@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "report/recording_json.hpp"
 #include "report/skeleton_json.hpp"
 
 namespace gmem::profiler {
@@ -721,6 +722,7 @@ std::string to_json_string(const report& r) {
   json scenarios = json::array();
   for (const auto& s : r.scenarios) scenarios.push_back(to_json(s));
   j["scenarios"] = std::move(scenarios);
+  if (r.recorded) j["recorded"] = json::parse(recording_to_json_text(*r.recorded));
   // Replace rather than throw on invalid UTF-8 (a device name or command line can hold any
   // bytes): losing a report at the end of a long run over one byte would be worse.
   return j.dump(2, ' ', false, json::error_handler_t::replace);
@@ -767,6 +769,13 @@ report from_json_string(const std::string& text, const std::string& source) {
                   std::to_string(it->second) +
                   "]: a report holds each scenario (name and parameters) once, so a check "
                   "could not tell which of the two to compare");
+    }
+  }
+  if (const auto rec = root.find("recorded"); rec != root.end()) {  // gmemprof record's section
+    try {
+      r.recorded = recording_from_json_text(rec->dump(), "recorded");
+    } catch (const std::invalid_argument& e) {
+      in.fail(e.what(), "(a recording of `gmemprof record`)");
     }
   }
   return r;

@@ -5,97 +5,23 @@
 // graphs and its program), so a new case there is tested without touching this file.
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "gmem/profiler/pool_model.hpp"
+#include "probe_cases.hpp"
 
 namespace gmem::profiler {
 namespace {
 
-constexpr std::uint64_t MiB = 1ull << 20;
-constexpr std::uint64_t granule = 32 * MiB;
-const char* probe_output = GMEM_SOURCE_DIR "/reports/gpu-runs/2026-11-23-H100-issue24-pool-probe.txt";
+using probe::MiB;
+using probe::granule;
+using probe::probe_case;
+using probe::read_cases;
+using probe::probe_output;
 
-std::vector<std::string> words(const std::string& s) {
-  std::istringstream in(s);
-  std::vector<std::string> out;
-  for (std::string w; in >> w;) out.push_back(w);
-  return out;
-}
-
-// The probe's graph: alloc nodes in the order given (no dependencies), an empty node after all
-// of them (the probe's kernel or empty node), free nodes of the working allocations after it.
 pool_graph probe_graph(const std::string& def) {
-  const std::size_t eq = def.find('=');
-  skeleton s;
-  s.name = def.substr(0, def.find_first_of("!:="));
-  std::vector<std::size_t> allocs, working;
-  std::string items = def.substr(eq + 1);
-  for (std::size_t at = 0; at < items.size();) {
-    std::size_t comma = items.find(',', at);
-    if (comma == std::string::npos) comma = items.size();
-    const std::string item = items.substr(at, comma - at);
-    skeleton_node n;
-    n.kind = skeleton_kind::alloc;
-    n.bytes = static_cast<std::size_t>(std::stod(item.substr(1)) * MiB);
-    allocs.push_back(s.nodes.size());
-    if (item[0] == 'w') working.push_back(s.nodes.size());
-    s.nodes.push_back(n);
-    at = comma + 1;
-  }
-  skeleton_node body;
-  body.deps = allocs;
-  const std::size_t b = s.nodes.size();
-  s.nodes.push_back(body);
-  for (std::size_t w : working) {
-    skeleton_node f;
-    f.kind = skeleton_kind::free;
-    f.frees = w;
-    f.deps = {b};
-    s.nodes.push_back(f);
-  }
-  return pool_graph_of(s, granule, def.find('!') < eq);
-}
-
-struct probe_step {
-  std::string token;
-  std::uint64_t reserved = 0, used = 0;
-  double host_us = 0;
-};
-struct probe_case {
-  std::string name;
-  std::vector<std::string> graphs, program;
-  std::vector<probe_step> steps;
-};
-
-std::uint64_t field(const std::string& line, const std::string& key) {
-  const std::size_t at = line.find(" " + key + "=");
-  return static_cast<std::uint64_t>(std::stod(line.substr(at + key.size() + 2))) * MiB;
-}
-
-std::vector<probe_case> read_cases() {
-  std::ifstream in(probe_output);
-  std::vector<probe_case> cases;
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind("case ", 0) == 0) {
-      const std::size_t bar1 = line.find(" | ");
-      const std::size_t bar2 = line.find(" | ", bar1 + 3);
-      probe_case c;
-      c.name = line.substr(5, bar1 - 5);
-      c.graphs = words(line.substr(bar1 + 3, bar2 - bar1 - 3));
-      c.program = words(line.substr(bar2 + 3));
-      cases.push_back(std::move(c));
-    } else if (line.rfind("step ", 0) == 0 && !cases.empty()) {
-      const auto w = words(line);
-      if (w[1] == "0") continue;  // instantiated: nothing mapped yet
-      const std::size_t h = line.find("host_us=");
-      cases.back().steps.push_back({w[2], field(line, "rc"), field(line, "uc"), std::stod(line.substr(h + 8))});
-    }
-  }
-  return cases;
+  return pool_graph_of(probe::skeleton_of_spec(def), granule, probe::auto_free(def));
 }
 
 TEST(PoolModel, EveryStepOfTheProbeCasesMeasuredOnTheDriver) {

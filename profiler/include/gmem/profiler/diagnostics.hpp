@@ -17,6 +17,8 @@ namespace gmem::profiler {
 struct runtime_facts {
   std::string graph_name;
   bool auto_free_on_launch = false;
+  /// The granules the allocations it leaves allocated occupy (0: not known).
+  std::uint64_t held_granule_bytes = 0;
   /// Each (graph name, stream label) the scenario launched graphs with memory nodes into.
   std::vector<std::pair<std::string, std::string>> launches;
   bool graphs_destroyed = false;             ///< the runner destroyed the graphs and execs

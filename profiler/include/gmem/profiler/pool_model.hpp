@@ -47,6 +47,7 @@ struct pool_allocation {
   std::uint64_t bytes = 0;
   bool held = false;  ///< left allocated by a launch: the graph does not free it
   std::string label;  ///< "alloc node #3 in graph 'g'"
+  std::size_t node = 0;  ///< its alloc node in the skeleton
 };
 
 /// A graph's mapping on one device.

@@ -10,6 +10,8 @@
 #include <variant>
 #include <vector>
 
+#include "gmem/profiler/recording.hpp"
+#include "gmem/profiler/report_values.hpp"
 #include "gmem/profiler/skeleton.hpp"
 
 namespace gmem::profiler {
@@ -39,14 +41,6 @@ struct environment {
   std::string date;  ///< ISO 8601, UTC
 };
 
-/// The four cudaGraphMemAttr counters at one moment.
-struct counters {
-  std::uint64_t used_current = 0;
-  std::uint64_t used_high = 0;
-  std::uint64_t reserved_current = 0;
-  std::uint64_t reserved_high = 0;
-};
-
 /// Counters read right after a phase of a scenario ended.
 struct phase_counters {
   std::string phase;
@@ -70,12 +64,6 @@ struct launch_cost {
   stats wall;
 };
 
-struct diagnostic {
-  std::string code;      ///< stable identifier, e.g. "unfreed_allocation"
-  std::string severity;  ///< "info", "warning"
-  std::string message;   ///< words a user can act on
-  std::uint64_t bytes = 0;  ///< memory involved (excess or unfreed), 0 when not applicable
-};
 
 /// One allocation's lifetime, in a topological order of the graph's nodes (child graphs inlined,
 /// ties by node index): the steps at which its alloc and free nodes run. What the HTML view's
@@ -177,6 +165,8 @@ struct report {
   int version = schema_version;
   environment env;
   std::vector<scenario_result> scenarios;
+  /// gmemprof record only: what the recording saw (optional section "recorded").
+  std::optional<recording> recorded;
 };
 
 }  // namespace gmem::profiler

@@ -1,0 +1,165 @@
+#pragma once
+// What `gmemprof record` saw in a program, as plain data: the report's optional "recorded"
+// section. The recording library fills it (record/), the report code writes and reads it
+// (recording_json.cpp), and show, html and check read it. No CUDA, no JSON here.
+//
+// Figures and whose they are:
+//  - a graph's `growth_bytes` is the growth of its device's pool that its own calls caused
+//    (ReservedMemCurrent after minus before each call that mapped memory); where another
+//    thread's call overlapped the window, the pool model splits the measured growth;
+//  - a graph's `own_footprint_bytes` is what the graph alone reserves from a trimmed pool, as the
+//    reuse model predicts it (and `gmemprof replay` measures it);
+//  - a pool's `high_bytes` is the device's high watermark (ReservedMemHighWatermark): the whole
+//    set's, never one graph's; its `attribution` says what was mapped at that moment, by graph.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gmem/profiler/report_values.hpp"
+
+namespace gmem::profiler {
+
+/// One event of one graph: its instantiation, an upload, a launch (other than a steady one), a
+/// trim of its device, a failed call, a free of an allocation it left allocated.
+struct recorded_event {
+  double t_us = 0;
+  std::string kind;  ///< "instantiate", "upload", "launch", "trim", "free"
+  std::string cls;   ///< launches: "first_launch", "steady", "remap_after_trim", ...
+  int device = 0;
+  double host_us = 0;
+  std::optional<counters> before;
+  std::optional<counters> after;
+  std::string stream;   ///< "stream 2", empty when none
+  std::string result;   ///< the CUresult name of a call that failed ("CUDA_ERROR_INVALID_VALUE")
+  bool concurrent = false;      ///< another thread's graph call overlapped its counter window
+  std::int64_t growth_bytes = 0;  ///< the pool growth this call caused (see above)
+};
+
+/// The flags the program instantiated a graph with.
+struct instantiate_flags {
+  bool auto_free_on_launch = false;
+  bool upload = false;
+  bool device_launch = false;
+  bool use_node_priority = false;
+};
+
+/// One executable graph the program made.
+struct recorded_graph {
+  std::string name;
+  /// Stable across runs of one program: "nvtx:<range>" when captured or instantiated inside a
+  /// named NVTX range, else "site:<hash>" of the instantiation's call stack (offsets within
+  /// functions) and the graph's structure (node kinds, sizes, edges).
+  std::string identity;
+  /// "memory_nodes": its memory is graph memory (alloc and free nodes);
+  /// "private_pool": its memory came from the application's allocator while it was captured.
+  std::string kind = "memory_nodes";
+  std::string nvtx;
+  std::string stream;          ///< the capturing stream ("stream 2"), empty if not captured
+  std::uint64_t sequence = 0;  ///< instantiation order (1-based)
+  long pid = 0;                ///< the process that made it (merged recordings of several)
+  std::vector<int> devices;
+  std::vector<int> peers;
+  std::size_t nodes = 0;
+  std::uint64_t launches = 0;
+  std::uint64_t steady_launches = 0;
+  std::uint64_t failed_calls = 0;
+  instantiate_flags flags;
+  bool flags_known = false;  ///< false in recordings made before flags were recorded
+  std::vector<std::string> instantiate_stack;
+  std::vector<recorded_event> events;
+  std::uint64_t growth_bytes = 0;         ///< the pool growth this graph caused, in all
+  std::uint64_t own_footprint_bytes = 0;  ///< the graph alone, from a trimmed pool (predicted)
+  std::string own_footprint_method;       ///< "reuse model" (predicted) or how it was measured
+  std::uint64_t held_requested_bytes = 0;  ///< what it leaves allocated between launches
+  std::uint64_t held_granule_bytes = 0;    ///< the granules those allocations occupy
+  /// private_pool: what the application's allocator took from the device while this graph was
+  /// being captured, by the capturing thread (cuMemAlloc, cuMemCreate): the graph's pool growth.
+  std::uint64_t capture_pool_growth_bytes = 0;
+  std::string pool_id;  ///< private_pool: the allocator's pool, when the program names it
+};
+
+/// A point of a device's pool timeline: a call that changed the reservation, or a trim.
+struct pool_point {
+  double t_us = 0;
+  std::string graph;  ///< empty for a trim
+  std::string event;  ///< "launch:first_launch", "upload", "trim", "capture", ...
+  std::uint64_t reserved_bytes = 0;
+  std::int64_t growth_bytes = 0;
+};
+
+/// One device's graph memory pool over the recording.
+struct recorded_pool {
+  int device = 0;
+  std::uint64_t high_bytes = 0;   ///< the device's high watermark, measured
+  std::uint64_t end_bytes = 0;    ///< reserved at the last reading
+  std::uint64_t model_high_bytes = 0;  ///< the pool model's reservation at the high watermark
+  double high_t_us = 0;
+  std::string high_graph;  ///< whose call reached the high watermark
+  std::string high_event;
+  /// What was mapped at the high watermark, by graph and why: the launching graph's
+  /// "working_set", other graphs' "held_outputs", a "concurrent_launch" in another stream,
+  /// "idle" memory nobody held. Sums to model_high_bytes.
+  struct share {
+    std::string graph;
+    std::string why;
+    std::uint64_t bytes = 0;
+  };
+  std::vector<share> attribution;
+  std::vector<diagnostic> diagnostics;  ///< about the set of graphs, each with its bytes
+  std::vector<pool_point> timeline;
+  /// Private pools (native allocator): bytes the application's allocator took while graphs
+  /// were captured, in all.
+  std::uint64_t private_pool_bytes = 0;
+};
+
+/// A run of identical calls in the order the program made them: what `replay --set` replays.
+struct sequence_step {
+  std::string op;  ///< "launch", "upload", "free", "destroy", "trim", "sync"
+  std::int64_t graph = -1;  ///< index into recording::graphs, -1 for trim and sync
+  std::string stream;       ///< launches, uploads, frees, stream syncs
+  int device = -1;          ///< trims
+  std::uint64_t count = 1;
+  std::uint64_t address = 0;  ///< frees: the allocation freed
+  /// frees: which of the graph's held allocations (in the order of its alloc nodes), -1 all
+  std::int64_t held = -1;
+  std::int64_t event = -1;    ///< the graph's recorded event for this call, if any
+};
+
+/// One process of the recorded command.
+struct recorded_process {
+  long pid = 0;
+  std::string command;
+  std::string report;  ///< where its own report was written
+  std::size_t graphs = 0;
+};
+
+struct recording {
+  bool partial = false;
+  std::string partial_reason;
+  std::string command;
+  long pid = 0;
+  std::string name_from = "nvtx";
+  std::uint64_t graphs_without_memory_nodes = 0;
+  std::vector<std::string> notes;
+  std::vector<recorded_graph> graphs;
+  /// Counter readings after each recorded call, per device (as before: the device's counters).
+  struct point {
+    double t_us = 0;
+    int device = 0;
+    std::string event;
+    std::string graph;
+    counters values;
+  };
+  std::vector<point> timeline;
+  std::vector<recorded_pool> pools;
+  std::vector<sequence_step> sequence;
+  bool sequence_truncated = false;
+  std::vector<recorded_process> processes;  ///< merged recordings: every process's
+  /// The analysis at exit ran out of its time budget: scenarios hold the graph models' figures
+  /// without analysis, and `gmemprof show` analyses them.
+  bool analysis_deferred = false;
+};
+
+}  // namespace gmem::profiler

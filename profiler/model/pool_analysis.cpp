@@ -1,0 +1,400 @@
+#include "gmem/profiler/pool_analysis.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <optional>
+#include <set>
+#include <stdexcept>
+#include <string>
+
+#include "gmem/profiler/diagnostics.hpp"
+#include "gmem/profiler/pool_model.hpp"
+
+namespace gmem::profiler {
+namespace {
+
+bool maps_memory(const recorded_event& e) {
+  return e.result.empty() && (e.kind == "launch" || e.kind == "upload" || e.kind == "instantiate");
+}
+
+std::string us_text(double us) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, us >= 1000 ? "%.1f ms" : "%.0f us", us >= 1000 ? us / 1000 : us);
+  return buf;
+}
+
+// Where one device's pool stood when its high watermark was reached, by the model.
+struct high_moment {
+  bool seen = false;
+  std::uint64_t model_bytes = 0;
+  std::vector<pool_share> shares;
+  std::map<std::size_t, pool_model::held_summary> held;  // by recording graph index
+};
+
+// The k-th held allocation (node order) of a graph as (device layout, allocation) of its layout.
+std::optional<std::pair<std::size_t, std::size_t>> held_at(const pool_graph& g, std::int64_t k) {
+  std::vector<std::pair<std::size_t, std::pair<std::size_t, std::size_t>>> held;  // node, where
+  for (std::size_t d = 0; d < g.devices.size(); ++d) {
+    for (std::size_t a = 0; a < g.devices[d].allocations.size(); ++a) {
+      if (g.devices[d].allocations[a].held) held.push_back({g.devices[d].allocations[a].node, {d, a}});
+    }
+  }
+  std::sort(held.begin(), held.end());
+  if (k < 0 || static_cast<std::size_t>(k) >= held.size()) return std::nullopt;
+  return held[static_cast<std::size_t>(k)].second;
+}
+
+// Splits `granules` among members in proportion to their weights, no member above its cap
+// while another has room (largest remainder first).
+std::vector<std::uint64_t> split(std::uint64_t granules, const std::vector<double>& weight,
+                                 const std::vector<std::uint64_t>& cap) {
+  const std::size_t n = weight.size();
+  std::vector<std::uint64_t> out(n, 0);
+  double total = 0;
+  for (double w : weight) total += w;
+  for (std::uint64_t g = 0; g < granules; ++g) {
+    std::size_t best = n;
+    double best_need = 0;
+    for (bool respect_cap : {true, false}) {
+      for (std::size_t i = 0; i < n; ++i) {
+        if (respect_cap && out[i] >= cap[i]) continue;
+        const double want = total > 0 ? weight[i] / total * static_cast<double>(granules) : 1.0;
+        const double need = want - static_cast<double>(out[i]);
+        if (best == n || need > best_need) {
+          best = i;
+          best_need = need;
+        }
+      }
+      if (best != n) break;
+    }
+    if (best == n) break;
+    ++out[best];
+  }
+  return out;
+}
+
+}  // namespace
+
+void analyse_pools(recording& rec, const std::vector<skeleton>& skeletons, std::uint64_t granularity) {
+  if (granularity == 0) throw std::invalid_argument("analyse_pools: the granularity is 0");
+  pool_model model(granularity);
+  std::vector<std::optional<std::size_t>> index(rec.graphs.size());
+  std::vector<std::uint64_t> footprint(rec.graphs.size(), 0);
+  for (std::size_t i = 0; i < rec.graphs.size(); ++i) {
+    recorded_graph& g = rec.graphs[i];
+    g.held_requested_bytes = g.held_granule_bytes = 0;
+    if (g.kind != "memory_nodes" || i >= skeletons.size() || skeletons[i].nodes.empty()) continue;
+    try {
+      pool_graph layout = pool_graph_of(skeletons[i], granularity, g.flags.auto_free_on_launch);
+      layout.name = g.name;
+      for (const pool_device_layout& d : layout.devices) {
+        footprint[i] += d.slots * granularity;
+        std::set<std::size_t> slots;
+        for (const pool_allocation& a : d.allocations) {
+          if (!a.held) continue;
+          g.held_requested_bytes += a.bytes;
+          for (std::size_t s = a.first_slot; s < a.end_slot; ++s) slots.insert(s);
+        }
+        g.held_granule_bytes += slots.size() * granularity;
+      }
+      index[i] = model.add(std::move(layout));
+    } catch (const std::exception&) {
+      // A skeleton the model cannot take (a hand-edited report): measured figures only.
+    }
+  }
+
+  // Measured growth, per call, where no other thread's call overlapped its window.
+  for (recorded_graph& g : rec.graphs) {
+    for (recorded_event& e : g.events) {
+      e.growth_bytes = 0;
+      if (!maps_memory(e) || e.concurrent || !e.before || !e.after) continue;
+      if (e.after->reserved_current > e.before->reserved_current) {
+        e.growth_bytes = static_cast<std::int64_t>(e.after->reserved_current - e.before->reserved_current);
+      }
+    }
+  }
+
+  // Each device's high watermark and the call that reached it: the first that left the
+  // reservation at the high.
+  std::map<int, std::uint64_t> high;
+  for (const recorded_graph& g : rec.graphs) {
+    for (const recorded_event& e : g.events) {
+      if (e.after) high[e.device] = std::max(high[e.device], e.after->reserved_high);
+    }
+  }
+  for (const auto& p : rec.timeline) high[p.device] = std::max(high[p.device], p.values.reserved_high);
+  std::map<int, std::pair<std::size_t, std::size_t>> high_call;  // device -> (graph, event)
+  std::map<int, double> high_t;
+  for (std::size_t gi = 0; gi < rec.graphs.size(); ++gi) {
+    const recorded_graph& g = rec.graphs[gi];
+    for (std::size_t ei = 0; ei < g.events.size(); ++ei) {
+      const recorded_event& e = g.events[ei];
+      if (!maps_memory(e) || !e.after || e.after->reserved_current != high[e.device]) continue;
+      const auto t = high_t.find(e.device);
+      if (t == high_t.end() || e.t_us < t->second) {
+        high_t[e.device] = e.t_us;
+        high_call[e.device] = {gi, ei};
+      }
+    }
+  }
+
+  // Calls whose windows overlapped another thread's, grouped (transitively overlapping windows
+  // on one device): the counters say only what the group grew the pool by.
+  using call = std::pair<std::size_t, std::size_t>;  // (graph, event)
+  const auto ev = [&](const call& c) -> recorded_event& { return rec.graphs[c.first].events[c.second]; };
+  std::vector<std::vector<call>> groups;
+  std::map<call, std::size_t> group_of;
+  {
+    std::map<int, std::vector<call>> concurrent;
+    for (std::size_t gi = 0; gi < rec.graphs.size(); ++gi) {
+      for (std::size_t ei = 0; ei < rec.graphs[gi].events.size(); ++ei) {
+        const recorded_event& e = rec.graphs[gi].events[ei];
+        if (e.concurrent && maps_memory(e) && e.before && e.after) concurrent[e.device].push_back({gi, ei});
+      }
+    }
+    for (auto& [device, calls] : concurrent) {
+      std::sort(calls.begin(), calls.end(), [&](const call& a, const call& b) { return ev(a).t_us < ev(b).t_us; });
+      for (std::size_t start = 0; start < calls.size();) {
+        std::size_t end = start + 1;
+        double until = ev(calls[start]).t_us + ev(calls[start]).host_us;
+        while (end < calls.size() && ev(calls[end]).t_us <= until) {
+          until = std::max(until, ev(calls[end]).t_us + ev(calls[end]).host_us);
+          ++end;
+        }
+        for (std::size_t k = start; k < end; ++k) group_of[calls[k]] = groups.size();
+        groups.emplace_back(calls.begin() + static_cast<std::ptrdiff_t>(start),
+                            calls.begin() + static_cast<std::ptrdiff_t>(end));
+        start = end;
+      }
+    }
+  }
+
+  // The model over the call sequence: what each call grew the pool by, and the pool at each
+  // device's high watermark.
+  std::map<call, std::uint64_t> predicted;
+  std::map<int, high_moment> moments;
+  std::map<std::string, std::uint64_t> stream_ids;
+  const auto stream_id = [&](const std::string& s) {
+    return stream_ids.emplace(s, stream_ids.size() + 1).first->second;
+  };
+  for (const sequence_step& st : rec.sequence) {
+    const bool on_graph = st.graph >= 0 && static_cast<std::size_t>(st.graph) < rec.graphs.size();
+    const std::size_t gi = on_graph ? static_cast<std::size_t>(st.graph) : 0;
+    const std::optional<std::size_t> m = on_graph ? index[gi] : std::nullopt;
+    try {
+      if ((st.op == "launch" || st.op == "upload") && m) {
+        const std::uint64_t repeat = std::min<std::uint64_t>(st.count, 2);
+        for (std::uint64_t k = 0; k < repeat; ++k) {
+          const pool_step r = st.op == "launch" ? model.launch(*m, stream_id(st.stream))
+                                                : model.upload(*m, stream_id(st.stream));
+          if (k != 0 || st.event < 0) continue;
+          const std::size_t ei = static_cast<std::size_t>(st.event);
+          predicted[{gi, ei}] = r.grown_bytes;
+          const int device = rec.graphs[gi].events[ei].device;
+          // The moment of the high watermark: after the call that reached it, or after the
+          // last call of its group when other threads' calls overlapped it.
+          const auto hc = high_call.find(device);
+          const auto in_group = [&](const call& c) {
+            const auto a = group_of.find(c), b = group_of.find(hc->second);
+            return a != group_of.end() && b != group_of.end() && a->second == b->second;
+          };
+          if (hc != high_call.end() && (hc->second == call{gi, ei} || in_group(call{gi, ei}))) {
+            high_moment& hm = moments[device];
+            hm.seen = true;
+            hm.model_bytes = model.reserved(device);
+            hm.shares = model.shares(device, *m);
+            for (std::size_t o = 0; o < rec.graphs.size(); ++o) {
+              if (index[o]) hm.held[o] = model.held(*index[o], device);
+            }
+          }
+        }
+      } else if (st.op == "free" && m) {
+        if (st.held < 0) {
+          model.free_held(*m);
+        } else if (const auto where = held_at(model.graph(*m), st.held)) {
+          model.free_held(*m, where->second, model.graph(*m).devices[where->first].device);
+        }
+      } else if (st.op == "destroy" && m) {
+        model.destroy(*m);
+      } else if (st.op == "trim" && st.device >= 0) {
+        model.trim(st.device);
+      } else if (st.op == "sync") {
+        if (st.stream.empty()) {
+          model.synchronize();
+        } else {
+          model.synchronize(stream_id(st.stream));
+        }
+      }
+    } catch (const std::exception&) {
+      // A call the model cannot follow (a launch of a destroyed graph in a hand-edited report).
+    }
+  }
+
+  // Each group's measured growth, split in proportion to the model's.
+  for (const std::vector<call>& group : groups) {
+    std::uint64_t first_before = ev(group.front()).before->reserved_current, last_after = 0;
+    double last_end = -1;
+    std::vector<double> weight;
+    std::vector<std::uint64_t> cap;
+    for (const call& c : group) {
+      const recorded_event& e = ev(c);
+      if (e.t_us + e.host_us >= last_end) {
+        last_end = e.t_us + e.host_us;
+        last_after = e.after->reserved_current;
+      }
+      const auto p = predicted.find(c);
+      weight.push_back(p == predicted.end() ? 0.0 : static_cast<double>(p->second));
+      cap.push_back(footprint[c.first] / granularity);
+    }
+    const std::uint64_t grown = last_after > first_before ? last_after - first_before : 0;
+    const std::vector<std::uint64_t> share = split(grown / granularity, weight, cap);
+    for (std::size_t k = 0; k < group.size(); ++k) {
+      ev(group[k]).growth_bytes = static_cast<std::int64_t>(share[k] * granularity);
+    }
+    ev(group.front()).growth_bytes += static_cast<std::int64_t>(grown % granularity);
+  }
+
+  for (recorded_graph& g : rec.graphs) {
+    g.growth_bytes = 0;
+    for (const recorded_event& e : g.events) {
+      if (e.growth_bytes > 0) g.growth_bytes += static_cast<std::uint64_t>(e.growth_bytes);
+    }
+  }
+
+  // The pools.
+  rec.pools.clear();
+  for (const auto& [device, high_bytes] : high) {
+    recorded_pool pool;
+    pool.device = device;
+    pool.high_bytes = high_bytes;
+    double last_t = -1;
+    std::map<double, std::vector<pool_point>> points;
+    for (const recorded_graph& g : rec.graphs) {
+      for (const recorded_event& e : g.events) {
+        if (e.device != device || !e.after) continue;
+        if (e.t_us >= last_t) {
+          last_t = e.t_us;
+          pool.end_bytes = e.after->reserved_current;
+        }
+        const bool trim = e.kind == "trim";
+        if (!trim && e.growth_bytes == 0) continue;
+        if (trim && !points[e.t_us].empty()) continue;  // a trim is listed once, not per graph
+        pool_point p;
+        p.t_us = e.t_us;
+        p.graph = trim ? "" : g.name;
+        p.event = e.kind + (e.cls.empty() ? "" : ":" + e.cls);
+        p.reserved_bytes = e.after->reserved_current;
+        p.growth_bytes = trim && e.before ? static_cast<std::int64_t>(e.after->reserved_current) -
+                                                static_cast<std::int64_t>(e.before->reserved_current)
+                                          : e.growth_bytes;
+        points[e.t_us].push_back(std::move(p));
+      }
+    }
+    for (auto& [t, list] : points) {
+      for (auto& p : list) {
+        if (pool.timeline.size() < 4096) pool.timeline.push_back(std::move(p));
+      }
+    }
+    const auto hc = high_call.find(device);
+    if (hc != high_call.end()) {
+      const recorded_graph& g = rec.graphs[hc->second.first];
+      const recorded_event& e = g.events[hc->second.second];
+      pool.high_graph = g.name;
+      pool.high_event = e.kind + (e.cls.empty() ? "" : ":" + e.cls);
+      pool.high_t_us = e.t_us;
+    }
+    const high_moment& hm = moments[device];
+    if (hm.seen) {
+      pool.model_high_bytes = hm.model_bytes;
+      for (const pool_share& s : hm.shares) pool.attribution.push_back({s.graph, s.why, s.bytes});
+    }
+
+    // Diagnostics about the set.
+    if (hm.seen) {
+      std::uint64_t requested = 0, mapped = 0;
+      std::size_t holders = 0;
+      std::string listed;
+      for (const pool_share& s : hm.shares) {
+        if (s.why != "held_outputs") continue;
+        for (std::size_t o = 0; o < rec.graphs.size(); ++o) {
+          if (rec.graphs[o].name != s.graph || !hm.held.count(o)) continue;
+          const pool_model::held_summary& h = hm.held.at(o);
+          ++holders;
+          requested += h.requested_bytes;
+          mapped += s.bytes;
+          if (holders <= 8) {
+            listed += std::string(listed.empty() ? "" : ", ") + "'" + s.graph + "' " +
+                      describe_bytes(h.requested_bytes) + " in " + describe_bytes(s.bytes);
+          }
+        }
+      }
+      if (holders > 8) listed += ", and " + std::to_string(holders - 8) + " more";
+      if (mapped >= requested + granularity) {
+        pool.diagnostics.push_back(
+            {"held_outputs", "warning",
+             "At the high watermark (" + describe_bytes(high_bytes) + ", reached by '" + pool.high_graph +
+                 "'), " + std::to_string(holders) +
+                 " other graph(s) held allocations they leave allocated between launches: " +
+                 describe_bytes(requested) + " requested, " + describe_bytes(mapped) +
+                 " of the pool, since each occupies whole " + describe_bytes(granularity) +
+                 " granules, which the launching graph could not use (" + listed +
+                 "). Allocating such outputs outside the graphs (buffers the caller owns, written by "
+                 "the graph) takes them out of the pool; `gmemprof replay REPORT --set` measures "
+                 "what that saves.",
+             mapped});
+      }
+      std::uint64_t overlapping = 0;
+      std::set<std::string> others;
+      for (const pool_share& s : hm.shares) {
+        if (s.why != "concurrent_launch") continue;
+        overlapping += s.bytes;
+        if (!s.graph.empty()) others.insert("'" + s.graph + "'");
+      }
+      if (overlapping >= granularity) {
+        std::string names;
+        for (const auto& n : others) names += (names.empty() ? "" : ", ") + n;
+        pool.diagnostics.push_back(
+            {"separate_streams", "warning",
+             "At the high watermark, " + describe_bytes(overlapping) +
+                 " was mapped for launches in other streams that had not been seen to complete (" +
+                 names + "): launches that may run at the same time cannot share memory. Launch "
+                 "them into one stream, or make each launch's stream wait on an event recorded "
+                 "after the other's; `gmemprof replay REPORT --set` measures one stream.",
+             overlapping});
+      }
+    }
+    std::size_t remaps = 0;
+    double remap_us = 0;
+    std::uint64_t remap_growth = 0;
+    std::map<std::string, std::pair<std::size_t, double>> by_graph;
+    for (const recorded_graph& g : rec.graphs) {
+      for (const recorded_event& e : g.events) {
+        if (e.device != device || e.cls != "remap_contention") continue;
+        ++remaps;
+        remap_us += e.host_us;
+        if (e.growth_bytes > 0) remap_growth += static_cast<std::uint64_t>(e.growth_bytes);
+        by_graph[g.name].first += 1;
+        by_graph[g.name].second += e.host_us;
+      }
+    }
+    if (remaps > 0) {
+      std::string listed;
+      for (const auto& [name, c] : by_graph) {
+        listed += std::string(listed.empty() ? "" : ", ") + "'" + name + "' " + std::to_string(c.first) +
+                  " (" + us_text(c.second) + ")";
+      }
+      pool.diagnostics.push_back(
+          {"remap_contention", "info",
+           std::to_string(remaps) + " relaunch(es) had to map memory again because another graph's "
+           "live allocation held memory they had mapped, " + us_text(remap_us) +
+               " of host time in all, " + describe_bytes(remap_growth) + " of pool growth: " + listed +
+               ". Each graph keeps its mapping between launches only while no other graph's "
+               "allocation occupies it.",
+           remap_growth});
+    }
+    rec.pools.push_back(std::move(pool));
+  }
+}
+
+}  // namespace gmem::profiler

@@ -1,0 +1,432 @@
+#include "report/recording_json.hpp"
+
+#include <cmath>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+namespace gmem::profiler {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+json counters_json(const counters& c) {
+  return json{{"used_current", c.used_current},
+              {"used_high", c.used_high},
+              {"reserved_current", c.reserved_current},
+              {"reserved_high", c.reserved_high}};
+}
+
+json number(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+
+json event_json(const recorded_event& e) {
+  json j;
+  j["t_us"] = number(e.t_us);
+  j["kind"] = e.kind;
+  if (!e.cls.empty()) j["class"] = e.cls;
+  j["device"] = e.device;
+  j["host_us"] = number(e.host_us);
+  if (!e.stream.empty()) j["stream"] = e.stream;
+  if (e.before) j["before"] = counters_json(*e.before);
+  if (e.after) j["after"] = counters_json(*e.after);
+  if (!e.result.empty()) j["result"] = e.result;
+  if (e.concurrent) j["concurrent"] = true;
+  if (e.growth_bytes != 0) j["growth_bytes"] = e.growth_bytes;
+  return j;
+}
+
+json graph_json(const recorded_graph& g) {
+  json j;
+  j["name"] = g.name;
+  j["identity"] = g.identity;
+  j["kind"] = g.kind;
+  j["nvtx"] = g.nvtx;
+  j["stream"] = g.stream;
+  j["sequence"] = g.sequence;
+  if (g.pid) j["pid"] = g.pid;
+  j["devices"] = g.devices;
+  j["peers"] = g.peers;
+  j["nodes"] = g.nodes;
+  j["launches"] = g.launches;
+  j["steady_launches"] = g.steady_launches;
+  j["failed_calls"] = g.failed_calls;
+  if (g.flags_known) {
+    j["flags"] = {{"auto_free_on_launch", g.flags.auto_free_on_launch},
+                  {"upload", g.flags.upload},
+                  {"device_launch", g.flags.device_launch},
+                  {"use_node_priority", g.flags.use_node_priority}};
+  }
+  j["growth_bytes"] = g.growth_bytes;
+  j["own_footprint_bytes"] = g.own_footprint_bytes;
+  j["own_footprint_method"] = g.own_footprint_method;
+  j["held_requested_bytes"] = g.held_requested_bytes;
+  j["held_granule_bytes"] = g.held_granule_bytes;
+  if (g.kind == "private_pool") {
+    j["capture_pool_growth_bytes"] = g.capture_pool_growth_bytes;
+    if (!g.pool_id.empty()) j["pool_id"] = g.pool_id;
+  }
+  if (!g.instantiate_stack.empty()) j["instantiate_stack"] = g.instantiate_stack;
+  json events = json::array();
+  for (const auto& e : g.events) events.push_back(event_json(e));
+  j["events"] = std::move(events);
+  return j;
+}
+
+json pool_json(const recorded_pool& p) {
+  json j;
+  j["device"] = p.device;
+  j["high_bytes"] = p.high_bytes;
+  j["end_bytes"] = p.end_bytes;
+  j["model_high_bytes"] = p.model_high_bytes;
+  j["high_t_us"] = number(p.high_t_us);
+  j["high_graph"] = p.high_graph;
+  j["high_event"] = p.high_event;
+  if (p.private_pool_bytes) j["private_pool_bytes"] = p.private_pool_bytes;
+  json attribution = json::array();
+  for (const auto& s : p.attribution) {
+    attribution.push_back({{"graph", s.graph}, {"bytes", s.bytes}, {"why", s.why}});
+  }
+  j["attribution"] = std::move(attribution);
+  json diagnostics = json::array();
+  for (const auto& d : p.diagnostics) {
+    diagnostics.push_back(
+        {{"code", d.code}, {"severity", d.severity}, {"message", d.message}, {"bytes", d.bytes}});
+  }
+  j["diagnostics"] = std::move(diagnostics);
+  json timeline = json::array();
+  for (const auto& t : p.timeline) {
+    timeline.push_back({{"t_us", number(t.t_us)},
+                        {"graph", t.graph},
+                        {"event", t.event},
+                        {"reserved_bytes", t.reserved_bytes},
+                        {"growth_bytes", t.growth_bytes}});
+  }
+  j["timeline"] = std::move(timeline);
+  return j;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading: each accessor names the field's path in its message.
+
+[[noreturn]] void fail(const std::string& path, const std::string& problem) {
+  throw std::invalid_argument(path + " " + problem);
+}
+
+std::string at(const std::string& path, std::size_t i) { return path + "[" + std::to_string(i) + "]"; }
+std::string join(const std::string& path, const char* key) { return path + "." + key; }
+
+const json* find(const json& o, const char* key) {
+  const auto it = o.find(key);
+  return it == o.end() ? nullptr : &*it;
+}
+
+const json& need(const json& o, const char* key, const std::string& path) {
+  const json* j = find(o, key);
+  if (!j) fail(join(path, key), "is missing");
+  return *j;
+}
+
+std::string text(const json& o, const char* key, const std::string& path, bool required = false,
+                 const std::string& fallback = "") {
+  const json* j = required ? &need(o, key, path) : find(o, key);
+  if (!j) return fallback;
+  if (!j->is_string()) fail(join(path, key), "must be a string");
+  return j->get<std::string>();
+}
+
+bool flag(const json& o, const char* key, const std::string& path, bool fallback = false) {
+  const json* j = find(o, key);
+  if (!j) return fallback;
+  if (!j->is_boolean()) fail(join(path, key), "must be true or false");
+  return j->get<bool>();
+}
+
+std::uint64_t u64(const json& o, const char* key, const std::string& path, bool required = false) {
+  const json* j = required ? &need(o, key, path) : find(o, key);
+  if (!j) return 0;
+  if (!j->is_number_unsigned()) fail(join(path, key), "must be an integer >= 0");
+  return j->get<std::uint64_t>();
+}
+
+std::int64_t i64(const json& o, const char* key, const std::string& path) {
+  const json* j = find(o, key);
+  if (!j) return 0;
+  if (!j->is_number_integer()) fail(join(path, key), "must be an integer");
+  if (j->is_number_unsigned() &&
+      j->get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+    fail(join(path, key), "is out of range");
+  }
+  return j->get<std::int64_t>();
+}
+
+int small(const json& o, const char* key, const std::string& path, bool required = false) {
+  const std::uint64_t v = u64(o, key, path, required);
+  if (v > static_cast<std::uint64_t>(std::numeric_limits<int>::max())) fail(join(path, key), "is out of range");
+  return static_cast<int>(v);
+}
+
+// Times: finite and >= 0 (null is how a non-finite one is written: refused).
+double time_us(const json& o, const char* key, const std::string& path, bool required = false) {
+  const json* j = required ? &need(o, key, path) : find(o, key);
+  if (!j) return 0;
+  if (!j->is_number() || !std::isfinite(j->get<double>()) || j->get<double>() < 0) {
+    fail(join(path, key), "must be a finite number of microseconds >= 0");
+  }
+  return j->get<double>();
+}
+
+const json& array(const json& o, const char* key, const std::string& path, bool required = false) {
+  static const json empty = json::array();
+  const json* j = required ? &need(o, key, path) : find(o, key);
+  if (!j) return empty;
+  if (!j->is_array()) fail(join(path, key), "must be an array");
+  return *j;
+}
+
+const json& object_at(const json& a, std::size_t i, const std::string& path) {
+  if (!a[i].is_object()) fail(at(path, i), "must be an object");
+  return a[i];
+}
+
+std::vector<int> ints(const json& o, const char* key, const std::string& path) {
+  std::vector<int> out;
+  const json& a = array(o, key, path);
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (!a[i].is_number_unsigned() || a[i].get<std::uint64_t>() > 1024) {
+      fail(at(join(path, key), i), "must be a device index");
+    }
+    out.push_back(a[i].get<int>());
+  }
+  return out;
+}
+
+std::vector<std::string> strings(const json& o, const char* key, const std::string& path) {
+  std::vector<std::string> out;
+  const json& a = array(o, key, path);
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (!a[i].is_string()) fail(at(join(path, key), i), "must be a string");
+    out.push_back(a[i].get<std::string>());
+  }
+  return out;
+}
+
+counters read_counters(const json& o, const std::string& path) {
+  if (!o.is_object()) fail(path, "must be an object");
+  counters c;
+  c.used_current = u64(o, "used_current", path, true);
+  c.used_high = u64(o, "used_high", path, true);
+  c.reserved_current = u64(o, "reserved_current", path, true);
+  c.reserved_high = u64(o, "reserved_high", path, true);
+  return c;
+}
+
+recorded_event read_event(const json& j, const std::string& path) {
+  recorded_event e;
+  e.t_us = time_us(j, "t_us", path, true);
+  e.kind = text(j, "kind", path, true);
+  e.cls = text(j, "class", path);
+  e.device = small(j, "device", path);
+  e.host_us = time_us(j, "host_us", path);
+  e.stream = text(j, "stream", path);
+  if (const json* b = find(j, "before")) e.before = read_counters(*b, join(path, "before"));
+  if (const json* a = find(j, "after")) e.after = read_counters(*a, join(path, "after"));
+  e.result = text(j, "result", path);
+  e.concurrent = flag(j, "concurrent", path);
+  e.growth_bytes = i64(j, "growth_bytes", path);
+  return e;
+}
+
+recorded_graph read_graph(const json& j, const std::string& path) {
+  recorded_graph g;
+  g.name = text(j, "name", path, true);
+  if (g.name.empty()) fail(join(path, "name"), "must not be empty");
+  g.identity = text(j, "identity", path);
+  g.kind = text(j, "kind", path, false, "memory_nodes");
+  if (g.kind != "memory_nodes" && g.kind != "private_pool") {
+    fail(join(path, "kind"), "must be \"memory_nodes\" or \"private_pool\", is \"" + g.kind + "\"");
+  }
+  g.nvtx = text(j, "nvtx", path);
+  g.stream = text(j, "stream", path);
+  g.sequence = u64(j, "sequence", path);
+  g.pid = static_cast<long>(i64(j, "pid", path));
+  g.devices = ints(j, "devices", path);
+  g.peers = ints(j, "peers", path);
+  g.nodes = u64(j, "nodes", path);
+  g.launches = u64(j, "launches", path);
+  g.steady_launches = u64(j, "steady_launches", path);
+  g.failed_calls = u64(j, "failed_calls", path);
+  if (const json* f = find(j, "flags")) {
+    const std::string fp = join(path, "flags");
+    if (!f->is_object()) fail(fp, "must be an object");
+    g.flags_known = true;
+    g.flags.auto_free_on_launch = flag(*f, "auto_free_on_launch", fp);
+    g.flags.upload = flag(*f, "upload", fp);
+    g.flags.device_launch = flag(*f, "device_launch", fp);
+    g.flags.use_node_priority = flag(*f, "use_node_priority", fp);
+  }
+  g.growth_bytes = u64(j, "growth_bytes", path);
+  g.own_footprint_bytes = u64(j, "own_footprint_bytes", path);
+  g.own_footprint_method = text(j, "own_footprint_method", path);
+  g.held_requested_bytes = u64(j, "held_requested_bytes", path);
+  g.held_granule_bytes = u64(j, "held_granule_bytes", path);
+  g.capture_pool_growth_bytes = u64(j, "capture_pool_growth_bytes", path);
+  g.pool_id = text(j, "pool_id", path);
+  g.instantiate_stack = strings(j, "instantiate_stack", path);
+  const json& events = array(j, "events", path, true);
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    g.events.push_back(read_event(object_at(events, i, join(path, "events")), at(join(path, "events"), i)));
+  }
+  return g;
+}
+
+recorded_pool read_pool(const json& j, const std::string& path) {
+  recorded_pool p;
+  p.device = small(j, "device", path, true);
+  p.high_bytes = u64(j, "high_bytes", path, true);
+  p.end_bytes = u64(j, "end_bytes", path);
+  p.model_high_bytes = u64(j, "model_high_bytes", path);
+  p.high_t_us = time_us(j, "high_t_us", path);
+  p.high_graph = text(j, "high_graph", path);
+  p.high_event = text(j, "high_event", path);
+  p.private_pool_bytes = u64(j, "private_pool_bytes", path);
+  const json& attribution = array(j, "attribution", path, true);
+  for (std::size_t i = 0; i < attribution.size(); ++i) {
+    const std::string ip = at(join(path, "attribution"), i);
+    const json& s = object_at(attribution, i, join(path, "attribution"));
+    p.attribution.push_back({text(s, "graph", ip, true), text(s, "why", ip, true), u64(s, "bytes", ip, true)});
+  }
+  const json& diagnostics = array(j, "diagnostics", path);
+  for (std::size_t i = 0; i < diagnostics.size(); ++i) {
+    const std::string ip = at(join(path, "diagnostics"), i);
+    const json& d = object_at(diagnostics, i, join(path, "diagnostics"));
+    p.diagnostics.push_back({text(d, "code", ip, true), text(d, "severity", ip, true),
+                             text(d, "message", ip, true), u64(d, "bytes", ip)});
+  }
+  const json& timeline = array(j, "timeline", path);
+  for (std::size_t i = 0; i < timeline.size(); ++i) {
+    const std::string ip = at(join(path, "timeline"), i);
+    const json& t = object_at(timeline, i, join(path, "timeline"));
+    p.timeline.push_back({time_us(t, "t_us", ip, true), text(t, "graph", ip), text(t, "event", ip, true),
+                          u64(t, "reserved_bytes", ip, true), i64(t, "growth_bytes", ip)});
+  }
+  return p;
+}
+
+}  // namespace
+
+std::string recording_to_json_text(const recording& r) {
+  json j;
+  j["partial"] = r.partial;
+  if (r.partial) j["partial_reason"] = r.partial_reason;
+  j["command"] = r.command;
+  j["pid"] = r.pid;
+  j["name_from"] = r.name_from;
+  j["graphs_without_memory_nodes"] = r.graphs_without_memory_nodes;
+  j["notes"] = r.notes;
+  if (r.analysis_deferred) j["analysis_deferred"] = true;
+  json graphs = json::array();
+  for (const auto& g : r.graphs) graphs.push_back(graph_json(g));
+  j["graphs"] = std::move(graphs);
+  json timeline = json::array();
+  for (const auto& p : r.timeline) {
+    json jp = counters_json(p.values);
+    jp["t_us"] = number(p.t_us);
+    jp["device"] = p.device;
+    jp["event"] = p.event;
+    jp["graph"] = p.graph;
+    timeline.push_back(std::move(jp));
+  }
+  j["timeline"] = std::move(timeline);
+  json pools = json::array();
+  for (const auto& p : r.pools) pools.push_back(pool_json(p));
+  j["pools"] = std::move(pools);
+  json sequence = json::array();
+  for (const auto& s : r.sequence) {
+    json js{{"op", s.op}};
+    if (s.graph >= 0) js["graph"] = s.graph;
+    if (!s.stream.empty()) js["stream"] = s.stream;
+    if (s.device >= 0) js["device"] = s.device;
+    if (s.count != 1) js["count"] = s.count;
+    if (s.address) js["address"] = s.address;
+    if (s.held >= 0) js["held"] = s.held;
+    if (s.event >= 0) js["event"] = s.event;
+    sequence.push_back(std::move(js));
+  }
+  j["sequence"] = std::move(sequence);
+  if (r.sequence_truncated) j["sequence_truncated"] = true;
+  if (!r.processes.empty()) {
+    json processes = json::array();
+    for (const auto& p : r.processes) {
+      processes.push_back({{"pid", p.pid}, {"command", p.command}, {"report", p.report}, {"graphs", p.graphs}});
+    }
+    j["processes"] = std::move(processes);
+  }
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+recording recording_from_json_text(const std::string& text_, const std::string& path) {
+  const json j = json::parse(text_, nullptr, false);
+  if (!j.is_object()) fail(path, "must be an object");
+  recording r;
+  r.partial = flag(j, "partial", path);
+  r.partial_reason = text(j, "partial_reason", path);
+  r.command = text(j, "command", path);
+  r.pid = static_cast<long>(i64(j, "pid", path));
+  r.name_from = text(j, "name_from", path, false, "nvtx");
+  r.graphs_without_memory_nodes = u64(j, "graphs_without_memory_nodes", path);
+  r.notes = strings(j, "notes", path);
+  r.analysis_deferred = flag(j, "analysis_deferred", path);
+  const json& graphs = array(j, "graphs", path, true);
+  for (std::size_t i = 0; i < graphs.size(); ++i) {
+    r.graphs.push_back(read_graph(object_at(graphs, i, join(path, "graphs")), at(join(path, "graphs"), i)));
+  }
+  const json& timeline = array(j, "timeline", path);
+  for (std::size_t i = 0; i < timeline.size(); ++i) {
+    const std::string ip = at(join(path, "timeline"), i);
+    const json& t = object_at(timeline, i, join(path, "timeline"));
+    recording::point p;
+    p.t_us = time_us(t, "t_us", ip, true);
+    p.device = small(t, "device", ip);
+    p.event = text(t, "event", ip);
+    p.graph = text(t, "graph", ip);
+    p.values = read_counters(t, ip);
+    r.timeline.push_back(std::move(p));
+  }
+  const json& pools = array(j, "pools", path);
+  for (std::size_t i = 0; i < pools.size(); ++i) {
+    r.pools.push_back(read_pool(object_at(pools, i, join(path, "pools")), at(join(path, "pools"), i)));
+  }
+  const json& sequence = array(j, "sequence", path);
+  for (std::size_t i = 0; i < sequence.size(); ++i) {
+    const std::string ip = at(join(path, "sequence"), i);
+    const json& s = object_at(sequence, i, join(path, "sequence"));
+    sequence_step st;
+    st.op = text(s, "op", ip, true);
+    st.graph = find(s, "graph") ? i64(s, "graph", ip) : -1;
+    if (st.graph >= static_cast<std::int64_t>(r.graphs.size()) || st.graph < -1) {
+      fail(join(ip, "graph"), "names no graph of recorded.graphs");
+    }
+    st.stream = text(s, "stream", ip);
+    st.device = find(s, "device") ? small(s, "device", ip) : -1;
+    st.count = find(s, "count") ? u64(s, "count", ip) : 1;
+    st.address = u64(s, "address", ip);
+    st.held = find(s, "held") ? i64(s, "held", ip) : -1;
+    st.event = find(s, "event") ? i64(s, "event", ip) : -1;
+    if (st.event >= 0 && (st.graph < 0 || static_cast<std::size_t>(st.event) >=
+                                              r.graphs[static_cast<std::size_t>(st.graph)].events.size())) {
+      fail(join(ip, "event"), "names no event of its graph");
+    }
+    r.sequence.push_back(std::move(st));
+  }
+  r.sequence_truncated = flag(j, "sequence_truncated", path);
+  const json& processes = array(j, "processes", path);
+  for (std::size_t i = 0; i < processes.size(); ++i) {
+    const std::string ip = at(join(path, "processes"), i);
+    const json& p = object_at(processes, i, join(path, "processes"));
+    r.processes.push_back({static_cast<long>(i64(p, "pid", ip)), text(p, "command", ip),
+                           text(p, "report", ip), static_cast<std::size_t>(u64(p, "graphs", ip))});
+  }
+  return r;
+}
+
+}  // namespace gmem::profiler

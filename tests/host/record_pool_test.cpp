@@ -1,0 +1,278 @@
+// Record mode with several graphs in one pool (issue 24): the recorder is fed what the
+// recording library would have seen of the pool probe's cases on an H100 (the counters the
+// driver gave before and after each call, read only where the library reads them), and the
+// report must give each graph its own figures, the growth its own calls caused, and the pool's
+// high watermark with an attribution that sums to it.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "gmem/profiler/report_io.hpp"
+#include "probe_cases.hpp"
+#include "record/recorder.hpp"
+
+namespace gmem::record {
+namespace {
+
+using profiler::probe::granule;
+using profiler::probe::MiB;
+
+counters at(const profiler::probe::probe_step& s) {
+  counters c;
+  c.reserved_current = s.reserved;
+  c.reserved_high = s.reserved_high;
+  c.used_current = s.used;
+  c.used_high = s.used_high;
+  return c;
+}
+
+const profiler::probe::probe_case& probe_case_named(const std::string& prefix) {
+  static const std::vector<profiler::probe::probe_case> cases = profiler::probe::read_cases();
+  for (const auto& c : cases) {
+    if (c.name.rfind(prefix, 0) == 0) return c;
+  }
+  throw std::runtime_error("no probe case " + prefix);
+}
+
+// Feeds a probe case to a recorder as the injected library would: instantiations, then each
+// step; counters around a launch only where plan_launch asks for them or the launch was slow.
+// Returns, per graph, the growth its launches caused by the probe's own readings.
+std::vector<std::uint64_t> feed(recorder& r, const profiler::probe::probe_case& c) {
+  profiler::instantiate_flags afol;
+  afol.auto_free_on_launch = true;
+  for (std::size_t k = 0; k < c.graphs.size(); ++k) {
+    const std::string& def = c.graphs[k];
+    r.on_instantiate(0x100 + k, 0x10 + k, profiler::probe::model_of_spec(def, (k + 1) << 40), profiler::probe::name_of(def),
+                     static_cast<double>(k), 10, counters{}, counters{},
+                     profiler::probe::auto_free(def) ? afol : profiler::instantiate_flags{});
+  }
+  std::vector<std::uint64_t> growth(c.graphs.size(), 0);
+  counters last{};
+  double t = 100;
+  for (std::size_t i = 0; i < c.program.size(); ++i) {
+    const std::string& tok = c.program[i];
+    const counters now = at(c.steps[i]);
+    const double host = c.steps[i].host_us;
+    t += 1000;
+    const std::size_t at_sign = tok.find('@');
+    const std::uint64_t stream = 1 + (at_sign == std::string::npos ? 0 : std::stoull(tok.substr(at_sign + 1)));
+    const std::size_t k = tok.size() > 1 ? std::stoul(tok.substr(1)) : 0;
+    if (tok[0] == 'L') {
+      const auto plan = r.plan_launch(0x100 + k, 0xA000 + stream);
+      std::optional<counters> before, after;
+      if (plan.read_counters || host >= slow_floor_us) {
+        before = last;
+        after = now;
+      }
+      if (!before || !r.on_steady_launch(plan, host)) r.on_launch(0x100 + k, plan.stream, t, host, before, after);
+      if (now.reserved_current > last.reserved_current) growth[k] += now.reserved_current - last.reserved_current;
+    } else if (tok[0] == 'S') {
+      r.on_sync(0);
+    } else if (tok[0] == 'T') {
+      r.on_trim(0, t, host, last, now);
+    } else {
+      ADD_FAILURE() << "step " << tok << " is not fed";
+    }
+    last = now;
+  }
+  return growth;
+}
+
+std::uint64_t sum_of(const std::vector<profiler::recorded_pool::share>& shares) {
+  std::uint64_t s = 0;
+  for (const auto& a : shares) s += a.bytes;
+  return s;
+}
+
+// P1: six graphs of 512 + 1 ... 16 + 6 MiB, outputs held, AutoFreeOnLaunch, largest first, three
+// rounds, a trim, a fourth round. The device reached 704 MiB; the small graphs' own footprints
+// are 32 to 96 MiB, not the device's 704.
+TEST(RecordPool, LargestFirstServingWarmUpGivesEachGraphItsOwnFiguresAndThePoolItsHigh) {
+  const auto& c = probe_case_named("P1 ");
+  recorder r;
+  const std::vector<std::uint64_t> measured = feed(r, c);
+  const profiler::report rep = assemble(r, profiler::environment{}, granule);
+  ASSERT_TRUE(rep.recorded);
+  const profiler::recording& rec = *rep.recorded;
+  ASSERT_EQ(rec.graphs.size(), 6u);
+  // Growth: what each graph's own calls grew the pool by, as the driver's counters say.
+  for (std::size_t k = 0; k < 6; ++k) {
+    EXPECT_EQ(rec.graphs[k].growth_bytes, measured[k]) << rec.graphs[k].name;
+  }
+  EXPECT_EQ(rec.graphs[0].growth_bytes, (544 + 160 + 512) * MiB);  // first, remap, after the trim
+  EXPECT_EQ(rec.graphs[3].growth_bytes, 0u);
+  // Each graph's own reservation, alone: 544, 288, 160, 96, 64, 32 MiB, within its bound.
+  const std::uint64_t own[] = {544, 288, 160, 96, 64, 32};
+  for (std::size_t k = 0; k < 6; ++k) {
+    const auto& a = rep.scenarios[k].analysis;
+    EXPECT_EQ(a.reserved_high_bytes, own[k] * MiB) << rep.scenarios[k].name;
+    EXPECT_EQ(rec.graphs[k].own_footprint_bytes, own[k] * MiB);
+    EXPECT_LE(a.reserved_high_bytes, std::max<std::uint64_t>(a.lower_bound_rounded_bytes * 3 / 2,
+                                                             a.lower_bound_rounded_bytes + 2 * granule));
+    EXPECT_TRUE(rec.graphs[k].flags.auto_free_on_launch);
+  }
+  EXPECT_EQ(rec.graphs[5].held_requested_bytes, 6 * MiB);
+  EXPECT_EQ(rec.graphs[5].held_granule_bytes, 32 * MiB);
+  // The pool: 704 MiB, reached by g0's relaunch in round 2, which had to map 160 MiB again.
+  ASSERT_EQ(rec.pools.size(), 1u);
+  const profiler::recorded_pool& pool = rec.pools[0];
+  EXPECT_EQ(pool.high_bytes, 704 * MiB);
+  EXPECT_EQ(pool.high_graph, "g0");
+  EXPECT_EQ(pool.high_event, "launch:remap_contention");
+  EXPECT_EQ(pool.model_high_bytes, pool.high_bytes);
+  EXPECT_EQ(sum_of(pool.attribution), pool.high_bytes);
+  std::map<std::string, std::uint64_t> by;
+  for (const auto& a : pool.attribution) by[a.graph + "/" + a.why] = a.bytes;
+  EXPECT_EQ(by["g0/working_set"], 544 * MiB);
+  for (const char* g : {"g1", "g2", "g3", "g4", "g5"}) EXPECT_EQ(by[std::string(g) + "/held_outputs"], 32 * MiB) << g;
+  // Set diagnostics: 20 MiB of outputs held in 160 MiB; the relaunches that mapped again.
+  std::map<std::string, const profiler::diagnostic*> diag;
+  for (const auto& d : pool.diagnostics) diag[d.code] = &d;
+  ASSERT_TRUE(diag.count("held_outputs"));
+  EXPECT_EQ(diag["held_outputs"]->bytes, 160 * MiB);
+  EXPECT_NE(diag["held_outputs"]->message.find("20971520 bytes (20.00 MiB) requested"), std::string::npos)
+      << diag["held_outputs"]->message;
+  ASSERT_TRUE(diag.count("remap_contention"));
+  EXPECT_EQ(diag["remap_contention"]->bytes, 160 * MiB);
+  // No graph's diagnostics measure it against the device's watermark.
+  for (const auto& s : rep.scenarios) {
+    for (const auto& d : s.diagnostics) EXPECT_NE(d.code, "reservation_above_bound") << s.name << ": " << d.message;
+  }
+  // The held outputs are "held between launches", not "cannot be launched again".
+  bool held_said = false;
+  for (const auto& d : rep.scenarios[5].diagnostics) {
+    held_said = held_said || (d.code == "unfreed_allocation" && d.message.find("held between launches") != std::string::npos &&
+                              d.message.find("33554432 bytes (32.00 MiB) mapped") != std::string::npos);
+  }
+  EXPECT_TRUE(held_said);
+  // It reads back as written.
+  const profiler::report back = profiler::from_json_string(profiler::to_json_string(rep), "p1");
+  ASSERT_TRUE(back.recorded);
+  EXPECT_EQ(back.recorded->pools[0].attribution.size(), pool.attribution.size());
+  EXPECT_EQ(back.recorded->graphs[0].growth_bytes, rec.graphs[0].growth_bytes);
+  EXPECT_EQ(back.recorded->sequence.size(), rec.sequence.size());
+}
+
+// P2: smallest first: the pool grows at every first launch, and each graph's growth is its own.
+TEST(RecordPool, SmallestFirstGrowthSumsToThePoolAndEveryFigureIsTheGraphs) {
+  const auto& c = probe_case_named("P2 ");
+  recorder r;
+  const std::vector<std::uint64_t> measured = feed(r, c);
+  const profiler::report rep = assemble(r, profiler::environment{}, granule);
+  const profiler::recording& rec = *rep.recorded;
+  std::uint64_t total = 0;
+  for (std::size_t k = 0; k < rec.graphs.size(); ++k) {
+    EXPECT_EQ(rec.graphs[k].growth_bytes, measured[k]) << rec.graphs[k].name;
+    total += rec.graphs[k].growth_bytes;
+  }
+  EXPECT_EQ(rec.graphs[5].growth_bytes, 32 * MiB);  // g5 first: its own footprint
+  EXPECT_EQ(rec.graphs[0].growth_bytes, 288 * MiB + 256 * MiB);  // 416 -> 704, and after the trim
+  EXPECT_EQ(rec.pools[0].high_bytes, 704 * MiB);
+  EXPECT_EQ(rec.pools[0].high_graph, "g0");
+  EXPECT_EQ(sum_of(rec.pools[0].attribution), 704 * MiB);
+  // Growth adds up to every byte the pool gained (before the trim: 704; after it, 512 again).
+  EXPECT_EQ(total, 704 * MiB + 512 * MiB);
+}
+
+// Four graphs launched from four threads into four streams at once: each call's window holds
+// the others' mappings, so the counters cannot say whose growth is whose; the pool model splits
+// the group's measured growth, each graph at most its own footprint, summing to the device's.
+TEST(RecordPool, OverlappingWindowsOfFourThreadsAreSplitByThePoolModel) {
+  recorder r;
+  const std::vector<std::string> defs = {"g0!=w256,o1", "g1!=w192,o1", "g2!=w128,o1", "g3!=w64,o1"};
+  profiler::instantiate_flags afol;
+  afol.auto_free_on_launch = true;
+  for (std::size_t k = 0; k < defs.size(); ++k) {
+    r.on_instantiate(0x100 + k, 0x10 + k, profiler::probe::model_of_spec(defs[k], (k + 1) << 40), "",
+                     0, 10, counters{}, counters{}, afol);
+  }
+  counters zero{}, all{};
+  all.reserved_current = all.reserved_high = 768 * MiB;  // P14: 288 + 224 + 160 + 96
+  for (std::size_t k = 0; k < defs.size(); ++k) {
+    // Windows [10k, 10k + 300] us overlap; every call read 0 before and 768 MiB after.
+    r.on_launch(0x100 + k, r.stream_label(0xA0 + k), 10.0 * static_cast<double>(k), 300, zero, all, "", true);
+  }
+  const profiler::report rep = assemble(r, profiler::environment{}, granule);
+  const profiler::recording& rec = *rep.recorded;
+  const std::uint64_t own[] = {288, 224, 160, 96};
+  std::uint64_t total = 0;
+  for (std::size_t k = 0; k < 4; ++k) {
+    EXPECT_TRUE(rec.graphs[k].events.back().concurrent);
+    EXPECT_EQ(rec.graphs[k].growth_bytes, own[k] * MiB) << rec.graphs[k].name;
+    EXPECT_LE(rec.graphs[k].growth_bytes, rec.graphs[k].own_footprint_bytes);
+    total += rec.graphs[k].growth_bytes;
+  }
+  EXPECT_EQ(total, 768 * MiB);
+  EXPECT_EQ(rec.pools[0].model_high_bytes, 768 * MiB);
+  EXPECT_EQ(sum_of(rec.pools[0].attribution), 768 * MiB);
+}
+
+TEST(RecordPool, AFailedLaunchIsRecordedWithItsResultAndNotCountedAsALaunch) {
+  recorder r;
+  r.on_instantiate(0x100, 0x10, profiler::probe::model_of_spec("g0=w64,o8", 1ull << 40), "", 0, 10,
+                   counters{}, counters{});
+  r.on_launch(0x100, 1, 1, 300, counters{}, counters{});
+  r.on_launch(0x100, 1, 2, 4, std::nullopt, std::nullopt, "CUDA_ERROR_INVALID_VALUE");
+  const profiler::report rep = assemble(r, profiler::environment{}, granule);
+  const auto& g = rep.recorded->graphs[0];
+  EXPECT_EQ(g.launches, 1u);
+  EXPECT_EQ(g.failed_calls, 1u);
+  EXPECT_EQ(g.events.back().result, "CUDA_ERROR_INVALID_VALUE");
+  EXPECT_EQ(g.events.back().cls, "failed");
+  bool phase = false;
+  for (const auto& c : rep.scenarios[0].launch_costs) phase = phase || c.phase == "launch_failed";
+  EXPECT_TRUE(phase);
+  // The output is "cannot be launched again" here: no AutoFreeOnLaunch.
+  bool warned = false;
+  for (const auto& d : rep.scenarios[0].diagnostics) {
+    warned = warned || d.message.find("cannot be launched again") != std::string::npos;
+  }
+  EXPECT_TRUE(warned);
+}
+
+TEST(RecordPool, AFreeOfAHeldOutputIsRecordedAndOtherFreesAreNot) {
+  recorder r;
+  r.on_instantiate(0x100, 0x10, profiler::probe::model_of_spec("g0=w64,o8", 1ull << 40), "", 0, 10,
+                   counters{}, counters{});
+  EXPECT_TRUE(r.is_held((1ull << 40) + 64 * MiB));
+  EXPECT_FALSE(r.is_held(1ull << 40));  // the working allocation: freed inside the graph
+  EXPECT_TRUE(r.on_free((1ull << 40) + 64 * MiB, r.stream_label(0xA), 5));
+  EXPECT_FALSE(r.on_free(0x1234, r.stream_label(0xA), 6));
+  const profiler::report rep = assemble(r, profiler::environment{}, granule);
+  const auto& seq = rep.recorded->sequence;
+  ASSERT_EQ(seq.size(), 1u);
+  EXPECT_EQ(seq[0].op, "free");
+  EXPECT_EQ(seq[0].held, 0);
+}
+
+// A loop of launches costs bounded memory: the sequence keeps one run, the steady times a
+// sample of max_steady_samples, with the exact count, minimum and maximum.
+TEST(RecordPool, ALongSteadyLoopKeepsBoundedState) {
+  recorder r;
+  r.on_instantiate(0x100, 0x10, profiler::probe::model_of_spec("g0=w64", 1ull << 40), "", 0, 10,
+                   counters{}, counters{});
+  r.on_launch(0x100, r.stream_label(0xA), 1, 300, counters{}, counters{});
+  for (int i = 0; i < 100000; ++i) {
+    const auto plan = r.plan_launch(0x100, 0xA);
+    const double us = 3.0 + (i % 7);
+    if (!r.on_steady_launch(plan, us)) r.on_launch(0x100, plan.stream, 2, us, std::nullopt, std::nullopt);
+  }
+  const graph_record& g = r.graphs()[0];
+  EXPECT_EQ(g.steady_count, 100000u);
+  EXPECT_EQ(g.steady_host_us.size(), max_steady_samples);
+  EXPECT_DOUBLE_EQ(g.steady_min_us, 3.0);
+  EXPECT_DOUBLE_EQ(g.steady_max_us, 9.0);
+  ASSERT_EQ(r.sequence().size(), 2u);  // the first launch, then one run of the steady ones
+  EXPECT_EQ(r.sequence()[1].count, 100000u);
+  const profiler::report rep = assemble(r, profiler::environment{}, granule);
+  const auto& steady = rep.scenarios[0].launch_costs.back();
+  EXPECT_EQ(steady.phase, "steady");
+  EXPECT_EQ(steady.host.count, 100000u);
+  EXPECT_DOUBLE_EQ(steady.host.median_us, 6.0);
+}
+
+}  // namespace
+}  // namespace gmem::record
