@@ -12,8 +12,8 @@
 
 #include "gmem/profiler/analysis.hpp"
 #include "gmem/profiler/diagnostics.hpp"
+#include "gmem/profiler/graph_alone.hpp"
 #include "gmem/profiler/pool_analysis.hpp"
-#include "gmem/profiler/pool_model.hpp"
 #include "gmem/profiler/report_io.hpp"
 #include "gmem/profiler/reuse_model.hpp"
 #include "record/recorder.hpp"
@@ -52,25 +52,6 @@ const char* op_name(char op) {
     case 'T': return "trim";
     default: return "sync";
   }
-}
-
-// What the graph alone reserves and uses from a trimmed pool, by the reuse model and the pool
-// model: its own footprint, whatever else the program had mapped.
-std::pair<std::uint64_t, std::uint64_t> own_footprint(const profiler::skeleton& sk,
-                                                      std::uint64_t granularity, bool auto_free) {
-  if (granularity == 0) {
-    const std::uint64_t b = profiler::predict_reuse(sk, 0).rounded_bytes;
-    return {b, b};
-  }
-  profiler::pool_model m(granularity);
-  const std::size_t g = m.add(profiler::pool_graph_of(sk, granularity, auto_free));
-  m.launch(g, 1);
-  std::uint64_t reserved = 0, used = 0;
-  for (const auto& d : m.graph(g).devices) {
-    reserved += m.reserved(d.device);
-    used += m.used(d.device);
-  }
-  return {reserved, used};
 }
 
 // Stable across runs of one program (gmemprof check matches graphs by it): the NVTX range, else
@@ -166,38 +147,21 @@ profiler::report assemble(const recorder& r, const profiler::environment& env,
     }
     profiler::skeleton sk;
     try {
-      const profiler::flat_graph flat = profiler::flatten(g.model);
-      const profiler::graph_analysis a = profiler::analyse(flat, granularity);
-      sk = profiler::skeleton_of(flat, a, g.name);
-      const auto [own_reserved, own_used] = own_footprint(sk, granularity, g.flags.auto_free_on_launch);
-      rg.own_footprint_bytes = own_reserved;
-      rg.own_footprint_method =
-          "reuse model: the graph alone from a trimmed pool, predicted (gmemprof replay measures it)";
+      std::vector<std::string> launched_into;
+      for (std::uint64_t st : streams) launched_into.push_back(stream_name(st));
       // The graph's own figures: what it reserves alone, not the device's watermark, which
       // holds every graph's memory (the "recorded" section has it, as the pool's).
-      s.analysis = profiler::summarize(a, own_used, own_reserved);
-      profiler::runtime_facts facts;
-      facts.graph_name = g.name;
-      facts.auto_free_on_launch = g.flags.auto_free_on_launch;
-      for (std::uint64_t st : streams) facts.launches.emplace_back(g.name, stream_name(st));
-      facts.reserved_high = own_reserved;
-      std::vector<std::size_t> held_nodes;
-      for (std::size_t i : a.unfreed) held_nodes.push_back(a.allocations[i].alloc_node);
-      std::sort(held_nodes.begin(), held_nodes.end());
-      for (std::size_t k = 0; k < held_nodes.size(); ++k) {
-        held_index[gi].emplace(flat.nodes[held_nodes[k]].address, static_cast<std::int64_t>(k));
+      const profiler::graph_alone alone =
+          profiler::study_alone(g.model, g.name, granularity, g.flags.auto_free_on_launch, launched_into);
+      rg.own_footprint_bytes = alone.reserved_bytes;
+      rg.own_footprint_method =
+          "reuse model: the graph alone from a trimmed pool, predicted (gmemprof replay measures it)";
+      s.analysis = alone.summary;
+      s.diagnostics = alone.diagnostics;
+      for (std::size_t k = 0; k < alone.held_addresses.size(); ++k) {
+        held_index[gi].emplace(alone.held_addresses[k], static_cast<std::int64_t>(k));
       }
-      if (granularity) {
-        const profiler::pool_graph pg = profiler::pool_graph_of(sk, granularity, false);
-        for (const auto& d : pg.devices) {
-          std::set<std::size_t> slots;
-          for (const auto& al : d.allocations) {
-            for (std::size_t k = al.first_slot; al.held && k < al.end_slot; ++k) slots.insert(k);
-          }
-          facts.held_granule_bytes += slots.size() * granularity;
-        }
-      }
-      s.diagnostics = profiler::diagnose(flat, a, facts);
+      sk = alone.shape;
       s.skeletons.push_back(sk);
     } catch (const std::exception& e) {
       s.status = profiler::scenario_status::error;

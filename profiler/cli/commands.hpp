@@ -60,4 +60,9 @@ int run_trace(const std::string& report_path, const std::string& out_path, std::
 int run_replay(const std::string& path, const std::string& graph, int device, std::ostream& out,
                std::ostream& err);
 
+/// `gmemprof replay REPORT --set`: replays a recording's graphs together (profile_set.hpp) and
+/// prints the set's footprint against the recorded one and the what-ifs that saved a granule.
+/// Returns 0, or 2 for a report without a recording (naming what to do).
+int run_replay_set(const std::string& path, int device, std::ostream& out, std::ostream& err);
+
 }  // namespace gmem::profiler

@@ -31,7 +31,7 @@ constexpr const char* usage =
     "  check BASELINE CURRENT       compare a report against a baseline: exit 0 pass,\n"
     "                               1 regression, 2 unusable input\n"
     "  show REPORT                  print a report as tables\n"
-    "  replay REPORT [--graph NAME] [--device N]\n"
+    "  replay REPORT [--graph NAME | --set] [--device N]\n"
     "                               re-measure a report's graph skeletons and the changes that\n"
     "                               save memory on this GPU\n"
     "  bench-summary BENCH_JSON [--out FILE.md]\n"
@@ -104,10 +104,15 @@ constexpr const char* bench_usage =
 
 constexpr const char* replay_usage =
     "usage: gmemprof replay REPORT [--graph NAME] [--device N]\n"
+    "       gmemprof replay REPORT --set [--device N]\n"
     "\n"
     "Builds each graph skeleton the report carries (memory nodes and empty nodes, in the order\n"
     "the graph created them; no user kernel runs) on the GPU, measures its reservation, then\n"
-    "each candidate change, and prints the changes that saved at least one granule here.\n";
+    "each candidate change, and prints the changes that saved at least one granule here.\n"
+    "With --set (a report of gmemprof record or gmem.profile_graphs): replays the graphs\n"
+    "together, in the order the program launched, uploaded, freed, destroyed and trimmed them,\n"
+    "and prints the set's high watermark against the recorded one, each graph's growth, and\n"
+    "the what-if changes of the set that saved at least one granule here.\n";
 
 constexpr const char* show_usage =
     "usage: gmemprof show REPORT\n"
@@ -356,10 +361,13 @@ int trace_command(int argc, char** argv) { return view_command("trace", trace_us
 int replay_command(int argc, char** argv) {
   std::string path, graph;
   int device = 0;
+  bool set = false;
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
     if (takes_value(arg) && i + 1 >= argc) return bad("replay", arg + " needs a value", replay_usage);
-    if (arg == "--graph") {
+    if (arg == "--set") {
+      set = true;
+    } else if (arg == "--graph") {
       graph = argv[++i];
     } else if (arg == "--device") {
       const auto v = parse_int(argv[++i]);
@@ -374,6 +382,8 @@ int replay_command(int argc, char** argv) {
     }
   }
   if (path.empty()) return bad("replay", "needs a REPORT", replay_usage);
+  if (set && !graph.empty()) return bad("replay", "--set replays every graph: leave out --graph", replay_usage);
+  if (set) return gmem::profiler::run_replay_set(path, device, std::cout, std::cerr);
   return gmem::profiler::run_replay(path, graph, device, std::cout, std::cerr);
 }
 

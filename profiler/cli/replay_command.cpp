@@ -9,6 +9,7 @@
 #include "gmem/profiler/analysis.hpp"
 #include "gmem/profiler/diagnostics.hpp"
 #include "gmem/profiler/environment.hpp"
+#include "gmem/profiler/profile_set.hpp"
 #include "gmem/profiler/report_io.hpp"
 #include "gmem/profiler/reuse_model.hpp"
 #include "gmem/profiler/skeleton_replay.hpp"
@@ -49,6 +50,52 @@ int run_replay(const std::string& path, const std::string& graph, int device, st
       const advice_report adv = measure_advice(sk, a, granularity, granularity, device);
       out << "scenario '" << sc.name << "' " << describe(adv);
     }
+  }
+  return 0;
+}
+
+int run_replay_set(const std::string& path, int device, std::ostream& out, std::ostream& err) {
+  report r;
+  try {
+    r = read_report(path);
+  } catch (const report_error& e) {
+    err << "gmemprof replay: " << e.what() << "\n";
+    return 2;
+  }
+  set_replay_result s;
+  try {
+    s = replay_set(r, device);
+  } catch (const std::invalid_argument& e) {
+    err << "gmemprof replay: report '" << path << "': " << e.what() << "\n";
+    return 2;
+  }
+  const recording& rec = *r.recorded;
+  const std::uint64_t granule = measure_granularity(device).bytes;
+  const std::uint64_t diff = s.high_bytes > s.recorded_high_bytes ? s.high_bytes - s.recorded_high_bytes
+                                                                   : s.recorded_high_bytes - s.high_bytes;
+  out << "replayed the set of " << s.growth_bytes.size() << " graph(s) of '" << path << "' (recorded on "
+      << r.env.device_name << ") on device " << device << ", " << s.calls << " call(s), each complete "
+      << "before the next\n";
+  out << "  high watermark: " << describe_bytes(s.high_bytes) << " replayed, "
+      << describe_bytes(s.recorded_high_bytes) << " recorded ("
+      << (diff < granule ? "within a granule" : "differs by " + describe_bytes(diff)) << ")\n";
+  std::size_t k = 0;
+  for (std::size_t i = 0; i < rec.graphs.size() && k < s.growth_bytes.size(); ++i) {
+    if (rec.graphs[i].kind != "memory_nodes" || i >= r.scenarios.size() || r.scenarios[i].skeletons.empty()) continue;
+    out << "  '" << rec.graphs[i].name << "': alone " << describe_bytes(s.alone_bytes[k]) << " replayed ("
+        << describe_bytes(rec.graphs[i].own_footprint_bytes) << " predicted), grew the pool by "
+        << describe_bytes(s.growth_bytes[k]) << " (recorded " << describe_bytes(rec.graphs[i].growth_bytes)
+        << ")\n";
+    ++k;
+  }
+  for (const auto& c : s.changes) {
+    out << "  " << c.kind << ": saves " << describe_bytes(c.saving_bytes) << " measured (set "
+        << describe_bytes(c.measured_bytes) << ", predicted " << describe_bytes(c.predicted_bytes) << "): "
+        << c.where << "\n";
+  }
+  for (const auto& c : s.tried) {
+    out << "  tried " << c.kind << ": " << describe_bytes(c.measured_bytes) << " measured (predicted "
+        << describe_bytes(c.predicted_bytes) << "), saves less than a granule: " << c.where << "\n";
   }
   return 0;
 }

@@ -13,37 +13,14 @@
 #include "gmem/error.hpp"
 #include "gmem/profiler/counters.hpp"
 #include "gmem/profiler/diagnostics.hpp"
+#include "measure/skeleton_build.hpp"
 
 namespace gmem::profiler {
 namespace {
 
-// Owns what one replay made, so that an error midway leaves nothing behind.
-struct built_graph {
-  cudaGraph_t graph = nullptr;
-  cudaGraphExec_t exec = nullptr;
-  std::vector<void*> unfreed;  ///< what the graph leaves allocated, freed after the launches
-  std::size_t distinct_addresses = 0;
-  built_graph() = default;
-  built_graph(const built_graph&) = delete;
-  built_graph& operator=(const built_graph&) = delete;
-  built_graph(built_graph&& o) noexcept
-      : graph(std::exchange(o.graph, nullptr)), exec(std::exchange(o.exec, nullptr)),
-        unfreed(std::move(o.unfreed)), distinct_addresses(o.distinct_addresses) {}
-  built_graph& operator=(built_graph&&) = delete;
-  ~built_graph() {
-    if (exec) (void)cudaGraphExecDestroy(exec);
-    if (graph) (void)cudaGraphDestroy(graph);
-  }
-  // Frees what the launches left allocated and destroys the graph, reporting errors.
-  void finish(const std::string& ctx) {
-    for (void* p : unfreed) GMEM_CUDA_TRY_CTX(cudaFree(p), ctx + ", freeing what the graph left allocated");
-    unfreed.clear();
-    GMEM_CUDA_TRY_CTX(cudaGraphExecDestroy(exec), ctx);
-    exec = nullptr;
-    GMEM_CUDA_TRY_CTX(cudaGraphDestroy(graph), ctx);
-    graph = nullptr;
-  }
-};
+using detail::build;
+using detail::built_graph;
+using detail::context_of;
 
 // A replay's setting: the device selected, its pool trimmed, the high watermarks reset, what
 // was reserved before, and a stream of its own.
@@ -64,66 +41,6 @@ struct replay_session {
   }
 };
 
-std::string context_of(const skeleton& s) { return "replaying the skeleton of graph '" + s.name + "'"; }
-
-// Builds `s` (validated by the caller) on the current device in its creation order and
-// instantiates it.
-built_graph build(const skeleton& s, unsigned long long instantiate_flags) {
-  const std::string ctx = context_of(s);
-  built_graph b;
-  GMEM_CUDA_TRY_CTX(cudaGraphCreate(&b.graph, 0), ctx);
-  const std::size_t n = s.nodes.size();
-  std::vector<cudaGraphNode_t> made(n, nullptr);
-  std::vector<void*> address(n, nullptr);
-  std::vector<bool> freed(n, false);
-  std::vector<cudaGraphNode_t> deps;
-  for (std::size_t v = 0; v < n; ++v) {
-    const skeleton_node& node = s.nodes[v];
-    deps.clear();
-    for (std::size_t d : node.deps) deps.push_back(made[d]);
-    const std::string at = ctx + ", creating node #" + std::to_string(v) +
-                           (node.label.empty() ? std::string() : " (" + node.label + ")");
-    if (node.kind == skeleton_kind::alloc) {
-      cudaMemAllocNodeParams p{};
-      p.poolProps.allocType = cudaMemAllocationTypePinned;
-      p.poolProps.location.type = cudaMemLocationTypeDevice;
-      p.poolProps.location.id = node.device;
-      std::vector<cudaMemAccessDesc> access;
-      for (int peer : node.peers) {
-        cudaMemAccessDesc a{};
-        a.location.type = cudaMemLocationTypeDevice;
-        a.location.id = peer;
-        a.flags = cudaMemAccessFlagsProtReadWrite;
-        access.push_back(a);
-      }
-      p.accessDescs = access.empty() ? nullptr : access.data();
-      p.accessDescCount = access.size();
-      p.bytesize = node.bytes;
-      GMEM_CUDA_TRY_CTX(cudaGraphAddMemAllocNode(&made[v], b.graph, deps.data(), deps.size(), &p), at);
-      address[v] = p.dptr;
-    } else if (node.kind == skeleton_kind::free) {
-      GMEM_CUDA_TRY_CTX(cudaGraphAddMemFreeNode(&made[v], b.graph, deps.data(), deps.size(),
-                                                address[node.frees]),
-                        at);
-      freed[node.frees] = true;
-    } else {
-      GMEM_CUDA_TRY_CTX(cudaGraphAddEmptyNode(&made[v], b.graph, deps.data(), deps.size()), at);
-    }
-  }
-  for (const auto& [from, to] : s.late_edges) {
-    GMEM_CUDA_TRY_CTX(cudaGraphAddDependencies(b.graph, &made[from], &made[to], nullptr, 1),
-                      ctx + ", adding the late edge " + std::to_string(from) + " -> " + std::to_string(to));
-  }
-  std::set<void*> distinct;
-  for (std::size_t v = 0; v < n; ++v) {
-    if (s.nodes[v].kind != skeleton_kind::alloc) continue;
-    distinct.insert(address[v]);
-    if (!freed[v]) b.unfreed.push_back(address[v]);
-  }
-  b.distinct_addresses = distinct.size();
-  GMEM_CUDA_TRY_CTX(cudaGraphInstantiateWithFlags(&b.exec, b.graph, instantiate_flags), ctx);
-  return b;
-}
 
 std::uint64_t above(std::uint64_t value, std::uint64_t before) { return value > before ? value - before : 0; }
 

@@ -19,6 +19,7 @@
 #include "gmem/profiler/graph_reader.hpp"
 #include "gmem/profiler/lifetime.hpp"
 #include "gmem/profiler/profile.hpp"
+#include "gmem/profiler/profile_set.hpp"
 #include "gmem/profiler/reuse_model.hpp"
 #include "gmem/profiler/skeleton_replay.hpp"
 #include "gmem/profiler/timing.hpp"
@@ -332,6 +333,94 @@ std::vector<scenario_result> several_graphs(const scenario_context& ctx, const s
                     set, iteration)};
 }
 
+// A serving warm-up as inference engines do it: one graph per batch size, largest first, each
+// with working memory freed inside it (bytes, bytes/2, ...) and an output it leaves allocated
+// ((i + 1) MiB), instantiated with AutoFreeOnLaunch, launched into one stream: two rounds. The
+// set's footprint is the largest graph's working set plus a whole granule for each output the
+// others hold (measured, README "Many graphs, one pool").
+std::vector<scenario_result> serving_warmup(const scenario_context& ctx) {
+  const int n = ctx.params.count("graphs");
+  const std::uint64_t bytes = ctx.params.get("bytes");
+  std::vector<graph> graphs;
+  std::vector<std::pair<cudaGraph_t, std::string>> set;
+  for (int i = 0; i < n; ++i) {
+    graph g("batch " + std::to_string(i));
+    const std::uint64_t work = std::max<std::uint64_t>(bytes >> i, MiB);
+    const auto w = g.add_alloc({work, ctx.device});
+    const auto o = g.add_alloc({static_cast<std::uint64_t>(i + 1) * MiB, ctx.device});
+    const auto t = g.add_memset({w.node, o.node}, w.ptr, 0x5a, std::min<std::uint64_t>(work, touch_bytes));
+    (void)g.add_memset({t}, o.ptr, 0x5b, MiB);
+    (void)g.add_free(w.ptr, {t});
+    graphs.push_back(std::move(g));
+  }
+  for (const graph& g : graphs) set.emplace_back(g.get(), g.name());
+  set_profile_options o;
+  o.device = ctx.device;
+  o.granularity = ctx.granularity;
+  o.rounds = 2;
+  const report rep = profile_graphs(set, o);
+  const recording& rec = *rep.recorded;
+  scenario_result r;
+  r.name = "serving_warmup";
+  r.params = {{"graphs", std::int64_t{n}}, {"bytes", static_cast<std::int64_t>(bytes)}};
+  // The set's bound: while graph g runs, the others hold their outputs. Its heaviest antichain
+  // plus their held bytes, for the worst g, rounded to the granule as a whole.
+  std::uint64_t held = 0, bound = 0;
+  for (const recorded_graph& g : rec.graphs) held += g.held_requested_bytes;
+  for (std::size_t i = 0; i < rep.scenarios.size(); ++i) {
+    const analysis_summary& a = rep.scenarios[i].analysis;
+    r.analysis.alloc_nodes += a.alloc_nodes;
+    r.analysis.free_nodes += a.free_nodes;
+    r.analysis.unfreed_allocations += a.unfreed_allocations;
+    r.analysis.requested_bytes += a.requested_bytes;
+    r.analysis.distinct_addresses += a.distinct_addresses;
+    bound = std::max(bound, a.lower_bound_bytes + held - rec.graphs[i].held_requested_bytes);
+    r.skeletons.insert(r.skeletons.end(), rep.scenarios[i].skeletons.begin(), rep.scenarios[i].skeletons.end());
+  }
+  const recorded_pool& pool = rec.pools.at(0);
+  r.analysis.lower_bound_bytes = bound;
+  r.analysis.lower_bound_rounded_bytes = round_up(bound, ctx.granularity);
+  r.analysis.reserved_high_bytes = pool.high_bytes;
+  std::uint64_t used_high = 0;
+  for (const recorded_graph& g : rec.graphs) {
+    for (const recorded_event& e : g.events) {
+      if (e.after) used_high = std::max(used_high, e.after->used_high);
+    }
+  }
+  r.analysis.used_high_bytes = used_high;
+  r.analysis.va_reuse_ratio = r.analysis.distinct_addresses
+                                  ? static_cast<double>(r.analysis.alloc_nodes) / r.analysis.distinct_addresses
+                                  : 0;
+  r.analysis.physical_reuse_ratio =
+      pool.high_bytes ? static_cast<double>(r.analysis.requested_bytes) / pool.high_bytes : 0;
+  r.analysis.bound_ratio = r.analysis.lower_bound_rounded_bytes
+                               ? static_cast<double>(pool.high_bytes) / r.analysis.lower_bound_rounded_bytes
+                               : 0;
+  // Counters after each round, host times of the launches by class.
+  std::map<std::string, std::vector<double>> host;
+  std::vector<std::string> order;
+  for (std::size_t k = 0; k < rec.sequence.size(); ++k) {
+    const sequence_step& st = rec.sequence[k];
+    if (st.graph < 0 || st.event < 0) continue;
+    const recorded_event& e = rec.graphs[static_cast<std::size_t>(st.graph)].events[static_cast<std::size_t>(st.event)];
+    if (!host.count(e.cls)) order.push_back(e.cls);
+    host[e.cls].push_back(e.host_us);
+    if ((k + 1) % static_cast<std::size_t>(n) == 0 && e.after) {
+      r.counters_after_phase.push_back({k + 1 == static_cast<std::size_t>(n) ? "first_round" : "second_round", *e.after});
+    }
+  }
+  for (const std::string& cls : order) {
+    std::vector<double>& v = host[cls];
+    std::sort(v.begin(), v.end());
+    launch_cost c;
+    c.phase = cls;
+    c.host = {v.size(), v[v.size() / 2], v.front(), v.back()};
+    r.launch_costs.push_back(c);
+  }
+  r.diagnostics = pool.diagnostics;
+  return {r};
+}
+
 std::vector<scenario_result> unfreed_relaunch(const scenario_context& ctx, bool auto_free) {
   const std::uint64_t bytes = ctx.params.get("bytes");
   const std::string name = auto_free ? "auto_free_on_launch" : "unfreed_relaunch";
@@ -528,6 +617,11 @@ const std::vector<scenario_definition>& scenario_definitions() {
        [](const scenario_context& c) {
          return several_graphs(c, "graphs_in_separate_streams", true);
        }},
+      {"serving_warmup",
+       "graphs of decreasing size holding outputs (AutoFreeOnLaunch, one stream): what each adds to the pool",
+       {count_param("graphs", 6, max_graphs, "how many graphs (batch sizes)"),
+        size_param({512 * MiB}, "the largest graph's working memory (halved for each next graph)")},
+       serving_warmup},
       {"unfreed_relaunch", "an allocation left unfreed, freed in a stream before each relaunch",
        {size_param({128 * MiB}, "the unfreed allocation's size")},
        [](const scenario_context& c) { return unfreed_relaunch(c, false); }},

@@ -34,7 +34,7 @@ from ._core import (  # noqa: F401  (re-exported API)
 from . import _core
 
 __all__ = [
-    "profile_graph", "read_report", "report_from_json", "check", "graph_handle", "phases",
+    "profile_graph", "profile_graphs", "read_report", "report_from_json", "check", "graph_handle", "phases",
     "device_count", "Report", "ScenarioResult", "Analysis", "Diagnostic", "Comparison",
     "Tolerances", "UsageError", "CudaError", "ReportError", "UnsupportedError",
 ]
@@ -92,6 +92,29 @@ def profile_graph(handle, name, device=0, reps=10, phases=None, warmups=2,
                                  list(phases or []), bool(auto_free_on_launch),
                                  float(excess_ratio_threshold))
     return _core.make_report([result], int(device), "python: gmem.profile_graph(" + str(name) + ")")
+
+
+def profile_graphs(graphs, names=None, device=0, rounds=2, auto_free_on_launch=True):
+    """Profiles a set of graphs sharing the device's graph memory pool, as a program launches
+    them: instantiated (with AutoFreeOnLaunch by default, as PyTorch does), launched in the given
+    order into one stream, `rounds` times, from a trimmed pool. Returns a Report with a scenario
+    per graph (its own figures: the graph alone) and `report.recorded`: each graph's pool growth
+    (`recorded.graphs[i].growth_bytes`), and the pool (`recorded.pools[0]`): its high watermark,
+    what was mapped there by graph (`attribution`) and diagnostics about the set.
+
+    `graphs`: handles as for profile_graph, or (handle, name) pairs; `names`: the graphs' names
+    (default "graph 0", ...). As with profile_graph, profile before the framework instantiates
+    the graphs, and replay them before reading or dropping their outputs."""
+    graphs = list(graphs)
+    if names is None:
+        names = []
+        for i, g in enumerate(graphs):
+            names.append(str(g[1]) if isinstance(g, tuple) and len(g) == 2 else "graph %d" % i)
+    handles = [graph_handle(g[0] if isinstance(g, tuple) and len(g) == 2 else g) for g in graphs]
+    if not handles:
+        raise UsageError("profile_graphs: no graphs given")
+    return _core.profile_graphs(handles, [str(n) for n in names], int(device), int(rounds),
+                                bool(auto_free_on_launch))
 
 
 def read_report(path):

@@ -8,7 +8,8 @@ its lower bound and the diagnostics that explain the excess.
 
 from . import Report, ScenarioResult, UsageError, _one_scenario
 
-__all__ = ["assert_reserved_at_most", "assert_within_bound", "describe"]
+__all__ = ["assert_reserved_at_most", "assert_within_bound", "assert_pool_at_most", "describe",
+           "describe_pool"]
 
 
 def _scenario(result):
@@ -69,3 +70,42 @@ def assert_within_bound(result, max_ratio):
     if not a.bound_ratio <= max_ratio:
         raise AssertionError("graph '%s' reserved %.3fx its lower bound (allowed %gx)\n%s"
                              % (r.name, a.bound_ratio, max_ratio, describe(r)))
+
+
+def describe_pool(report):
+    """The set's pool: its high watermark, what was mapped there by graph, each graph's growth and
+    own footprint, and the diagnostics about the set, as lines of text."""
+    rec = getattr(report, "recorded", None)
+    if rec is None or not rec.pools:
+        raise UsageError("expected a gmem.Report of gmem.profile_graphs or gmemprof record (with a "
+                         "pool), got one without")
+    lines = []
+    for p in rec.pools:
+        lines.append("pool of device %d: high watermark %s (reached by '%s', %s)"
+                     % (p.device, _mib(p.high_bytes), p.high_graph, p.high_event))
+        for s in p.attribution:
+            lines.append("  %s %s: %s" % ("'%s'" % s.graph if s.graph else "no graph", s.why,
+                                          _mib(s.bytes)))
+        for d in p.diagnostics:
+            lines.append("  [%s] %s: %s" % (d.severity, d.code, d.message))
+    for g in rec.graphs:
+        lines.append("graph '%s': alone %s, grew the pool by %s, holds %s between launches"
+                     % (g.name, _mib(g.own_footprint_bytes), _mib(g.growth_bytes),
+                        _mib(g.held_requested_bytes)))
+    return "\n".join(lines)
+
+
+def assert_pool_at_most(report, max_bytes, device=None):
+    """Fails unless the set's pool high watermark (every device's, or `device`'s) is at most
+    `max_bytes`; the message holds what was mapped there by graph and the set's diagnostics."""
+    rec = getattr(report, "recorded", None)
+    if rec is None or not rec.pools:
+        raise UsageError("assert_pool_at_most needs a report of gmem.profile_graphs or gmemprof "
+                         "record (it has a pool), not of gmem.profile_graph")
+    for p in rec.pools:
+        if device is not None and p.device != device:
+            continue
+        if p.high_bytes > max_bytes:
+            raise AssertionError("the graphs' pool on device %d reached %s, more than the %s "
+                                 "allowed\n%s" % (p.device, _mib(p.high_bytes), _mib(int(max_bytes)),
+                                                   describe_pool(report)))

@@ -17,6 +17,7 @@
 #include "gmem/profiler/compare.hpp"
 #include "gmem/profiler/phase_driver.hpp"
 #include "gmem/profiler/profile.hpp"
+#include "gmem/profiler/profile_set.hpp"
 #include "gmem/profiler/report.hpp"
 #include "gmem/profiler/report_io.hpp"
 #include "gmem/usage_error.hpp"
@@ -55,6 +56,28 @@ gp::scenario_result profile(std::uintptr_t handle, const std::string& name, int 
   o.excess_ratio_threshold = excess_ratio_threshold;
   py::gil_scoped_release unlocked;  // the driver work takes milliseconds to seconds
   return gp::profile_graph(reinterpret_cast<cudaGraph_t>(handle), name, o);
+}
+
+gp::report profile_set(const std::vector<std::uintptr_t>& handles, const std::vector<std::string>& names,
+                       int device, int rounds, bool auto_free_on_launch) {
+  if (handles.size() != names.size()) {
+    throw gmem::usage_error("profile_graphs: " + std::to_string(handles.size()) + " graphs but " +
+                            std::to_string(names.size()) + " names");
+  }
+  std::vector<std::pair<cudaGraph_t, std::string>> set;
+  for (std::size_t i = 0; i < handles.size(); ++i) {
+    if (handles[i] == 0) {
+      throw gmem::usage_error("profile_graphs: the handle of graph '" + names[i] +
+                              "' is 0 (null); pass the cudaGraph_t of a captured graph");
+    }
+    set.emplace_back(reinterpret_cast<cudaGraph_t>(handles[i]), names[i]);
+  }
+  gp::set_profile_options o;
+  o.device = device;
+  o.rounds = rounds;
+  o.auto_free_on_launch = auto_free_on_launch;
+  py::gil_scoped_release unlocked;
+  return gp::profile_graphs(set, o);
 }
 
 int device_count() {
@@ -173,10 +196,56 @@ PYBIND11_MODULE(_core, m) {
       .def("to_json", [](const gp::scenario_result& r) {
         return gp::to_json_string(single_result_report(r));
       });
+  py::class_<gp::recorded_event>(m, "RecordedEvent")
+      .def_readonly("t_us", &gp::recorded_event::t_us)
+      .def_readonly("kind", &gp::recorded_event::kind)
+      .def_readonly("cls", &gp::recorded_event::cls)
+      .def_readonly("device", &gp::recorded_event::device)
+      .def_readonly("host_us", &gp::recorded_event::host_us)
+      .def_readonly("stream", &gp::recorded_event::stream)
+      .def_readonly("result", &gp::recorded_event::result)
+      .def_readonly("concurrent", &gp::recorded_event::concurrent)
+      .def_readonly("growth_bytes", &gp::recorded_event::growth_bytes)
+      .def_readonly("before", &gp::recorded_event::before)
+      .def_readonly("after", &gp::recorded_event::after);
+  py::class_<gp::recorded_graph>(m, "RecordedGraph")
+      .def_readonly("name", &gp::recorded_graph::name)
+      .def_readonly("identity", &gp::recorded_graph::identity)
+      .def_readonly("kind", &gp::recorded_graph::kind)
+      .def_readonly("launches", &gp::recorded_graph::launches)
+      .def_readonly("growth_bytes", &gp::recorded_graph::growth_bytes)
+      .def_readonly("own_footprint_bytes", &gp::recorded_graph::own_footprint_bytes)
+      .def_readonly("held_requested_bytes", &gp::recorded_graph::held_requested_bytes)
+      .def_readonly("held_granule_bytes", &gp::recorded_graph::held_granule_bytes)
+      .def_readonly("capture_pool_growth_bytes", &gp::recorded_graph::capture_pool_growth_bytes)
+      .def_readonly("events", &gp::recorded_graph::events);
+  py::class_<gp::recorded_pool::share>(m, "PoolShare")
+      .def_readonly("graph", &gp::recorded_pool::share::graph)
+      .def_readonly("why", &gp::recorded_pool::share::why)
+      .def_readonly("bytes", &gp::recorded_pool::share::bytes)
+      .def("__repr__", [](const gp::recorded_pool::share& s) {
+        return "PoolShare('" + s.graph + "', " + s.why + ", " + std::to_string(s.bytes) + ")";
+      });
+  py::class_<gp::recorded_pool>(m, "Pool")
+      .def_readonly("device", &gp::recorded_pool::device)
+      .def_readonly("high_bytes", &gp::recorded_pool::high_bytes)
+      .def_readonly("end_bytes", &gp::recorded_pool::end_bytes)
+      .def_readonly("model_high_bytes", &gp::recorded_pool::model_high_bytes)
+      .def_readonly("high_graph", &gp::recorded_pool::high_graph)
+      .def_readonly("high_event", &gp::recorded_pool::high_event)
+      .def_readonly("attribution", &gp::recorded_pool::attribution)
+      .def_readonly("diagnostics", &gp::recorded_pool::diagnostics);
+  py::class_<gp::recording>(m, "Recording")
+      .def_readonly("partial", &gp::recording::partial)
+      .def_readonly("command", &gp::recording::command)
+      .def_readonly("notes", &gp::recording::notes)
+      .def_readonly("graphs", &gp::recording::graphs)
+      .def_readonly("pools", &gp::recording::pools);
   py::class_<gp::report>(m, "Report")
       .def_readonly("version", &gp::report::version)
       .def_readonly("environment", &gp::report::env)
       .def_readonly("scenarios", &gp::report::scenarios)
+      .def_readonly("recorded", &gp::report::recorded)
       .def("to_json", [](const gp::report& r) { return gp::to_json_string(r); })
       .def("write", [](const gp::report& r, const std::string& path) { gp::write_report(r, path); },
            py::arg("path"), "Writes the report atomically (temporary file, fsync, rename).");
@@ -209,6 +278,8 @@ PYBIND11_MODULE(_core, m) {
   m.def("profile_graph", &profile, py::arg("handle"), py::arg("name"), py::arg("device"),
         py::arg("reps"), py::arg("warmups"), py::arg("phases"), py::arg("auto_free_on_launch"),
         py::arg("excess_ratio_threshold"));
+  m.def("profile_graphs", &profile_set, py::arg("handles"), py::arg("names"), py::arg("device"),
+        py::arg("rounds"), py::arg("auto_free_on_launch"));
   m.def("make_report", &gp::make_report, py::arg("scenarios"), py::arg("device"),
         py::arg("command_line"), py::call_guard<py::gil_scoped_release>());
   m.def("read_report", &gp::read_report, py::arg("path"));

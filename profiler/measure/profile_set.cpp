@@ -1,0 +1,369 @@
+#include "gmem/profiler/profile_set.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <stdexcept>
+
+#include "gmem/error.hpp"
+#include "gmem/profiler/counters.hpp"
+#include "gmem/profiler/diagnostics.hpp"
+#include "gmem/profiler/environment.hpp"
+#include "gmem/profiler/graph_alone.hpp"
+#include "gmem/profiler/graph_reader.hpp"
+#include "gmem/profiler/pool_analysis.hpp"
+#include "gmem/profiler/profile.hpp"
+#include "gmem/profiler/skeleton_replay.hpp"
+#include "measure/set_runner.hpp"
+#include "measure/skeleton_build.hpp"
+
+namespace gmem::profiler {
+namespace {
+
+// A scenario for one graph of a set: its own figures and diagnostics, its skeleton, and the
+// host time of its launches by class (no wall time: the set runner synchronizes every call).
+scenario_result scenario_of(const graph_alone& alone, const recorded_graph& g, const std::string& source) {
+  scenario_result s;
+  s.name = g.name;
+  s.params.emplace_back("source", source);
+  s.analysis = alone.summary;
+  s.diagnostics = alone.diagnostics;
+  s.skeletons.push_back(alone.shape);
+  std::map<std::string, std::vector<double>> host;
+  std::vector<std::string> order;
+  for (const recorded_event& e : g.events) {
+    const std::string phase = e.kind == "launch" ? e.cls : e.kind;
+    if (!host.count(phase)) order.push_back(phase);
+    host[phase].push_back(e.host_us);
+    if (e.after) s.counters_after_phase.push_back({phase, *e.after});
+  }
+  for (const std::string& phase : order) {
+    std::vector<double>& v = host[phase];
+    std::sort(v.begin(), v.end());
+    launch_cost c;
+    c.phase = phase;
+    c.host.count = v.size();
+    c.host.min_us = v.front();
+    c.host.max_us = v.back();
+    c.host.median_us = v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+    s.launch_costs.push_back(c);
+  }
+  return s;
+}
+
+// The set's high watermark, by the pool model, with every call complete before the next (as
+// the set runner makes them).
+std::uint64_t predict_high(const std::vector<skeleton>& graphs, const std::vector<bool>& auto_free,
+                           const std::vector<sequence_step>& steps, std::uint64_t granularity, int device) {
+  pool_model m(granularity);
+  for (std::size_t i = 0; i < graphs.size(); ++i) m.add(pool_graph_of(graphs[i], granularity, auto_free[i]));
+  std::map<std::string, std::uint64_t> ids;
+  std::uint64_t high = 0;
+  std::vector<bool> destroyed(graphs.size(), false);
+  for (const sequence_step& st : steps) {
+    const bool on_graph = st.graph >= 0 && static_cast<std::size_t>(st.graph) < graphs.size();
+    const std::size_t g = on_graph ? static_cast<std::size_t>(st.graph) : 0;
+    const std::uint64_t stream = ids.emplace(st.stream, ids.size() + 1).first->second;
+    if (on_graph && destroyed[g]) continue;
+    if (st.op == "launch" && on_graph) {
+      for (std::uint64_t n = 0; n < std::min<std::uint64_t>(st.count, 2); ++n) m.launch(g, stream);
+    } else if (st.op == "upload" && on_graph) {
+      m.upload(g, stream);
+    } else if (st.op == "free" && on_graph) {
+      m.free_held(g);
+    } else if (st.op == "destroy" && on_graph) {
+      m.destroy(g);
+      destroyed[g] = true;
+    } else if (st.op == "trim") {
+      m.trim(device);
+    }
+    m.synchronize();
+    high = std::max(high, m.reserved(device));
+  }
+  return high;
+}
+
+// Skeletons built and run through `steps` on `device`; returns the reservation's high
+// watermark above what was reserved before (the pool is trimmed first).
+std::uint64_t replay_steps(const std::vector<skeleton>& graphs, const std::vector<bool>& auto_free,
+                           const std::vector<sequence_step>& steps, int device, recording* out) {
+  GMEM_CUDA_TRY_CTX(cudaSetDevice(device), "replaying a set of graphs");
+  std::vector<detail::built_graph> built;
+  for (std::size_t i = 0; i < graphs.size(); ++i) {
+    validate(graphs[i]);
+    built.push_back(detail::build(graphs[i], auto_free[i] ? cudaGraphInstantiateFlagAutoFreeOnLaunch : 0));
+  }
+  std::vector<detail::set_member> members;
+  for (std::size_t i = 0; i < graphs.size(); ++i) {
+    detail::set_member m;
+    m.name = graphs[i].name;
+    m.exec = built[i].exec;
+    m.held.assign(built[i].unfreed.begin(), built[i].unfreed.end());
+    m.auto_free = auto_free[i];
+    detail::built_graph* b = &built[i];
+    const std::string name = graphs[i].name;
+    m.destroy = [b, name] {
+      GMEM_CUDA_TRY_CTX(cudaGraphExecDestroy(b->exec), "replaying a set of graphs, destroying '" + name + "'");
+      b->exec = nullptr;
+    };
+    members.push_back(std::move(m));
+  }
+  for (auto& b : built) b.unfreed.clear();  // run_set frees what the launches leave
+  recording rec = detail::run_set(members, steps, device);
+  const std::uint64_t high = read_counters(device).reserved_high;
+  built.clear();
+  (void)trim(device);
+  if (out) *out = std::move(rec);
+  return high;
+}
+
+}  // namespace
+
+report profile_graphs(const std::vector<std::pair<cudaGraph_t, std::string>>& graphs,
+                      const set_profile_options& options) {
+  if (graphs.empty()) throw std::invalid_argument("profile_graphs: no graphs given");
+  if (options.rounds < 1) throw std::invalid_argument("profile_graphs: rounds must be at least 1");
+  GMEM_CUDA_TRY_CTX(cudaSetDevice(options.device), "profile_graphs");
+  const std::uint64_t granularity =
+      options.granularity ? options.granularity : measure_granularity(options.device).bytes;
+  std::vector<graph_alone> alone;
+  std::vector<cudaGraphExec_t> execs(graphs.size(), nullptr);
+  const auto destroy_all = [&] {
+    for (cudaGraphExec_t& e : execs) {
+      if (e) (void)cudaGraphExecDestroy(e);
+      e = nullptr;
+    }
+  };
+  std::vector<detail::set_member> members;
+  try {
+    for (std::size_t i = 0; i < graphs.size(); ++i) {
+      const auto& [g, name] = graphs[i];
+      alone.push_back(study_alone(read_graph(g, name), name, granularity, options.auto_free_on_launch,
+                                  {"stream 1"}));
+      GMEM_CUDA_TRY_CTX(cudaGraphInstantiateWithFlags(
+                            &execs[i], g, options.auto_free_on_launch ? cudaGraphInstantiateFlagAutoFreeOnLaunch : 0),
+                        "profile_graphs: instantiating graph '" + name + "'");
+      detail::set_member m;
+      m.name = name;
+      m.exec = execs[i];
+      for (std::uint64_t a : alone.back().held_addresses) m.held.push_back(reinterpret_cast<void*>(a));
+      m.auto_free = options.auto_free_on_launch;
+      m.destroy = [&execs, i] {
+        GMEM_CUDA_TRY(cudaGraphExecDestroy(execs[i]));
+        execs[i] = nullptr;
+      };
+      members.push_back(std::move(m));
+    }
+    std::vector<sequence_step> steps;
+    for (int r = 0; r < options.rounds; ++r) {
+      for (std::size_t i = 0; i < graphs.size(); ++i) {
+        sequence_step st;
+        st.op = "launch";
+        st.graph = static_cast<std::int64_t>(i);
+        st.stream = "stream 1";
+        steps.push_back(st);
+      }
+    }
+    recording rec = detail::run_set(members, steps, options.device);
+    destroy_all();
+    (void)trim(options.device);
+    std::vector<skeleton> skeletons;
+    report rep = make_report({}, options.device, "profile_graphs");
+    for (std::size_t i = 0; i < graphs.size(); ++i) {
+      recorded_graph& g = rec.graphs[i];
+      g.identity = "name:" + g.name;
+      g.nodes = alone[i].flat.nodes.size();
+      g.own_footprint_bytes = alone[i].reserved_bytes;
+      g.own_footprint_method = "reuse model: the graph alone from a trimmed pool, predicted";
+      skeletons.push_back(alone[i].shape);
+      rep.scenarios.push_back(scenario_of(alone[i], g, "profile_graphs"));
+    }
+    analyse_pools(rec, skeletons, granularity);
+    rec.command = "profile_graphs";
+    rep.recorded = std::move(rec);
+    return rep;
+  } catch (...) {
+    destroy_all();
+    throw;
+  }
+}
+
+set_replay_result replay_set(const report& r, int device) {
+  if (!r.recorded || r.recorded->graphs.empty()) {
+    throw std::invalid_argument("the report has no recorded graphs: `gmemprof replay --set` replays a "
+                                "report of `gmemprof record` or gmem.profile_graphs");
+  }
+  const recording& rec = *r.recorded;
+  std::vector<skeleton> graphs;
+  std::vector<bool> auto_free;
+  std::vector<std::int64_t> index(rec.graphs.size(), -1);  // recording graph -> replayed graph
+  for (std::size_t i = 0; i < rec.graphs.size() && i < r.scenarios.size(); ++i) {
+    if (rec.graphs[i].kind != "memory_nodes" || r.scenarios[i].skeletons.empty()) continue;
+    index[i] = static_cast<std::int64_t>(graphs.size());
+    graphs.push_back(r.scenarios[i].skeletons.front());
+    auto_free.push_back(rec.graphs[i].flags.auto_free_on_launch);
+  }
+  if (graphs.empty()) {
+    throw std::invalid_argument("the report's recorded graphs carry no skeletons: record it again with this gmemprof");
+  }
+  std::vector<sequence_step> steps;
+  for (const sequence_step& st : rec.sequence) {
+    sequence_step s = st;
+    if (st.graph >= 0) {
+      if (index[static_cast<std::size_t>(st.graph)] < 0) continue;
+      s.graph = index[static_cast<std::size_t>(st.graph)];
+    }
+    if (s.op == "trim") s.device = device;
+    s.event = -1;
+    steps.push_back(s);
+  }
+  GMEM_CUDA_TRY_CTX(cudaSetDevice(device), "replay --set");
+  const std::uint64_t granularity = measure_granularity(device).bytes;
+  set_replay_result out;
+  out.calls = steps.size();
+  if (!rec.pools.empty()) out.recorded_high_bytes = rec.pools.front().high_bytes;
+  recording replayed;
+  out.high_bytes = replay_steps(graphs, auto_free, steps, device, &replayed);
+  analyse_pools(replayed, graphs, granularity);
+  for (const recorded_graph& g : replayed.graphs) out.growth_bytes.push_back(g.growth_bytes);
+  for (const skeleton& g : graphs) out.alone_bytes.push_back(replay(g, device).reserved_bytes);
+
+  const auto consider = [&](measured_change c) {
+    c.saving_bytes = c.measured_bytes < out.high_bytes ? out.high_bytes - c.measured_bytes : 0;
+    (c.saving_bytes >= granularity ? out.changes : out.tried).push_back(std::move(c));
+  };
+  // The allocations graphs hold between launches, allocated outside them: the skeletons without
+  // those alloc nodes, and the buffers the caller would own instead, allocated for real.
+  {
+    std::vector<skeleton> outside = graphs;
+    std::size_t buffers = 0;
+    std::uint64_t requested = 0;
+    std::string names;
+    std::vector<std::size_t> bytes;
+    for (skeleton& sk : outside) {
+      std::vector<bool> freed(sk.nodes.size(), false);
+      for (const skeleton_node& n : sk.nodes) {
+        if (n.kind == skeleton_kind::free) freed[n.frees] = true;
+      }
+      bool any = false;
+      for (std::size_t v = 0; v < sk.nodes.size(); ++v) {
+        if (sk.nodes[v].kind != skeleton_kind::alloc || freed[v]) continue;
+        bytes.push_back(sk.nodes[v].bytes);
+        requested += sk.nodes[v].bytes;
+        sk.nodes[v].kind = skeleton_kind::empty;
+        sk.nodes[v].bytes = 0;
+        any = true;
+      }
+      if (any && ++buffers <= 8) names += std::string(names.empty() ? "" : ", ") + "'" + sk.name + "'";
+    }
+    if (!bytes.empty()) {
+      std::vector<sequence_step> no_frees;
+      for (const sequence_step& st : steps) {
+        if (st.op != "free") no_frees.push_back(st);
+      }
+      std::size_t free_before = 0, free_after = 0, total = 0;
+      GMEM_CUDA_TRY_CTX(cudaMemGetInfo(&free_before, &total), "replay --set");
+      std::vector<void*> held;
+      try {
+        for (std::size_t b : bytes) {
+          void* p = nullptr;
+          GMEM_CUDA_TRY_CTX(cudaMalloc(&p, b), "replay --set: allocating an output outside the graphs");
+          held.push_back(p);
+        }
+        GMEM_CUDA_TRY_CTX(cudaMemGetInfo(&free_after, &total), "replay --set");
+        measured_change c;
+        c.kind = "outputs_outside";
+        c.where = "allocate the " + std::to_string(bytes.size()) + " allocation(s) that graphs " + names +
+                  (buffers > 8 ? " and others" : "") + " leave allocated between launches (" +
+                  describe_bytes(requested) +
+                  ") outside the graphs, as buffers the caller owns and the graphs write; measured "
+                  "as the pool's high watermark plus what cudaMalloc took for them";
+        c.predicted_bytes = predict_high(outside, auto_free, no_frees, granularity, device) + requested;
+        c.measured_bytes = replay_steps(outside, auto_free, no_frees, device, nullptr) + (free_before - free_after);
+        for (void* p : held) GMEM_CUDA_TRY(cudaFree(p));
+        held.clear();
+        consider(std::move(c));
+      } catch (...) {
+        for (void* p : held) (void)cudaFree(p);
+        throw;
+      }
+    }
+  }
+  // The graphs first launched largest first (their footprint alone, replayed).
+  {
+    std::vector<std::size_t> firsts;
+    std::set<std::int64_t> seen;
+    for (std::size_t k = 0; k < steps.size(); ++k) {
+      if (steps[k].op == "launch" && seen.insert(steps[k].graph).second) firsts.push_back(k);
+    }
+    std::vector<std::int64_t> order;
+    for (std::size_t k : firsts) order.push_back(steps[k].graph);
+    std::vector<std::int64_t> largest = order;
+    std::stable_sort(largest.begin(), largest.end(), [&](std::int64_t a, std::int64_t b) {
+      return out.alone_bytes[static_cast<std::size_t>(a)] > out.alone_bytes[static_cast<std::size_t>(b)];
+    });
+    if (largest != order) {
+      std::vector<sequence_step> reordered = steps;
+      for (std::size_t k = 0; k < firsts.size(); ++k) reordered[firsts[k]].graph = largest[k];
+      measured_change c;
+      c.kind = "launch_order";
+      c.where = "launch (or capture and launch) the graphs largest first the first time: '" +
+                graphs[static_cast<std::size_t>(largest.front())].name + "' first";
+      c.predicted_bytes = predict_high(graphs, auto_free, reordered, granularity, device);
+      c.measured_bytes = replay_steps(graphs, auto_free, reordered, device, nullptr);
+      consider(std::move(c));
+    }
+  }
+  // Every call in one stream.
+  {
+    std::set<std::string> streams;
+    for (const sequence_step& st : steps) {
+      if (!st.stream.empty()) streams.insert(st.stream);
+    }
+    if (streams.size() > 1) {
+      std::vector<sequence_step> one = steps;
+      for (sequence_step& st : one) {
+        if (!st.stream.empty()) st.stream = *streams.begin();
+      }
+      measured_change c;
+      c.kind = "one_stream";
+      c.where = "launch the graphs into one stream (" + std::to_string(streams.size()) +
+                " streams were used), or make each launch's stream wait on an event recorded "
+                "after the previous launch";
+      c.predicted_bytes = predict_high(graphs, auto_free, one, granularity, device);
+      c.measured_bytes = replay_steps(graphs, auto_free, one, device, nullptr);
+      consider(std::move(c));
+    }
+  }
+  // A trim before the call that reached the high watermark.
+  if (!rec.pools.empty() && !rec.pools.front().high_graph.empty()) {
+    const recorded_pool& pool = rec.pools.front();
+    std::int64_t at = -1, seen = 0;
+    for (const sequence_step& st : rec.sequence) {
+      if (st.graph >= 0 && st.event >= 0 && index[static_cast<std::size_t>(st.graph)] >= 0) {
+        const recorded_graph& g = rec.graphs[static_cast<std::size_t>(st.graph)];
+        if (g.name == pool.high_graph && g.events[static_cast<std::size_t>(st.event)].t_us == pool.high_t_us) at = seen;
+      }
+      if (st.graph < 0 || index[static_cast<std::size_t>(st.graph)] >= 0) ++seen;
+    }
+    if (at > 0) {
+      std::vector<sequence_step> trimmed = steps;
+      sequence_step t;
+      t.op = "trim";
+      t.device = device;
+      trimmed.insert(trimmed.begin() + at, t);
+      measured_change c;
+      c.kind = "trim";
+      c.where = "call cudaDeviceGraphMemTrim before the launch of '" + pool.high_graph +
+                "' that reached the high watermark";
+      c.predicted_bytes = predict_high(graphs, auto_free, trimmed, granularity, device);
+      c.measured_bytes = replay_steps(graphs, auto_free, trimmed, device, nullptr);
+      consider(std::move(c));
+    }
+  }
+  std::sort(out.changes.begin(), out.changes.end(),
+            [](const measured_change& a, const measured_change& b) { return a.saving_bytes > b.saving_bytes; });
+  return out;
+}
+
+}  // namespace gmem::profiler
