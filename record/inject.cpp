@@ -404,17 +404,17 @@ void on_driver(CUpti_CallbackId id, const CUpti_CallbackData* cb) {
           std::chrono::duration<double, std::micro>(clock_type::now() - pending.start).count();
       const std::string failure = failure_of(cb);
       std::optional<counters> after;
-      if (pending.before || !failure.empty() || host_us >= slow_floor_us) {
+      if (pending.before || !failure.empty() || host_us >= map_floor_us) {
         after = read_device_counters(pending.device);  // inside the window, before it closes
       }
       const bool concurrent = window_exit();
       std::lock_guard<std::mutex> lock(g->mutex);
-      if (failure.empty() && !pending.before && g->rec.on_steady_launch(pending.plan, host_us)) return;
       std::optional<counters> before = pending.before;
-      if (before || !failure.empty() || g->rec.slow(exec, host_us)) {
-        if (!after) after = read_device_counters(pending.device);
-        if (!before) before = g->rec.last_counters(pending.device);
-      } else {
+      if (!before && after) before = g->rec.last_counters(pending.device);
+      const bool grew = before && after && after->reserved_current > before->reserved_current;
+      if (failure.empty() && !pending.before && !grew && g->rec.on_steady_launch(pending.plan, host_us)) return;
+      if (!grew && failure.empty() && !pending.before && !g->rec.slow(exec, host_us)) {
+        before.reset();  // steady: nothing mapped, nothing to keep
         after.reset();
       }
       const double t_us = std::chrono::duration<double, std::micro>(pending.start - g->t0).count();

@@ -62,6 +62,11 @@ struct launch_history {
 /// the graph's steady median (and above slow_floor_us).
 inline constexpr double slow_factor = 10.0;
 inline constexpr double slow_floor_us = 50.0;
+/// A launch this long may have mapped memory, so the counters are read after it: measured on an
+/// H100 (driver 580), every launch that mapped a granule took 18.9 us or more, every steady one
+/// 14.4 us or less (tools/pool_probe.cu, 159 calls). Any growth of the pool is thus seen by the
+/// call that caused it, at the cost of one reading for the rare steady launch this slow.
+inline constexpr double map_floor_us = 15.0;
 
 /// Classifies a launch. `before`/`after` are the device's counters around the call when they
 /// were read (nullopt: not read, the launch looked steady); `slow` says the host time was above

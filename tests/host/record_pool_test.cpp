@@ -38,7 +38,8 @@ const profiler::probe::probe_case& probe_case_named(const std::string& prefix) {
 }
 
 // Feeds a probe case to a recorder as the injected library would: instantiations, then each
-// step; counters around a launch only where plan_launch asks for them or the launch was slow.
+// step; counters around a launch only where plan_launch asks for them or the launch took
+// map_floor_us or more.
 // Returns, per graph, the growth its launches caused by the probe's own readings.
 std::vector<std::uint64_t> feed(recorder& r, const profiler::probe::probe_case& c) {
   profiler::instantiate_flags afol;
@@ -62,12 +63,16 @@ std::vector<std::uint64_t> feed(recorder& r, const profiler::probe::probe_case& 
     const std::size_t k = tok.size() > 1 ? std::stoul(tok.substr(1)) : 0;
     if (tok[0] == 'L') {
       const auto plan = r.plan_launch(0x100 + k, 0xA000 + stream);
+      // As the library does: counters before a planned launch, after any that took map_floor_us.
       std::optional<counters> before, after;
-      if (plan.read_counters || host >= slow_floor_us) {
+      if (plan.read_counters || host >= map_floor_us) {
         before = last;
         after = now;
       }
-      if (!before || !r.on_steady_launch(plan, host)) r.on_launch(0x100 + k, plan.stream, t, host, before, after);
+      const bool grew = now.reserved_current > last.reserved_current;
+      if (plan.read_counters || grew || !r.on_steady_launch(plan, host)) {
+        r.on_launch(0x100 + k, plan.stream, t, host, before, after);
+      }
       if (now.reserved_current > last.reserved_current) growth[k] += now.reserved_current - last.reserved_current;
     } else if (tok[0] == 'S') {
       r.on_sync(0);

@@ -151,3 +151,39 @@ def test_graph_outputs_after_profiling_need_a_replay(mode, record_property):
         assert p.returncode == 0 and "dropped" in p.stdout, log
     else:
         assert p.returncode != 0, log
+
+
+def test_profile_a_set_of_torch_graphs_and_assert_the_pool():
+    """Issue 24: three graphs of a serving warm-up (largest first, outputs held by the script):
+    gmem.profile_graphs gives each graph's growth and the set's high watermark, explained."""
+    if torch.cuda.get_allocator_backend() != "cudaMallocAsync":
+        pytest.skip("needs PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync before importing torch")
+    graphs, outs = [], []
+    for rows in (64, 16, 4):  # 64 MiB, 16 MiB, 4 MiB of float32 per temporary
+        x = torch.ones(rows * (MiB // 4), device="cuda")
+        torch.cuda.synchronize()
+        g = torch.cuda.CUDAGraph(keep_graph=True)
+        with torch.cuda.graph(g):
+            outs.append(((x * 2) + 1) * 3)
+        graphs.append((g, "rows %d" % rows))
+    report = gmem.profile_graphs(graphs, rounds=2)
+    pool = report.recorded.pools[0]
+    granule = report.environment.granularity_bytes
+    # The pool model predicts the measured high watermark, and the attribution sums to it.
+    assert pool.model_high_bytes == pool.high_bytes
+    assert sum(s.bytes for s in pool.attribution) == pool.high_bytes
+    # Every byte the pool gained is some graph's growth; the largest graph reached the high.
+    assert sum(g.growth_bytes for g in report.recorded.graphs) == pool.high_bytes
+    assert pool.high_graph == "rows 64"
+    # Each graph's own figure is its own (alone), not the device's watermark.
+    small = report.scenarios[2].analysis
+    assert small.reserved_high_bytes < pool.high_bytes
+    assert small.reserved_high_bytes <= small.lower_bound_rounded_bytes + granule
+    gmem.testing.assert_pool_at_most(report, pool.high_bytes)
+    with pytest.raises(AssertionError) as e:
+        gmem.testing.assert_pool_at_most(report, pool.high_bytes - 1)
+    assert "rows 64" in str(e.value) and "working_set" in str(e.value)
+    for g, _ in graphs:  # map the outputs again before they are read or dropped (README)
+        g.replay()
+    torch.cuda.synchronize()
+    assert float(outs[2][0].item()) == 9.0

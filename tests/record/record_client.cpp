@@ -6,14 +6,27 @@
 //   record_client multi SELF_JSON    (two GPUs) a graph on device 1 and a peer-mapped one on 0
 //   record_client bench N            N launches of a captured graph with memory nodes; prints
 //                                    the wall time of the loop in microseconds
+//   record_client serving SELF_JSON [largest|smallest] [extra]   (issue 24) six graphs of 512 +
+//                                    1 ... 16 + 6 MiB (working memory freed inside, an output
+//                                    held), AutoFreeOnLaunch, one stream, three rounds; reads the
+//                                    counters around every launch (extra: a seventh graph that
+//                                    only holds an output, as a regression to catch)
+//   record_client threads SELF_JSON  (issue 24) four threads, each a graph of 64, 128, 192 or 256
+//                                    MiB plus a 1 MiB output in its own stream, launched at once,
+//                                    then 50 more times each
 #include <cuda_runtime_api.h>
 
+#include <atomic>
 #include <chrono>
+#include <thread>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <vector>
+
+#include <nvtx3/nvToolsExt.h>
 
 #include "gmem/gmem.hpp"
 
@@ -51,15 +64,137 @@ gmem::graph captured(cudaStream_t s, std::size_t bytes) {
   return cap.end();
 }
 
+std::uint64_t reserved_current(int device = 0) {
+  std::uint64_t v = 0;
+  if (cudaDeviceGetGraphMemAttribute(device, cudaGraphMemAttrReservedMemCurrent, &v) != cudaSuccess) std::abort();
+  return v;
+}
+std::uint64_t reserved_high(int device = 0) {
+  std::uint64_t v = 0;
+  if (cudaDeviceGetGraphMemAttribute(device, cudaGraphMemAttrReservedMemHigh, &v) != cudaSuccess) std::abort();
+  return v;
+}
+
+// A graph of working memory (freed inside it) and an output it leaves allocated.
+gmem::graph work_and_output(const std::string& name, std::size_t work, std::size_t output) {
+  gmem::graph g(name);
+  auto w = g.add_alloc({work, 0});
+  auto o = g.add_alloc({output, 0});
+  auto t = g.add_memset({w.node, o.node}, w.ptr, 1, 1 << 20);
+  g.add_memset({t}, o.ptr, 2, output);
+  g.add_free(w.ptr, {t});
+  return g;
+}
+
+// Issue 24's C++ serving warm-up; writes what it read itself around every launch, in the form
+// tests/record/check_pool.py compares with the recording.
+int serving(const std::string& path, bool smallest_first, bool extra) {
+  std::vector<std::string> names;
+  std::vector<gmem::graph> graphs;
+  for (int i = 0; i < 6; ++i) {
+    names.push_back("serving " + std::to_string(512 >> i) + " MiB");
+    graphs.push_back(work_and_output(names.back(), (std::size_t{512} >> i) << 20, std::size_t(i + 1) << 20));
+  }
+  if (extra) {
+    names.push_back("serving extra output");
+    gmem::graph g(names.back());
+    auto o = g.add_alloc({std::size_t{1} << 20, 0});
+    g.add_memset({o.node}, o.ptr, 3, 1 << 20);
+    graphs.push_back(std::move(g));
+  }
+  std::vector<std::size_t> order(graphs.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = smallest_first ? order.size() - 1 - i : i;
+  gmem::instantiate_options o;
+  o.auto_free_on_launch = true;
+  std::vector<std::unique_ptr<gmem::graph_exec>> execs(graphs.size());
+  for (std::size_t i = 0; i < graphs.size(); ++i) {
+    // Named by the NVTX range around its instantiation (record names graphs after it).
+    nvtxRangePushA(names[i].c_str());
+    execs[i] = std::make_unique<gmem::graph_exec>(graphs[i], o);
+    nvtxRangePop();
+  }
+  gmem::stream s;
+  std::vector<std::uint64_t> before_first(graphs.size()), after_first(graphs.size()), growth(graphs.size());
+  std::vector<int> launches(graphs.size(), 0);
+  std::string log;
+  for (int round = 0; round < 3; ++round) {
+    for (std::size_t i : order) {
+      const std::uint64_t before = reserved_current();
+      execs[i]->launch(s);
+      const std::uint64_t after = reserved_current();
+      if (launches[i]++ == 0) {
+        before_first[i] = before;
+        after_first[i] = after;
+      }
+      if (after > before) growth[i] += after - before;
+      log += std::string(log.empty() ? "" : ", ") + "[\"" + names[i] + "\", " + std::to_string(before) +
+             ", " + std::to_string(after) + "]";
+    }
+    s.synchronize();
+  }
+  std::ofstream f(path);
+  f << "{\"client\": \"cpp_serving\", \"order\": \"" << (smallest_first ? "smallest" : "largest")
+    << "\", \"graphs\": [";
+  for (std::size_t i = 0; i < graphs.size(); ++i) {
+    f << (i ? ",\n" : "\n") << "{\"name\": \"" << names[i] << "\", \"reserved_before\": " << before_first[i]
+      << ", \"reserved_after\": " << after_first[i] << ", \"growth_total\": " << growth[i]
+      << ", \"replays\": " << launches[i] << "}";
+  }
+  f << "],\n\"final_reserved_high\": " << reserved_high() << ", \"final_reserved_current\": "
+    << reserved_current() << ",\n\"launches\": [" << log << "]}\n";
+  std::printf("cpp serving done: reserved high %llu MiB\n", static_cast<unsigned long long>(reserved_high() >> 20));
+  return 0;
+}
+
+// Issue 24's four threads: each thread's first launch maps memory at the same moment as the
+// others', so no thread's counter window holds its own growth alone.
+int threads(const std::string& path) {
+  constexpr int n = 4;
+  std::vector<std::unique_ptr<gmem::graph>> graphs;
+  std::vector<std::unique_ptr<gmem::graph_exec>> execs;
+  std::vector<std::unique_ptr<gmem::stream>> streams;
+  for (int i = 0; i < n; ++i) {
+    graphs.push_back(std::make_unique<gmem::graph>(
+        work_and_output("thread " + std::to_string(i), std::size_t(64 * (i + 1)) << 20, std::size_t{1} << 20)));
+    gmem::instantiate_options o;
+    o.auto_free_on_launch = true;
+    execs.push_back(std::make_unique<gmem::graph_exec>(*graphs.back(), o));
+    streams.push_back(std::make_unique<gmem::stream>());
+  }
+  std::atomic<int> ready{0};
+  std::vector<std::thread> pool;
+  for (int i = 0; i < n; ++i) {
+    pool.emplace_back([&, i] {
+      ++ready;
+      while (ready.load() < n) {
+      }
+      for (int k = 0; k < 51; ++k) execs[i]->launch(*streams[i]);
+      streams[i]->synchronize();
+    });
+  }
+  for (auto& t : pool) t.join();
+  std::ofstream f(path);
+  f << "{\"client\": \"cpp_threads\", \"final_reserved_high\": " << reserved_high()
+    << ", \"final_reserved_current\": " << reserved_current() << "}\n";
+  std::printf("cpp threads done: reserved high %llu MiB\n", static_cast<unsigned long long>(reserved_high() >> 20));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int n = 0;
-  if (argc != 3 || cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
+  if (argc < 3 || cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
     std::printf("SKIP: usage record_client points FILE | bench N, with a CUDA device\n");
     return 0;
   }
   const std::string mode = argv[1];
+  if (mode == "serving") {
+    const bool smallest = argc > 3 && std::string(argv[3]) == "smallest";
+    const bool extra = (argc > 3 && std::string(argv[3]) == "extra") || (argc > 4 && std::string(argv[4]) == "extra");
+    return serving(argv[2], smallest, extra);
+  }
+  if (mode == "threads") return threads(argv[2]);
   if (mode == "multi" && n < 2) {
     std::printf("SKIP: multi needs two CUDA devices, this machine has %d\n", n);
     return 0;
