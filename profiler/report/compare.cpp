@@ -323,18 +323,36 @@ void compare_scenario(const std::string& key, const scenario_result& b, const sc
                "(unstable)");
     }
   }
+  // Launch costs pair by phase and, where a phase appears more than once, by occurrence counted
+  // from the last: a recording names both its steady launches' aggregate (appended last) and a
+  // steady-class launch recorded as an event (after a trim or a stream switch) "steady". The
+  // last keeps the plain name, so that "host.steady" is the aggregate in every report.
+  const auto of_phase = [](const scenario_result& s, const std::string& phase) {
+    std::vector<const launch_cost*> v;
+    for (const auto& l : s.launch_costs) {
+      if (l.phase == phase) v.push_back(&l);
+    }
+    return v;
+  };
+  const auto name_of = [](const std::string& phase, std::size_t k, std::size_t n) {
+    return k + 1 == n ? phase : phase + " #" + std::to_string(k + 1);
+  };
   for (const auto& bl : b.launch_costs) {
-    const auto it = std::find_if(c.launch_costs.begin(), c.launch_costs.end(),
-                                 [&](const launch_cost& l) { return l.phase == bl.phase; });
-    if (it == c.launch_costs.end()) {
-      out.note(key + ": launch cost '" + bl.phase + "' is in the baseline only; not compared");
+    const auto b_same = of_phase(b, bl.phase), c_same = of_phase(c, bl.phase);
+    const std::size_t k = static_cast<std::size_t>(
+        std::find(b_same.begin(), b_same.end(), &bl) - b_same.begin());
+    const std::size_t from_last = b_same.size() - 1 - k;
+    const std::string phase = name_of(bl.phase, k, b_same.size());
+    if (from_last >= c_same.size()) {
+      out.note(key + ": launch cost '" + phase + "' is in the baseline only; not compared");
       continue;
     }
+    const launch_cost& cl = *c_same[c_same.size() - 1 - from_last];
     if (!rec) {
-      out.judge(key, "host." + bl.phase, "time", time_samples(b, bl, false),
-                time_samples(c, *it, false), true, comparable);
-      out.judge(key, "wall." + bl.phase, "time", time_samples(b, bl, true),
-                time_samples(c, *it, true), true, comparable);
+      out.judge(key, "host." + phase, "time", time_samples(b, bl, false),
+                time_samples(c, cl, false), true, comparable);
+      out.judge(key, "wall." + phase, "time", time_samples(b, bl, true),
+                time_samples(c, cl, true), true, comparable);
       continue;
     }
     // Which graph's first launch (or upload) maps memory depends on the order the program's
@@ -348,27 +366,29 @@ void compare_scenario(const std::string& key, const scenario_result& b, const sc
                  static_cast<double>(std::min(b_mapped, c_mapped))) <=
         out.memory_tolerance() + slack;
     if (!same_state) {
-      out.note(key + ": its '" + bl.phase + "' calls mapped " + format_bytes(b_mapped) +
+      out.note(key + ": its '" + phase + "' calls mapped " + format_bytes(b_mapped) +
                " in the baseline and " + format_bytes(c_mapped) +
                " now (the launch order decides which graph maps): their times are not compared "
                "(unstable)");
     }
     // A recording has host times only (measuring wall time would synchronize the program's
     // streams): its wall statistics have no samples, and rows of nothing are not printed.
-    if (bl.host.count > 0 && it->host.count > 0) {
-      out.judge(key, "host." + bl.phase, "time", time_samples(b, bl, false),
-                time_samples(c, *it, false), true, same_state);
+    if (bl.host.count > 0 && cl.host.count > 0) {
+      out.judge(key, "host." + phase, "time", time_samples(b, bl, false),
+                time_samples(c, cl, false), true, same_state);
     }
-    if (bl.wall.count > 0 && it->wall.count > 0) {
-      out.judge(key, "wall." + bl.phase, "time", time_samples(b, bl, true),
-                time_samples(c, *it, true), true, same_state);
+    if (bl.wall.count > 0 && cl.wall.count > 0) {
+      out.judge(key, "wall." + phase, "time", time_samples(b, bl, true),
+                time_samples(c, cl, true), true, same_state);
     }
   }
   for (const auto& cl : c.launch_costs) {
-    const bool in_baseline = std::any_of(b.launch_costs.begin(), b.launch_costs.end(),
-                                         [&](const launch_cost& l) { return l.phase == cl.phase; });
-    if (!in_baseline) {
-      out.note(key + ": launch cost '" + cl.phase + "' is new (not in the baseline); not compared");
+    const auto b_same = of_phase(b, cl.phase), c_same = of_phase(c, cl.phase);
+    const std::size_t k = static_cast<std::size_t>(
+        std::find(c_same.begin(), c_same.end(), &cl) - c_same.begin());
+    if (c_same.size() - 1 - k >= b_same.size()) {
+      out.note(key + ": launch cost '" + name_of(cl.phase, k, c_same.size()) +
+               "' is new (not in the baseline); not compared");
     }
   }
 }
