@@ -22,9 +22,14 @@ constexpr double slack = 1e-9;
 
 const char* const memory_metrics[] = {"used_high_bytes", "reserved_high_bytes"};
 const char* const reuse_metrics[] = {"va_reuse_ratio", "physical_reuse_ratio"};
+// Recordings only: a graph's granules held between launches; a device pool's high watermark and
+// its reservation at the end (rows "pool[device N]").
+const char* const recorded_memory_metrics[] = {"held_granule_bytes", "high_bytes", "end_bytes"};
 
 bool is_known_metric(const std::string& name) {
   for (const char* m : memory_metrics)
+    if (name == m) return true;
+  for (const char* m : recorded_memory_metrics)
     if (name == m) return true;
   for (const char* m : reuse_metrics)
     if (name == m) return true;
@@ -245,64 +250,306 @@ std::vector<double> time_samples(const scenario_result& s, const launch_cost& l,
   return v;
 }
 
+// A recorded graph's side of a comparison: its recorded calls (null where the recording does not
+// list it), and whether its scenario's figures are its analysis (false where the recording's
+// analysis was deferred: those figures are the graph model's, not comparable).
+struct recorded_pair {
+  const recorded_graph* baseline = nullptr;
+  const recorded_graph* current = nullptr;
+  bool analysed = true;
+};
+
+// The pool growth that a recorded graph's calls of one launch-cost phase caused. The phase is
+// named as the recorder names its launch costs (record/recording_report.cpp, phase_of).
+std::uint64_t mapped_in_phase(const recorded_graph* g, const std::string& phase) {
+  std::uint64_t bytes = 0;
+  if (!g) return bytes;
+  for (const auto& e : g->events) {
+    if (e.kind == "free") continue;
+    const std::string p =
+        !e.result.empty() ? e.kind + "_failed" : e.kind == "launch" ? e.cls : e.kind;
+    if (p == phase && e.growth_bytes > 0) bytes += static_cast<std::uint64_t>(e.growth_bytes);
+  }
+  return bytes;
+}
+
+// `rec` non-null: a recorded graph (rows as the header of compare.hpp lists for recordings).
 void compare_scenario(const std::string& key, const scenario_result& b, const scenario_result& c,
-                      comparer& out) {
+                      comparer& out, const recorded_pair* rec = nullptr) {
   using a_t = analysis_summary;
   using t_t = trial_sample;
-  out.judge(key, "used_high_bytes", "memory",
-            samples(b, [](const a_t& a) { return a.used_high_bytes; },
-                    [](const t_t& t) { return t.used_high_bytes; }),
-            samples(c, [](const a_t& a) { return a.used_high_bytes; },
-                    [](const t_t& t) { return t.used_high_bytes; }),
-            true);
   const auto reserved_of = [](const scenario_result& s) {
     return samples(s, [](const a_t& a) { return a.reserved_high_bytes; },
                    [](const t_t& t) { return t.reserved_high_bytes; });
   };
   const std::vector<double> b_reserved = reserved_of(b), c_reserved = reserved_of(c);
-  out.judge(key, "reserved_high_bytes", "memory", b_reserved, c_reserved, true);
-  out.judge(key, "va_reuse_ratio", "reuse",
-            samples(b, [](const a_t& a) { return a.va_reuse_ratio; },
-                    [](const t_t& t) { return t.va_reuse_ratio; }),
-            samples(c, [](const a_t& a) { return a.va_reuse_ratio; },
-                    [](const t_t& t) { return t.va_reuse_ratio; }),
-            false);
-  out.judge(key, "physical_reuse_ratio", "reuse",
-            samples(b, [](const a_t& a) { return a.physical_reuse_ratio; },
-                    [](const t_t& t) { return t.physical_reuse_ratio; }),
-            samples(c, [](const a_t& a) { return a.physical_reuse_ratio; },
-                    [](const t_t& t) { return t.physical_reuse_ratio; }),
-            false);
+  if (!rec || rec->analysed) {
+    out.judge(key, "used_high_bytes", "memory",
+              samples(b, [](const a_t& a) { return a.used_high_bytes; },
+                      [](const t_t& t) { return t.used_high_bytes; }),
+              samples(c, [](const a_t& a) { return a.used_high_bytes; },
+                      [](const t_t& t) { return t.used_high_bytes; }),
+              true);
+    out.judge(key, "reserved_high_bytes", "memory", b_reserved, c_reserved, true);
+    out.judge(key, "va_reuse_ratio", "reuse",
+              samples(b, [](const a_t& a) { return a.va_reuse_ratio; },
+                      [](const t_t& t) { return t.va_reuse_ratio; }),
+              samples(c, [](const a_t& a) { return a.va_reuse_ratio; },
+                      [](const t_t& t) { return t.va_reuse_ratio; }),
+              false);
+    out.judge(key, "physical_reuse_ratio", "reuse",
+              samples(b, [](const a_t& a) { return a.physical_reuse_ratio; },
+                      [](const t_t& t) { return t.physical_reuse_ratio; }),
+              samples(c, [](const a_t& a) { return a.physical_reuse_ratio; },
+                      [](const t_t& t) { return t.physical_reuse_ratio; }),
+              false);
+  }
 
   // A launch's cost depends on the reservation it runs against (a launch that must map memory
   // takes hundreds of microseconds more). Where the trials reserved different amounts (graphs in
   // several streams overlap by chance: 288 to 512 MiB for one scenario on an H100), their times
-  // were measured in different states and are not compared.
-  std::vector<double> reserved = b_reserved;
-  reserved.insert(reserved.end(), c_reserved.begin(), c_reserved.end());
-  const auto [low, high] = std::minmax_element(reserved.begin(), reserved.end());
-  const bool comparable = relative(*high, *low) <= out.memory_tolerance() + slack;
-  if (!comparable && !b.launch_costs.empty()) {
-    out.note(key + ": its trials reserved from " + format_bytes(*low) + " to " + format_bytes(*high) +
-             ": launch costs measured against different reservations are not compared (unstable)");
+  // were measured in different states and are not compared. A recorded graph's figures are its
+  // own footprint, not the state its calls met: what its calls mapped decides (below).
+  bool comparable = true;
+  if (!rec) {
+    std::vector<double> reserved = b_reserved;
+    reserved.insert(reserved.end(), c_reserved.begin(), c_reserved.end());
+    const auto [low, high] = std::minmax_element(reserved.begin(), reserved.end());
+    comparable = relative(*high, *low) <= out.memory_tolerance() + slack;
+    if (!comparable && !b.launch_costs.empty()) {
+      out.note(key + ": its trials reserved from " + format_bytes(*low) + " to " +
+               format_bytes(*high) +
+               ": launch costs measured against different reservations are not compared "
+               "(unstable)");
+    }
   }
+  // Launch costs pair by phase and, where a phase appears more than once, by occurrence counted
+  // from the last: a recording names both its steady launches' aggregate (appended last) and a
+  // steady-class launch recorded as an event (after a trim or a stream switch) "steady". The
+  // last keeps the plain name, so that "host.steady" is the aggregate in every report.
+  const auto of_phase = [](const scenario_result& s, const std::string& phase) {
+    std::vector<const launch_cost*> v;
+    for (const auto& l : s.launch_costs) {
+      if (l.phase == phase) v.push_back(&l);
+    }
+    return v;
+  };
+  const auto name_of = [](const std::string& phase, std::size_t k, std::size_t n) {
+    return k + 1 == n ? phase : phase + " #" + std::to_string(k + 1);
+  };
   for (const auto& bl : b.launch_costs) {
-    const auto it = std::find_if(c.launch_costs.begin(), c.launch_costs.end(),
-                                 [&](const launch_cost& l) { return l.phase == bl.phase; });
-    if (it == c.launch_costs.end()) {
-      out.note(key + ": launch cost '" + bl.phase + "' is in the baseline only; not compared");
+    const auto b_same = of_phase(b, bl.phase), c_same = of_phase(c, bl.phase);
+    const std::size_t k = static_cast<std::size_t>(
+        std::find(b_same.begin(), b_same.end(), &bl) - b_same.begin());
+    const std::size_t from_last = b_same.size() - 1 - k;
+    const std::string phase = name_of(bl.phase, k, b_same.size());
+    if (from_last >= c_same.size()) {
+      out.note(key + ": launch cost '" + phase + "' is in the baseline only; not compared");
       continue;
     }
-    out.judge(key, "host." + bl.phase, "time", time_samples(b, bl, false),
-              time_samples(c, *it, false), true, comparable);
-    out.judge(key, "wall." + bl.phase, "time", time_samples(b, bl, true),
-              time_samples(c, *it, true), true, comparable);
+    const launch_cost& cl = *c_same[c_same.size() - 1 - from_last];
+    if (!rec) {
+      out.judge(key, "host." + phase, "time", time_samples(b, bl, false),
+                time_samples(c, cl, false), true, comparable);
+      out.judge(key, "wall." + phase, "time", time_samples(b, bl, true),
+                time_samples(c, cl, true), true, comparable);
+      continue;
+    }
+    // Which graph's first launch (or upload) maps memory depends on the order the program's
+    // graphs first ran in, which threads racing change from run to run: a call that mapped
+    // memory in one run and not in the other measured another thing (1.1 ms against 12 us on
+    // an H100), so that row is "unstable", like trials against different reservations.
+    const std::uint64_t b_mapped = mapped_in_phase(rec->baseline, bl.phase);
+    const std::uint64_t c_mapped = mapped_in_phase(rec->current, bl.phase);
+    const bool same_state =
+        relative(static_cast<double>(std::max(b_mapped, c_mapped)),
+                 static_cast<double>(std::min(b_mapped, c_mapped))) <=
+        out.memory_tolerance() + slack;
+    if (!same_state) {
+      out.note(key + ": its '" + phase + "' calls mapped " + format_bytes(b_mapped) +
+               " in the baseline and " + format_bytes(c_mapped) +
+               " now (the launch order decides which graph maps): their times are not compared "
+               "(unstable)");
+    }
+    // A recording has host times only (measuring wall time would synchronize the program's
+    // streams): its wall statistics have no samples, and rows of nothing are not printed.
+    if (bl.host.count > 0 && cl.host.count > 0) {
+      out.judge(key, "host." + phase, "time", time_samples(b, bl, false),
+                time_samples(c, cl, false), true, same_state);
+    }
+    if (bl.wall.count > 0 && cl.wall.count > 0) {
+      out.judge(key, "wall." + phase, "time", time_samples(b, bl, true),
+                time_samples(c, cl, true), true, same_state);
+    }
   }
   for (const auto& cl : c.launch_costs) {
-    const bool in_baseline = std::any_of(b.launch_costs.begin(), b.launch_costs.end(),
-                                         [&](const launch_cost& l) { return l.phase == cl.phase; });
-    if (!in_baseline) {
-      out.note(key + ": launch cost '" + cl.phase + "' is new (not in the baseline); not compared");
+    const auto b_same = of_phase(b, cl.phase), c_same = of_phase(c, cl.phase);
+    const std::size_t k = static_cast<std::size_t>(
+        std::find(c_same.begin(), c_same.end(), &cl) - c_same.begin());
+    if (c_same.size() - 1 - k >= b_same.size()) {
+      out.note(key + ": launch cost '" + name_of(cl.phase, k, c_same.size()) +
+               "' is new (not in the baseline); not compared");
+    }
+  }
+}
+
+// Each device's pool: the program's graph memory as the driver reserved it, all graphs together
+// (the figure a recording exists for). A pool of the baseline missing now is a regression.
+void compare_pools(const recording& b, const recording& c, comparer& out) {
+  const auto label = [](int device) { return "pool[device " + std::to_string(device) + "]"; };
+  const auto find = [](const recording& r, int device) {
+    const auto it = std::find_if(r.pools.begin(), r.pools.end(),
+                                 [&](const recorded_pool& p) { return p.device == device; });
+    return it == r.pools.end() ? nullptr : &*it;
+  };
+  for (const auto& bp : b.pools) {
+    if (find(b, bp.device) != &bp) continue;  // a device listed twice: its first pool
+    const recorded_pool* cp = find(c, bp.device);
+    if (!cp) {
+      out.missing(label(bp.device), "missing from the current recording (no graph memory "
+                                    "reserved on device " + std::to_string(bp.device) + ")");
+      continue;
+    }
+    out.judge(label(bp.device), "high_bytes", "memory", {static_cast<double>(bp.high_bytes)},
+              {static_cast<double>(cp->high_bytes)}, true);
+    out.judge(label(bp.device), "end_bytes", "memory", {static_cast<double>(bp.end_bytes)},
+              {static_cast<double>(cp->end_bytes)}, true);
+  }
+  for (const auto& cp : c.pools) {
+    if (!find(b, cp.device) && find(c, cp.device) == &cp) {
+      out.note(label(cp.device) + ": new (not in the baseline); not compared");
+    }
+  }
+}
+
+// Why graphs of `r` cannot be matched by identity ("" when they can).
+std::string no_identities(const report& r) {
+  const auto& graphs = r.recorded->graphs;
+  if (graphs.size() != r.scenarios.size()) {
+    return "lists " + std::to_string(graphs.size()) + " recorded graph(s) for " +
+           std::to_string(r.scenarios.size()) + " scenario(s)";
+  }
+  const auto it = std::find_if(graphs.begin(), graphs.end(),
+                               [](const recorded_graph& g) { return g.identity.empty(); });
+  if (it != graphs.end()) {
+    return "has no identity for graph '" + it->name +
+           "' (recorded before gmemprof gave graphs identities)";
+  }
+  return "";
+}
+
+// A recorded graph as the check matches it: its scenario (same index as in the recording).
+struct recorded_entry {
+  std::string key;  // identity, or the scenario's key when matched by name
+  const scenario_result* scenario = nullptr;
+  const recorded_graph* graph = nullptr;  // null where the recording lists fewer graphs
+};
+
+std::vector<recorded_entry> recorded_entries(const report& r, bool by_identity) {
+  std::vector<recorded_entry> entries;
+  for (std::size_t i = 0; i < r.scenarios.size(); ++i) {
+    recorded_entry e;
+    e.scenario = &r.scenarios[i];
+    e.graph = i < r.recorded->graphs.size() ? &r.recorded->graphs[i] : nullptr;
+    e.key = by_identity ? e.graph->identity : e.scenario->key();
+    entries.push_back(std::move(e));
+  }
+  return entries;
+}
+
+// Entries by key; a key seen twice keeps its first entry (and says so).
+std::unordered_map<std::string, const recorded_entry*> index_entries(
+    const std::vector<recorded_entry>& entries, const char* which, comparer& out) {
+  std::unordered_map<std::string, const recorded_entry*> index;
+  for (const auto& e : entries) {
+    if (!index.emplace(e.key, &e).second) {
+      out.note(e.scenario->name + ": its key '" + e.key + "' appears more than once in the " +
+               which + " recording; only the first is compared");
+    }
+  }
+  return index;
+}
+
+// Two recordings of one program: pools, then graphs matched by identity. A graph's name comes
+// from its capturing stream's number when no NVTX range names it, and threads that race to
+// capture number their streams in another order each run: by name, "stream 1 #1" is one graph
+// in one run and another graph in the next.
+void compare_recordings(const report& baseline, const report& current, comparer& out) {
+  const recording& br = *baseline.recorded;
+  const recording& cr = *current.recorded;
+  for (const auto* r : {&br, &cr}) {
+    if (r->partial) {
+      out.note(std::string(r == &br ? "the baseline" : "the current") +
+               " recording is partial (" + r->partial_reason +
+               "): what it did not reach is missing from it");
+    }
+  }
+  compare_pools(br, cr, out);
+
+  const std::string b_why = no_identities(baseline), c_why = no_identities(current);
+  const bool by_identity = b_why.empty() && c_why.empty();
+  if (!by_identity) {
+    out.note("graphs matched by name, which differ between runs when threads race to capture: "
+             "the " + std::string(b_why.empty() ? "current" : "baseline") + " recording " +
+             (b_why.empty() ? c_why : b_why) + "; record it again with this gmemprof");
+  }
+  const bool analysed = !br.analysis_deferred && !cr.analysis_deferred;
+  if (!analysed) {
+    out.note(std::string("the ") + (br.analysis_deferred ? "baseline" : "current") +
+             " recording's analysis was deferred (it ran out of time at exit): graphs' footprints "
+             "and reuse ratios are not compared; record it again with more time at exit");
+  }
+
+  const auto b_entries = recorded_entries(baseline, by_identity);
+  const auto c_entries = recorded_entries(current, by_identity);
+  const auto b_index = index_entries(b_entries, "baseline", out);
+  const auto c_index = index_entries(c_entries, "current", out);
+  const auto who = [&](const recorded_entry& e) {
+    return by_identity ? " (identity " + e.key + ")" : std::string();
+  };
+  for (const auto& b : b_entries) {
+    if (b_index.at(b.key) != &b) continue;
+    const scenario_result& bs = *b.scenario;
+    if (bs.status != scenario_status::ok) {
+      out.note(bs.name + ": " + to_string(bs.status) + " in the baseline" +
+               (bs.status_message.empty() ? "" : " (" + bs.status_message + ")") +
+               "; not compared");
+      continue;
+    }
+    const auto it = c_index.find(b.key);
+    if (it == c_index.end()) {
+      out.missing(bs.name, "missing from the current recording" + who(b));
+      continue;
+    }
+    const recorded_entry& c = *it->second;
+    const scenario_result& cs = *c.scenario;
+    // The current run's name, which the current report's views show; the baseline's beside it
+    // where the run named the graph otherwise.
+    const std::string label =
+        cs.name + (cs.name == bs.name ? std::string() : " (baseline: " + bs.name + ")");
+    if (cs.status != scenario_status::ok) {
+      out.missing(label, std::string(to_string(cs.status)) + " in the current recording" +
+                             (cs.status_message.empty() ? "" : " (" + cs.status_message + ")"));
+      continue;
+    }
+    const recorded_pair pair{b.graph, c.graph, analysed};
+    compare_scenario(label, bs, cs, out, &pair);
+    // A graph that holds one more output between launches pins one more granule for the whole
+    // run; in a pool of many GiB that is within the pool's tolerance, so it is its own row.
+    // Only with identities: older recordings did not record held granules (0, not "none").
+    if (by_identity && analysed && b.graph && c.graph) {
+      out.judge(label, "held_granule_bytes", "memory",
+                {static_cast<double>(b.graph->held_granule_bytes)},
+                {static_cast<double>(c.graph->held_granule_bytes)}, true);
+    }
+    // Not growth_bytes: a graph's growth is what the pool lacked when its calls ran, and the
+    // launch order decides which graph that is (largest first: the largest graph grows it by
+    // its whole working set and the others by nothing); with another order the same growth
+    // moves to other graphs. The pool's high watermark is the order-free total compared above.
+  }
+  for (const auto& c : c_entries) {
+    if (c_index.at(c.key) == &c && b_index.find(c.key) == b_index.end()) {
+      out.note(c.scenario->name + who(c) + ": new (not in the baseline); not compared");
     }
   }
 }
@@ -351,7 +598,8 @@ void set_tolerance(tolerances& t, const std::string& assignment) {
     throw std::invalid_argument(
         "tolerance '" + assignment + "': unknown name '" + name +
         "'; use memory, reuse, time, time_floor_us, or a metric: used_high_bytes, reserved_high_bytes, "
-        "va_reuse_ratio, physical_reuse_ratio, host.<phase>, wall.<phase>");
+        "va_reuse_ratio, physical_reuse_ratio, host.<phase>, wall.<phase>, and for recordings "
+        "held_granule_bytes, high_bytes, end_bytes");
   }
 }
 
@@ -422,6 +670,15 @@ comparison compare_reports(const report& baseline, const report& current, const 
   comparison result;
   result.strict = t.strict;
   comparer out(t, result);
+  if (baseline.recorded && current.recorded) {
+    compare_recordings(baseline, current, out);
+    return result;
+  }
+  if (baseline.recorded || current.recorded) {
+    out.note(std::string("only the ") + (baseline.recorded ? "baseline" : "current") +
+             " report is a recording (gmemprof record): scenarios matched by name and "
+             "parameters, pools not compared");
+  }
   const auto base_index = index_by_key(baseline, "baseline", out);
   const auto current_index = index_by_key(current, "current", out);
 

@@ -7,6 +7,17 @@
 //  - reuse:  va_reuse_ratio, physical_reuse_ratio (analysis); regress when they drop;
 //  - time:   "host.<phase>" and "wall.<phase>", the median of each launch cost present in both
 //            reports; regress when they grow. Faster or smaller is always a pass.
+//
+// Two recordings (both reports have `recorded`, gmemprof record) are compared as a program:
+//  - each device's pool: rows "pool[device N]" high_bytes and end_bytes (memory); a pool of the
+//    baseline missing now is a regression;
+//  - graphs matched by recorded_graph::identity (names follow stream numbers, which racing
+//    threads change between runs; by name where a recording has no identities); the row is
+//    labelled with the current name, "name (baseline: other)" where the baseline's differs;
+//  - per graph its own figures: used/reserved_high_bytes (its footprint alone), the reuse
+//    ratios, held_granule_bytes (memory), and host.<phase>; not growth_bytes, which the launch
+//    order moves from graph to graph. A phase whose calls mapped memory in one run only is
+//    "unstable". Recordings have no wall times: no wall rows.
 
 #include <map>
 #include <string>
@@ -17,13 +28,14 @@
 namespace gmem::profiler {
 
 struct tolerances {
-  double memory = 0.02;  ///< used_high_bytes, reserved_high_bytes may grow by at most this fraction
+  double memory = 0.02;  ///< memory rows (*_bytes) may grow by at most this fraction
   double reuse = 0.02;   ///< va_reuse_ratio, physical_reuse_ratio may drop by at most this fraction
   double time = 0.50;    ///< launch-cost medians (host and wall) may grow by at most this fraction
   /// ... and a time regression also needs an absolute growth above this many microseconds:
   /// microsecond-scale launches jitter by more than half between runs of one machine.
   double time_floor_us = 10.0;
-  /// Overrides by exact metric name, e.g. "reserved_high_bytes" or "wall.first_launch_no_upload".
+  /// Overrides by exact metric name, e.g. "reserved_high_bytes", "wall.first_launch_no_upload" or
+  /// (recordings) "high_bytes", "end_bytes", "held_granule_bytes".
   std::map<std::string, double> per_metric;
   /// --strict: an "unstable" row (the baseline's own trials vary beyond the tolerance) fails too.
   bool strict = false;
@@ -41,7 +53,9 @@ struct tolerances {
 void set_tolerance(tolerances& t, const std::string& assignment);
 
 struct comparison_row {
-  std::string scenario;  ///< scenario_result::key()
+  /// scenario_result::key(); for recordings the graph's name ("name (baseline: other)" where
+  /// the baseline named it otherwise) or "pool[device N]"
+  std::string scenario;
   /// "reserved_high_bytes", "wall.steady_launch", ...; "scenario" for a missing scenario.
   std::string metric;
   std::string category;  ///< "memory", "reuse", "time"; "scenario" for a missing one
@@ -66,9 +80,10 @@ struct comparison {
   [[nodiscard]] bool regressed() const;
 };
 
-/// Compares the scenarios of `current` with those of `baseline` by key() (see the metrics above);
-/// a scenario ok in the baseline but missing or not ok now is a "missing" row, one skipped or
-/// failed in the baseline is only noted. Throws report_error(wrong_schema_version) when the
+/// Compares the scenarios of `current` with those of `baseline` by key(), or two recordings by
+/// pool and graph identity (see the metrics above); a scenario (graph, pool) ok in the baseline
+/// but missing or not ok now is a "missing" row, one skipped or failed in the baseline is only
+/// noted. Throws report_error(wrong_schema_version) when the
 /// versions differ and report_error(different_gpu) when environment.device_name differs.
 [[nodiscard]] comparison compare_reports(const report& baseline, const report& current,
                                          const tolerances& t);

@@ -1,0 +1,389 @@
+// The check of two recordings of one program (gmemprof record, issue 24): graphs matched by
+// identity whatever the run named them, the pools' figures as rows of their own, each graph's
+// own figures (held granules included, growth not), and no rows a recording cannot have.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "cli/commands.hpp"
+#include "gmem/profiler/compare.hpp"
+#include "gmem/profiler/report.hpp"
+#include "gmem/profiler/report_io.hpp"
+
+namespace gmem::profiler {
+namespace {
+
+constexpr std::uint64_t mib = 1024 * 1024;
+constexpr std::uint64_t granule = 32 * mib;
+
+// The program: four graphs, each holding one output (one granule) between launches. Three are
+// named by their capturing stream, one by an NVTX range.
+struct graph_spec {
+  std::string identity;
+  std::string nvtx;  // its name in every run when not empty
+  std::uint64_t footprint;
+  std::uint64_t requested;
+};
+const graph_spec program[] = {
+    {"site:00000000000000a1", "", 512 * mib, 1024 * mib},
+    {"site:00000000000000b2", "", 256 * mib, 512 * mib},
+    {"site:00000000000000c3", "", 128 * mib, 256 * mib},
+    {"nvtx:decode", "decode", 64 * mib, 128 * mib},
+};
+
+launch_cost host_cost(const std::string& phase, std::size_t count, double median_us) {
+  launch_cost l;
+  l.phase = phase;
+  l.host = {count, median_us, median_us, median_us};
+  return l;  // wall: no samples, as the recorder writes it
+}
+
+// One run in which the program's threads captured and first launched the graphs in `order`
+// (indices into `program`). The recorder names a graph without an NVTX range by its stream, and
+// numbers streams as it first sees them: "stream 1 #1" is whichever graph came first. A first
+// launch maps what the pool lacks for the outputs held so far plus the graph's footprint, so
+// which graph maps depends on the order; the pool's high is the largest working set plus every
+// other graph's held granule (608 MiB) once all have run twice, in any order.
+report run(const std::vector<int>& order) {
+  report r;
+  r.env.device_name = "NVIDIA H100 80GB HBM3";
+  r.env.granularity_bytes = granule;
+  recording rec;
+  std::uint64_t reserved = 0, held = 0;
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    const graph_spec& g = program[order[k]];
+    scenario_result s;
+    s.name = g.nvtx.empty() ? "stream " + std::to_string(k + 1) + " #1" : g.nvtx;
+    s.params = {{"source", std::string("recorded")}};
+    s.analysis.requested_bytes = g.requested;
+    s.analysis.used_high_bytes = g.footprint;
+    s.analysis.reserved_high_bytes = g.footprint;
+    s.analysis.va_reuse_ratio = 1.5;
+    s.analysis.physical_reuse_ratio =
+        static_cast<double>(g.requested) / static_cast<double>(g.footprint);
+    const std::uint64_t need = held + g.footprint;
+    const std::uint64_t growth = need > reserved ? need - reserved : 0;
+    reserved += growth;
+    held += granule;
+    s.launch_costs = {host_cost("instantiate", 1, 80), host_cost("first_launch", 1, growth ? 1100 : 12),
+                      host_cost("steady", 200, 9)};
+    r.scenarios.push_back(s);
+
+    recorded_graph rg;
+    rg.name = s.name;
+    rg.identity = g.identity;
+    rg.nvtx = g.nvtx;
+    rg.stream = "stream " + std::to_string(k + 1);
+    rg.sequence = k + 1;
+    rg.devices = {0};
+    rg.launches = 201;
+    rg.steady_launches = 200;
+    rg.own_footprint_bytes = g.footprint;
+    rg.held_requested_bytes = 4 * mib;
+    rg.held_granule_bytes = granule;
+    rg.growth_bytes = growth;
+    recorded_event first;
+    first.kind = "launch";
+    first.cls = "first_launch";
+    first.host_us = s.launch_costs[1].host.median_us;
+    first.growth_bytes = static_cast<std::int64_t>(growth);
+    rg.events = {first};
+    rec.graphs.push_back(rg);
+  }
+  recorded_pool pool;
+  pool.device = 0;
+  pool.high_bytes = 608 * mib;
+  pool.end_bytes = 608 * mib;
+  rec.pools = {pool};
+  r.recorded = rec;
+  return r;
+}
+
+// The scenario's index of program graph `g` in a run.
+std::size_t index_of(const report& r, int g) {
+  for (std::size_t i = 0; i < r.recorded->graphs.size(); ++i) {
+    if (r.recorded->graphs[i].identity == program[g].identity) return i;
+  }
+  throw std::logic_error("no graph " + program[g].identity);
+}
+
+// Graph `g` holds one more output between launches: one more granule held, one more in its own
+// footprint, and one more in the pool.
+void hold_one_more_output(report& r, int g) {
+  const std::size_t i = index_of(r, g);
+  r.recorded->graphs[i].held_granule_bytes += granule;
+  r.recorded->graphs[i].held_requested_bytes += 4 * mib;
+  r.recorded->graphs[i].own_footprint_bytes += granule;
+  auto& a = r.scenarios[i].analysis;
+  a.used_high_bytes += granule;
+  a.reserved_high_bytes += granule;
+  a.physical_reuse_ratio =
+      static_cast<double>(a.requested_bytes) / static_cast<double>(a.reserved_high_bytes);
+  r.recorded->pools[0].high_bytes += granule;
+  r.recorded->pools[0].end_bytes += granule;
+}
+
+// As gmemprof record wrote recordings before graphs had identities (nor held granules).
+report without_identities(report r) {
+  for (auto& g : r.recorded->graphs) {
+    g.identity.clear();
+    g.held_granule_bytes = 0;
+  }
+  return r;
+}
+
+const comparison_row* find_row(const comparison& c, const std::string& scenario,
+                               const std::string& metric) {
+  const auto it = std::find_if(c.rows.begin(), c.rows.end(), [&](const comparison_row& r) {
+    return r.scenario == scenario && r.metric == metric;
+  });
+  return it == c.rows.end() ? nullptr : &*it;
+}
+
+const comparison_row& row(const comparison& c, const std::string& scenario,
+                          const std::string& metric) {
+  if (const comparison_row* r = find_row(c, scenario, metric)) return *r;
+  throw std::logic_error("no row '" + scenario + "' " + metric);
+}
+
+std::vector<std::string> regressed(const comparison& c) {
+  std::vector<std::string> out;
+  for (const auto& r : c.rows) {
+    if (r.verdict == "regression" || r.verdict == "missing") out.push_back(r.scenario + " " + r.metric);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+bool has_note(const comparison& c, const std::string& text) {
+  return std::any_of(c.notes.begin(), c.notes.end(),
+                     [&](const std::string& n) { return n.find(text) != std::string::npos; });
+}
+
+// A line of the printed table that starts with `scenario` and holds `metric` and `verdict`.
+bool has_line(const std::string& text, const std::string& scenario, const std::string& metric,
+              const std::string& verdict) {
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(scenario + " ", 0) == 0 && line.find(" " + metric + " ") != std::string::npos &&
+        line.find(verdict) != std::string::npos) {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string write(const report& r, const std::string& name) {
+  const std::string path = ::testing::TempDir() + "check_recorded_" + name + ".json";
+  write_report(r, path);
+  return path;
+}
+
+const std::vector<int> largest_first = {0, 1, 2, 3};
+// Another run of the same program: the threads raced otherwise. Every graph named by a stream
+// has another name than in largest_first ("stream 1 #1" is graph c3 here, a1 there).
+const std::vector<int> raced = {2, 0, 3, 1};
+
+TEST(CheckRecorded, RunsWhoseThreadsRacedMatchGraphsByIdentityAndPass) {
+  const report base = run(largest_first), cur = run(raced);
+  const comparison c = compare_reports(base, cur, tolerances{});
+  EXPECT_EQ(regressed(c), std::vector<std::string>{});
+  EXPECT_EQ(exit_code(c), 0);
+
+  // Labelled with the current name and the baseline's: a1 was "stream 1 #1", is "stream 2 #1".
+  const comparison_row& a1 = row(c, "stream 2 #1 (baseline: stream 1 #1)", "reserved_high_bytes");
+  EXPECT_EQ(a1.baseline, 512.0 * mib);
+  EXPECT_EQ(a1.current, 512.0 * mib);
+  EXPECT_EQ(a1.verdict, "pass");
+  EXPECT_EQ(row(c, "stream 1 #1 (baseline: stream 3 #1)", "used_high_bytes").current, 128.0 * mib);
+  // A name both runs gave: no "(baseline: ...)".
+  EXPECT_EQ(row(c, "decode", "held_granule_bytes").baseline, static_cast<double>(granule));
+  EXPECT_EQ(row(c, "decode", "held_granule_bytes").verdict, "pass");
+  EXPECT_EQ(row(c, "pool[device 0]", "high_bytes").current, 608.0 * mib);
+  EXPECT_EQ(row(c, "pool[device 0]", "end_bytes").verdict, "pass");
+  // Four graphs of 4 analysis rows, 1 held row and 3 host rows each, and the pool's 2.
+  EXPECT_EQ(c.rows.size(), 4u * 8u + 2u);
+}
+
+TEST(CheckRecorded, GrowthIsNotComparedBecauseTheLaunchOrderMovesIt) {
+  const report base = run(largest_first), cur = run(raced);
+  // The same graph grew the pool by 0 in one run and by 128 MiB in the other.
+  EXPECT_EQ(base.recorded->graphs[index_of(base, 2)].growth_bytes, 0u);
+  EXPECT_EQ(cur.recorded->graphs[index_of(cur, 2)].growth_bytes, 128 * mib);
+  const comparison c = compare_reports(base, cur, tolerances{});
+  for (const auto& r : c.rows) {
+    EXPECT_EQ(r.metric.find("growth"), std::string::npos) << r.scenario << " " << r.metric;
+  }
+  // Its first launch mapped 128 MiB now and nothing before (1100 us against 12 us): not the
+  // same thing measured, so "unstable" rather than a regression.
+  const comparison_row& first = row(c, "stream 1 #1 (baseline: stream 3 #1)", "host.first_launch");
+  EXPECT_EQ(first.baseline, 12.0);
+  EXPECT_EQ(first.current, 1100.0);
+  EXPECT_EQ(first.verdict, "unstable");
+  EXPECT_TRUE(has_note(c, "'first_launch' calls mapped 0.0 MiB in the baseline and 128.0 MiB now"));
+  // b2's first launch mapped nothing in either run: its time is compared.
+  EXPECT_EQ(row(c, "stream 4 #1 (baseline: stream 2 #1)", "host.first_launch").verdict, "pass");
+}
+
+TEST(CheckRecorded, NoWallRowsSinceARecordingMeasuresHostTimesOnly) {
+  const report base = run(largest_first);
+  const comparison c = compare_reports(base, run(raced), tolerances{});
+  std::size_t host_rows = 0;
+  for (const auto& r : c.rows) {
+    EXPECT_NE(r.metric.rfind("wall.", 0), 0u) << r.scenario << " " << r.metric;
+    if (r.metric.rfind("host.", 0) == 0) ++host_rows;
+  }
+  EXPECT_EQ(host_rows, 12u);  // instantiate, first_launch, steady of four graphs
+  // One sample per run: the effect alone decides, and a steady launch 30 us slower regresses.
+  report slower = run(raced);
+  slower.scenarios[index_of(slower, 1)].launch_costs[2].host.median_us = 40;
+  const comparison s = compare_reports(base, slower, tolerances{});
+  EXPECT_EQ(regressed(s), std::vector<std::string>{"stream 4 #1 (baseline: stream 2 #1) host.steady"});
+}
+
+TEST(CheckRecorded, TwoSteadyPhasesPairFromTheLastSoTheAggregatesMeet) {
+  // The recorder names a steady-class launch recorded as an event (after a trim that mapped
+  // nothing: 37.2 us) "steady" too, before the aggregate of steady launches (1.0 us), as the
+  // P1 sample (build/sample-recording.json) has it for g3. Paired first with first, a recording
+  // compared with itself regressed: 1.0 us against 37.2 us.
+  report base = run(largest_first);
+  auto& costs = base.scenarios[0].launch_costs;
+  costs.insert(costs.begin() + 2, host_cost("steady", 1, 37.2));
+  costs.back().host.median_us = 1.0;
+  const comparison self = compare_reports(base, base, tolerances{});
+  EXPECT_EQ(regressed(self), std::vector<std::string>{});
+  EXPECT_EQ(row(self, "stream 1 #1", "host.steady #1").current, 37.2);
+  EXPECT_EQ(row(self, "stream 1 #1", "host.steady").current, 1.0);
+
+  // A run without the trim: its only "steady" is the aggregate, and meets the aggregate.
+  report cur = run(largest_first);
+  cur.scenarios[0].launch_costs.back().host.median_us = 1.1;
+  const comparison c = compare_reports(base, cur, tolerances{});
+  EXPECT_EQ(regressed(c), std::vector<std::string>{});
+  EXPECT_EQ(row(c, "stream 1 #1", "host.steady").baseline, 1.0);
+  EXPECT_EQ(row(c, "stream 1 #1", "host.steady").current, 1.1);
+  EXPECT_EQ(find_row(c, "stream 1 #1", "host.steady #1"), nullptr);
+  EXPECT_TRUE(has_note(c, "stream 1 #1: launch cost 'steady #1' is in the baseline only"));
+}
+
+TEST(CheckRecorded, AGraphHoldingOneMoreOutputFailsThePoolAndTheGraphsRows) {
+  report cur = run(raced);
+  hold_one_more_output(cur, 1);  // b2
+  const std::string base_path = write(run(largest_first), "base");
+  const std::string cur_path = write(cur, "held");
+  std::ostringstream out, err;
+  EXPECT_EQ(run_check(base_path, cur_path, tolerances{}, out, err), 1) << err.str();
+  EXPECT_TRUE(has_line(out.str(), "pool[device 0]", "high_bytes", "regression")) << out.str();
+  EXPECT_TRUE(has_line(out.str(), "stream 4 #1 (baseline: stream 2 #1)", "held_granule_bytes",
+                       "regression"))
+      << out.str();
+
+  const comparison c = compare_reports(read_report(base_path), read_report(cur_path), tolerances{});
+  const std::string b2 = "stream 4 #1 (baseline: stream 2 #1)";
+  EXPECT_EQ(regressed(c), (std::vector<std::string>{
+                              "pool[device 0] end_bytes",
+                              "pool[device 0] high_bytes",
+                              b2 + " held_granule_bytes",
+                              b2 + " physical_reuse_ratio",
+                              b2 + " reserved_high_bytes",
+                              b2 + " used_high_bytes",
+                          }));
+  EXPECT_EQ(row(c, "pool[device 0]", "high_bytes").current, 640.0 * mib);
+  EXPECT_EQ(row(c, b2, "held_granule_bytes").baseline, 32.0 * mib);
+  EXPECT_EQ(row(c, b2, "held_granule_bytes").current, 64.0 * mib);
+  EXPECT_EQ(row(c, b2, "reserved_high_bytes").current, 288.0 * mib);
+}
+
+TEST(CheckRecorded, HeldGranulesFlagOneMoreOutputThatBigFiguresHideInTheirTolerance) {
+  // An 8 GiB graph in a 10 GiB pool: one more held granule is 0.4% of its footprint and 0.3% of
+  // the pool, under the 2% tolerance; only the held granules' row says it.
+  report base = run(largest_first);
+  base.scenarios[0].analysis.used_high_bytes = base.scenarios[0].analysis.reserved_high_bytes =
+      8192 * mib;
+  base.scenarios[0].analysis.physical_reuse_ratio = 1.0;
+  base.scenarios[0].analysis.requested_bytes = 8192 * mib;
+  base.recorded->pools[0].high_bytes = base.recorded->pools[0].end_bytes = 10240 * mib;
+  report cur = base;
+  hold_one_more_output(cur, 0);
+  const comparison c = compare_reports(base, cur, tolerances{});
+  EXPECT_EQ(row(c, "pool[device 0]", "high_bytes").verdict, "pass");
+  EXPECT_EQ(row(c, "stream 1 #1", "reserved_high_bytes").verdict, "pass");
+  EXPECT_EQ(regressed(c), std::vector<std::string>{"stream 1 #1 held_granule_bytes"});
+  EXPECT_EQ(exit_code(c), 1);
+}
+
+TEST(CheckRecorded, ARecordingComparedWithItselfPassesThroughTheCommand) {
+  const std::string path = write(run(raced), "self");
+  std::ostringstream out, err;
+  EXPECT_EQ(run_check(path, path, tolerances{}, out, err, /*all=*/true), 0) << err.str();
+  EXPECT_NE(out.str().find("34 rows: 34 pass, 0 regression, 0 improvement, 0 unstable, 0 missing"),
+            std::string::npos)
+      << out.str();
+  EXPECT_NE(out.str().find("34 compared, 0 regressed"), std::string::npos) << out.str();
+  EXPECT_EQ(out.str().find("wall."), std::string::npos) << out.str();
+  EXPECT_EQ(out.str().find("(baseline:"), std::string::npos) << out.str();
+}
+
+TEST(CheckRecorded, AGraphMissingNowRegressesAndANewOneIsNoted) {
+  const report base = run(largest_first);
+  report cur = run(largest_first);
+  const std::size_t decode = index_of(cur, 3);
+  cur.scenarios.erase(cur.scenarios.begin() + static_cast<std::ptrdiff_t>(decode));
+  cur.recorded->graphs.erase(cur.recorded->graphs.begin() + static_cast<std::ptrdiff_t>(decode));
+  cur.scenarios.push_back(cur.scenarios[0]);
+  cur.scenarios.back().name = "stream 5 #1";
+  cur.recorded->graphs.push_back(cur.recorded->graphs[0]);
+  cur.recorded->graphs.back().name = "stream 5 #1";
+  cur.recorded->graphs.back().identity = "site:00000000000000e5";
+  const comparison c = compare_reports(base, cur, tolerances{});
+  EXPECT_EQ(row(c, "decode", "scenario").verdict, "missing");
+  EXPECT_EQ(regressed(c), std::vector<std::string>{"decode scenario"});
+  EXPECT_TRUE(has_note(c, "decode: ok in the baseline, missing from the current recording "
+                          "(identity nvtx:decode)"));
+  EXPECT_TRUE(has_note(c, "stream 5 #1 (identity site:00000000000000e5): new"));
+}
+
+TEST(CheckRecorded, APoolOfTheBaselineMissingNowRegresses) {
+  report base = run(largest_first);
+  recorded_pool peer;
+  peer.device = 1;
+  peer.high_bytes = peer.end_bytes = 64 * mib;
+  base.recorded->pools.push_back(peer);
+  const comparison c = compare_reports(base, run(largest_first), tolerances{});
+  EXPECT_EQ(regressed(c), std::vector<std::string>{"pool[device 1] scenario"});
+  EXPECT_EQ(exit_code(c), 1);
+}
+
+TEST(CheckRecorded, OldRecordingsWithoutIdentitiesMatchByName) {
+  // Names that hold from run to run (no race): the graphs listed in another order still match.
+  const report base = without_identities(run(largest_first));
+  report cur = base;
+  std::reverse(cur.scenarios.begin(), cur.scenarios.end());
+  std::reverse(cur.recorded->graphs.begin(), cur.recorded->graphs.end());
+  const comparison same = compare_reports(base, cur, tolerances{});
+  EXPECT_EQ(regressed(same), std::vector<std::string>{});
+  EXPECT_TRUE(has_note(same, "graphs matched by name"));
+  EXPECT_EQ(row(same, "stream 2 #1", "reserved_high_bytes").current, 256.0 * mib);
+  EXPECT_EQ(find_row(same, "stream 2 #1", "held_granule_bytes"), nullptr);  // not recorded then
+
+  // Grown by a granule: that name's row says so.
+  cur.scenarios[2].analysis.reserved_high_bytes += granule;  // "stream 2 #1" reversed
+  const comparison grown = compare_reports(base, cur, tolerances{});
+  EXPECT_EQ(regressed(grown), std::vector<std::string>{"stream 2 #1 reserved_high_bytes"});
+
+  // By name, runs whose threads raced compare different graphs: what identities are for.
+  const comparison raced_by_name =
+      compare_reports(base, without_identities(run(raced)), tolerances{});
+  EXPECT_EQ(row(raced_by_name, "stream 1 #1", "reserved_high_bytes").current, 128.0 * mib);
+  EXPECT_EQ(row(raced_by_name, "stream 1 #1", "reserved_high_bytes").verdict, "improvement");
+  EXPECT_EQ(row(raced_by_name, "stream 2 #1", "reserved_high_bytes").verdict, "regression");
+}
+
+}  // namespace
+}  // namespace gmem::profiler
