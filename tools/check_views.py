@@ -6,7 +6,9 @@
       object form: {"traceEvents": [...]}, every event with name, ph, ts in microseconds, pid,
       tid; "X" with a non-negative dur; "C" with numeric args; "M" process_name / thread_name
       with args.name; "i" with scope g/p/t) and against the report (one track per scenario,
-      one phase slice per phase, the four counter tracks with one sample per phase).
+      one phase slice per phase, the four counter tracks with one sample per phase; for a
+      recording, per pool a process with the reservation's samples, a mapping event per point
+      of the pool's timeline and its high watermark).
   check_views.py html GMEMPROF REPORT BENCH WORKDIR [--screenshot PNG]
       runs `gmemprof html` (with the report as its own baseline and the bench JSON), loads the
       page in headless Chromium (--dump-dom), and reads the counts the page's script wrote into
@@ -63,7 +65,11 @@ def check_trace(gmemprof, report_path, work):
         if ph == "i" and e.get("s") not in ("g", "p", "t"):
             fail(f"instant event {i} needs scope s in g/p/t: {e}")
     scenarios = report["scenarios"]
-    threads = [e for e in events if e["ph"] == "M" and e["name"] == "thread_name"]
+    # A recording's pools are processes of their own (recorded times), apart from the scenarios.
+    pool_pids = {e["pid"] for e in events if e["ph"] == "M" and e["name"] == "process_name"
+                 and e["args"]["name"].startswith("graph memory pool")}
+    threads = [e for e in events if e["ph"] == "M" and e["name"] == "thread_name"
+               and e["pid"] not in pool_pids]
     if len(threads) != len(scenarios):
         fail(f"{len(threads)} scenario tracks for {len(scenarios)} scenarios")
     if not any(e["ph"] == "M" and e["name"] == "process_name" for e in events):
@@ -72,10 +78,14 @@ def check_trace(gmemprof, report_path, work):
     slices = [e for e in events if e["ph"] == "X" and e.get("cat") == "phase"]
     if len(slices) != phases:
         fail(f"{len(slices)} phase slices for {phases} phases")
-    launches = sum(len(s.get("launch_costs", [])) for s in scenarios)
+    # A launch slice inside each phase that has a launch cost: in a suite report every cost's
+    # phase is sampled once; a recording samples a phase per call that read the counters (a
+    # remap twice, an instantiation never).
+    launches = sum(1 for s in scenarios for p in s.get("counters_after_phase", [])
+                   if any(c["phase"] == p["phase"] for c in s.get("launch_costs", [])))
     got = len([e for e in events if e["ph"] == "X" and e.get("cat") == "launch"])
     if got != launches:
-        fail(f"{got} launch slices for {launches} launch costs")
+        fail(f"{got} launch slices for {launches} timed phases")
     for c in COUNTERS:
         samples = [e for e in events if e["ph"] == "C" and e["name"] == c]
         if len(samples) != phases:
@@ -85,8 +95,27 @@ def check_trace(gmemprof, report_path, work):
     got = [e["args"]["bytes"] for e in events if e["ph"] == "C" and e["name"] == "reserved_high"]
     if got != want:
         fail("reserved_high samples differ from the report's values")
+    pools = (report.get("recorded") or {}).get("pools", [])
+    if len(pool_pids) != len(pools):
+        fail(f"{len(pool_pids)} pool processes for {len(pools)} pools")
+    for pool in pools:
+        pid = 1000 + pool["device"]
+        want = [t["reserved_bytes"] for t in pool.get("timeline", [])]
+        got = [e["args"]["bytes"] for e in events
+               if e["ph"] == "C" and e["pid"] == pid and e["name"] == "pool reserved"]
+        if got != want:
+            fail(f"device {pool['device']}'s pool reserved samples {got} differ from its "
+                 f"timeline {want}")
+        marks = [e for e in events if e["ph"] == "i" and e["pid"] == pid and e.get("cat") == "mapping"]
+        if len(marks) != len(want):
+            fail(f"{len(marks)} mapping events for {len(want)} points of device "
+                 f"{pool['device']}'s pool timeline")
+        high = [e for e in events if e["ph"] == "i" and e["pid"] == pid and e.get("cat") == "pool_high"]
+        if len(high) != 1 or high[0]["args"]["bytes"] != pool["high_bytes"]:
+            fail(f"device {pool['device']}'s pool needs one high watermark of "
+                 f"{pool['high_bytes']} bytes, has {[e['args'] for e in high]}")
     print(f"check_views: trace ok: {len(events)} events, {len(scenarios)} tracks, "
-          f"{phases} phases, {launches} launches")
+          f"{phases} phases, {launches} launches, {len(pools)} pools")
 
 
 def chromium():

@@ -15,7 +15,10 @@ namespace gmem::profiler {
 /// them: scenarios one after another; per scenario (one track, "thread", per scenario under
 /// one "process" per device) its phases in order, each as long as its wall median (1 us when
 /// the phase was not timed), its launch (host median) inside it; the four counters as counter
-/// tracks, sampled at the end of each phase. Throws nothing but std::bad_alloc.
+/// tracks, sampled at the end of each phase. A recording's pools add a process each (pid
+/// 1000 + device), at the program's own times: the reservation as a counter track ("pool
+/// reserved"), an instant per mapping event and one at the high watermark. Throws nothing but
+/// std::bad_alloc.
 [[nodiscard]] std::string trace_json(const report& r);
 
 /// Inputs of the HTML view besides the report.
