@@ -31,8 +31,10 @@ struct html_inputs {
 
 /// One self-contained HTML page (inline CSS, JS and SVG; nothing loaded from the network):
 /// per scenario requested vs lower bound vs reserved, the counters across phases, launch
-/// costs, mapping cost against size from the bench JSON, the check's verdicts coloured. The
-/// page counts what it drew into <pre id="gmem-selfcheck"> (JSON) for the browser test.
+/// costs, mapping cost against size from the bench JSON, the check's verdicts coloured; for a
+/// recording, per device the pool's reservation over time with its high watermark and the
+/// attribution at it, and the growth each graph caused. The page counts what it drew into
+/// <pre id="gmem-selfcheck"> (JSON) for the browser test.
 /// Throws report_error(not_json, invalid) when bench_json is given and is not gmem_bench JSON.
 [[nodiscard]] std::string html_page(const report& r, const html_inputs& in);
 
