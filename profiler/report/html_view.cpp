@@ -105,7 +105,7 @@ document.getElementById("meta").innerHTML = "";
   const m = document.getElementById("meta");
   const items = [["device", env.device_name + " (sm_" + env.compute_capability.replace(".", "") + ", " + fmtBytes(env.total_memory_bytes) + ")"],
     ["driver", env.driver_release || String(env.driver_version)], ["granularity", fmtBytes(env.granularity_bytes)],
-    ["tool", env.tool_version], ["commit", env.git_commit], ["date", env.date], ["scenarios", String(R.scenarios.length)]];
+    ["tool", env.tool_version], ["commit", env.git_commit], ["date", env.date], [R.recorded ? "graphs" : "scenarios", String(R.scenarios.length)]];
   items.forEach(([k, v], i) => { if (i) m.appendChild(document.createTextNode(" · ")); m.appendChild(document.createTextNode(k + " ")); h(m, "b", {}, v); });
 })();
 
