@@ -36,14 +36,22 @@ tr.verdict-pass td:last-child{color:#1a7f37;font-weight:600}tr.verdict-regressio
 #gmem-selfcheck{display:none}
 </style></head><body>
 <h1 id="title"></h1><div class="meta" id="meta"></div>
-<h2>Memory per scenario: requested, lower bound, reserved</h2>
-<div class="note">Requested: bytes all allocation nodes ask for. Lower bound: the heaviest set of allocations that can be live at once, each rounded up to the reservation granularity. Reserved: the driver's reserved-memory high watermark.</div>
+<div id="pool-section" style="display:none">
+<h2>Graph memory pool per device (recorded)</h2>
+<div class="note">The device's reservation over the recording: a point per call that changed it (and per trim), the high watermark the driver measured, and what the pool model says was mapped at that moment, by graph and why. These are the graphs' figures together; each graph's own are below.</div>
+<div id="pools"></div>
+<h2>Pool growth each graph caused</h2>
+<div class="note">Growth: what the graph's own calls added to its device's pool (the driver's counters around each call; a private pool's graph: what its capture took). Alone: what the graph reserves by itself from a trimmed pool, predicted by the reuse model (gmemprof replay measures it). A small graph can cause no growth (it fits in what a larger one mapped) or more than it needs alone (remaps after others held memory).</div>
+<div class="card"><div class="legend" id="gr-legend"></div><svg id="growth" width="1140"></svg></div>
+</div>
+<h2 id="fp-title">Memory per scenario: requested, lower bound, reserved</h2>
+<div class="note" id="fp-note">Requested: bytes all allocation nodes ask for. Lower bound: the heaviest set of allocations that can be live at once, each rounded up to the reservation granularity. Reserved: the driver's reserved-memory high watermark.</div>
 <div class="card"><div class="legend" id="fp-legend"></div><svg id="footprint" width="1140"></svg></div>
 <h2>Allocation lifetimes</h2>
 <div class="note" id="lt-note">Execution order across (a topological order of the graph's nodes), addresses down: one box per allocation, from its alloc node to its free node (to the end when the graph does not free it). Boxes in one row share a virtual address: that is reuse.</div>
 <div class="grid" id="lifetimes"></div>
 <h2>Counters across phases</h2>
-<div class="note">The four cudaGraphMemAttr counters read after each phase of each scenario (MiB).</div>
+<div class="note" id="ct-note">The four cudaGraphMemAttr counters read after each phase of each scenario (MiB).</div>
 <div class="legend" id="ct-legend"></div><div class="grid" id="counters"></div>
 <h2>Mapping cost against size</h2><div class="note" id="bench-note"></div>
 <div class="card" id="bench-card"><div class="legend" id="bench-legend"></div><svg id="bench" width="1140" height="360"></svg></div>
@@ -56,7 +64,8 @@ window.addEventListener("error", e => { errors.push(String(e.message)); writeSel
 const origError = console.error;
 console.error = function(...a) { errors.push(a.map(String).join(" ")); origError.apply(console, a); };
 const DATA = @DATA@;
-const counts = {bars: 0, lifetime_boxes: 0, lifetime_rows: 0, counter_points: 0, counter_charts: 0, bench_points: 0, verdict_rows: 0};
+const counts = {bars: 0, lifetime_boxes: 0, lifetime_rows: 0, counter_points: 0, counter_charts: 0, bench_points: 0, verdict_rows: 0,
+  pool_charts: 0, pool_points: 0, pool_high_bytes: 0, growth_bars: 0, attribution_segments: 0, attribution_bytes: 0};
 function writeSelfcheck() {
   document.getElementById("gmem-selfcheck").textContent = JSON.stringify(Object.assign({errors}, counts));
 }
@@ -96,13 +105,132 @@ document.getElementById("meta").innerHTML = "";
   const m = document.getElementById("meta");
   const items = [["device", env.device_name + " (sm_" + env.compute_capability.replace(".", "") + ", " + fmtBytes(env.total_memory_bytes) + ")"],
     ["driver", env.driver_release || String(env.driver_version)], ["granularity", fmtBytes(env.granularity_bytes)],
-    ["tool", env.tool_version], ["commit", env.git_commit], ["date", env.date], ["scenarios", String(R.scenarios.length)]];
+    ["tool", env.tool_version], ["commit", env.git_commit], ["date", env.date], [R.recorded ? "graphs" : "scenarios", String(R.scenarios.length)]];
   items.forEach(([k, v], i) => { if (i) m.appendChild(document.createTextNode(" · ")); m.appendChild(document.createTextNode(k + " ")); h(m, "b", {}, v); });
+})();
+
+// A recording's pools: per device the reservation over time, its high watermark and what held
+// it; then the growth each graph caused. Nothing is drawn for a suite report.
+const WHY = {working_set: ["working set of its call", "#4a6fa5"], held_outputs: ["outputs held between launches", "#f2b66d"],
+             concurrent_launch: ["launch in another stream", "#d1495b"], idle: ["mapped, held by no graph", "#b7bec9"]};
+function why(w) { return WHY[w] || [w, "#8e6c8a"]; }
+(function pools() {
+  const rec = R.recorded;
+  if (!rec) return;
+  document.getElementById("pool-section").style.display = "";
+  const host = document.getElementById("pools");
+  if (!(rec.pools || []).length) h(host, "div", {class: "note"}, "No pool in this recording (an older gmemprof, or the device's granularity unknown): record the program again for the pool's high watermark and what held it.");
+  for (const p of rec.pools || []) {
+    const card = h(host, "div", {class: "card pool"});
+    h(card, "h3", {style: "font-size:14px;margin:0 0 4px"}, "Device " + p.device);
+    const diff = p.model_high_bytes - p.high_bytes;
+    h(card, "div", {class: "note pool-summary"}, "High watermark " + fmtBytes(p.high_bytes) + " (measured)" +
+      (p.high_graph ? ", reached by '" + p.high_graph + "' (" + p.high_event + ") at " + (p.high_t_us / 1000).toFixed(3) + " ms" : "") +
+      "; " + fmtBytes(p.end_bytes) + " reserved at the end; the pool model's reservation at the high: " + fmtBytes(p.model_high_bytes) +
+      (diff === 0 ? " (as measured)" : " (" + fmtBytes(Math.abs(diff)) + (diff > 0 ? " above" : " below") + " the measurement)") + ".");
+    counts.pool_charts++;
+    // Reserved bytes over time: a step line (the reservation holds between calls), a point per
+    // call that changed it, labelled by graph, and the high watermark.
+    const T = p.timeline || [];
+    const W = 1100, H = 280, L = 70, B = 34, Tp = 16, Rm = 30;
+    const svg = el(card, "svg", {class: "pool-chart", width: W, height: H});
+    const ts = T.map(t => t.t_us).concat([p.high_t_us]);
+    const t0 = Math.min(...ts), t1 = Math.max(...ts);
+    const span = t1 > t0 ? t1 - t0 : 1;
+    const top = Math.max(1, p.high_bytes, p.model_high_bytes, ...T.map(t => t.reserved_bytes)) * 1.12;
+    const X = t => L + (W - L - Rm) * (t - t0) / span;
+    const Y = b => Tp + (H - Tp - B) * (1 - b / top);
+    for (let i = 0; i <= 4; i++) {
+      const b = top / 1.12 * i / 4;
+      el(svg, "line", {x1: L, x2: W - Rm, y1: Y(b), y2: Y(b), stroke: "#e6e9ef"});
+      el(svg, "text", {x: L - 6, y: Y(b) + 4, "text-anchor": "end"}, fmtBytes(Math.round(b)));
+    }
+    el(svg, "text", {x: L, y: H - 6}, (t0 / 1000).toFixed(1) + " ms");
+    el(svg, "text", {x: W - Rm, y: H - 6, "text-anchor": "end"}, (t1 / 1000).toFixed(1) + " ms");
+    el(svg, "text", {x: (W + L) / 2, y: H - 6, "text-anchor": "middle"}, "time in the program (reserved after each call)");
+    if (T.length) {
+      let level = Math.max(0, T[0].reserved_bytes - T[0].growth_bytes);
+      const pts = [X(t0) + "," + Y(level)];
+      for (const t of T) { pts.push(X(t.t_us) + "," + Y(level)); level = t.reserved_bytes; pts.push(X(t.t_us) + "," + Y(level)); }
+      pts.push(X(t1) + "," + Y(level));
+      el(svg, "polyline", {class: "pool-line", fill: "none", stroke: "#4a6fa5", "stroke-width": 1.8, points: pts.join(" ")});
+    }
+    const hy = Y(p.high_bytes);
+    el(svg, "line", {class: "pool-high-line", x1: L, x2: W - Rm, y1: hy, y2: hy, stroke: "#cf222e", "stroke-dasharray": "5 3"});
+    // Left of the line: the points' labels crowd its right end, where a program settles.
+    el(svg, "text", {x: L + 4, y: hy - 5, style: "fill:#cf222e"}, "high watermark " + fmtBytes(p.high_bytes) + " (measured)");
+    // Labels on every point only while they fit; past that the points keep their tooltips.
+    const labelled = T.length <= 40;
+    T.forEach((t, i) => {
+      const color = t.growth_bytes > 0 ? "#d1495b" : t.growth_bytes < 0 ? "#2a9d8f" : "#8c959f";
+      const c = el(svg, "circle", {class: "pool-point", cx: X(t.t_us), cy: Y(t.reserved_bytes), r: 3.4, fill: color});
+      el(c, "title", {}, (t.graph ? "'" + t.graph + "' " : "") + t.event + ": " + (t.growth_bytes >= 0 ? "+" : "-") +
+         fmtBytes(Math.abs(t.growth_bytes)) + ", reserved " + fmtBytes(t.reserved_bytes) + " at " + (t.t_us / 1000).toFixed(3) + " ms");
+      counts.pool_points++;
+      if (labelled) {
+        const x = X(t.t_us) + 3, y = Y(t.reserved_bytes) - 6 - (i % 2) * 10;
+        el(svg, "text", {class: "pool-label", x: x, y: y, style: "font-size:9.5px"}, t.graph || t.event);
+      }
+    });
+    const hm = el(svg, "path", {class: "pool-high", d: "M" + X(p.high_t_us) + " " + (hy - 6) + "l6 6l-6 6l-6 -6z", fill: "#cf222e"});
+    el(hm, "title", {}, "high watermark " + fmtBytes(p.high_bytes) + (p.high_graph ? ", reached by '" + p.high_graph + "' (" + p.high_event + ")" : ""));
+    counts.pool_high_bytes += p.high_bytes;
+    // What was mapped at the high watermark: one stacked bar, a segment per (graph, why).
+    const A = (p.attribution || []).filter(a => a.bytes > 0);
+    if (A.length) {
+      h(card, "div", {class: "note"}, "Mapped at the high watermark, by graph and why (pool model, " + fmtBytes(A.reduce((s, a) => s + a.bytes, 0)) + " in all):");
+      const lg = h(card, "div", {class: "legend"});
+      for (const w of [...new Set(A.map(a => a.why))]) { const s = h(lg, "span", {}); h(s, "i", {style: "background:" + why(w)[1]}); s.appendChild(document.createTextNode(why(w)[0])); }
+      const total = A.reduce((s, a) => s + a.bytes, 0);
+      const bar = el(card, "svg", {class: "attribution-bar", width: W, height: 46});
+      let x = L;
+      for (const a of A) {
+        const w = (W - L - Rm) * a.bytes / total;
+        const r = el(bar, "rect", {class: "attribution-segment", x: x, y: 4, width: Math.max(1, w), height: 24, fill: why(a.why)[1], stroke: "#fff"});
+        el(r, "title", {}, (a.graph ? "'" + a.graph + "'" : "no graph") + ": " + why(a.why)[0] + ", " + fmtBytes(a.bytes) + " (" + (100 * a.bytes / total).toFixed(1) + "%)");
+        if (w > 34) el(bar, "text", {x: x + w / 2, y: 20, "text-anchor": "middle", style: "fill:#fff;font-weight:600"}, a.graph || "idle");
+        counts.attribution_segments++;
+        counts.attribution_bytes += a.bytes;
+        x += w;
+      }
+      el(bar, "text", {x: L, y: 42}, "0");
+      el(bar, "text", {x: W - Rm, y: 42, "text-anchor": "end"}, fmtBytes(total));
+    }
+    for (const d of p.diagnostics || []) h(card, "div", {class: "note"}, "[" + d.severity + "] " + d.message + (d.bytes ? " (" + fmtBytes(d.bytes) + ")" : ""));
+  }
+})();
+(function growth() {
+  const rec = R.recorded;
+  if (!rec) return;
+  const C = [["growth it caused", "#d1495b"], ["alone (predicted)", "#8fb8de"]];
+  legend("gr-legend", C);
+  const G = rec.graphs || [];
+  const svg = document.getElementById("growth");
+  const rowH = 24, left = 260, width = 1140 - left - 210;
+  svg.setAttribute("height", G.length * rowH + 8);
+  const grown = g => g.kind === "private_pool" ? (g.capture_pool_growth_bytes || 0) : g.growth_bytes;
+  const max = Math.max(1, ...G.map(g => Math.max(grown(g), g.own_footprint_bytes)));
+  G.forEach((g, i) => {
+    const y = i * rowH + 3;
+    el(svg, "text", {x: left - 8, y: y + 13, "text-anchor": "end"}, g.name.length > 40 ? g.name.slice(0, 39) + "…" : g.name);
+    const r = el(svg, "rect", {class: "growth-bar", x: left, y: y, width: Math.max(1, width * grown(g) / max), height: 10, fill: C[0][1]});
+    el(r, "title", {}, "'" + g.name + "' grew its pool by " + fmtBytes(grown(g)));
+    const o = el(svg, "rect", {class: "own-bar", x: left, y: y + 11, width: Math.max(1, width * g.own_footprint_bytes / max), height: 7, fill: C[1][1]});
+    el(o, "title", {}, "'" + g.name + "' alone (predicted): " + fmtBytes(g.own_footprint_bytes));
+    el(svg, "text", {x: left + width * Math.max(grown(g), g.own_footprint_bytes) / max + 6, y: y + 13}, "+" + fmtBytes(grown(g)) + " · alone " + fmtBytes(g.own_footprint_bytes));
+    counts.growth_bars++;
+  });
 })();
 
 // Footprint: three bars per scenario that ran.
 (function footprint() {
-  const C = [["requested", "#8fb8de"], ["lower bound (rounded)", "#f2b66d"], ["reserved high", "#4a6fa5"]];
+  // A recording's per-graph figure is the graph's own (alone, predicted), not the device's
+  // watermark, which holds every graph's memory: that one is the pool's, above.
+  const C = [["requested", "#8fb8de"], ["lower bound (rounded)", "#f2b66d"], [R.recorded ? "alone (predicted)" : "reserved high", "#4a6fa5"]];
+  if (R.recorded) {
+    document.getElementById("fp-title").textContent = "Memory per graph, each alone: requested, lower bound, reserved alone (predicted)";
+    document.getElementById("fp-note").textContent = "Requested: bytes all allocation nodes ask for. Lower bound: the heaviest set of allocations that can be live at once, each rounded up to the reservation granularity. Alone (predicted): what the graph reserves by itself from a trimmed pool, by the reuse model; the device's high watermark is the pool's, above.";
+  }
   legend("fp-legend", C);
   const ok = R.scenarios.filter(s => s.status === "ok" && s.analysis);
   const svg = document.getElementById("footprint");
@@ -137,7 +265,10 @@ document.getElementById("meta").innerHTML = "";
   const grid = document.getElementById("lifetimes");
   const withAllocs = R.scenarios.filter(s => (s.allocations || []).length);
   if (!withAllocs.length) {
-    document.getElementById("lt-note").textContent = "This report holds no allocation lifetimes: they are recorded since gmem 0.2 (run gmemprof run again).";
+    // Running the suite again is no help for a recording: the program's graphs are not the suite's.
+    document.getElementById("lt-note").textContent = R.recorded
+      ? "This recording holds no allocation lifetimes: gmemprof record reads each graph's memory nodes at instantiation and keeps them as the graph's skeleton (gmemprof replay measures it alone); how the pool grew over the program's calls is the pool chart above."
+      : "This report holds no allocation lifetimes: they are recorded since gmem 0.2 (run gmemprof run again).";
     return;
   }
   const palette = ["#4a6fa5", "#d1495b", "#2a9d8f", "#f2b66d", "#8e6c8a", "#6c8ebf"];
@@ -170,6 +301,7 @@ document.getElementById("meta").innerHTML = "";
 // Counters: a small chart per scenario, four lines over its phases.
 (function counters() {
   const C = [["used_current", "#4a6fa5"], ["used_high", "#8fb8de"], ["reserved_current", "#d1495b"], ["reserved_high", "#f2b66d"]];
+  if (R.recorded) document.getElementById("ct-note").textContent = "The device's four cudaGraphMemAttr counters after each of the graph's recorded calls that read them (MiB): the device's, holding every graph's memory, not the graph's own.";
   legend("ct-legend", C);
   const grid = document.getElementById("counters");
   for (const s of R.scenarios) {

@@ -21,6 +21,39 @@ json meta(const char* what, int pid, int tid, const std::string& name) {
               {"args", {{"name", name}}}};
 }
 
+// A pool's process id: apart from the device's (the scenarios' process), whose times are laid
+// out from medians while a pool's are the program's own.
+constexpr int pool_pid_base = 1000;
+
+// A recording's pools, one process each: the reservation as a counter track, an instant per
+// call that changed it (and per trim) on a "mapping events" track, and the high watermark.
+void add_pools(const recording& rec, json& events) {
+  for (const auto& p : rec.pools) {
+    const int pid = pool_pid_base + p.device;
+    events.push_back(meta("process_name", pid, 0,
+                          "graph memory pool, device " + std::to_string(p.device) +
+                              " (recorded times)"));
+    events.push_back(meta("thread_name", pid, 1, "mapping events"));
+    for (const auto& t : p.timeline) {
+      const double ts = std::max(0.0, t.t_us);
+      events.push_back(json{{"name", "pool reserved"}, {"cat", "pool"}, {"ph", "C"}, {"ts", ts},
+                            {"pid", pid}, {"tid", 0}, {"args", {{"bytes", t.reserved_bytes}}}});
+      events.push_back(json{{"name", (t.graph.empty() ? "" : t.graph + ": ") + t.event},
+                            {"cat", "mapping"}, {"ph", "i"}, {"s", "t"}, {"ts", ts},
+                            {"pid", pid}, {"tid", 1},
+                            {"args", {{"graph", t.graph}, {"event", t.event},
+                                      {"growth_bytes", t.growth_bytes},
+                                      {"reserved_bytes", t.reserved_bytes}}}});
+    }
+    events.push_back(json{{"name", "high watermark"}, {"cat", "pool_high"}, {"ph", "i"},
+                          {"s", "p"}, {"ts", std::max(0.0, p.high_t_us)}, {"pid", pid},
+                          {"tid", 1},
+                          {"args", {{"bytes", p.high_bytes}, {"graph", p.high_graph},
+                                    {"event", p.high_event},
+                                    {"model_bytes", p.model_high_bytes}}}});
+  }
+}
+
 }  // namespace
 
 std::string trace_json(const report& r) {
@@ -76,13 +109,18 @@ std::string trace_json(const report& r) {
                        {"args", {{"status", to_string(s.status)}}}});
     t = std::max(t, start + 1.0) + gap_us;
   }
+  if (r.recorded) add_pools(*r.recorded, events);
   json doc = {{"traceEvents", events},
               {"displayTimeUnit", "ms"},
               {"otherData",
                {{"device", r.env.device_name},
                 {"git_commit", r.env.git_commit},
                 {"date", r.env.date},
-                {"note", "timeline laid out from the report's medians, not recorded timestamps"}}}};
+                {"note", r.recorded && !r.recorded->pools.empty()
+                             ? "scenario timeline laid out from the report's medians; the pools' "
+                               "tracks at the times the program made its calls"
+                             : "timeline laid out from the report's medians, not recorded "
+                               "timestamps"}}}};
   return doc.dump(1);
 }
 

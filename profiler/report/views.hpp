@@ -15,7 +15,10 @@ namespace gmem::profiler {
 /// them: scenarios one after another; per scenario (one track, "thread", per scenario under
 /// one "process" per device) its phases in order, each as long as its wall median (1 us when
 /// the phase was not timed), its launch (host median) inside it; the four counters as counter
-/// tracks, sampled at the end of each phase. Throws nothing but std::bad_alloc.
+/// tracks, sampled at the end of each phase. A recording's pools add a process each (pid
+/// 1000 + device), at the program's own times: the reservation as a counter track ("pool
+/// reserved"), an instant per mapping event and one at the high watermark. Throws nothing but
+/// std::bad_alloc.
 [[nodiscard]] std::string trace_json(const report& r);
 
 /// Inputs of the HTML view besides the report.
@@ -28,8 +31,10 @@ struct html_inputs {
 
 /// One self-contained HTML page (inline CSS, JS and SVG; nothing loaded from the network):
 /// per scenario requested vs lower bound vs reserved, the counters across phases, launch
-/// costs, mapping cost against size from the bench JSON, the check's verdicts coloured. The
-/// page counts what it drew into <pre id="gmem-selfcheck"> (JSON) for the browser test.
+/// costs, mapping cost against size from the bench JSON, the check's verdicts coloured; for a
+/// recording, per device the pool's reservation over time with its high watermark and the
+/// attribution at it, and the growth each graph caused. The page counts what it drew into
+/// <pre id="gmem-selfcheck"> (JSON) for the browser test.
 /// Throws report_error(not_json, invalid) when bench_json is given and is not gmem_bench JSON.
 [[nodiscard]] std::string html_page(const report& r, const html_inputs& in);
 
