@@ -348,11 +348,15 @@ void recorder::on_launch(std::uint64_t exec, std::uint64_t stream, double t_us, 
     log({'L', it->second, stream, -1, 1, 0, -1});
     return;
   }
-  graph_event e{t_us, "launch", to_string(c), g.devices.front(), host_us, before, after, stream, "",
+  // A steady launch recorded for its history (after a trim or a stream switch, it mapped
+  // nothing) gets a class of its own: "steady" is the aggregate of the untracked ones.
+  std::string cls = to_string(c);
+  if (c == launch_class::steady) cls = h.trimmed_since_last ? "steady_after_trim" : "steady_after_stream_switch";
+  graph_event e{t_us, "launch", cls, g.devices.front(), host_us, before, after, stream, "",
                 concurrent, 0};
   g.events.push_back(e);
   log({'L', it->second, stream, -1, 1, 0, static_cast<std::int64_t>(g.events.size() - 1)});
-  if (after) point(t_us, e.device, std::string("launch:") + to_string(c), g.name, *after);
+  if (after) point(t_us, e.device, "launch:" + cls, g.name, *after);
 }
 
 void recorder::on_trim(int device, double t_us, double host_us, const counters& before,

@@ -13,6 +13,7 @@
 #include "gmem/profiler/analysis.hpp"
 #include "gmem/profiler/diagnostics.hpp"
 #include "gmem/profiler/graph_alone.hpp"
+#include "gmem/profiler/lifetime.hpp"
 #include "gmem/profiler/pool_analysis.hpp"
 #include "gmem/profiler/report_io.hpp"
 #include "gmem/profiler/reuse_model.hpp"
@@ -163,6 +164,7 @@ profiler::report assemble(const recorder& r, const profiler::environment& env,
       }
       sk = alone.shape;
       s.skeletons.push_back(sk);
+      s.allocations = profiler::lifetimes(alone.flat, alone.analysis);
     } catch (const std::exception& e) {
       s.status = profiler::scenario_status::error;
       s.status_message = std::string("the recorded graph could not be analysed: ") + e.what();

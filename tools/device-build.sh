@@ -5,7 +5,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir=${1:-build-gpu}
-tools/setup.sh "$build_dir" >/dev/null 2>&1 || tools/setup.sh "$build_dir"
+# Configured as Release before setup.sh builds it, so that the tree is built once (setup.sh
+# configures a missing build folder with the default type, and reconfiguring rebuilt it all).
+if command -v cmake >/dev/null && command -v ninja >/dev/null; then
+  cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
+    -DCMAKE_CUDA_COMPILER="${CUDACXX:-/usr/local/cuda/bin/nvcc}" >/dev/null
+fi
+tools/setup.sh "$build_dir"
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 >/dev/null
 cmake --build "$build_dir"
 commit=$(git rev-parse HEAD)

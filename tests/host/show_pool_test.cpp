@@ -14,6 +14,7 @@
 
 #include "probe_cases.hpp"
 #include "record/recorder.hpp"
+#include "record_feed.hpp"
 #include "report/show.hpp"
 
 namespace gmem {
@@ -62,63 +63,12 @@ std::string between(const std::string& text, const std::string& from, const std:
 
 // ---- P1 through the recorder --------------------------------------------------------------
 
-record::counters at(const profiler::probe::probe_step& s) {
-  record::counters c;
-  c.reserved_current = s.reserved;
-  c.reserved_high = s.reserved_high;
-  c.used_current = s.used;
-  c.used_high = s.used_high;
-  return c;
-}
-
-// The probe case fed to a recorder as the injected library would see it: a copy of
-// record_pool_test.cpp's feed (launches, syncs, trims), which that file keeps to itself.
-void feed(record::recorder& r, const profiler::probe::probe_case& c) {
-  profiler::instantiate_flags afol;
-  afol.auto_free_on_launch = true;
-  for (std::size_t k = 0; k < c.graphs.size(); ++k) {
-    const std::string& def = c.graphs[k];
-    r.on_instantiate(0x100 + k, 0x10 + k, profiler::probe::model_of_spec(def, (k + 1) << 40),
-                     profiler::probe::name_of(def), static_cast<double>(k), 10, record::counters{},
-                     record::counters{},
-                     profiler::probe::auto_free(def) ? afol : profiler::instantiate_flags{});
-  }
-  record::counters last{};
-  double t = 100;
-  for (std::size_t i = 0; i < c.program.size(); ++i) {
-    const std::string& tok = c.program[i];
-    const record::counters now = at(c.steps[i]);
-    const double host = c.steps[i].host_us;
-    t += 1000;
-    const std::size_t at_sign = tok.find('@');
-    const std::uint64_t stream =
-        1 + (at_sign == std::string::npos ? 0 : std::stoull(tok.substr(at_sign + 1)));
-    const std::size_t k = tok.size() > 1 ? std::stoul(tok.substr(1)) : 0;
-    if (tok[0] == 'L') {
-      const auto plan = r.plan_launch(0x100 + k, 0xA000 + stream);
-      std::optional<record::counters> before, after;
-      if (plan.read_counters || host >= record::slow_floor_us) {
-        before = last;
-        after = now;
-      }
-      if (!before || !r.on_steady_launch(plan, host)) r.on_launch(0x100 + k, plan.stream, t, host, before, after);
-    } else if (tok[0] == 'S') {
-      r.on_sync(0);
-    } else if (tok[0] == 'T') {
-      r.on_trim(0, t, host, last, now);
-    } else {
-      ADD_FAILURE() << "step " << tok << " is not fed";
-    }
-    last = now;
-  }
-}
-
 std::string shown_p1() {
   static const std::string text = [] {
     for (const auto& c : profiler::probe::read_cases()) {
       if (c.name.rfind("P1 ", 0) != 0) continue;
       record::recorder r;
-      feed(r, c);
+      (void)record::test::feed(r, c);
       profiler::environment env;
       env.granularity_bytes = granule;
       return profiler::format_report(record::assemble(r, env, granule));
