@@ -3,10 +3,9 @@
 # first; C++), four threads, each compared with what the program read itself
 # (tests/record/check_pool.py); `gmemprof replay --set`; `gmemprof check` of two recordings of
 # one program (must pass) and of one with an extra held output (must fail on it).
-# Usage: tests/record/run_pool.sh BIN_DIR OUT_DIR   (BIN_DIR: gmemprof, libgmem_record.so,
-# gmem_record_client)
+# Usage: tests/record/run_pool.sh BUILD_DIR OUT_DIR   (a tools/device-build.sh build)
 set -u
-bin=$(cd "$1" && pwd); out=$2; here=$(cd "$(dirname "$0")" && pwd)
+build=$(cd "$1" && pwd); out=$2; here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$out"
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | awk '{print tolower($2)}')
 results=()
@@ -16,7 +15,7 @@ case_result() {  # name, ok (0/1), detail
 }
 record() {  # report, command...
   local report=$1; shift
-  "$bin/gmemprof" record --out "$report" -- "$@" 2>&1 | tail -20
+  "$build/profiler/gmemprof" record --out "$report" -- "$@" 2>&1 | tail -20
   return "${PIPESTATUS[0]}"
 }
 check_case() {  # name, self, report
@@ -29,41 +28,41 @@ check_case() {  # name, self, report
 echo "=== PyTorch serving warm-up, largest first"
 record "$out/serving-$gpu.json" python3 "$here/torch_serving.py" "$out/serving-$gpu-self.json"
 check_case torch_largest "$out/serving-$gpu-self.json" "$out/serving-$gpu.json"
-"$bin/gmemprof" show "$out/serving-$gpu.json" > "$out/serving-show.txt" 2>&1; head -80 "$out/serving-show.txt"
+"$build/profiler/gmemprof" show "$out/serving-$gpu.json" > "$out/serving-show.txt" 2>&1; head -80 "$out/serving-show.txt"
 echo "=== PyTorch serving warm-up, smallest first"
 record "$out/serving-smallest-$gpu.json" python3 "$here/torch_serving.py" "$out/serving-smallest-$gpu-self.json" --order smallest
 check_case torch_smallest "$out/serving-smallest-$gpu-self.json" "$out/serving-smallest-$gpu.json"
 echo "=== PyTorch serving warm-up, largest first again: check against the first"
 record "$out/serving-again-$gpu.json" python3 "$here/torch_serving.py" "$out/serving-again-self.json"
-"$bin/gmemprof" check "$out/serving-$gpu.json" "$out/serving-again-$gpu.json" > "$out/check-torch.txt" 2>&1
+"$build/profiler/gmemprof" check "$out/serving-$gpu.json" "$out/serving-again-$gpu.json" > "$out/check-torch.txt" 2>&1
 rc=$?; cat "$out/check-torch.txt"; case_result torch_check_two_recordings $([ $rc = 0 ] && echo 0 || echo 1) "exit $rc"
 
 echo "=== replay --set of the PyTorch recording"
-"$bin/gmemprof" replay "$out/serving-$gpu.json" --set > "$out/replay-set.txt" 2>&1
+"$build/profiler/gmemprof" replay "$out/serving-$gpu.json" --set > "$out/replay-set.txt" 2>&1
 rc=$?; cat "$out/replay-set.txt"
 within=$(grep -c "within a granule" "$out/replay-set.txt")
 case_result replay_set $([ $rc = 0 ] && [ "$within" = 1 ] && echo 0 || echo 1) "exit $rc, $(grep 'high watermark' "$out/replay-set.txt" | head -1)"
 
 echo "=== C++ serving warm-up"
 for order in largest smallest; do
-  record "$out/cpp-serving-$order.json" "$bin/gmem_record_client" serving "$out/cpp-serving-$order-self.json" $order
+  record "$out/cpp-serving-$order.json" "$build/tests/gmem_record_client" serving "$out/cpp-serving-$order-self.json" $order
   check_case "cpp_$order" "$out/cpp-serving-$order-self.json" "$out/cpp-serving-$order.json"
 done
-record "$out/cpp-serving-again.json" "$bin/gmem_record_client" serving "$out/cpp-serving-again-self.json" largest
-"$bin/gmemprof" check "$out/cpp-serving-largest.json" "$out/cpp-serving-again.json" > "$out/check-cpp.txt" 2>&1
+record "$out/cpp-serving-again.json" "$build/tests/gmem_record_client" serving "$out/cpp-serving-again-self.json" largest
+"$build/profiler/gmemprof" check "$out/cpp-serving-largest.json" "$out/cpp-serving-again.json" > "$out/check-cpp.txt" 2>&1
 rc=$?; cat "$out/check-cpp.txt"; case_result cpp_check_two_recordings $([ $rc = 0 ] && echo 0 || echo 1) "exit $rc"
-record "$out/cpp-serving-extra.json" "$bin/gmem_record_client" serving "$out/cpp-serving-extra-self.json" largest extra
-"$bin/gmemprof" check "$out/cpp-serving-largest.json" "$out/cpp-serving-extra.json" > "$out/check-extra.txt" 2>&1
+record "$out/cpp-serving-extra.json" "$build/tests/gmem_record_client" serving "$out/cpp-serving-extra-self.json" largest extra
+"$build/profiler/gmemprof" check "$out/cpp-serving-largest.json" "$out/cpp-serving-extra.json" > "$out/check-extra.txt" 2>&1
 rc=$?; cat "$out/check-extra.txt"
 flagged=$(grep -ciE "regression" "$out/check-extra.txt")
 case_result cpp_check_extra_output_fails $([ $rc = 1 ] && echo 0 || echo 1) "exit $rc (want 1), $flagged line(s) naming regressions"
 
 echo "=== C++ four threads"
 for run in 1 2; do
-  record "$out/cpp-threads-$run.json" "$bin/gmem_record_client" threads "$out/cpp-threads-$run-self.json"
+  record "$out/cpp-threads-$run.json" "$build/tests/gmem_record_client" threads "$out/cpp-threads-$run-self.json"
   check_case "cpp_threads_$run" "$out/cpp-threads-$run-self.json" "$out/cpp-threads-$run.json"
 done
-"$bin/gmemprof" check "$out/cpp-threads-1.json" "$out/cpp-threads-2.json" > "$out/check-threads.txt" 2>&1
+"$build/profiler/gmemprof" check "$out/cpp-threads-1.json" "$out/cpp-threads-2.json" > "$out/check-threads.txt" 2>&1
 rc=$?; cat "$out/check-threads.txt"; case_result threads_check_two_recordings $([ $rc = 0 ] && echo 0 || echo 1) "exit $rc"
 
 printf '%s\n' "${results[@]}" | python3 -c '
