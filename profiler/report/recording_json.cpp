@@ -75,6 +75,7 @@ json graph_json(const recorded_graph& g) {
 json pool_json(const recorded_pool& p) {
   json j;
   j["device"] = p.device;
+  if (!p.process.empty()) j["process"] = p.process;
   j["high_bytes"] = p.high_bytes;
   j["end_bytes"] = p.end_bytes;
   j["model_high_bytes"] = p.model_high_bytes;
@@ -282,6 +283,7 @@ recorded_graph read_graph(const json& j, const std::string& path) {
 recorded_pool read_pool(const json& j, const std::string& path) {
   recorded_pool p;
   p.device = small(j, "device", path, true);
+  p.process = text(j, "process", path);
   p.high_bytes = u64(j, "high_bytes", path, true);
   p.end_bytes = u64(j, "end_bytes", path);
   p.model_high_bytes = u64(j, "model_high_bytes", path);

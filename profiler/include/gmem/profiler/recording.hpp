@@ -89,9 +89,12 @@ struct pool_point {
   std::int64_t growth_bytes = 0;
 };
 
-/// One device's graph memory pool over the recording.
+/// One device's graph memory pool over the recording (a process's: each has its own).
 struct recorded_pool {
   int device = 0;
+  /// In a merged recording of several processes, whose pool: "p1", "p2", ... (by pid order);
+  /// empty in a recording of one process.
+  std::string process;
   std::uint64_t high_bytes = 0;   ///< the device's high watermark, measured
   std::uint64_t end_bytes = 0;    ///< reserved at the last reading
   std::uint64_t model_high_bytes = 0;  ///< the pool model's reservation at the high watermark
