@@ -652,6 +652,12 @@ void on_driver(CUpti_CallbackId id, const CUpti_CallbackData* cb) {
                                    params<cuStreamSynchronize_params>(cb)->hStream)));
       return;
     }
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphDestroy: {
+      if (!enter) return;
+      std::lock_guard<std::mutex> lock(g->mutex);
+      g->rec.on_graph_destroy(reinterpret_cast<std::uint64_t>(params<cuGraphDestroy_params>(cb)->hGraph));
+      return;
+    }
     case CUPTI_DRIVER_TRACE_CBID_cuGraphExecDestroy: {
       if (!enter) return;
       const auto* p = params<cuGraphExecDestroy_params>(cb);
@@ -776,6 +782,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
         CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams,
         CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams_ptsz,
         CUPTI_DRIVER_TRACE_CBID_cuDeviceGraphMemTrim, CUPTI_DRIVER_TRACE_CBID_cuGraphExecDestroy,
+        CUPTI_DRIVER_TRACE_CBID_cuGraphDestroy,
         CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture,
         CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_ptsz,
         CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2,

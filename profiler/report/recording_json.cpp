@@ -50,6 +50,8 @@ json graph_json(const recorded_graph& g) {
   j["launches"] = g.launches;
   j["steady_launches"] = g.steady_launches;
   j["failed_calls"] = g.failed_calls;
+  if (g.instances != 1) j["instances"] = g.instances;
+  if (g.events_dropped) j["events_dropped"] = g.events_dropped;
   if (g.flags_known) {
     j["flags"] = {{"auto_free_on_launch", g.flags.auto_free_on_launch},
                   {"upload", g.flags.upload},
@@ -256,6 +258,8 @@ recorded_graph read_graph(const json& j, const std::string& path) {
   g.launches = u64(j, "launches", path);
   g.steady_launches = u64(j, "steady_launches", path);
   g.failed_calls = u64(j, "failed_calls", path);
+  g.instances = find(j, "instances") ? u64(j, "instances", path) : 1;
+  g.events_dropped = u64(j, "events_dropped", path);
   if (const json* f = find(j, "flags")) {
     const std::string fp = join(path, "flags");
     if (!f->is_object()) fail(fp, "must be an object");

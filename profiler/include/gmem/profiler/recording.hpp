@@ -65,6 +65,10 @@ struct recorded_graph {
   std::uint64_t launches = 0;
   std::uint64_t steady_launches = 0;
   std::uint64_t failed_calls = 0;
+  /// Executable graphs of this site and structure the program made and destroyed, recorded as
+  /// one (their launches and events together).
+  std::uint64_t instances = 1;
+  std::uint64_t events_dropped = 0;  ///< events past the recorder's bound (4096 per graph)
   instantiate_flags flags;
   bool flags_known = false;  ///< false in recordings made before flags were recorded
   std::vector<std::string> instantiate_stack;
