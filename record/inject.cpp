@@ -11,13 +11,18 @@
 #include <cuda.h>
 #include <cupti.h>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <cxxabi.h>
 #include <execinfo.h>
+#include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
+#include <thread>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -289,38 +294,119 @@ void write_now(bool partial, const std::string& reason) {
   }
 }
 
+std::atomic<bool> forked_child{false};  // a fork() copy: records nothing, writes nothing
+
 void at_exit() {
-  if (!g) return;
+  if (!g || forked_child) return;
   std::lock_guard<std::mutex> lock(g->mutex);
   write_now(false, "");
 }
 
+// Signals. The handler does only what is async-signal-safe: it writes the signal's number to a
+// pipe and waits (poll, up to 5 s) for the writer thread to answer on another pipe once the
+// partial report is written; then it passes the signal on as the program would have had it: to
+// the program's own handler with the original siginfo (its flags kept: ours were installed with
+// them), or the default action restored and the signal taken again. The writer thread blocks
+// every signal and takes the recorder's lock with try_lock for at most 2 s: a signal that landed
+// while a callback held it does not deadlock the process, it loses the partial report.
+constexpr int handled_signals[] = {SIGTERM, SIGINT, SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL};
 struct sigaction previous[65];
+bool installed[65];
+int wake_pipe[2] = {-1, -1};
+int done_pipe[2] = {-1, -1};
+std::atomic<bool> signal_writing{false};
 
-void on_signal(int sig) {
-  // Not async-signal-safe (it allocates and takes a lock); a best effort at a partial report
-  // for a process that is ending anyway. try_lock: a crash inside a callback must not deadlock.
-  if (g && g->mutex.try_lock()) {
-    write_now(true, std::string("signal ") + std::to_string(sig) + " (" + strsignal(sig) + ")");
-    g->mutex.unlock();
+const char* signal_name(int sig) {
+  switch (sig) {
+    case SIGTERM: return "SIGTERM";
+    case SIGINT: return "SIGINT";
+    case SIGSEGV: return "SIGSEGV";
+    case SIGABRT: return "SIGABRT";
+    case SIGBUS: return "SIGBUS";
+    case SIGFPE: return "SIGFPE";
+    case SIGILL: return "SIGILL";
+    default: return "?";
   }
+}
+
+void writer_thread() {
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, nullptr);
+  for (;;) {
+    int sig = 0;
+    const ssize_t n = read(wake_pipe[0], &sig, sizeof sig);
+    if (n < 0 && errno == EINTR) continue;
+    if (n != static_cast<ssize_t>(sizeof sig)) return;
+    bool locked = false;
+    for (int i = 0; i < 200 && !(locked = g->mutex.try_lock()); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    if (locked) {
+      write_now(true, "signal " + std::to_string(sig) + " (" + signal_name(sig) + ")");
+      g->mutex.unlock();
+    }
+    const char done = 1;
+    (void)!write(done_pipe[1], &done, 1);
+  }
+}
+
+bool fault(int sig) { return sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL; }
+
+void on_signal(int sig, siginfo_t* info, void* context) {
+  const int saved = errno;
+  if (g && !forked_child && wake_pipe[1] >= 0 && !signal_writing.exchange(true)) {
+    if (write(wake_pipe[1], &sig, sizeof sig) == static_cast<ssize_t>(sizeof sig)) {
+      struct pollfd p {done_pipe[0], POLLIN, 0};
+      int r;
+      while ((r = poll(&p, 1, 5000)) < 0 && errno == EINTR) {
+      }
+      char c;
+      if (r > 0) (void)!read(done_pipe[0], &c, 1);
+    }
+  }
+  errno = saved;
   const struct sigaction& old = previous[sig];
-  if (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN &&
-      !(old.sa_flags & SA_SIGINFO)) {
-    old.sa_handler(sig);  // e.g. Python's SIGINT handler: the process goes on, exits normally
+  if ((old.sa_flags & SA_SIGINFO) && old.sa_sigaction) {
+    old.sa_sigaction(sig, info, context);
+  } else if (!(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_IGN) {
+  } else if (!(old.sa_flags & SA_SIGINFO) && old.sa_handler != SIG_DFL) {
+    old.sa_handler(sig);  // e.g. Python's SIGINT handler: the program goes on, KeyboardInterrupt
+  } else {
+    // The default action, as without recording: a fault raised by the kernel happens again
+    // when the handler returns; any other signal is taken again once this handler returns.
+    sigaction(sig, &old, nullptr);
+    installed[sig] = false;
+    if (!(fault(sig) && info && info->si_code > 0)) raise(sig);
     return;
   }
-  sigaction(sig, &old, nullptr);
-  raise(sig);
+  signal_writing = false;  // the program went on: a later signal writes again
 }
 
 void install_signal_handlers() {
-  for (int sig : {SIGTERM, SIGINT, SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL}) {
+  if (pipe2(wake_pipe, O_CLOEXEC) != 0 || pipe2(done_pipe, O_CLOEXEC) != 0) return;
+  std::thread(writer_thread).detach();
+  for (int sig : handled_signals) {
+    struct sigaction old {};
+    if (sigaction(sig, nullptr, &old) != 0) continue;
+    if (!(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_IGN) continue;  // ignored: stays so
     struct sigaction sa {};
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sa.sa_flags = 0;
-    sigaction(sig, &sa, &previous[sig]);
+    sa.sa_sigaction = on_signal;
+    sa.sa_mask = old.sa_mask;
+    sa.sa_flags = (old.sa_flags | SA_SIGINFO) & ~SA_RESETHAND;  // the program's SA_RESTART, SA_ONSTACK...
+    if (sigaction(sig, &sa, &previous[sig]) == 0) installed[sig] = true;
+  }
+}
+
+// A child made by fork() (without exec) holds a copy of the recorder: the parent's graphs, its
+// output path, its signal handlers. It must not write over the parent's report nor catch the
+// parent's signals: it records nothing (CUDA cannot be used in it after the parent's cuInit; a
+// child of a process that never initialised CUDA loads this library afresh at its own cuInit
+// and records under its own pid).
+void in_forked_child() {
+  forked_child = true;
+  for (int sig : handled_signals) {
+    if (installed[sig]) sigaction(sig, &previous[sig], nullptr);
   }
 }
 
@@ -566,6 +652,12 @@ void on_driver(CUpti_CallbackId id, const CUpti_CallbackData* cb) {
                                    params<cuStreamSynchronize_params>(cb)->hStream)));
       return;
     }
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphDestroy: {
+      if (!enter) return;
+      std::lock_guard<std::mutex> lock(g->mutex);
+      g->rec.on_graph_destroy(reinterpret_cast<std::uint64_t>(params<cuGraphDestroy_params>(cb)->hGraph));
+      return;
+    }
     case CUPTI_DRIVER_TRACE_CBID_cuGraphExecDestroy: {
       if (!enter) return;
       const auto* p = params<cuGraphExecDestroy_params>(cb);
@@ -626,7 +718,7 @@ void on_nvtx(CUpti_CallbackId id, const CUpti_NvtxData* cb) {
 }
 
 void CUPTIAPI callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId id, const void* data) {
-  if (in_callback || !g) return;  // our own driver calls come back here
+  if (in_callback || !g || forked_child) return;  // our own driver calls come back here
   in_callback = true;
   try {
     if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
@@ -656,11 +748,12 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
   if (const char* d = std::getenv("GMEM_RECORD_DEVICE")) g->device_filter = std::atoi(d);
   g->info.pid = static_cast<long>(::getpid());
   if (const char* c = std::getenv("GMEM_RECORD_COMMAND")) g->info.command = c;
-  // A child process inherits the environment: only the first CUDA process writes PATH, the
-  // others PATH.<pid>.json, so that none overwrites another's report.
-  if (const char* owner = std::getenv("GMEM_RECORD_OWNER_PID")) {
-    if (std::atol(owner) != g->info.pid) g->out_path += "." + std::to_string(g->info.pid) + ".json";
+  // Every process of the command's tree that uses CUDA inherits the environment and writes its
+  // own report, PATH.<pid>.json: `gmemprof record` names each one and merges them into PATH.
+  if (const char* prefix = std::getenv("GMEM_RECORD_OUT_PREFIX")) {
+    g->out_path = std::string(prefix) + "." + std::to_string(g->info.pid) + ".json";
   }
+  pthread_atfork(nullptr, nullptr, in_forked_child);
   // NVTX ranges reach CUPTI only if NVTX is told where CUPTI is, before its first call.
   Dl_info where{};
   if (dladdr(reinterpret_cast<void*>(&cuptiSubscribe), &where) && where.dli_fname) {
@@ -689,6 +782,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
         CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams,
         CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams_ptsz,
         CUPTI_DRIVER_TRACE_CBID_cuDeviceGraphMemTrim, CUPTI_DRIVER_TRACE_CBID_cuGraphExecDestroy,
+        CUPTI_DRIVER_TRACE_CBID_cuGraphDestroy,
         CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture,
         CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_ptsz,
         CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2,

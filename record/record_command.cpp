@@ -14,15 +14,23 @@
 #include <fstream>
 #include <ostream>
 #include <set>
+#include <stdexcept>
+#include <utility>
+#include <algorithm>
 
 #include "gmem/profiler/environment.hpp"
 #include "gmem/profiler/report_io.hpp"
 #include "record/recorder.hpp"
+#include "record/recording_merge.hpp"
 
 namespace gmem::record {
 namespace {
 
 namespace fs = std::filesystem;
+
+#ifndef GMEM_RECORD_LIBDIR_FROM_BIN
+#define GMEM_RECORD_LIBDIR_FROM_BIN "../lib"
+#endif
 
 std::string find_library(const std::string& asked) {
   if (!asked.empty()) return asked;
@@ -31,11 +39,34 @@ std::string find_library(const std::string& asked) {
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (ec) return "";
   const fs::path dir = exe.parent_path();
+  // Beside gmemprof, in the build tree, and where `cmake --install` puts it (the install's
+  // library folder as seen from its bin folder: lib/, or lib/x86_64-linux-gnu under /usr).
   for (const fs::path& p : {dir / "libgmem_record.so", dir / ".." / "record" / "libgmem_record.so",
+                            dir / GMEM_RECORD_LIBDIR_FROM_BIN / "libgmem_record.so",
                             dir / ".." / "lib" / "libgmem_record.so"}) {
     if (fs::exists(p, ec)) return fs::canonical(p, ec).string();
   }
   return "";
+}
+
+// PATH.<pid>.json files a recorded command's processes wrote (or left from an earlier run).
+std::vector<std::pair<long, std::string>> process_reports(const std::string& out_path) {
+  std::vector<std::pair<long, std::string>> found;
+  std::error_code ec;
+  const fs::path out(out_path);
+  const std::string stem = out.filename().string() + ".";
+  for (const auto& e : fs::directory_iterator(out.parent_path(), ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.size() <= stem.size() + 5 || name.compare(0, stem.size(), stem) != 0 ||
+        name.compare(name.size() - 5, 5, ".json") != 0) {
+      continue;
+    }
+    const std::string pid = name.substr(stem.size(), name.size() - stem.size() - 5);
+    if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos || pid.size() > 9) continue;
+    found.emplace_back(std::stol(pid), e.path().string());
+  }
+  std::sort(found.begin(), found.end());
+  return found;
 }
 
 std::string join(const std::vector<std::string>& v) {
@@ -150,6 +181,25 @@ granule_reading granule_for(int device) {
 
 }  // namespace
 
+std::string describe_recording_library(const std::string& asked) {
+  const std::string path = find_library(asked);
+  if (path.empty()) {
+    return "not found (beside gmemprof, in ../record/ or " + std::string(GMEM_RECORD_LIBDIR_FROM_BIN) +
+           "/ from it); set GMEM_RECORD_LIBRARY or install gmem with `cmake --install`";
+  }
+  void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (h) {
+    dlclose(h);
+    return path + " (loads)";
+  }
+  const char* why = dlerror();
+  const std::string text = why ? why : "unknown reason";
+  return path + " (does not load here: " + text + ")" +
+         (text.find("libcuda.so.1") != std::string::npos
+              ? "; it needs the NVIDIA driver's libcuda.so.1, which a machine with a GPU has"
+              : std::string());
+}
+
 std::string gpu_unavailable_reason(int& device_count) {
   device_count = 0;
   void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
@@ -208,6 +258,7 @@ int run_record(const record_options& options, const std::vector<std::string>& co
     std::error_code ec;
     out_path = fs::absolute(options.out_path, ec).string();
     fs::remove(out_path, ec);  // a stale report must not pass for this run's
+    for (const auto& [pid, stale] : process_reports(out_path)) fs::remove(stale, ec);
   } else {
     err << "gmemprof record: nothing recorded: " << why << "; running the command anyway\n";
   }
@@ -245,9 +296,9 @@ int run_record(const record_options& options, const std::vector<std::string>& co
     if (why.empty()) {
       setenv("CUDA_INJECTION64_PATH", library.c_str(), 1);
       setenv("GMEM_RECORD_OUT", out_path.c_str(), 1);
+      setenv("GMEM_RECORD_OUT_PREFIX", out_path.c_str(), 1);  // each process: PATH.<pid>.json
       setenv("GMEM_RECORD_NAME_FROM", options.name_from.c_str(), 1);
       setenv("GMEM_RECORD_COMMAND", join(command).c_str(), 1);
-      setenv("GMEM_RECORD_OWNER_PID", std::to_string(getpid()).c_str(), 1);
       if (options.device >= 0) setenv("GMEM_RECORD_DEVICE", std::to_string(options.device).c_str(), 1);
       if (!granularity.empty()) {
         setenv("GMEM_RECORD_GRANULARITY", granularity.c_str(), 1);
@@ -271,13 +322,32 @@ int run_record(const record_options& options, const std::vector<std::string>& co
                    : WIFSIGNALED(status) ? 128 + WTERMSIG(status)
                                          : 1;
   if (!why.empty()) return code;
-  std::error_code ec;
-  if (!fs::exists(out_path, ec)) {
-    err << "gmemprof record: no report was written: the command made no CUDA call, or ended "
-           "before its exit handlers ran (_exit, SIGKILL)\n";
+  // Every process of the command's tree that used CUDA wrote PATH.<pid>.json: one is renamed
+  // to PATH; several are merged into PATH (graphs named by process), each kept beside it.
+  const auto written = process_reports(out_path);
+  if (written.empty()) {
+    err << "gmemprof record: no report was written: no process of the command made a CUDA call, "
+           "or each ended before its exit handlers ran (_exit, SIGKILL)\n";
     return code;
   }
+  std::error_code ec;
   try {
+    if (written.size() == 1) {
+      fs::rename(written.front().second, out_path, ec);
+      if (ec) throw std::runtime_error("cannot rename " + written.front().second + ": " + ec.message());
+    } else {
+      std::vector<process_report> reports;
+      for (const auto& [pid, path] : written) {
+        try {
+          reports.push_back({path, profiler::read_report(path)});
+        } catch (const std::exception& e) {
+          err << "gmemprof record: process " << pid << "'s report '" << path << "' cannot be read: " << e.what() << "\n";
+        }
+      }
+      profiler::write_report(merge_recordings(std::move(reports), join(command)), out_path);
+      err << "gmemprof record: " << written.size() << " processes wrote reports, merged into " << out_path << ":\n";
+      for (const auto& [pid, path] : written) err << "gmemprof record:   process " << pid << ": " << path << "\n";
+    }
     for (const auto& line : summarize_recording(out_path)) err << "gmemprof record: " << line << "\n";
   } catch (const std::exception& e) {
     err << "gmemprof record: the report '" << out_path << "' cannot be read: " << e.what() << "\n";

@@ -16,6 +16,11 @@ struct record_options {
   std::string library;
 };
 
+/// Where `gmemprof record` finds the recording library (`asked`, GMEM_RECORD_LIBRARY, beside
+/// gmemprof, the build tree, the install's library folder) and whether it loads here: "PATH
+/// (loads)", "PATH (does not load here: why)", or "not found (...)". Throws nothing.
+[[nodiscard]] std::string describe_recording_library(const std::string& asked = "");
+
 /// Why nothing can be recorded on this machine ("no NVIDIA driver: libcuda.so.1 not found"),
 /// or empty when a CUDA device is there; `device_count` receives the count. Throws nothing.
 [[nodiscard]] std::string gpu_unavailable_reason(int& device_count);

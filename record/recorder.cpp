@@ -97,8 +97,37 @@ void recorder::on_capture_end(std::uint64_t stream, std::uint64_t graph) {
 
 void recorder::point(double t_us, int device, const std::string& event, const std::string& graph,
                      const counters& c) {
-  timeline_.push_back({t_us, device, event, graph, c});
   last_[device] = c;
+  if (timeline_.size() >= max_timeline) {
+    timeline_truncated_ = true;
+    return;
+  }
+  timeline_.push_back({t_us, device, event, graph, c});
+}
+
+std::uint64_t recorder::shape_of(const graph_record& g) {
+  std::uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a over the site and the structure
+  const auto mix = [&h](const std::string& text) {
+    for (unsigned char c : text) h = (h ^ c) * 0x100000001b3ull;
+    h = (h ^ 0xff) * 0x100000001b3ull;
+  };
+  for (const std::string& frame : g.instantiate_stack) mix(frame);
+  mix(g.nvtx);
+  for (const auto& n : g.model.nodes) mix(std::to_string(static_cast<int>(n.kind)) + ":" + std::to_string(n.bytes));
+  for (const auto& [a, b] : g.model.edges) mix(std::to_string(a) + ">" + std::to_string(b));
+  mix(std::to_string(g.model.children.size()));
+  return h;
+}
+
+void recorder::on_graph_destroy(std::uint64_t graph) { graph_origin_.erase(graph); }
+
+std::int64_t recorder::push_event(graph_record& g, const graph_event& e) {
+  if (g.events.size() >= max_events) {
+    ++g.events_dropped;
+    return -1;
+  }
+  g.events.push_back(e);
+  return static_cast<std::int64_t>(g.events.size() - 1);
 }
 
 void recorder::log(const sequence_entry& e) {
@@ -310,14 +339,13 @@ void recorder::on_upload(std::uint64_t exec, std::uint64_t stream, double t_us, 
   graph_event e{t_us, "upload", "", g.devices.front(), host_us, before, after, stream, failure, concurrent, 0};
   if (!failure.empty()) {
     ++g.failed_calls;
-    g.events.push_back(e);
+    push_event(g, e);
     return;
   }
   g.uploaded = true;
   g.last_stream = stream;
   g.trims_seen = trims_[g.devices.front()];
-  g.events.push_back(e);
-  log({'U', it->second, stream, -1, 1, 0, static_cast<std::int64_t>(g.events.size() - 1)});
+  log({'U', it->second, stream, -1, 1, 0, push_event(g, e)});
   if (after) point(t_us, e.device, "upload", g.name, *after);
 }
 
@@ -330,8 +358,8 @@ void recorder::on_launch(std::uint64_t exec, std::uint64_t stream, double t_us, 
   if (!failure.empty()) {  // refused: nothing ran, nothing about the graph's history changed
     graph_record& g = graphs_[it->second];
     ++g.failed_calls;
-    g.events.push_back({t_us, "launch", "failed", g.devices.front(), host_us, before, after, stream,
-                        failure, concurrent, 0});
+    push_event(g, {t_us, "launch", "failed", g.devices.front(), host_us, before, after, stream,
+                   failure, concurrent, 0});
     return;
   }
   const launch_history h = history(exec, stream);
@@ -354,8 +382,7 @@ void recorder::on_launch(std::uint64_t exec, std::uint64_t stream, double t_us, 
   if (c == launch_class::steady) cls = h.trimmed_since_last ? "steady_after_trim" : "steady_after_stream_switch";
   graph_event e{t_us, "launch", cls, g.devices.front(), host_us, before, after, stream, "",
                 concurrent, 0};
-  g.events.push_back(e);
-  log({'L', it->second, stream, -1, 1, 0, static_cast<std::int64_t>(g.events.size() - 1)});
+  log({'L', it->second, stream, -1, 1, 0, push_event(g, e)});
   if (after) point(t_us, e.device, "launch:" + cls, g.name, *after);
 }
 
@@ -366,7 +393,7 @@ void recorder::on_trim(int device, double t_us, double host_us, const counters& 
     if (g.destroyed || std::find(g.devices.begin(), g.devices.end(), device) == g.devices.end()) {
       continue;
     }
-    g.events.push_back({t_us, "trim", "", device, host_us, before, after, 0, "", false, 0});
+    push_event(g, {t_us, "trim", "", device, host_us, before, after, 0, "", false, 0});
   }
   log({'T', 0, 0, device, 1, 0, -1});
   point(t_us, device, "trim", "", after);
@@ -375,18 +402,53 @@ void recorder::on_trim(int device, double t_us, double host_us, const counters& 
 void recorder::on_exec_destroy(std::uint64_t exec) {
   const auto it = execs_.find(exec);
   if (it == execs_.end()) return;
-  graphs_[it->second].destroyed = true;
-  log({'D', it->second, 0, -1, 1, 0, -1});
+  const std::size_t gi = it->second;
   execs_.erase(it);
+  graph_record& g = graphs_[gi];
+  g.destroyed = true;
+  log({'D', gi, 0, -1, 1, 0, -1});
+  // A program that makes the same graph again and again (the same site, the same structure)
+  // keeps one record of it, with a count, so that the recorder's memory stays flat.
+  const std::uint64_t shape = shape_of(g);
+  const auto twin = destroyed_shapes_.find(shape);
+  if (twin == destroyed_shapes_.end() || gi + 1 != graphs_.size() || twin->second == gi) {
+    destroyed_shapes_.emplace(shape, gi);
+    return;
+  }
+  graph_record& into = graphs_[twin->second];
+  const std::int64_t base = static_cast<std::int64_t>(into.events.size());
+  into.instances += g.instances;
+  into.launches += g.launches;
+  into.failed_calls += g.failed_calls;
+  for (const graph_event& e : g.events) {
+    if (into.events.size() < max_events) {
+      into.events.push_back(e);
+    } else {
+      ++into.events_dropped;
+    }
+  }
+  into.events_dropped += g.events_dropped;
+  const double lo = into.steady_count ? std::min(into.steady_min_us, g.steady_min_us) : g.steady_min_us;
+  const double hi = into.steady_count ? std::max(into.steady_max_us, g.steady_max_us) : g.steady_max_us;
+  for (double us : g.steady_host_us) add_steady(into, us);
+  into.steady_count += g.steady_count - g.steady_host_us.size();  // the ones a sample left out
+  if (into.steady_count) into.steady_min_us = lo, into.steady_max_us = hi;
+  for (std::uint64_t address : g.held_addresses) held_[address] = twin->second;
+  for (auto e = sequence_.rbegin(); e != sequence_.rend() && e->graph == gi; ++e) {
+    e->graph = twin->second;
+    e->event = e->event >= 0 && base + e->event < static_cast<std::int64_t>(into.events.size()) ? base + e->event : -1;
+  }
+  if (--name_uses_[g.name] <= 0) name_uses_.erase(g.name);
+  graphs_.pop_back();
 }
 
 bool recorder::on_free(std::uint64_t address, std::uint64_t stream, double t_us) {
   const auto it = held_.find(address);
   if (it == held_.end()) return false;
   graph_record& g = graphs_[it->second];
-  g.events.push_back({t_us, "free", "", g.devices.front(), 0, std::nullopt, std::nullopt, stream, "",
-                      false, address});
-  log({'F', it->second, stream, -1, 1, address, static_cast<std::int64_t>(g.events.size() - 1)});
+  const std::int64_t ev = push_event(g, {t_us, "free", "", g.devices.front(), 0, std::nullopt, std::nullopt,
+                                         stream, "", false, address});
+  log({'F', it->second, stream, -1, 1, address, ev});
   return true;
 }
 

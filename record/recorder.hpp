@@ -119,6 +119,8 @@ struct graph_record {
   std::array<double, 32> recent{};  ///< the last 32 steady host times (a ring)
   std::uint64_t launches = 0;
   std::uint64_t failed_calls = 0;  ///< launches and uploads the driver refused
+  std::uint64_t instances = 1;     ///< executable graphs of this site and shape, made and destroyed
+  std::uint64_t events_dropped = 0;  ///< past max_events
   profiler::instantiate_flags flags;
   /// Addresses of the allocations it leaves allocated (alloc nodes without a free node).
   std::vector<std::uint64_t> held_addresses;
@@ -138,6 +140,9 @@ struct graph_record {
 inline constexpr std::size_t max_steady_samples = 4096;
 /// The most entries of the call sequence kept (runs of identical launches count once).
 inline constexpr std::size_t max_sequence = 1u << 16;
+/// The most events kept per graph, and timeline points in all (a program that remaps forever).
+inline constexpr std::size_t max_events = 4096;
+inline constexpr std::size_t max_timeline = 1u << 16;
 
 /// One entry of the sequence of calls that change a pool (see profiler::sequence_step).
 struct sequence_entry {
@@ -210,7 +215,14 @@ class recorder {
                  const std::string& failure = "", bool concurrent = false);
   void on_trim(int device, double t_us, double host_us, const counters& before,
                const counters& after);
+  /// The executable graph destroyed. When an earlier destroyed graph had the same site and
+  /// structure and this one is the newest record, it is folded into that one (instances,
+  /// launches, steady times, events up to max_events): a program that makes the same graph
+  /// 10^4 times keeps one record, and the recorder's memory stays flat.
   void on_exec_destroy(std::uint64_t exec);
+  /// cuGraphDestroy: forgets the graph's capture origin.
+  void on_graph_destroy(std::uint64_t graph);
+  [[nodiscard]] bool timeline_truncated() const { return timeline_truncated_; }
   /// cuMemFreeAsync / cuMemFree of `address` into stream label `stream` (0: cuMemFree). When it
   /// is an allocation a tracked graph leaves allocated, records the free and returns true.
   bool on_free(std::uint64_t address, std::uint64_t stream, double t_us);
@@ -242,6 +254,8 @@ class recorder {
   void point(double t_us, int device, const std::string& event, const std::string& graph,
              const counters& c);
   void log(const sequence_entry& e);
+  std::int64_t push_event(graph_record& g, const graph_event& e);
+  static std::uint64_t shape_of(const graph_record& g);
 
   name_source names_;
   std::unordered_map<std::uint64_t, std::uint64_t> stream_labels_;
@@ -264,6 +278,8 @@ class recorder {
   std::vector<sequence_entry> sequence_;
   bool sequence_truncated_ = false;
   std::vector<std::string> notes_;
+  std::unordered_map<std::uint64_t, std::size_t> destroyed_shapes_;  ///< shape -> its record
+  bool timeline_truncated_ = false;
 };
 
 /// How the recording ended and in what process.

@@ -99,6 +99,9 @@ profiler::report assemble(const recorder& r, const profiler::environment& env,
                         "PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync");
   }
   rec.sequence_truncated = r.sequence_truncated();
+  if (r.timeline_truncated()) {
+    rec.notes.push_back("the counter timeline keeps its first " + std::to_string(max_timeline) + " points");
+  }
   std::vector<profiler::skeleton> skeletons;
   std::vector<std::map<std::uint64_t, std::int64_t>> held_index(r.graphs().size());
   for (std::size_t gi = 0; gi < r.graphs().size(); ++gi) {
@@ -188,6 +191,8 @@ profiler::report assemble(const recorder& r, const profiler::environment& env,
     rg.launches = g.launches;
     rg.steady_launches = g.steady_count;
     rg.failed_calls = g.failed_calls;
+    rg.instances = g.instances;
+    rg.events_dropped = g.events_dropped;
     rg.flags = g.flags;
     rg.flags_known = true;
     rg.identity = identity_of(g, flat);

@@ -194,7 +194,10 @@ int info_command(int argc, char** argv) {
       return bad("info", "unknown argument '" + arg + "'", info_usage);
     }
   }
-  return gmem::profiler::run_info(std::cout, std::cerr, device);
+  const int rc = gmem::profiler::run_info(std::cout, std::cerr, device);
+  std::cout << "recording library (gmemprof record): "
+            << gmem::record::describe_recording_library() << "\n";
+  return rc;
 }
 
 int run_command(int argc, char** argv) {

@@ -415,29 +415,33 @@ void compare_scenario(const std::string& key, const scenario_result& b, const sc
 // Each device's pool: the program's graph memory as the driver reserved it, all graphs together
 // (the figure a recording exists for). A pool of the baseline missing now is a regression.
 void compare_pools(const recording& b, const recording& c, comparer& out) {
-  const auto label = [](int device) { return "pool[device " + std::to_string(device) + "]"; };
-  const auto find = [](const recording& r, int device) {
-    const auto it = std::find_if(r.pools.begin(), r.pools.end(),
-                                 [&](const recorded_pool& p) { return p.device == device; });
+  // A pool is a process's (its label in a merged recording of several) on one device.
+  const auto label = [](const recorded_pool& p) {
+    return "pool[" + (p.process.empty() ? std::string() : p.process + " ") + "device " +
+           std::to_string(p.device) + "]";
+  };
+  const auto find = [](const recording& r, const recorded_pool& like) {
+    const auto it = std::find_if(r.pools.begin(), r.pools.end(), [&](const recorded_pool& p) {
+      return p.device == like.device && p.process == like.process;
+    });
     return it == r.pools.end() ? nullptr : &*it;
   };
   for (const auto& bp : b.pools) {
-    if (find(b, bp.device) != &bp) continue;  // a device listed twice: its first pool
-    const recorded_pool* cp = find(c, bp.device);
+    if (find(b, bp) != &bp) continue;  // a pool listed twice: its first
+    const recorded_pool* cp = find(c, bp);
     if (!cp) {
-      out.missing(label(bp.device), "missing from the current recording (no graph memory "
-                                    "reserved on device " + std::to_string(bp.device) + ")");
+      out.missing(label(bp), "missing from the current recording (no graph memory reserved on "
+                             "device " + std::to_string(bp.device) +
+                             (bp.process.empty() ? std::string() : " by " + bp.process) + ")");
       continue;
     }
-    out.judge(label(bp.device), "high_bytes", "memory", {static_cast<double>(bp.high_bytes)},
+    out.judge(label(bp), "high_bytes", "memory", {static_cast<double>(bp.high_bytes)},
               {static_cast<double>(cp->high_bytes)}, true);
-    out.judge(label(bp.device), "end_bytes", "memory", {static_cast<double>(bp.end_bytes)},
+    out.judge(label(bp), "end_bytes", "memory", {static_cast<double>(bp.end_bytes)},
               {static_cast<double>(cp->end_bytes)}, true);
   }
   for (const auto& cp : c.pools) {
-    if (!find(b, cp.device) && find(c, cp.device) == &cp) {
-      out.note(label(cp.device) + ": new (not in the baseline); not compared");
-    }
+    if (!find(b, cp) && find(c, cp) == &cp) out.note(label(cp) + ": new (not in the baseline); not compared");
   }
 }
 

@@ -50,6 +50,8 @@ json graph_json(const recorded_graph& g) {
   j["launches"] = g.launches;
   j["steady_launches"] = g.steady_launches;
   j["failed_calls"] = g.failed_calls;
+  if (g.instances != 1) j["instances"] = g.instances;
+  if (g.events_dropped) j["events_dropped"] = g.events_dropped;
   if (g.flags_known) {
     j["flags"] = {{"auto_free_on_launch", g.flags.auto_free_on_launch},
                   {"upload", g.flags.upload},
@@ -75,6 +77,7 @@ json graph_json(const recorded_graph& g) {
 json pool_json(const recorded_pool& p) {
   json j;
   j["device"] = p.device;
+  if (!p.process.empty()) j["process"] = p.process;
   j["high_bytes"] = p.high_bytes;
   j["end_bytes"] = p.end_bytes;
   j["model_high_bytes"] = p.model_high_bytes;
@@ -255,6 +258,8 @@ recorded_graph read_graph(const json& j, const std::string& path) {
   g.launches = u64(j, "launches", path);
   g.steady_launches = u64(j, "steady_launches", path);
   g.failed_calls = u64(j, "failed_calls", path);
+  g.instances = find(j, "instances") ? u64(j, "instances", path) : 1;
+  g.events_dropped = u64(j, "events_dropped", path);
   if (const json* f = find(j, "flags")) {
     const std::string fp = join(path, "flags");
     if (!f->is_object()) fail(fp, "must be an object");
@@ -282,6 +287,7 @@ recorded_graph read_graph(const json& j, const std::string& path) {
 recorded_pool read_pool(const json& j, const std::string& path) {
   recorded_pool p;
   p.device = small(j, "device", path, true);
+  p.process = text(j, "process", path);
   p.high_bytes = u64(j, "high_bytes", path, true);
   p.end_bytes = u64(j, "end_bytes", path);
   p.model_high_bytes = u64(j, "model_high_bytes", path);

@@ -225,3 +225,52 @@ TEST(RecordPool, ALongSteadyLoopKeepsBoundedState) {
 
 }  // namespace
 }  // namespace gmem::record
+
+namespace gmem::record {
+namespace {
+
+// Issue 19: a program that makes the same graph again and again (same site, same structure)
+// keeps one record with a count: 10,000 graphs captured, launched twice and destroyed leave one
+// graph record, a bounded sequence and a bounded timeline.
+TEST(RecordBounded, TenThousandGraphsMadeAndDestroyedKeepOneRecord) {
+  recorder r;
+  counters zero{}, mapped{};
+  mapped.reserved_current = mapped.reserved_high = 32 << 20;
+  for (int i = 0; i < 10000; ++i) {
+    const std::uint64_t graph = 0x1000 + i, exec = 0x100000 + i;
+    r.on_capture_begin(0xAAA, "");
+    r.on_capture_end(0xAAA, graph);
+    r.on_instantiate(exec, graph, profiler::probe::model_of_spec("g=w2", 1ull << 40), "", i, 10, zero, zero);
+    r.set_instantiate_stack(exec, {"program+0x1234", "program+0x5678"});
+    r.on_launch(exec, r.stream_label(0xAAA), i, 80, zero, mapped);
+    r.on_launch(exec, r.stream_label(0xAAA), i, 3, std::nullopt, std::nullopt);
+    r.on_exec_destroy(exec);
+    r.on_graph_destroy(graph);
+  }
+  ASSERT_EQ(r.graphs().size(), 1u);
+  const graph_record& g = r.graphs()[0];
+  EXPECT_EQ(g.instances, 10000u);
+  EXPECT_EQ(g.launches, 20000u);
+  EXPECT_EQ(g.steady_count, 10000u);
+  EXPECT_EQ(g.events.size(), max_events);
+  EXPECT_GT(g.events_dropped, 0u);
+  EXPECT_LE(r.sequence().size(), max_sequence);
+  EXPECT_LE(r.timeline().size(), max_timeline);
+  const profiler::report rep = assemble(r, profiler::environment{}, granule);
+  EXPECT_EQ(rep.recorded->graphs[0].instances, 10000u);
+}
+
+// A graph of another structure is another record.
+TEST(RecordBounded, GraphsOfAnotherShapeStayApart) {
+  recorder r;
+  for (int i = 0; i < 4; ++i) {
+    const std::string def = i % 2 ? "g=w2" : "g=w4";
+    r.on_instantiate(0x100 + i, 0x10 + i, profiler::probe::model_of_spec(def, 1ull << 40), "", i, 10,
+                     counters{}, counters{});
+    r.on_exec_destroy(0x100 + i);
+  }
+  EXPECT_EQ(r.graphs().size(), 2u);
+}
+
+}  // namespace
+}  // namespace gmem::record

@@ -30,6 +30,22 @@ foreach(f include/suite/runner.hpp include/cli/commands.hpp include/report/show.
   endif()
 endforeach()
 step("installed gmemprof --version" ${prefix}/bin/gmemprof --version)
+# Issue 19: the recording library is installed where the installed gmemprof finds it, and
+# `gmemprof info` says where it is and whether it loads (here, without a driver, it does not).
+if(EXISTS ${GMEM_BINARY_DIR}/record/libgmem_record.so)
+  file(GLOB_RECURSE installed_record ${prefix}/lib*/libgmem_record.so)
+  if(NOT installed_record)
+    message(FATAL_ERROR "package test: the install has no libgmem_record.so")
+  endif()
+  step("installed gmemprof info" ${prefix}/bin/gmemprof info)
+  file(REAL_PATH ${installed_record} installed_record)
+  string(FIND "${step_output}" "recording library (gmemprof record): ${installed_record} (" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "package test: the installed gmemprof info does not name the installed "
+                        "recording library ${installed_record}:\n${step_output}")
+  endif()
+  message(STATUS "package test: ${step_output}")
+endif()
 
 step("configure the consumer" ${CMAKE_COMMAND} -S ${GMEM_SOURCE_DIR}/tests/package/consumer
      -B ${WORK_DIR}/consumer -G ${GENERATOR} -DCMAKE_CXX_COMPILER=${CXX}

@@ -11,10 +11,21 @@
 //                                    held), AutoFreeOnLaunch, one stream, three rounds; reads the
 //                                    counters around every launch (extra: a seventh graph that
 //                                    only holds an output, as a regression to catch)
+//   record_client failed SELF_JSON   (issue 19) a graph with an output, no AutoFreeOnLaunch,
+//                                    launched twice: the driver refuses the second launch
+//   record_client segv SELF_JSON     (issue 19) a program with its own SIGSEGV handler
+//                                    (SA_SIGINFO) that faults: its handler must see the fault
+//                                    address; exits 42 when it does, 43 when not
+//   record_client soak SELF_JSON L G (issue 19) L launches of one graph, then G graphs created,
+//                                    launched and destroyed; writes the process's VmRSS at 10%
+//                                    steps of the graphs
 //   record_client threads SELF_JSON  (issue 24) four threads, each a graph of 64, 128, 192 or 256
 //                                    MiB plus a 1 MiB output in its own stream, launched at once,
 //                                    then 50 more times each
 #include <cuda_runtime_api.h>
+
+#include <signal.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -180,6 +191,76 @@ int threads(const std::string& path) {
   return 0;
 }
 
+// The driver refuses a relaunch of a graph whose previous launch's allocation is still live
+// (no AutoFreeOnLaunch): record must record it as a failed call, not a launch.
+int failed(const std::string& path) {
+  gmem::graph g = work_and_output("refused relaunch", 64 << 20, 8 << 20);
+  gmem::graph_exec exec(g);
+  gmem::stream s;
+  exec.launch(s);
+  s.synchronize();
+  cudaGraphExec_t raw = exec.get();
+  const cudaError_t second = cudaGraphLaunch(raw, s.get());
+  (void)cudaGetLastError();
+  std::ofstream(path) << "{\"client\": \"cpp_failed\", \"second_launch\": \"" << cudaGetErrorName(second) << "\"}\n";
+  std::printf("second launch: %s\n", cudaGetErrorName(second));
+  return second == cudaSuccess ? 1 : 0;
+}
+
+volatile int* fault_at = reinterpret_cast<volatile int*>(16);
+void on_segv(int, siginfo_t* info, void*) { _exit(info && info->si_addr == (void*)fault_at ? 42 : 43); }
+
+// A program with its own crash handler: recording must pass it the original siginfo.
+int segv() {
+  gmem::graph g = work_and_output("before the crash", 32 << 20, 1 << 20);
+  gmem::instantiate_options o;
+  o.auto_free_on_launch = true;
+  gmem::graph_exec exec(g, o);
+  gmem::stream s;
+  exec.launch(s);
+  s.synchronize();
+  struct sigaction sa {};
+  sa.sa_sigaction = on_segv;
+  sa.sa_flags = SA_SIGINFO;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGSEGV, &sa, nullptr);
+  return *fault_at;  // faults
+}
+
+long rss_kib() {
+  std::ifstream f("/proc/self/status");
+  for (std::string line; std::getline(f, line);) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::atol(line.c_str() + 6);
+  }
+  return -1;
+}
+
+// 10^6 launches and 10^4 graphs created and destroyed: the recorder's memory must stay flat.
+int soak(const std::string& path, long launches, int graphs) {
+  gmem::stream s;
+  gmem::instantiate_options o;
+  o.auto_free_on_launch = true;
+  {
+    gmem::graph g = work_and_output("soak loop", 2 << 20, 1 << 20);
+    gmem::graph_exec exec(g, o);
+    for (long i = 0; i < launches; ++i) exec.launch(s);
+    s.synchronize();
+  }
+  std::string series;
+  for (int i = 0; i < graphs; ++i) {
+    gmem::graph g = captured(s, 2 << 20);
+    gmem::graph_exec exec(g);
+    exec.launch(s);
+    exec.launch(s);
+    s.synchronize();
+    if ((i + 1) % (graphs / 10) == 0) series += std::string(series.empty() ? "" : ", ") + std::to_string(rss_kib());
+  }
+  std::ofstream(path) << "{\"client\": \"cpp_soak\", \"launches\": " << launches << ", \"graphs\": " << graphs
+                      << ", \"rss_kib\": [" << series << "]}\n";
+  std::printf("soak: rss KiB at each tenth of the graphs: %s\n", series.c_str());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -195,6 +276,9 @@ int main(int argc, char** argv) {
     return serving(argv[2], smallest, extra);
   }
   if (mode == "threads") return threads(argv[2]);
+  if (mode == "failed") return failed(argv[2]);
+  if (mode == "segv") return segv();
+  if (mode == "soak") return soak(argv[2], argc > 3 ? std::atol(argv[3]) : 1000000, argc > 4 ? std::atoi(argv[4]) : 10000);
   if (mode == "multi" && n < 2) {
     std::printf("SKIP: multi needs two CUDA devices, this machine has %d\n", n);
     return 0;

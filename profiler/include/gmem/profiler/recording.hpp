@@ -65,6 +65,10 @@ struct recorded_graph {
   std::uint64_t launches = 0;
   std::uint64_t steady_launches = 0;
   std::uint64_t failed_calls = 0;
+  /// Executable graphs of this site and structure the program made and destroyed, recorded as
+  /// one (their launches and events together).
+  std::uint64_t instances = 1;
+  std::uint64_t events_dropped = 0;  ///< events past the recorder's bound (4096 per graph)
   instantiate_flags flags;
   bool flags_known = false;  ///< false in recordings made before flags were recorded
   std::vector<std::string> instantiate_stack;
@@ -89,9 +93,12 @@ struct pool_point {
   std::int64_t growth_bytes = 0;
 };
 
-/// One device's graph memory pool over the recording.
+/// One device's graph memory pool over the recording (a process's: each has its own).
 struct recorded_pool {
   int device = 0;
+  /// In a merged recording of several processes, whose pool: "p1", "p2", ... (by pid order);
+  /// empty in a recording of one process.
+  std::string process;
   std::uint64_t high_bytes = 0;   ///< the device's high watermark, measured
   std::uint64_t end_bytes = 0;    ///< reserved at the last reading
   std::uint64_t model_high_bytes = 0;  ///< the pool model's reservation at the high watermark

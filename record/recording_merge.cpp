@@ -1,0 +1,74 @@
+#include "record/recording_merge.hpp"
+
+#include <algorithm>
+
+namespace gmem::record {
+
+profiler::report merge_recordings(std::vector<process_report> reports, const std::string& command) {
+  std::sort(reports.begin(), reports.end(), [](const process_report& a, const process_report& b) {
+    const long pa = a.report.recorded ? a.report.recorded->pid : 0;
+    const long pb = b.report.recorded ? b.report.recorded->pid : 0;
+    return pa < pb;
+  });
+  if (reports.size() == 1) return std::move(reports.front().report);
+  profiler::report out;
+  profiler::recording rec;
+  rec.command = command;
+  for (std::size_t k = 0; k < reports.size(); ++k) {
+    profiler::report& r = reports[k].report;
+    if (out.env.device_name.empty() && !r.env.device_name.empty()) out.env = r.env;
+    const std::string label = "p" + std::to_string(k + 1);
+    const long pid = r.recorded ? r.recorded->pid : 0;
+    const std::string prefix = "[" + label + " pid " + std::to_string(pid) + "] ";
+    profiler::recorded_process proc;
+    proc.pid = pid;
+    proc.report = reports[k].path;
+    proc.graphs = r.scenarios.size();
+    for (auto& s : r.scenarios) {
+      s.name = prefix + s.name;
+      for (auto& sk : s.skeletons) sk.name = prefix + sk.name;
+      out.scenarios.push_back(std::move(s));
+    }
+    if (!r.recorded) {
+      rec.processes.push_back(std::move(proc));
+      continue;
+    }
+    profiler::recording& pr = *r.recorded;
+    proc.command = pr.command;
+    rec.partial = rec.partial || pr.partial;
+    if (pr.partial) {
+      rec.partial_reason += (rec.partial_reason.empty() ? "" : "; ") + label + ": " + pr.partial_reason;
+    }
+    rec.graphs_without_memory_nodes += pr.graphs_without_memory_nodes;
+    for (const auto& n : pr.notes) rec.notes.push_back(label + ": " + n);
+    for (auto& g : pr.graphs) {
+      g.name = prefix + g.name;
+      g.identity = label + "/" + g.identity;
+      g.pid = pid;
+      rec.graphs.push_back(std::move(g));
+    }
+    for (auto& p : pr.timeline) {
+      if (!p.graph.empty()) p.graph = prefix + p.graph;
+      rec.timeline.push_back(std::move(p));
+    }
+    for (auto& pool : pr.pools) {
+      pool.process = label;
+      if (!pool.high_graph.empty()) pool.high_graph = prefix + pool.high_graph;
+      for (auto& a : pool.attribution) {
+        if (!a.graph.empty()) a.graph = prefix + a.graph;
+      }
+      for (auto& t : pool.timeline) {
+        if (!t.graph.empty()) t.graph = prefix + t.graph;
+      }
+      rec.pools.push_back(std::move(pool));
+    }
+    rec.processes.push_back(std::move(proc));
+  }
+  rec.notes.push_back("merged from " + std::to_string(reports.size()) +
+                      " processes, each with its own graph memory pool and its own report (listed "
+                      "under processes); `gmemprof replay --set` replays one of those");
+  out.recorded = std::move(rec);
+  return out;
+}
+
+}  // namespace gmem::record
