@@ -498,7 +498,8 @@ void on_driver(CUpti_CallbackId id, const CUpti_CallbackData* cb) {
       std::optional<counters> before = pending.before;
       if (!before && after) before = g->rec.last_counters(pending.device);
       const bool grew = before && after && after->reserved_current > before->reserved_current;
-      if (failure.empty() && !pending.before && !grew && g->rec.on_steady_launch(pending.plan, host_us)) return;
+      const double t_start = std::chrono::duration<double, std::micro>(pending.start - g->t0).count();
+      if (failure.empty() && !pending.before && !grew && g->rec.on_steady_launch(pending.plan, host_us, t_start)) return;
       if (!grew && failure.empty() && !pending.before && !g->rec.slow(exec, host_us)) {
         before.reset();  // steady: nothing mapped, nothing to keep
         after.reset();
@@ -649,7 +650,8 @@ void on_driver(CUpti_CallbackId id, const CUpti_CallbackData* cb) {
                        id == CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize_v2;
       std::lock_guard<std::mutex> lock(g->mutex);
       g->rec.on_sync(ctx ? 0 : g->rec.stream_label(reinterpret_cast<std::uint64_t>(
-                                   params<cuStreamSynchronize_params>(cb)->hStream)));
+                                   params<cuStreamSynchronize_params>(cb)->hStream)),
+                     now_us());
       return;
     }
     case CUPTI_DRIVER_TRACE_CBID_cuGraphDestroy: {
@@ -662,7 +664,7 @@ void on_driver(CUpti_CallbackId id, const CUpti_CallbackData* cb) {
       if (!enter) return;
       const auto* p = params<cuGraphExecDestroy_params>(cb);
       std::lock_guard<std::mutex> lock(g->mutex);
-      g->rec.on_exec_destroy(reinterpret_cast<std::uint64_t>(p->hGraphExec));
+      g->rec.on_exec_destroy(reinterpret_cast<std::uint64_t>(p->hGraphExec), now_us());
       return;
     }
     case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture:

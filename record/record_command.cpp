@@ -337,16 +337,16 @@ int run_record(const record_options& options, const std::vector<std::string>& co
       if (ec) throw std::runtime_error("cannot rename " + written.front().second + ": " + ec.message());
     } else {
       std::vector<process_report> reports;
-      for (const auto& [pid, path] : written) {
+      for (const auto& [process, path] : written) {
         try {
           reports.push_back({path, profiler::read_report(path)});
         } catch (const std::exception& e) {
-          err << "gmemprof record: process " << pid << "'s report '" << path << "' cannot be read: " << e.what() << "\n";
+          err << "gmemprof record: process " << process << "'s report '" << path << "' cannot be read: " << e.what() << "\n";
         }
       }
       profiler::write_report(merge_recordings(std::move(reports), join(command)), out_path);
       err << "gmemprof record: " << written.size() << " processes wrote reports, merged into " << out_path << ":\n";
-      for (const auto& [pid, path] : written) err << "gmemprof record:   process " << pid << ": " << path << "\n";
+      for (const auto& [process, path] : written) err << "gmemprof record:   process " << process << ": " << path << "\n";
     }
     for (const auto& line : summarize_recording(out_path)) err << "gmemprof record: " << line << "\n";
   } catch (const std::exception& e) {

@@ -130,7 +130,8 @@ std::int64_t recorder::push_event(graph_record& g, const graph_event& e) {
   return static_cast<std::int64_t>(g.events.size() - 1);
 }
 
-void recorder::log(const sequence_entry& e) {
+void recorder::log(sequence_entry e) {
+  if (e.t_us < 0 && !sequence_.empty()) e.t_us = sequence_.back().t_us;
   if (!sequence_.empty()) {
     sequence_entry& last = sequence_.back();
     // A run of identical launches with nothing recorded about them (steady ones) counts once.
@@ -295,7 +296,7 @@ recorder::launch_plan recorder::plan_launch(std::uint64_t exec, std::uint64_t st
   return p;
 }
 
-bool recorder::on_steady_launch(const launch_plan& plan, double host_us) {
+bool recorder::on_steady_launch(const launch_plan& plan, double host_us, double t_us) {
   if (!plan.tracked || plan.read_counters || host_us >= slow_floor_us ||
       plan.graph >= graphs_.size()) {
     return false;
@@ -310,7 +311,7 @@ bool recorder::on_steady_launch(const launch_plan& plan, double host_us) {
   }
   ++g.launches;
   add_steady(g, host_us);
-  log({'L', plan.graph, plan.stream, -1, 1, 0, -1});
+  log({'L', plan.graph, plan.stream, -1, 1, 0, -1, t_us});
   return true;
 }
 
@@ -326,7 +327,7 @@ void recorder::mark_uploaded(std::uint64_t exec, std::uint64_t stream) {
   g.uploaded = true;
   g.last_stream = stream;
   // The instantiation mapped the memory (its event holds the counters around it).
-  log({'U', it->second, stream, -1, 1, 0, g.events.empty() ? -1 : 0});
+  log({'U', it->second, stream, -1, 1, 0, g.events.empty() ? -1 : 0, g.events.empty() ? -1 : g.events[0].t_us});
 }
 
 void recorder::on_upload(std::uint64_t exec, std::uint64_t stream, double t_us, double host_us,
@@ -345,7 +346,7 @@ void recorder::on_upload(std::uint64_t exec, std::uint64_t stream, double t_us, 
   g.uploaded = true;
   g.last_stream = stream;
   g.trims_seen = trims_[g.devices.front()];
-  log({'U', it->second, stream, -1, 1, 0, push_event(g, e)});
+  log({'U', it->second, stream, -1, 1, 0, push_event(g, e), t_us});
   if (after) point(t_us, e.device, "upload", g.name, *after);
 }
 
@@ -373,7 +374,7 @@ void recorder::on_launch(std::uint64_t exec, std::uint64_t stream, double t_us, 
   if (c == launch_class::steady && !(h.trimmed_since_last || h.stream_changed)) {
     add_steady(g, host_us);
     if (after) last_[g.devices.front()] = *after;
-    log({'L', it->second, stream, -1, 1, 0, -1});
+    log({'L', it->second, stream, -1, 1, 0, -1, t_us});
     return;
   }
   // A steady launch recorded for its history (after a trim or a stream switch, it mapped
@@ -382,7 +383,7 @@ void recorder::on_launch(std::uint64_t exec, std::uint64_t stream, double t_us, 
   if (c == launch_class::steady) cls = h.trimmed_since_last ? "steady_after_trim" : "steady_after_stream_switch";
   graph_event e{t_us, "launch", cls, g.devices.front(), host_us, before, after, stream, "",
                 concurrent, 0};
-  log({'L', it->second, stream, -1, 1, 0, push_event(g, e)});
+  log({'L', it->second, stream, -1, 1, 0, push_event(g, e), t_us});
   if (after) point(t_us, e.device, "launch:" + cls, g.name, *after);
 }
 
@@ -395,18 +396,18 @@ void recorder::on_trim(int device, double t_us, double host_us, const counters& 
     }
     push_event(g, {t_us, "trim", "", device, host_us, before, after, 0, "", false, 0});
   }
-  log({'T', 0, 0, device, 1, 0, -1});
+  log({'T', 0, 0, device, 1, 0, -1, t_us});
   point(t_us, device, "trim", "", after);
 }
 
-void recorder::on_exec_destroy(std::uint64_t exec) {
+void recorder::on_exec_destroy(std::uint64_t exec, double t_us) {
   const auto it = execs_.find(exec);
   if (it == execs_.end()) return;
   const std::size_t gi = it->second;
   execs_.erase(it);
   graph_record& g = graphs_[gi];
   g.destroyed = true;
-  log({'D', gi, 0, -1, 1, 0, -1});
+  log({'D', gi, 0, -1, 1, 0, -1, t_us});
   // A program that makes the same graph again and again (the same site, the same structure)
   // keeps one record of it, with a count, so that the recorder's memory stays flat.
   const std::uint64_t shape = shape_of(g);
@@ -448,14 +449,14 @@ bool recorder::on_free(std::uint64_t address, std::uint64_t stream, double t_us)
   graph_record& g = graphs_[it->second];
   const std::int64_t ev = push_event(g, {t_us, "free", "", g.devices.front(), 0, std::nullopt, std::nullopt,
                                          stream, "", false, address});
-  log({'F', it->second, stream, -1, 1, address, ev});
+  log({'F', it->second, stream, -1, 1, address, ev, t_us});
   return true;
 }
 
-void recorder::on_sync(std::uint64_t stream) {
+void recorder::on_sync(std::uint64_t stream, double t_us) {
   if (graphs_.empty()) return;
   if (!sequence_.empty() && sequence_.back().op == 'S' && sequence_.back().stream == stream) return;
-  log({'S', 0, stream, -1, 1, 0, -1});
+  log({'S', 0, stream, -1, 1, 0, -1, t_us});
 }
 
 std::optional<counters> recorder::last_counters(int device) const {

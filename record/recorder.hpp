@@ -153,6 +153,11 @@ struct sequence_entry {
   std::uint64_t count = 1;
   std::uint64_t address = 0;
   std::int64_t event = -1;  ///< index into the graph's events
+  /// When the call began (a synchronize: when it returned); negative: unknown, as the entry
+  /// before. Calls of several threads are put in this order for the pool model: a call's
+  /// mapping is decided while it runs, so a launch that began before another thread's
+  /// synchronize returned could not share what that synchronize completed.
+  double t_us = -1;
 };
 
 /// Records what the adapter reports; not thread-safe (the adapter holds a lock).
@@ -194,7 +199,7 @@ class recorder {
   /// (plan.read_counters was false) and it took `host_us` < slow_floor_us, so it is steady.
   /// Records what on_launch would for such a launch; returns false (recording nothing) when the
   /// launch is not that case and on_launch must take it.
-  bool on_steady_launch(const launch_plan& plan, double host_us);
+  bool on_steady_launch(const launch_plan& plan, double host_us, double t_us = -1);
   /// The device whose counters matter for `exec` (its first alloc node's device); -1 if unknown.
   [[nodiscard]] int device_of(std::uint64_t exec) const;
   /// History of `exec` before a launch into `stream` (stream label, see stream_label).
@@ -219,7 +224,7 @@ class recorder {
   /// structure and this one is the newest record, it is folded into that one (instances,
   /// launches, steady times, events up to max_events): a program that makes the same graph
   /// 10^4 times keeps one record, and the recorder's memory stays flat.
-  void on_exec_destroy(std::uint64_t exec);
+  void on_exec_destroy(std::uint64_t exec, double t_us = -1);
   /// cuGraphDestroy: forgets the graph's capture origin.
   void on_graph_destroy(std::uint64_t graph);
   [[nodiscard]] bool timeline_truncated() const { return timeline_truncated_; }
@@ -229,7 +234,7 @@ class recorder {
   /// Whether `address` is an allocation a tracked graph leaves allocated (one look-up).
   [[nodiscard]] bool is_held(std::uint64_t address) const { return held_.count(address) != 0; }
   /// A synchronize: of a stream (its label), or of every stream (0).
-  void on_sync(std::uint64_t stream);
+  void on_sync(std::uint64_t stream, double t_us = -1);
   /// The sequence of calls that change a pool, in order.
   [[nodiscard]] const std::vector<sequence_entry>& sequence() const { return sequence_; }
   [[nodiscard]] bool sequence_truncated() const { return sequence_truncated_; }
@@ -253,7 +258,7 @@ class recorder {
  private:
   void point(double t_us, int device, const std::string& event, const std::string& graph,
              const counters& c);
-  void log(const sequence_entry& e);
+  void log(sequence_entry e);
   std::int64_t push_event(graph_record& g, const graph_event& e);
   static std::uint64_t shape_of(const graph_record& g);
 

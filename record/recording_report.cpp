@@ -199,7 +199,12 @@ profiler::report assemble(const recorder& r, const profiler::environment& env,
     rg.instantiate_stack = g.instantiate_stack;
     rec.graphs.push_back(std::move(rg));
   }
-  for (const sequence_entry& e : r.sequence()) {
+  // Calls in the order they began (a synchronize: returned): several threads' calls are logged
+  // in the order they returned, and a launch's mapping is decided while it runs.
+  std::vector<sequence_entry> ordered = r.sequence();
+  std::stable_sort(ordered.begin(), ordered.end(),
+                   [](const sequence_entry& a, const sequence_entry& b) { return a.t_us < b.t_us; });
+  for (const sequence_entry& e : ordered) {
     profiler::sequence_step st;
     st.op = op_name(e.op);
     if (e.op != 'T' && e.op != 'S') st.graph = static_cast<std::int64_t>(e.graph);

@@ -181,13 +181,15 @@ void analyse_pools(recording& rec, const std::vector<skeleton>& skeletons, std::
   for (const sequence_step& st : rec.sequence) {
     const bool on_graph = st.graph >= 0 && static_cast<std::size_t>(st.graph) < rec.graphs.size();
     const std::size_t gi = on_graph ? static_cast<std::size_t>(st.graph) : 0;
-    const std::optional<std::size_t> m = on_graph ? index[gi] : std::nullopt;
+    // The graph's index in the model (no_node: none); a plain index, not an optional, for GCC
+    // 12's -Wmaybe-uninitialized.
+    const std::size_t m = on_graph && index[gi] ? *index[gi] : no_node;
     try {
-      if ((st.op == "launch" || st.op == "upload") && m) {
+      if ((st.op == "launch" || st.op == "upload") && m != no_node) {
         const std::uint64_t repeat = std::min<std::uint64_t>(st.count, 2);
         for (std::uint64_t k = 0; k < repeat; ++k) {
-          const pool_step r = st.op == "launch" ? model.launch(*m, stream_id(st.stream))
-                                                : model.upload(*m, stream_id(st.stream));
+          const pool_step r = st.op == "launch" ? model.launch(m, stream_id(st.stream))
+                                                : model.upload(m, stream_id(st.stream));
           if (k != 0 || st.event < 0) continue;
           const std::size_t ei = static_cast<std::size_t>(st.event);
           predicted[{gi, ei}] = r.grown_bytes;
@@ -203,20 +205,20 @@ void analyse_pools(recording& rec, const std::vector<skeleton>& skeletons, std::
             high_moment& hm = moments[device];
             hm.seen = true;
             hm.model_bytes = model.reserved(device);
-            hm.shares = model.shares(device, *m);
+            hm.shares = model.shares(device, m);
             for (std::size_t o = 0; o < rec.graphs.size(); ++o) {
               if (index[o]) hm.held[o] = model.held(*index[o], device);
             }
           }
         }
-      } else if (st.op == "free" && m) {
+      } else if (st.op == "free" && m != no_node) {
         if (st.held < 0) {
-          model.free_held(*m);
-        } else if (const auto where = held_at(model.graph(*m), st.held)) {
-          model.free_held(*m, where->second, model.graph(*m).devices[where->first].device);
+          model.free_held(m);
+        } else if (const auto where = held_at(model.graph(m), st.held)) {
+          model.free_held(m, where->second, model.graph(m).devices[where->first].device);
         }
-      } else if (st.op == "destroy" && m) {
-        model.destroy(*m);
+      } else if (st.op == "destroy" && m != no_node) {
+        model.destroy(m);
       } else if (st.op == "trim" && st.device >= 0) {
         model.trim(st.device);
       } else if (st.op == "sync") {
@@ -273,8 +275,8 @@ void analyse_pools(recording& rec, const std::vector<skeleton>& skeletons, std::
     for (const recorded_graph& g : rec.graphs) {
       for (const recorded_event& e : g.events) {
         if (e.device != device || !e.after) continue;
-        if (e.t_us >= last_t) {
-          last_t = e.t_us;
+        if (e.t_us + e.host_us >= last_t) {  // the last reading: when the call returned
+          last_t = e.t_us + e.host_us;
           pool.end_bytes = e.after->reserved_current;
         }
         const bool trim = e.kind == "trim";

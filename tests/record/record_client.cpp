@@ -207,7 +207,9 @@ int failed(const std::string& path) {
   return second == cudaSuccess ? 1 : 0;
 }
 
-volatile int* fault_at = reinterpret_cast<volatile int*>(16);
+// An address no mapping holds, read through a volatile pointer the compiler cannot see through.
+volatile std::uintptr_t fault_address = 16;
+volatile int* fault_at = nullptr;
 void on_segv(int, siginfo_t* info, void*) { _exit(info && info->si_addr == (void*)fault_at ? 42 : 43); }
 
 // A program with its own crash handler: recording must pass it the original siginfo.
@@ -224,6 +226,7 @@ int segv() {
   sa.sa_flags = SA_SIGINFO;
   sigemptyset(&sa.sa_mask);
   sigaction(SIGSEGV, &sa, nullptr);
+  fault_at = reinterpret_cast<volatile int*>(fault_address);
   return *fault_at;  // faults
 }
 
