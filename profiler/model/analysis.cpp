@@ -13,8 +13,6 @@
 #include <utility>
 #include <vector>
 
-#include "model/disjoint_sets.hpp"
-
 namespace gmem::profiler {
 namespace {
 
@@ -332,6 +330,32 @@ class max_flow {
 
 // ---------------------------------------------------------------------------------------------
 // Reachability between memory nodes, one component at a time
+
+// Union-find over node indices (union by size, path halving): near-linear, no recursion.
+class disjoint_sets {
+ public:
+  explicit disjoint_sets(std::size_t n) : parent_(n), size_(n, 1) {
+    for (std::size_t v = 0; v < n; ++v) parent_[v] = v;
+  }
+  std::size_t find(std::size_t v) {
+    while (parent_[v] != v) {
+      parent_[v] = parent_[parent_[v]];
+      v = parent_[v];
+    }
+    return v;
+  }
+  void unite(std::size_t u, std::size_t v) {
+    u = find(u);
+    v = find(v);
+    if (u == v) return;
+    if (size_[u] < size_[v]) std::swap(u, v);
+    parent_[v] = u;
+    size_[u] += size_[v];
+  }
+
+ private:
+  std::vector<std::size_t> parent_, size_;
+};
 
 // Which memory nodes reach which, in pieces that never reach each other ("components": the
 // allocations whose nodes are joined by paths through nodes that lie between memory nodes). A row

@@ -13,8 +13,6 @@
 #include <utility>
 #include <vector>
 
-#include "model/disjoint_sets.hpp"
-
 namespace gmem::profiler {
 namespace {
 
@@ -47,22 +45,17 @@ struct address_space {
 // so a bitset over them says which free nodes have memory to give, and at_ where it is.
 class layout {
  public:
-  /// `fids`: each free node's number (dense, any order), or empty to number them in node order.
-  layout(const skeleton& s, std::uint64_t granularity, reuse_prediction& p, std::vector<std::size_t> fids = {})
-      : s_(s), granularity_(granularity), p_(p), fid_(std::move(fids)) {
+  layout(const skeleton& s, std::uint64_t granularity, reuse_prediction& p)
+      : s_(s), granularity_(granularity), p_(p) {
     const std::size_t n = s.nodes.size();
     p.offset.assign(n, 0);
     p.pool.assign(n, no_node);
     p.reused_from.assign(n, no_node);
-    const bool numbered = !fid_.empty();
-    if (!numbered) fid_.assign(n, no_node);
+    fid_.assign(n, no_node);
     std::map<std::pair<int, std::vector<int>>, std::size_t> index;
     for (std::size_t v = 0; v < n; ++v) {
       const skeleton_node& k = s.nodes[v];
-      if (k.kind == skeleton_kind::free) {
-        if (!numbered) fid_[v] = frees_;
-        ++frees_;
-      }
+      if (k.kind == skeleton_kind::free) fid_[v] = frees_++;
       if (k.kind != skeleton_kind::alloc) continue;
       p.pool[v] = index.emplace(std::make_pair(k.device, k.peers), index.size()).first->second;
     }
@@ -313,83 +306,60 @@ reuse_prediction predict_valid(const skeleton& s, std::uint64_t granularity,
                                std::size_t extra_from = no_node, std::size_t extra_to = no_node) {
   const std::size_t n = s.nodes.size();
   const bool extra = extra_from < extra_to && extra_to < n;
-  // Each node's row: the free nodes among its ancestors at creation (and itself). Only a node
-  // with a free node at or before it has any; such a node and those of its dependencies that
-  // have one make a component, and free nodes are numbered component by component, so that a
-  // row spans only its component's words. A skeleton of k independent branches had k rows of
-  // k / 64 words, filled and scanned for every alloc node (issue 20); a node that forks many
-  // branches before any free joins none of them.
-  std::vector<char> after_free(n, 0);
-  disjoint_sets sets(n);
-  const auto join = [&](std::size_t v, std::size_t d) {
-    if (!after_free[d]) return;
-    after_free[v] = 1;
-    sets.unite(v, d);
-  };
-  for (std::size_t v = 0; v < n; ++v) {
-    after_free[v] = s.nodes[v].kind == skeleton_kind::free;
-    for (std::size_t d : s.nodes[v].deps) join(v, d);
-    if (extra && v == extra_to) join(v, extra_from);
-  }
-  std::vector<std::size_t> component(n, no_node), first_fid;
-  for (std::size_t v = 0; v < n; ++v) {
-    if (s.nodes[v].kind != skeleton_kind::free) continue;
-    std::size_t& c = component[sets.find(v)];
-    if (c == no_node) {
-      c = first_fid.size();
-      first_fid.push_back(0);
-    }
-    ++first_fid[c];  // a count for now
-  }
-  std::size_t frees = 0;
-  for (std::size_t& f : first_fid) frees += std::exchange(f, frees);
-  std::vector<std::size_t> fids(n, no_node), next_fid = first_fid;
-  for (std::size_t v = 0; v < n; ++v) {
-    if (after_free[v]) component[v] = component[sets.find(v)];
-    if (s.nodes[v].kind == skeleton_kind::free) fids[v] = next_fid[component[v]]++;
-  }
-  // Component c's rows: words first_word(c) .. first_word(c) + width(c) of the fids.
-  const auto first_word = [&](std::size_t c) { return first_fid[c] / 64; };
-  const auto width = [&](std::size_t c) { return (next_fid[c] + 63) / 64 - first_fid[c] / 64; };
-
   reuse_prediction p;
-  layout placed(s, granularity, p, std::move(fids));
-  // A row is dropped once the last node created with it as a dependency exists.
+  layout placed(s, granularity, p);
+  // Each node's row: the free nodes among its ancestors at creation (and itself), by fid, as
+  // the words from first[v] that span them (empty: none). Rows over all free nodes cost a
+  // skeleton of k independent branches k rows of k / 64 words, filled and scanned for every alloc
+  // node (issue 20); spans keep its rows one word wide, and in any skeleton a node's span stops
+  // at the free nodes created before it. A row is dropped once the last node created with it as
+  // a dependency exists.
   std::vector<std::size_t> last_use(n, 0);
   for (std::size_t v = 0; v < n; ++v) {
     for (std::size_t d : s.nodes[v].deps) last_use[d] = std::max(last_use[d], v);
   }
   if (extra) last_use[extra_from] = std::max(last_use[extra_from], extra_to);
   std::vector<std::vector<std::uint64_t>> row(n);
+  std::vector<std::size_t> first(n, 0);
   std::vector<std::vector<std::uint64_t>> spare;  // dropped rows' buffers, reused
   for (std::size_t v = 0; v < n; ++v) {
     const skeleton_node& node = s.nodes[v];
     std::vector<std::uint64_t> mine;
     const bool keep = last_use[v] > v;
-    const std::size_t c = component[v];
-    const std::size_t first = c == no_node ? 0 : first_word(c);
-    if (c != no_node && (keep || node.kind != skeleton_kind::empty)) {
-      if (!spare.empty()) {
-        mine = std::move(spare.back());
-        spare.pop_back();
-      }
-      mine.assign(width(c), 0);
-      const auto take = [&](std::size_t d) {
-        if (!after_free[d]) return;  // no free node before it: nothing to take
-        const auto& r = row[d];      // same component, same width
-        for (std::size_t w = 0; w < mine.size(); ++w) mine[w] |= r[w];
+    const std::size_t f = placed.fid(v);
+    if (keep || node.kind != skeleton_kind::empty) {
+      // The span: the dependencies' spans and v's own fid.
+      std::size_t lo = f == no_node ? no_node : f / 64, hi = f == no_node ? 0 : f / 64 + 1;
+      const auto widen = [&](std::size_t d) {
+        if (row[d].empty()) return;
+        lo = std::min(lo, first[d]);
+        hi = std::max(hi, first[d] + row[d].size());
       };
-      for (std::size_t d : node.deps) take(d);
-      if (extra && v == extra_to) take(extra_from);
-      const std::size_t f = placed.fid(v);
-      if (f != no_node) mine[f / 64 - first] |= std::uint64_t{1} << (f % 64);
+      for (std::size_t d : node.deps) widen(d);
+      if (extra && v == extra_to) widen(extra_from);
+      if (lo < hi) {
+        if (!spare.empty()) {
+          mine = std::move(spare.back());
+          spare.pop_back();
+        }
+        mine.assign(hi - lo, 0);
+        const auto take = [&](std::size_t d) {
+          const auto& r = row[d];
+          for (std::size_t w = 0; w < r.size(); ++w) mine[first[d] - lo + w] |= r[w];
+        };
+        for (std::size_t d : node.deps) take(d);
+        if (extra && v == extra_to) take(extra_from);
+        if (f != no_node) mine[f / 64 - lo] |= std::uint64_t{1} << (f % 64);
+        first[v] = lo;
+      }
     }
+    const std::size_t at = first[v];
     const auto is_ancestor = [&](std::size_t free_node) {
-      const std::size_t f = placed.fid(free_node);
-      return f / 64 >= first && f / 64 - first < mine.size() && (mine[f / 64 - first] >> (f % 64) & 1U) != 0;
+      const std::size_t w = placed.fid(free_node) / 64;
+      return w >= at && w - at < mine.size() && (mine[w - at] >> (placed.fid(free_node) % 64) & 1U) != 0;
     };
     if (node.kind == skeleton_kind::alloc) {
-      placed.place_alloc(v, placed.lowest_fit_by_bits(v, mine, first));
+      placed.place_alloc(v, placed.lowest_fit_by_bits(v, mine, at));
     } else if (node.kind == skeleton_kind::free) {
       placed.place_free(v, is_ancestor);
     }
