@@ -1,9 +1,12 @@
 #include "gmem/profiler/analysis.hpp"
 
 #include <algorithm>
+#include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <limits>
 #include <queue>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
@@ -325,6 +328,217 @@ class max_flow {
   std::vector<std::size_t> next_;
 };
 
+// ---------------------------------------------------------------------------------------------
+// Reachability between memory nodes, one component at a time
+
+// Union-find over node indices (union by size, path halving): near-linear, no recursion.
+class disjoint_sets {
+ public:
+  explicit disjoint_sets(std::size_t n) : parent_(n), size_(n, 1) {
+    for (std::size_t v = 0; v < n; ++v) parent_[v] = v;
+  }
+  std::size_t find(std::size_t v) {
+    while (parent_[v] != v) {
+      parent_[v] = parent_[parent_[v]];
+      v = parent_[v];
+    }
+    return v;
+  }
+  void unite(std::size_t u, std::size_t v) {
+    u = find(u);
+    v = find(v);
+    if (u == v) return;
+    if (size_[u] < size_[v]) std::swap(u, v);
+    parent_[v] = u;
+    size_[u] += size_[v];
+  }
+
+ private:
+  std::vector<std::size_t> parent_, size_;
+};
+
+// Which memory nodes reach which, in pieces that never reach each other ("components": the
+// allocations whose nodes are joined by paths through nodes that lie between memory nodes). A row
+// is as wide as its component, so a graph of k independent branches keeps k rows of one word,
+// not k rows of k bits (1.2 GB at k = 10,000, issue 20), and the whole stays exact.
+struct memory_reach {
+  std::vector<std::size_t> component;  ///< per allocation
+  std::vector<std::size_t> local;      ///< per allocation: its rank in its component (allocation order)
+  /// The allocations of component c, ascending: members[members_at[c] .. members_at[c + 1]).
+  std::vector<std::size_t> members_at, members;
+  /// Per node, kept for memory nodes only: bit local[j] says "reaches allocation j's alloc
+  /// node", bit (component size) + local[j] "reaches j's free node".
+  std::vector<std::vector<std::uint64_t>> rows;
+
+  /// Whether memory node `node` reaches allocation j's alloc node; j in node's component.
+  [[nodiscard]] bool reaches_alloc(std::size_t node, std::size_t j) const { return test(node, local[j]); }
+  /// Whether memory node `node` reaches allocation j's free node; j in node's component.
+  [[nodiscard]] bool reaches_free(std::size_t node, std::size_t j) const {
+    const std::size_t c = component[j];
+    return test(node, members_at[c + 1] - members_at[c] + local[j]);
+  }
+
+ private:
+  [[nodiscard]] bool test(std::size_t node, std::size_t bit) const {
+    return ((rows[node][bit / 64] >> (bit % 64)) & 1U) != 0;
+  }
+};
+
+// The reachability of a's memory nodes in `flat` (`order` topological). Only nodes with a memory
+// node at or before them and one at or after them can lie on a path between memory nodes; edges
+// among those (and each allocation's alloc-free pair) make the components, so a node that only
+// forks or joins branches (a root kernel, a final join) does not merge them.
+memory_reach reach_of(const flat_graph& flat, const std::vector<std::size_t>& order, const graph_analysis& a) {
+  constexpr std::size_t none = std::numeric_limits<std::size_t>::max();
+  const std::size_t n = flat.nodes.size();
+  const std::size_t count = a.allocations.size();
+  memory_reach r;
+  // Which allocation a memory node belongs to (foreign frees are none).
+  std::vector<std::size_t> owner(n, none);
+  for (std::size_t i = 0; i < count; ++i) {
+    owner[a.allocations[i].alloc_node] = i;
+    if (a.allocations[i].free_node) owner[*a.allocations[i].free_node] = i;
+  }
+  std::vector<char> after_memory(n, 0), before_memory(n, 0);
+  for (std::size_t v : order) {
+    if (owner[v] != none) after_memory[v] = 1;
+    if (!after_memory[v]) continue;
+    for (std::size_t s : flat.successors[v]) after_memory[s] = 1;
+  }
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const std::size_t v = *it;
+    before_memory[v] = owner[v] != none;
+    for (std::size_t k = 0; k < flat.successors[v].size() && !before_memory[v]; ++k) {
+      before_memory[v] = before_memory[flat.successors[v][k]];
+    }
+  }
+  std::vector<char> between(n);
+  for (std::size_t v = 0; v < n; ++v) between[v] = after_memory[v] && before_memory[v];
+  after_memory = {};
+  before_memory = {};
+
+  disjoint_sets sets(n);
+  for (std::size_t v = 0; v < n; ++v) {
+    if (!between[v]) continue;
+    for (std::size_t s : flat.successors[v]) {
+      if (between[s]) sets.unite(v, s);
+    }
+  }
+  for (const allocation& al : a.allocations) {
+    if (al.free_node) sets.unite(al.alloc_node, *al.free_node);
+  }
+  // Components numbered by their first allocation; members listed in allocation order.
+  std::vector<std::size_t> component_of_root(n, none);
+  std::vector<std::size_t> sizes;
+  r.component.resize(count);
+  r.local.resize(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    std::size_t& c = component_of_root[sets.find(a.allocations[i].alloc_node)];
+    if (c == none) {
+      c = sizes.size();
+      sizes.push_back(0);
+    }
+    r.component[i] = c;
+    r.local[i] = sizes[c]++;
+  }
+  r.members_at.assign(sizes.size() + 1, 0);
+  for (std::size_t c = 0; c < sizes.size(); ++c) r.members_at[c + 1] = r.members_at[c] + sizes[c];
+  r.members.resize(count);
+  for (std::size_t i = 0; i < count; ++i) r.members[r.members_at[r.component[i]] + r.local[i]] = i;
+
+  // Rows are filled in reverse topological order, each the union of its successors' rows. Only
+  // memory nodes' rows are kept: any other node's row is dropped (and its buffer reused) once
+  // all its predecessors have taken it in. A dense matrix over all nodes cost 125 MB and a
+  // second of page faults at 100,000 nodes and 5,000 allocations (issue 9).
+  std::vector<std::size_t> preds_left(n, 0);
+  for (std::size_t v = 0; v < n; ++v) {
+    if (!between[v]) continue;
+    for (std::size_t s : flat.successors[v]) preds_left[s] += between[s];
+  }
+  r.rows.resize(n);
+  std::vector<std::vector<std::uint64_t>> spare;
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const std::size_t v = *it;
+    if (!between[v]) continue;
+    const std::size_t c = component_of_root[sets.find(v)];
+    std::vector<std::uint64_t> row;
+    if (!spare.empty()) {
+      row = std::move(spare.back());
+      spare.pop_back();
+    }
+    row.assign((2 * sizes[c] + 63) / 64, 0);
+    if (owner[v] != none) {
+      const std::size_t i = owner[v];
+      const std::size_t bit = r.local[i] + (v == a.allocations[i].alloc_node ? 0 : sizes[c]);
+      row[bit / 64] |= std::uint64_t{1} << (bit % 64);
+    }
+    for (std::size_t s : flat.successors[v]) {
+      if (!between[s]) continue;
+      const auto& from = r.rows[s];  // same component, same width
+      for (std::size_t w = 0; w < row.size(); ++w) row[w] |= from[w];
+      if (--preds_left[s] == 0 && owner[s] == none) {
+        spare.push_back(std::move(r.rows[s]));
+        r.rows[s] = {};
+      }
+    }
+    if (preds_left[v] == 0 && owner[v] == none) {
+      spare.push_back(std::move(row));
+    } else {
+      r.rows[v] = std::move(row);
+    }
+  }
+  return r;
+}
+
+// The first `limit` pairs (i, j), i < j, of `set` (ascending allocation indices) for which
+// legal(i, j) holds, in the order of min(bytes_i, bytes_j) descending, ties by (i, j): the order
+// that sorting every pair gives, without making every pair (k^2 / 2 of them in a wide graph).
+// Goes down the distinct sizes; at size v the pairs whose smaller side is v are those with one
+// side of size v and the other of size v or more, taken by i ascending, then j. A pair is looked at
+// only if it comes before the last one kept, so the cost is k log k plus the illegal pairs met on
+// the way.
+template <class Legal>
+std::vector<std::pair<std::size_t, std::size_t>> largest_pairs(const std::vector<std::size_t>& set,
+                                                               const std::vector<allocation>& allocations,
+                                                               Legal legal, std::size_t limit) {
+  std::vector<std::pair<std::size_t, std::size_t>> out;
+  std::vector<std::size_t> by_size = set;
+  std::stable_sort(by_size.begin(), by_size.end(), [&allocations](std::size_t l, std::size_t r) {
+    return allocations[l].bytes > allocations[r].bytes;
+  });
+  std::set<std::size_t> at_least;        // members of the size reached so far or larger
+  std::set<std::size_t> freed_at_least;  // those of them with a free node (the only possible i)
+  for (std::size_t lo = 0, hi = 0; lo < by_size.size() && out.size() < limit; lo = hi) {
+    const std::size_t bytes = allocations[by_size[lo]].bytes;
+    while (hi < by_size.size() && allocations[by_size[hi]].bytes == bytes) ++hi;
+    const auto level_begin = by_size.begin() + static_cast<std::ptrdiff_t>(lo);
+    const auto level_end = by_size.begin() + static_cast<std::ptrdiff_t>(hi);  // ascending (stable)
+    for (auto it = level_begin; it != level_end; ++it) {
+      at_least.insert(*it);
+      if (allocations[*it].free_node) freed_at_least.insert(*it);
+    }
+    // An i past the last member of this size has no j of this size after it.
+    const std::size_t last = *(level_end - 1);
+    for (auto it = freed_at_least.begin(); it != freed_at_least.end() && *it <= last; ++it) {
+      const std::size_t i = *it;
+      const auto take = [&](std::size_t j) {
+        if (legal(i, j)) out.emplace_back(i, j);
+        return out.size() == limit;
+      };
+      if (allocations[i].bytes == bytes) {
+        for (auto jt = at_least.upper_bound(i); jt != at_least.end(); ++jt) {
+          if (take(*jt)) return out;
+        }
+      } else {
+        for (auto jt = std::upper_bound(level_begin, level_end, i); jt != level_end; ++jt) {
+          if (take(*jt)) return out;
+        }
+      }
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 // -----------------------------------------------------------------------------------------------
@@ -416,7 +630,6 @@ graph_analysis analyse(const graph_model& g, std::uint64_t granularity) {
 
 graph_analysis analyse(const flat_graph& flat, std::uint64_t granularity) {
   const std::vector<std::size_t> order = topological_order(flat);
-  const std::size_t n = flat.nodes.size();
   graph_analysis a;
   a.granularity = granularity;
 
@@ -452,101 +665,66 @@ graph_analysis analyse(const flat_graph& flat, std::uint64_t granularity) {
       a.distinct_addresses == 0 ? 0.0 : static_cast<double>(count) / static_cast<double>(a.distinct_addresses);
   if (count == 0) return a;
 
-  // Reachability between memory nodes only: bit i is "reaches allocation i's alloc node", bit
-  // count + i is "reaches allocation i's free node". Rows are filled in reverse topological order
-  // so that each row is the union of its successors' rows.
-  std::vector<std::size_t> column(n, std::numeric_limits<std::size_t>::max());
-  for (std::size_t i = 0; i < count; ++i) {
-    column[a.allocations[i].alloc_node] = i;
-    if (a.allocations[i].free_node) column[*a.allocations[i].free_node] = count + i;
-  }
-  // Only the memory nodes' rows are kept: any other node's row is dropped (and its buffer
-  // reused) once all its predecessors have taken it in. A dense matrix over all nodes cost
-  // 125 MB and a second of page faults at 100,000 nodes and 5,000 allocations (issue 9).
-  const std::size_t words = (2 * count + 63) / 64;
-  std::vector<std::vector<std::uint64_t>> rows(n);
-  std::vector<std::vector<std::uint64_t>> spare;
-  std::vector<std::size_t> preds_left(n, 0);
-  for (std::size_t v = 0; v < n; ++v) {
-    for (std::size_t s : flat.successors[v]) ++preds_left[s];
-  }
-  for (auto it = order.rbegin(); it != order.rend(); ++it) {
-    const std::size_t v = *it;
-    std::vector<std::uint64_t> row;
-    if (!spare.empty()) {
-      row = std::move(spare.back());
-      spare.pop_back();
+  const memory_reach reach = reach_of(flat, order, a);
+
+  // The heaviest antichain, component by component: allocations of different components are
+  // never ordered, so the heaviest antichain of the whole is the union of each component's (the
+  // flow network of max_weight_antichain falls apart into the same pieces, and so does its
+  // minimum cut). Built as one network, k independent allocations cost k^2 calls of `less` and
+  // two k-by-k bit matrices: 1.2 GB and seconds at k = 10,000 (issue 20).
+  std::uint64_t sum = 0;
+  for (const allocation& al : a.allocations) {
+    if (al.bytes > std::numeric_limits<std::uint64_t>::max() - 1 - sum) {
+      throw std::overflow_error("max_weight_antichain: the weights' sum does not fit in 64 bits");
     }
-    row.assign(words, 0);
-    if (column[v] != std::numeric_limits<std::size_t>::max()) {
-      row[column[v] / 64] |= std::uint64_t{1} << (column[v] % 64);
+    sum += al.bytes;
+  }
+  std::vector<std::size_t> local_members;
+  std::vector<std::uint64_t> weights;
+  for (std::size_t c = 0; c + 1 < reach.members_at.size(); ++c) {
+    const std::size_t* members = reach.members.data() + reach.members_at[c];
+    const std::size_t m = reach.members_at[c + 1] - reach.members_at[c];
+    if (m == 1) {  // the common case in a wide graph: a network of one element is a waste
+      if (a.allocations[members[0]].bytes != 0) {
+        a.lower_bound_set.push_back(members[0]);
+        a.lower_bound_bytes += a.allocations[members[0]].bytes;
+      }
+      continue;
     }
-    for (std::size_t s : flat.successors[v]) {
-      const auto& from = rows[s];
-      for (std::size_t w = 0; w < words; ++w) row[w] |= from[w];
-      if (--preds_left[s] == 0 && column[s] == std::numeric_limits<std::size_t>::max()) {
-        spare.push_back(std::move(rows[s]));
-        rows[s] = {};
+    // x < y (local indices, in allocation order) when x's free node reaches y's alloc node. A
+    // valid graph orders each free after its alloc, and then this relation is transitive; in a
+    // hand-built or odd graph it may not be, and max_weight_antichain then works on its
+    // transitive closure: still a true lower bound, only a weaker one.
+    bit_matrix before(m, m);
+    for (std::size_t x = 0; x < m; ++x) {
+      const auto& free_node = a.allocations[members[x]].free_node;
+      if (!free_node) continue;
+      for (std::size_t y = x + 1; y < m; ++y) {
+        if (reach.reaches_alloc(*free_node, members[y])) before.set(x, y);
       }
     }
-    if (preds_left[v] == 0 && column[v] == std::numeric_limits<std::size_t>::max()) {
-      spare.push_back(std::move(row));
-    } else {
-      rows[v] = std::move(row);
-    }
+    const auto less = [&before](std::size_t x, std::size_t y) { return x < y && before.test(x, y); };
+    weights.resize(m);
+    for (std::size_t x = 0; x < m; ++x) weights[x] = a.allocations[members[x]].bytes;
+    a.lower_bound_bytes += max_weight_antichain(m, less, weights, &local_members);
+    for (std::size_t x : local_members) a.lower_bound_set.push_back(members[x]);
   }
-  struct {
-    const std::vector<std::vector<std::uint64_t>>& rows;
-    [[nodiscard]] bool test(std::size_t v, std::size_t bit) const {
-      return ((rows[v][bit / 64] >> (bit % 64)) & 1U) != 0;
-    }
-  } reach{rows};
-
-  // i < j when i's free node reaches j's alloc node (which puts i before j in `allocations`).
-  // A valid graph orders each free after its alloc, and then this relation is transitive; in a
-  // hand-built or odd graph it may not be, and max_weight_antichain then works on its transitive
-  // closure: still a true lower bound, only a weaker one.
-  bit_matrix before(count, count);
-  for (std::size_t i = 0; i < count; ++i) {
-    const auto& free_node = a.allocations[i].free_node;
-    if (!free_node) continue;
-    for (std::size_t j = i + 1; j < count; ++j) {
-      if (reach.test(*free_node, j)) before.set(i, j);
-    }
-  }
-  const auto less = [&before](std::size_t i, std::size_t j) { return i < j && before.test(i, j); };
-
-  std::vector<std::uint64_t> weights(count);
-  for (std::size_t i = 0; i < count; ++i) weights[i] = a.allocations[i].bytes;
-  a.lower_bound_bytes = max_weight_antichain(count, less, weights, &a.lower_bound_set);
+  std::sort(a.lower_bound_set.begin(), a.lower_bound_set.end());
   // The driver packs small allocations into its reservation and grows the reservation in whole
   // granules (measured: 256 live 64 KiB allocations reserved one 32 MiB granule on an H100), so
   // the granularity rounds the total, not each allocation.
   a.lower_bound_rounded_bytes = round_up(a.lower_bound_bytes, granularity);
 
   // Pairs of the heaviest set that one added edge (i's free -> j's alloc) would order: the edge
-  // is legal only when j's alloc node does not already reach i's free node.
-  const auto& set = a.lower_bound_set;
-  std::vector<std::pair<std::size_t, std::size_t>> pairs;
-  for (std::size_t x = 0; x < set.size(); ++x) {
-    const std::size_t i = set[x];
+  // is legal only when j's alloc node does not already reach i's free node. Allocations of
+  // different components never reach each other.
+  const auto legal = [&a, &reach](std::size_t i, std::size_t j) {
     const auto& free_node = a.allocations[i].free_node;
-    if (!free_node) continue;
-    for (std::size_t y = x + 1; y < set.size(); ++y) {
-      const std::size_t j = set[y];
-      if (!reach.test(*free_node, j) && !reach.test(a.allocations[j].alloc_node, count + i)) {
-        pairs.emplace_back(i, j);
-      }
-    }
-  }
-  const auto smaller = [&a](const std::pair<std::size_t, std::size_t>& p) {
-    return std::min(a.allocations[p.first].bytes, a.allocations[p.second].bytes);
+    if (!free_node) return false;
+    if (reach.component[i] != reach.component[j]) return true;
+    return !reach.reaches_alloc(*free_node, j) && !reach.reaches_free(a.allocations[j].alloc_node, i);
   };
-  std::stable_sort(pairs.begin(), pairs.end(), [&](const auto& l, const auto& r) {
-    return smaller(l) > smaller(r);
-  });
-  if (pairs.size() > max_reuse_opportunities) pairs.resize(max_reuse_opportunities);
-  a.reuse_opportunities = std::move(pairs);
+  a.reuse_opportunities = largest_pairs(a.lower_bound_set, a.allocations, legal, max_reuse_opportunities);
   return a;
 }
 

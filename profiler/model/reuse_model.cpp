@@ -7,6 +7,7 @@
 #include <queue>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <unordered_map>
 #include <utility>
@@ -79,15 +80,17 @@ class layout {
     return no_node;
   }
 
-  /// The same, from the bitset of v's ancestor free nodes: only those that head a range.
-  [[nodiscard]] std::size_t lowest_fit_by_bits(std::size_t v, const std::vector<std::uint64_t>& ancestors) const {
+  /// The same, from the bitset of v's ancestor free nodes (word w of `ancestors` is word
+  /// first_word + w of the fids): only those that head a range.
+  [[nodiscard]] std::size_t lowest_fit_by_bits(std::size_t v, const std::vector<std::uint64_t>& ancestors,
+                                               std::size_t first_word) const {
     const address_space& sp = spaces_[p_.pool[v]];
     std::size_t best = no_node;
     if (s_.nodes[v].bytes == 0) return best;
     std::uint64_t best_at = 0;
-    for (std::size_t w = 0; w < avail_.size(); ++w) {
-      for (std::uint64_t bits = ancestors[w] & avail_[w]; bits != 0; bits &= bits - 1) {
-        const std::size_t f = w * 64 + static_cast<std::size_t>(__builtin_ctzll(bits));
+    for (std::size_t w = 0; w < ancestors.size(); ++w) {
+      for (std::uint64_t bits = ancestors[w] & avail_[first_word + w]; bits != 0; bits &= bits - 1) {
+        const std::size_t f = (first_word + w) * 64 + static_cast<std::size_t>(__builtin_ctzll(bits));
         const auto it = sp.free.find(at_[f]);
         if (it == sp.free.end() || fid_[it->second.free_node] != f) continue;  // another pool
         if (it->second.bytes < s_.nodes[v].bytes || (best != no_node && at_[f] >= best_at)) continue;
@@ -302,45 +305,61 @@ namespace {
 reuse_prediction predict_valid(const skeleton& s, std::uint64_t granularity,
                                std::size_t extra_from = no_node, std::size_t extra_to = no_node) {
   const std::size_t n = s.nodes.size();
+  const bool extra = extra_from < extra_to && extra_to < n;
   reuse_prediction p;
   layout placed(s, granularity, p);
-  // Each node's row: the free nodes among its ancestors at creation (and itself), by fid. A row
-  // is dropped once the last node created with it as a dependency exists.
+  // Each node's row: the free nodes among its ancestors at creation (and itself), by fid, as
+  // the words from first[v] that span them (empty: none). Rows over all free nodes cost a
+  // skeleton of k independent branches k rows of k / 64 words, filled and scanned for every alloc
+  // node (issue 20); spans keep its rows one word wide, and in any skeleton a node's span stops
+  // at the free nodes created before it. A row is dropped once the last node created with it as
+  // a dependency exists.
   std::vector<std::size_t> last_use(n, 0);
   for (std::size_t v = 0; v < n; ++v) {
     for (std::size_t d : s.nodes[v].deps) last_use[d] = std::max(last_use[d], v);
   }
-  if (extra_from < extra_to && extra_to < n) last_use[extra_from] = std::max(last_use[extra_from], extra_to);
-  const std::size_t words = placed.words();
+  if (extra) last_use[extra_from] = std::max(last_use[extra_from], extra_to);
   std::vector<std::vector<std::uint64_t>> row(n);
+  std::vector<std::size_t> first(n, 0);
   std::vector<std::vector<std::uint64_t>> spare;  // dropped rows' buffers, reused
   for (std::size_t v = 0; v < n; ++v) {
     const skeleton_node& node = s.nodes[v];
     std::vector<std::uint64_t> mine;
     const bool keep = last_use[v] > v;
+    const std::size_t f = placed.fid(v);
     if (keep || node.kind != skeleton_kind::empty) {
-      if (!spare.empty()) {
-        mine = std::move(spare.back());
-        spare.pop_back();
+      // The span: the dependencies' spans and v's own fid.
+      std::size_t lo = f == no_node ? no_node : f / 64, hi = f == no_node ? 0 : f / 64 + 1;
+      const auto widen = [&](std::size_t d) {
+        if (row[d].empty()) return;
+        lo = std::min(lo, first[d]);
+        hi = std::max(hi, first[d] + row[d].size());
+      };
+      for (std::size_t d : node.deps) widen(d);
+      if (extra && v == extra_to) widen(extra_from);
+      if (lo < hi) {
+        if (!spare.empty()) {
+          mine = std::move(spare.back());
+          spare.pop_back();
+        }
+        mine.assign(hi - lo, 0);
+        const auto take = [&](std::size_t d) {
+          const auto& r = row[d];
+          for (std::size_t w = 0; w < r.size(); ++w) mine[first[d] - lo + w] |= r[w];
+        };
+        for (std::size_t d : node.deps) take(d);
+        if (extra && v == extra_to) take(extra_from);
+        if (f != no_node) mine[f / 64 - lo] |= std::uint64_t{1} << (f % 64);
+        first[v] = lo;
       }
-      mine.assign(words, 0);
-      for (std::size_t d : node.deps) {
-        const auto& r = row[d];
-        for (std::size_t w = 0; w < words; ++w) mine[w] |= r[w];
-      }
-      if (v == extra_to && extra_from < extra_to) {
-        const auto& r = row[extra_from];
-        for (std::size_t w = 0; w < words; ++w) mine[w] |= r[w];
-      }
-      const std::size_t f = placed.fid(v);
-      if (f != no_node) mine[f / 64] |= std::uint64_t{1} << (f % 64);
     }
+    const std::size_t at = first[v];
     const auto is_ancestor = [&](std::size_t free_node) {
-      const std::size_t f = placed.fid(free_node);
-      return (mine[f / 64] >> (f % 64) & 1U) != 0;
+      const std::size_t w = placed.fid(free_node) / 64;
+      return w >= at && w - at < mine.size() && (mine[w - at] >> (placed.fid(free_node) % 64) & 1U) != 0;
     };
     if (node.kind == skeleton_kind::alloc) {
-      placed.place_alloc(v, placed.lowest_fit_by_bits(v, mine));
+      placed.place_alloc(v, placed.lowest_fit_by_bits(v, mine, at));
     } else if (node.kind == skeleton_kind::free) {
       placed.place_free(v, is_ancestor);
     }
@@ -355,7 +374,7 @@ reuse_prediction predict_valid(const skeleton& s, std::uint64_t granularity,
         row[d] = {};
       }
     }
-    if (v == extra_to && extra_from < extra_to && last_use[extra_from] == v && !row[extra_from].empty()) {
+    if (extra && v == extra_to && last_use[extra_from] == v && !row[extra_from].empty()) {
       spare.push_back(std::move(row[extra_from]));
       row[extra_from] = {};
     }
@@ -573,11 +592,21 @@ namespace {
 
 // "alloc node #5 in graph 'g' takes the memory of alloc node #1 in graph 'g' (freed by free node
 // #3 in graph 'g')", for the first few allocations that reuse in `after` and not in `before`.
+// Each label's last node in a skeleton (labels are unique per flat node; a hand-written skeleton
+// may repeat them or leave them empty), made once per search: a map of every label per candidate
+// was half the search's time on 150,000 nodes (issue 20). Keys view the skeleton's labels.
+using label_index = std::unordered_map<std::string_view, std::size_t>;
+
+label_index index_of_labels(const skeleton& s) {
+  label_index index;
+  index.reserve(s.nodes.size());
+  for (std::size_t v = 0; v < s.nodes.size(); ++v) index[s.nodes[v].label] = v;
+  return index;
+}
+
 std::string newly_shared(const skeleton& changed, const reuse_prediction& before_by_label,
-                         const skeleton& base, const reuse_prediction& after) {
-  std::map<std::string, std::size_t> base_index;
-  for (std::size_t v = 0; v < base.nodes.size(); ++v) base_index[base.nodes[v].label] = v;
-  std::map<std::size_t, std::size_t> free_of;
+                         const label_index& base_index, const reuse_prediction& after) {
+  std::vector<std::size_t> free_of(changed.nodes.size(), no_node);
   for (std::size_t v = 0; v < changed.nodes.size(); ++v) {
     if (changed.nodes[v].kind == skeleton_kind::free) free_of[changed.nodes[v].frees] = v;
   }
@@ -592,9 +621,8 @@ std::string newly_shared(const skeleton& changed, const reuse_prediction& before
       continue;
     }
     const std::size_t from = after.reused_from[v];
-    const auto f = free_of.find(from);
     out += std::string(listed ? "; " : "") + "create " + node_name(changed, v) + " after " +
-           (f == free_of.end() ? std::string("its predecessor's free") : node_name(changed, f->second)) +
+           (free_of[from] == no_node ? std::string("its predecessor's free") : node_name(changed, free_of[from])) +
            " and pass that free (or a node after it) as a dependency when creating it, so that it"
            " takes the memory of " + node_name(changed, from);
     ++listed;
@@ -623,14 +651,17 @@ std::vector<candidate_change> candidate_changes(const skeleton& s, const graph_a
                                                 std::uint64_t granularity,
                                                 std::size_t max_candidates) {
   const reuse_prediction base = predict_reuse(s, granularity);
+  const label_index base_index = index_of_labels(s);
   std::vector<candidate_change> out;
   // Every changed skeleton below is valid by construction (a copy of the validated `s` with a
-  // dependency on an earlier node, or the output of recreated()): predicted without validating.
-  const auto consider = [&](std::string kind, skeleton changed, const std::string& how) {
-    const reuse_prediction p = predict_valid(changed, granularity);
+  // dependency on an earlier node, or the output of recreated()): predicted without validating,
+  // and not again where the caller has predicted it already (`known`).
+  const auto consider = [&](std::string kind, skeleton changed, const std::string& how,
+                            const reuse_prediction* known = nullptr) {
+    const reuse_prediction p = known ? *known : predict_valid(changed, granularity);
     if (p.rounded_bytes >= base.rounded_bytes) return;
     std::string where = how;
-    const std::string shared = newly_shared(changed, base, s, p);
+    const std::string shared = newly_shared(changed, base, base_index, p);
     if (!shared.empty()) where += (where.empty() ? "" : ": ") + shared;
     out.push_back({std::move(kind), std::move(where), std::move(changed), p.rounded_bytes});
   };
@@ -643,10 +674,15 @@ std::vector<candidate_change> candidate_changes(const skeleton& s, const graph_a
              "cudaGraphAddDependencies; in a stream capture, make the stream wait on an event "
              "recorded after the free (cudaStreamWaitEvent) before calling cudaMallocAsync");
   }
-  consider("creation_order", recreated(s, true),
+  // Frees first: a candidate of its own and the start of the combined set below, so re-created
+  // and predicted once.
+  skeleton frees_first = recreated(s, true);
+  const reuse_prediction frees_first_predicted = predict_valid(frees_first, granularity);
+  consider("creation_order", frees_first,
            "create each free node as soon as its last user exists, before the allocations that "
            "follow it (in a capture: call cudaFreeAsync right after the last kernel that uses the "
-           "buffer, before the next cudaMallocAsync)");
+           "buffer, before the next cudaMallocAsync)",
+           &frees_first_predicted);
   // Both directions of each pair: a smaller allocation fits into a larger one's block only when
   // it comes after it, whichever the graph created first.
   std::vector<std::pair<std::size_t, std::size_t>> ordered_pairs;
@@ -665,10 +701,14 @@ std::vector<candidate_change> candidate_changes(const skeleton& s, const graph_a
     if (tried++ == max_candidates) break;
     const std::size_t found = out.size();
     skeleton changed;
+    reuse_prediction predicted;
+    bool known = false;
     if (*ai.free_node < aj.alloc_node) {
       // The free already exists when j's alloc node is created: predict without copying, and
-      // copy only a change that helps.
-      if (predict_valid(s, granularity, *ai.free_node, aj.alloc_node).rounded_bytes >= base.rounded_bytes) continue;
+      // copy only a change that helps (the copy predicts the same).
+      predicted = predict_valid(s, granularity, *ai.free_node, aj.alloc_node);
+      if (predicted.rounded_bytes >= base.rounded_bytes) continue;
+      known = true;
       changed = s;
       auto& deps = changed.nodes[aj.alloc_node].deps;
       deps.insert(std::upper_bound(deps.begin(), deps.end(), *ai.free_node), *ai.free_node);
@@ -686,7 +726,8 @@ std::vector<candidate_change> candidate_changes(const skeleton& s, const graph_a
     consider("add_dependency", std::move(changed),
              "make " + node_name(s, aj.alloc_node) + " depend on " + node_name(s, *ai.free_node) +
                  " when it is created (in a capture: record an event after the cudaFreeAsync and "
-                 "make the allocating stream wait on it before its cudaMallocAsync)");
+                 "make the allocating stream wait on it before its cudaMallocAsync)",
+             known ? &predicted : nullptr);
     if (out.size() > found) helped.emplace_back(i, j);
   }
   std::stable_sort(out.begin(), out.end(), [](const candidate_change& l, const candidate_change& r) {
@@ -695,18 +736,13 @@ std::vector<candidate_change> candidate_changes(const skeleton& s, const graph_a
   if (out.size() > max_candidates - 1) out.resize(max_candidates - 1);
   // The combined set: all edges at creation, frees first, then dependencies added greedily
   // from the reuse opportunities while they lower the prediction.
-  skeleton combined = recreated(s, true);
-  std::uint64_t best = predict_valid(combined, granularity).rounded_bytes;
+  skeleton combined = std::move(frees_first);
+  std::uint64_t best = frees_first_predicted.rounded_bytes;
   std::string added;
   std::size_t added_count = 0;
   // The original nodes' positions in `combined`, by label (labels are unique per flat node);
   // made again only when `combined` changes.
-  std::unordered_map<std::string, std::size_t> position_of;
-  const auto map_combined = [&] {
-    position_of.clear();
-    for (std::size_t v = 0; v < combined.nodes.size(); ++v) position_of[combined.nodes[v].label] = v;
-  };
-  map_combined();
+  label_index position_of = index_of_labels(combined);
   for (const auto& [i, j] : helped) {
     if (best <= a.lower_bound_rounded_bytes) break;
     const allocation& ai = a.allocations[i];
@@ -716,18 +752,21 @@ std::vector<candidate_change> candidate_changes(const skeleton& s, const graph_a
     const auto pt = position_of.find(s.nodes[aj.alloc_node].label);
     if (pf == position_of.end() || pt == position_of.end()) continue;
     const std::size_t f = pf->second, t = pt->second;
-    skeleton trial = combined;
-    trial.late_edges.emplace_back(f, t);
+    // The edge is added to `combined` only for the re-creation (no copy of a whole skeleton).
+    skeleton trial;
+    combined.late_edges.emplace_back(f, t);
     try {
-      trial = recreated(trial, true);
+      trial = recreated(combined, true);
     } catch (const std::invalid_argument&) {
+      combined.late_edges.pop_back();
       continue;  // a cycle with an edge added before
     }
+    combined.late_edges.pop_back();
     const std::uint64_t p = predict_valid(trial, granularity).rounded_bytes;
     if (p < best) {
       best = p;
       combined = std::move(trial);
-      map_combined();
+      position_of = index_of_labels(combined);
       added += std::string(added_count++ ? "; " : "") + "make " + node_name(s, aj.alloc_node) +
                " depend on " + node_name(s, *ai.free_node) + " when it is created";
     }

@@ -560,6 +560,102 @@ TEST(Analysis, BoundMatchesBruteForceOverRandomGraphs) {
   }
 }
 
+// Issue 20: a wide graph's bound and pairs come component by component, and the pairs from a
+// bounded selection, not from sorting every pair. Checked against that straightforward
+// computation (reachability by search, one antichain network over all allocations, every pair
+// of the heaviest set sorted) on 300 branches alloc -> kernel -> free: in the first half, later
+// alloc nodes reach earlier free nodes (pairs that no edge may order, to be skipped); in the
+// second half, some branches follow others through a kernel (ordered, so not all in the set); a
+// root kernel before many alloc nodes and a join after many free nodes (which must not order
+// anything); one allocation in ten never freed; sizes in 4 steps (ties) or, in the last round,
+// in 300 or 600 steps (few ties; the first half larger, so that its illegal pairs come first).
+TEST(Analysis, WideGraphPairsAreThoseOfSortingEveryPair) {
+  for (const std::uint64_t seed : {1U, 2U, 3U}) {
+    std::mt19937_64 rng(seed);
+    const std::size_t branches = 300, half = branches / 2;
+    const std::size_t none = std::numeric_limits<std::size_t>::max();
+    builder b;
+    const std::size_t root = b.kernel();
+    std::vector<std::size_t> alloc_of(branches), free_of(branches, none);
+    for (std::size_t x = 0; x < branches; ++x) {
+      const std::uint64_t address = 0x100000 * (x + 1);
+      const std::uint64_t steps = seed == 3 ? 300 + (x < half ? 300 : 0) : 4;
+      alloc_of[x] = b.alloc(address, (1 + rng() % steps) * KiB);
+      const std::size_t k = b.kernel();
+      b.edge(alloc_of[x], k);
+      if (rng() % 10 != 0) b.edge(k, free_of[x] = b.free(address));
+      if (rng() % 3 == 0) b.edge(root, alloc_of[x]);
+    }
+    const std::size_t join = b.kernel();
+    for (std::size_t x = 0; x < branches; ++x) {
+      if (free_of[x] != none && rng() % 3 == 0) b.edge(free_of[x], join);
+    }
+    for (std::size_t x = 0; x + 1 < half; ++x) {
+      for (int t = 0; t < 25 && free_of[x] != none; ++t) {
+        b.edge(alloc_of[x + 1 + rng() % (half - x - 1)], free_of[x]);
+      }
+    }
+    for (int t = 0; t < 40; ++t) {
+      const std::size_t x = half + rng() % (half - 1);
+      const std::size_t y = x + 1 + rng() % (branches - x - 1);
+      if (free_of[x] == none) continue;
+      const std::size_t k = b.kernel();
+      b.edge(free_of[x], k).edge(k, alloc_of[y]);
+    }
+    const flat_graph flat = flatten(b.g);
+    const graph_analysis an = analyse(flat, 0);
+    const std::size_t count = an.allocations.size();
+    ASSERT_EQ(count, branches);
+
+    std::vector<std::vector<bool>> reach(flat.nodes.size());
+    const auto reach_of = [&](std::size_t from) -> const std::vector<bool>& {
+      std::vector<bool>& seen = reach[from];
+      if (!seen.empty()) return seen;
+      seen.assign(flat.nodes.size(), false);
+      std::vector<std::size_t> stack{from};
+      while (!stack.empty()) {
+        const std::size_t v = stack.back();
+        stack.pop_back();
+        for (std::size_t s : flat.successors[v]) {
+          if (!seen[s]) stack.push_back(s), seen[s] = true;
+        }
+      }
+      return seen;
+    };
+    const auto before = [&](std::size_t i, std::size_t j) {
+      const auto& f = an.allocations[i].free_node;
+      return f && reach_of(*f)[an.allocations[j].alloc_node];
+    };
+    std::vector<std::uint64_t> weights;
+    for (const auto& al : an.allocations) weights.push_back(al.bytes);
+    indices set;
+    EXPECT_EQ(an.lower_bound_bytes, max_weight_antichain(count, before, weights, &set)) << "seed " << seed;
+    EXPECT_EQ(an.lower_bound_set, set) << "seed " << seed;
+    EXPECT_LT(set.size(), count) << "seed " << seed;  // some branches are ordered
+
+    pairs every, legal;
+    for (std::size_t x = 0; x < set.size(); ++x) {
+      for (std::size_t y = x + 1; y < set.size(); ++y) {
+        const std::size_t i = set[x], j = set[y];
+        if (!an.allocations[i].free_node) continue;
+        every.emplace_back(i, j);
+        if (!before(i, j) && !reach_of(an.allocations[j].alloc_node)[*an.allocations[i].free_node]) {
+          legal.emplace_back(i, j);
+        }
+      }
+    }
+    const auto by_smaller = [&](const auto& l, const auto& r) {
+      return std::min(weights[l.first], weights[l.second]) > std::min(weights[r.first], weights[r.second]);
+    };
+    std::stable_sort(every.begin(), every.end(), by_smaller);
+    std::stable_sort(legal.begin(), legal.end(), by_smaller);
+    every.resize(16);
+    legal.resize(16);
+    EXPECT_NE(every, legal) << "seed " << seed;  // illegal pairs were among the largest
+    EXPECT_EQ(an.reuse_opportunities, legal) << "seed " << seed;
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // max_weight_antichain
 
