@@ -60,6 +60,9 @@ struct state {
 
 state* g = nullptr;  // leaked on purpose: it must outlive every static destructor at exit
 thread_local bool in_callback = false;
+// The stream this thread is capturing into (0: none): memory the thread allocates meanwhile
+// (cuMemAlloc, cuMemCreate) is an allocator growing the graph's private pool (issue 22).
+thread_local std::uint64_t capturing_stream = 0;
 thread_local std::vector<std::string> nvtx_stack;
 
 // Windows of graph calls (launches, uploads, instantiations of graphs with memory nodes,
@@ -633,11 +636,38 @@ void on_driver(CUpti_CallbackId id, const CUpti_CallbackData* cb) {
       const CUdeviceptr address = async ? params<cuMemFreeAsync_params>(cb)->dptr
                                         : params<cuMemFree_v2_params>(cb)->dptr;
       std::lock_guard<std::mutex> lock(g->mutex);
+      if (!async && g->rec.on_capture_memory_free(address, now_us())) return;
       if (!g->rec.is_held(address)) return;
       const std::uint64_t stream =
           async ? g->rec.stream_label(reinterpret_cast<std::uint64_t>(params<cuMemFreeAsync_params>(cb)->hStream))
                 : 0;
       g->rec.on_free(address, stream, now_us());
+      return;
+    }
+    case CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemCreate: {
+      // Memory this thread takes from the device while it captures: a private pool growing.
+      if (enter || !capturing_stream || !failure_of(cb).empty()) return;
+      std::uint64_t handle = 0, bytes = 0;
+      int device = current_device();
+      if (id == CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2) {
+        const auto* p = params<cuMemAlloc_v2_params>(cb);
+        handle = p->dptr ? static_cast<std::uint64_t>(*p->dptr) : 0;
+        bytes = p->bytesize;
+      } else {
+        const auto* p = params<cuMemCreate_params>(cb);
+        handle = p->handle ? static_cast<std::uint64_t>(*p->handle) : 0;
+        bytes = p->size;
+        if (p->prop && p->prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE) device = p->prop->location.id;
+      }
+      std::lock_guard<std::mutex> lock(g->mutex);
+      g->rec.on_capture_alloc(capturing_stream, handle, bytes, device, now_us());
+      return;
+    }
+    case CUPTI_DRIVER_TRACE_CBID_cuMemRelease: {
+      if (enter || !failure_of(cb).empty()) return;
+      std::lock_guard<std::mutex> lock(g->mutex);
+      g->rec.on_capture_memory_free(static_cast<std::uint64_t>(params<cuMemRelease_params>(cb)->handle), now_us());
       return;
     }
     case CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize:
@@ -671,8 +701,11 @@ void on_driver(CUpti_CallbackId id, const CUpti_CallbackData* cb) {
     case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_ptsz:
     case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2:
     case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2_ptsz: {
-      if (!enter) return;
       const auto* p = params<stream_prefix>(cb);
+      if (!enter) {
+        if (failure_of(cb).empty()) capturing_stream = reinterpret_cast<std::uint64_t>(p->hStream);
+        return;
+      }
       std::lock_guard<std::mutex> lock(g->mutex);
       g->rec.on_capture_begin(reinterpret_cast<std::uint64_t>(p->hStream),
                               nvtx_stack.empty() ? "" : nvtx_stack.back());
@@ -681,6 +714,7 @@ void on_driver(CUpti_CallbackId id, const CUpti_CallbackData* cb) {
     case CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture:
     case CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture_ptsz: {
       if (enter) return;
+      capturing_stream = 0;
       const auto* p = params<cuStreamEndCapture_params>(cb);
       if (!p->phGraph || !*p->phGraph) return;
       std::lock_guard<std::mutex> lock(g->mutex);
@@ -794,7 +828,8 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
         CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync_ptsz, CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2,
         CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize, CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize_v2,
         CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize,
-        CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize_ptsz}) {
+        CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize_ptsz, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2,
+        CUPTI_DRIVER_TRACE_CBID_cuMemCreate, CUPTI_DRIVER_TRACE_CBID_cuMemRelease}) {
     cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, id);
   }
   std::atexit(at_exit);

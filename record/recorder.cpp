@@ -80,6 +80,33 @@ std::uint64_t recorder::stream_label(std::uint64_t handle) {
 
 void recorder::on_capture_begin(std::uint64_t stream, const std::string& nvtx) {
   capture_nvtx_[stream] = nvtx;
+  capturing_.erase(stream);
+}
+
+void recorder::on_capture_alloc(std::uint64_t stream, std::uint64_t handle, std::uint64_t bytes, int device,
+                                double t_us) {
+  capture_origin& o = capturing_[stream];
+  capture_device_ = device;
+  if (o.capture_allocations == 0) o.t_us = t_us;
+  o.capture_bytes += bytes;
+  ++o.capture_allocations;
+  o.device = device;
+  capture_memory m;
+  m.bytes = bytes;
+  m.stream = stream;
+  capture_memory_[handle] = m;
+}
+
+bool recorder::on_capture_memory_free(std::uint64_t handle, double t_us) {
+  const auto it = capture_memory_.find(handle);
+  if (it == capture_memory_.end()) return false;
+  if (it->second.record < graphs_.size()) {
+    graph_record& g = graphs_[it->second.record];
+    g.released_bytes += it->second.bytes;
+    push_event(g, {t_us, "release", "", g.devices.front(), 0, std::nullopt, std::nullopt, 0, "", false, handle});
+  }
+  capture_memory_.erase(it);
+  return true;
 }
 
 void recorder::on_capture_end(std::uint64_t stream, std::uint64_t graph) {
@@ -91,6 +118,17 @@ void recorder::on_capture_end(std::uint64_t stream, std::uint64_t graph) {
   if (it != capture_nvtx_.end()) {
     o.nvtx = it->second;
     capture_nvtx_.erase(it);
+  }
+  const auto took = capturing_.find(stream);
+  if (took != capturing_.end()) {
+    o.capture_bytes = took->second.capture_bytes;
+    o.capture_allocations = took->second.capture_allocations;
+    o.device = took->second.device;
+    o.t_us = took->second.t_us;
+    capturing_.erase(took);
+    for (auto& [handle, m] : capture_memory_) {
+      if (m.graph == 0 && m.stream == stream) m.graph = graph;
+    }
   }
   graph_origin_[graph] = o;
 }
@@ -174,15 +212,33 @@ void recorder::on_instantiate(std::uint64_t exec, std::uint64_t graph, profiler:
       --balance[n.address];
     }
   }
-  if (devices.empty()) {
+  const auto origin_of = graph_origin_.find(graph);
+  // A captured graph without memory nodes is a private-pool graph once some capture of the
+  // process took memory from the device (an allocator that grows pools while capturing, as
+  // PyTorch's native one does): a later capture into a shared pool may add nothing, and
+  // that zero is its figure (issue 22).
+  const bool private_pool = devices.empty() && origin_of != graph_origin_.end() &&
+                            (origin_of->second.capture_bytes > 0 || capture_device_ >= 0);
+  if (devices.empty() && !private_pool) {
     ++no_memory_nodes_;
     return;
+  }
+  if (private_pool) {
+    devices.push_back(origin_of->second.capture_allocations ? origin_of->second.device : capture_device_);
   }
   std::sort(devices.begin(), devices.end());
   devices.erase(std::unique(devices.begin(), devices.end()), devices.end());
 
   graph_record g;
   g.sequence = graphs_.size() + 1;
+  if (private_pool) {
+    g.kind = "private_pool";
+    g.capture_bytes = origin_of->second.capture_bytes;
+    g.capture_allocations = origin_of->second.capture_allocations;
+    for (auto& [handle, m] : capture_memory_) {
+      if (m.graph == graph && m.record == static_cast<std::size_t>(-1)) m.record = graphs_.size();
+    }
+  }
   std::uint64_t stream_sequence = 0;
   const auto origin = graph_origin_.find(graph);
   if (origin != graph_origin_.end()) {

@@ -99,9 +99,16 @@ struct timeline_point {
   counters values;
 };
 
-/// One executable graph that owns memory nodes.
+/// One executable graph that owns memory nodes, or whose capture took memory from the
+/// application's allocator (a private pool: PyTorch's native caching allocator).
 struct graph_record {
   std::string name;
+  /// "memory_nodes", or "private_pool": no memory nodes, its memory is what the capturing
+  /// thread allocated (cuMemAlloc, cuMemCreate) while the capture was active.
+  std::string kind = "memory_nodes";
+  std::uint64_t capture_bytes = 0;        ///< private_pool: what its capture allocated
+  std::uint64_t capture_allocations = 0;  ///< private_pool: how many allocations
+  std::uint64_t released_bytes = 0;       ///< private_pool: of those, freed since
   std::string nvtx;            ///< NVTX range active at capture or instantiation, if any
   std::string stream;          ///< "stream 2" (the capturing stream), empty if not captured
   std::uint64_t sequence = 0;  ///< instantiation order among graphs with memory nodes (1-based)
@@ -171,6 +178,15 @@ class recorder {
   void on_capture_begin(std::uint64_t stream, const std::string& nvtx);
   /// A capture on `stream` ended with `graph`.
   void on_capture_end(std::uint64_t stream, std::uint64_t graph);
+  /// The thread capturing into `stream` allocated device memory outside the capture
+  /// (cuMemAlloc, cuMemCreate): an allocator growing the graph's private pool. `handle` is the
+  /// address or the allocation handle, for on_capture_memory_free.
+  void on_capture_alloc(std::uint64_t stream, std::uint64_t handle, std::uint64_t bytes, int device, double t_us);
+  /// Memory a capture allocated freed (cuMemFree, cuMemRelease): the pool released. Returns
+  /// whether `handle` was such memory.
+  bool on_capture_memory_free(std::uint64_t handle, double t_us);
+  /// Whether `handle` is memory a capture allocated (one look-up).
+  [[nodiscard]] bool is_capture_memory(std::uint64_t handle) const { return capture_memory_.count(handle) != 0; }
   /// `exec` was instantiated from `graph` whose model is `model`; counters of its devices
   /// before and after. Graphs without alloc nodes only count (graphs_without_memory_nodes).
   void on_instantiate(std::uint64_t exec, std::uint64_t graph, profiler::graph_model model,
@@ -269,6 +285,10 @@ class recorder {
     std::uint64_t stream_label = 0;
     std::uint64_t stream_sequence = 0;
     std::string nvtx;
+    std::uint64_t capture_bytes = 0;
+    std::uint64_t capture_allocations = 0;
+    int device = 0;
+    double t_us = 0;
   };
   std::map<std::uint64_t, std::uint64_t> captures_per_stream_;  ///< label -> count
   std::map<std::uint64_t, capture_origin> graph_origin_;        ///< graph handle -> origin
@@ -280,6 +300,15 @@ class recorder {
   std::map<std::string, int> name_uses_;
   std::uint64_t no_memory_nodes_ = 0;
   std::unordered_map<std::uint64_t, std::size_t> held_;  ///< held allocation address -> graph
+  struct capture_memory {
+    std::uint64_t bytes = 0;
+    std::uint64_t graph = 0;   ///< the captured graph's handle once the capture ended
+    std::uint64_t stream = 0;  ///< the capturing stream until then
+    std::size_t record = static_cast<std::size_t>(-1);  ///< its graph record, once instantiated
+  };
+  std::unordered_map<std::uint64_t, capture_memory> capture_memory_;  ///< address or handle
+  std::map<std::uint64_t, capture_origin> capturing_;  ///< stream handle -> what its capture took
+  int capture_device_ = -1;  ///< the device of the last capture-time allocation, -1: none yet
   std::vector<sequence_entry> sequence_;
   bool sequence_truncated_ = false;
   std::vector<std::string> notes_;

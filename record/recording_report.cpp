@@ -150,6 +150,21 @@ profiler::report assemble(const recorder& r, const profiler::environment& env,
       s.launch_costs.push_back(c);
     }
     profiler::skeleton sk;
+    if (g.kind == "private_pool") {
+      // No memory nodes: its memory is what the application's allocator took while it was
+      // captured. Its figures are that growth (the "recorded" section), not graph memory.
+      s.diagnostics.push_back(
+          {"private_pool", "info",
+           "graph '" + g.name + "' has no memory nodes: its memory came from the application's "
+           "allocator, which took " + profiler::describe_bytes(g.capture_bytes) + " in " +
+               std::to_string(g.capture_allocations) +
+               " allocation(s) from the device while the graph was being captured (its private "
+               "memory pool grew by that much; PyTorch's native caching allocator works so). A "
+               "later capture into the same pool adds only what the pool lacked.",
+           g.capture_bytes});
+      skeletons.push_back(std::move(sk));
+      rep.scenarios.push_back(std::move(s));
+    } else {
     try {
       std::vector<std::string> launched_into;
       for (std::uint64_t st : streams) launched_into.push_back(stream_name(st));
@@ -175,9 +190,11 @@ profiler::report assemble(const recorder& r, const profiler::environment& env,
     }
     skeletons.push_back(std::move(sk));
     rep.scenarios.push_back(std::move(s));
+    }
 
     rg.name = g.name;
-    rg.kind = "memory_nodes";
+    rg.kind = g.kind;
+    rg.capture_pool_growth_bytes = g.capture_bytes;
     rg.nvtx = g.nvtx;
     rg.stream = g.stream;
     rg.sequence = g.sequence;

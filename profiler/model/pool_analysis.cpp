@@ -122,6 +122,7 @@ void analyse_pools(recording& rec, const std::vector<skeleton>& skeletons, std::
     for (const recorded_event& e : g.events) {
       if (e.after) high[e.device] = std::max(high[e.device], e.after->reserved_high);
     }
+    if (g.kind == "private_pool" && !g.devices.empty()) high.emplace(g.devices.front(), 0);
   }
   for (const auto& p : rec.timeline) high[p.device] = std::max(high[p.device], p.values.reserved_high);
   std::map<int, std::pair<std::size_t, std::size_t>> high_call;  // device -> (graph, event)
@@ -297,6 +298,11 @@ void analyse_pools(recording& rec, const std::vector<skeleton>& skeletons, std::
       for (auto& p : list) {
         if (pool.timeline.size() < 4096) pool.timeline.push_back(std::move(p));
       }
+    }
+    // Private pools (the native allocator's): what captures took from the device, by graph.
+    for (const recorded_graph& g : rec.graphs) {
+      if (g.kind != "private_pool" || g.devices.empty() || g.devices.front() != device) continue;
+      pool.private_pool_bytes += g.capture_pool_growth_bytes;  // not graph memory: no timeline
     }
     const auto hc = high_call.find(device);
     if (hc != high_call.end()) {

@@ -24,7 +24,8 @@ const char* const memory_metrics[] = {"used_high_bytes", "reserved_high_bytes"};
 const char* const reuse_metrics[] = {"va_reuse_ratio", "physical_reuse_ratio"};
 // Recordings only: a graph's granules held between launches; a device pool's high watermark and
 // its reservation at the end (rows "pool[device N]").
-const char* const recorded_memory_metrics[] = {"held_granule_bytes", "high_bytes", "end_bytes"};
+const char* const recorded_memory_metrics[] = {"held_granule_bytes", "high_bytes", "end_bytes",
+                                               "capture_pool_growth_bytes", "private_pool_bytes"};
 
 bool is_known_metric(const std::string& name) {
   for (const char* m : memory_metrics)
@@ -439,6 +440,10 @@ void compare_pools(const recording& b, const recording& c, comparer& out) {
               {static_cast<double>(cp->high_bytes)}, true);
     out.judge(label(bp), "end_bytes", "memory", {static_cast<double>(bp.end_bytes)},
               {static_cast<double>(cp->end_bytes)}, true);
+    if (bp.private_pool_bytes || cp->private_pool_bytes) {
+      out.judge(label(bp), "private_pool_bytes", "memory", {static_cast<double>(bp.private_pool_bytes)},
+                {static_cast<double>(cp->private_pool_bytes)}, true);
+    }
   }
   for (const auto& cp : c.pools) {
     if (!find(b, cp) && find(c, cp) == &cp) out.note(label(cp) + ": new (not in the baseline); not compared");
@@ -565,6 +570,13 @@ void compare_recordings(const report& baseline, const report& current, comparer&
                 {static_cast<double>(b.graph->held_granule_bytes)},
                 {static_cast<double>(c.graph->held_granule_bytes)}, true);
     }
+    // A graph whose memory is the allocator's private pool (issue 22): what its capture took is
+    // its figure. Compared as memory: a capture that takes more is a regression.
+    if (b.graph && c.graph && b.graph->kind == "private_pool" && c.graph->kind == "private_pool") {
+      out.judge(label, "capture_pool_growth_bytes", "memory",
+                {static_cast<double>(b.graph->capture_pool_growth_bytes)},
+                {static_cast<double>(c.graph->capture_pool_growth_bytes)}, true);
+    }
     // Not growth_bytes: a graph's growth is what the pool lacked when its calls ran, and the
     // launch order decides which graph that is (largest first: the largest graph grows it by
     // its whole working set and the others by nothing); with another order the same growth
@@ -622,7 +634,7 @@ void set_tolerance(tolerances& t, const std::string& assignment) {
         "tolerance '" + assignment + "': unknown name '" + name +
         "'; use memory, reuse, time, time_floor_us, or a metric: used_high_bytes, reserved_high_bytes, "
         "va_reuse_ratio, physical_reuse_ratio, host.<phase>, wall.<phase>, and for recordings "
-        "held_granule_bytes, high_bytes, end_bytes");
+        "held_granule_bytes, high_bytes, end_bytes, capture_pool_growth_bytes, private_pool_bytes");
   }
 }
 

@@ -274,3 +274,48 @@ TEST(RecordBounded, GraphsOfAnotherShapeStayApart) {
 
 }  // namespace
 }  // namespace gmem::record
+
+namespace gmem::record {
+namespace {
+
+// Issue 22: graphs whose memory is the application's allocator's (PyTorch's native caching
+// allocator): what the capturing thread allocated while its capture was active is the graph's
+// pool growth; a later capture into a shared pool may add nothing, and says so.
+TEST(RecordPrivatePool, CaptureTimeAllocationsAreTheGraphsPoolGrowth) {
+  recorder r;
+  const auto capture = [&](std::uint64_t stream, std::uint64_t graph, const std::string& name,
+                           std::vector<std::uint64_t> allocations) {
+    r.on_capture_begin(stream, name);
+    std::uint64_t handle = graph << 20;
+    for (std::uint64_t bytes : allocations) r.on_capture_alloc(stream, handle++, bytes, 0, 1);
+    r.on_capture_end(stream, graph);
+    profiler::graph_model kernels;
+    kernels.nodes = {profiler::model_node{profiler::node_kind::kernel, 0, 0, 0, {}, std::nullopt}};
+    r.on_instantiate(graph + 0x1000, graph, kernels, "", 2, 5, std::nullopt, std::nullopt);
+  };
+  // Before any capture allocated: a plain kernel graph, counted only.
+  capture(0xA, 0x1, "warm-up", {});
+  capture(0xA, 0x2, "batch 256", {512u << 20, 256u << 20});  // shared pool: grows by 768 MiB
+  capture(0xA, 0x3, "batch 128", {});                        // fits: adds nothing
+  capture(0xB, 0x4, "batch 1", {4u << 20});
+  ASSERT_EQ(r.graphs().size(), 3u);
+  EXPECT_EQ(r.graphs_without_memory_nodes(), 1u);
+  const profiler::report rep = assemble(r, profiler::environment{}, granule);
+  const auto& g = rep.recorded->graphs;
+  EXPECT_EQ(g[0].name, "batch 256");
+  EXPECT_EQ(g[0].kind, "private_pool");
+  EXPECT_EQ(g[0].capture_pool_growth_bytes, 768u << 20);
+  EXPECT_EQ(g[1].capture_pool_growth_bytes, 0u);
+  EXPECT_EQ(g[2].capture_pool_growth_bytes, 4u << 20);
+  ASSERT_EQ(rep.recorded->pools.size(), 1u);
+  EXPECT_EQ(rep.recorded->pools[0].private_pool_bytes, 772u << 20);
+  EXPECT_EQ(rep.recorded->pools[0].high_bytes, 0u);  // no graph memory at all
+  EXPECT_EQ(rep.scenarios[0].diagnostics.at(0).code, "private_pool");
+  // The pool released: its segments freed.
+  EXPECT_TRUE(r.on_capture_memory_free(0x2ull << 20, 9));
+  EXPECT_FALSE(r.on_capture_memory_free(0x12345, 9));
+  EXPECT_EQ(r.graphs()[0].released_bytes, 512u << 20);
+}
+
+}  // namespace
+}  // namespace gmem::record
