@@ -294,7 +294,7 @@ launch_history recorder::history(std::uint64_t exec, std::uint64_t stream) const
 }
 
 bool recorder::slow(std::uint64_t exec, double host_us) const {
-  if (host_us < slow_floor_us) return false;
+  if (host_us < map_floor_us) return false;
   const auto it = execs_.find(exec);
   if (it == execs_.end()) return false;
   const graph_record& g = graphs_[it->second];
@@ -353,7 +353,7 @@ recorder::launch_plan recorder::plan_launch(std::uint64_t exec, std::uint64_t st
 }
 
 bool recorder::on_steady_launch(const launch_plan& plan, double host_us, double t_us) {
-  if (!plan.tracked || plan.read_counters || host_us >= slow_floor_us ||
+  if (!plan.tracked || plan.read_counters || host_us >= map_floor_us ||
       plan.graph >= graphs_.size()) {
     return false;
   }

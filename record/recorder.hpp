@@ -58,15 +58,15 @@ struct launch_history {
   bool stream_changed = false;       ///< another stream than its last launch (or upload)
 };
 
-/// A launch is slow enough to have mapped memory when its host time is above this many times
-/// the graph's steady median (and above slow_floor_us).
-inline constexpr double slow_factor = 10.0;
-inline constexpr double slow_floor_us = 50.0;
 /// A launch this long may have mapped memory, so the counters are read after it: measured on an
 /// H100 (driver 580), every launch that mapped a granule took 18.9 us or more, every steady one
 /// 14.4 us or less (tools/pool_probe.cu, 159 calls). Any growth of the pool is thus seen by the
 /// call that caused it, at the cost of one reading for the rare steady launch this slow.
 inline constexpr double map_floor_us = 15.0;
+/// A relaunch is slow, so it mapped memory even where the pool did not grow, when it took
+/// map_floor_us or more and this many times the graph's steady median (a busy host can stretch a
+/// steady launch past the floor; not three times its usual cost as often).
+inline constexpr double slow_factor = 3.0;
 
 /// Classifies a launch. `before`/`after` are the device's counters around the call when they
 /// were read (nullopt: not read, the launch looked steady); `slow` says the host time was above
@@ -212,7 +212,7 @@ class recorder {
   };
   [[nodiscard]] launch_plan plan_launch(std::uint64_t exec, std::uint64_t stream_handle);
   /// The common case of a planned launch, without look-ups: nothing was read around it
-  /// (plan.read_counters was false) and it took `host_us` < slow_floor_us, so it is steady.
+  /// (plan.read_counters was false) and it took `host_us` < map_floor_us, so it is steady.
   /// Records what on_launch would for such a launch; returns false (recording nothing) when the
   /// launch is not that case and on_launch must take it.
   bool on_steady_launch(const launch_plan& plan, double host_us, double t_us = -1);

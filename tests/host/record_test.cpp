@@ -198,7 +198,7 @@ TEST(RecordRecorder, SteadyFastPathMatchesOnLaunchAndDeclinesTheRest) {
     slow_path.on_launch(0x11, p.stream, 4, us, std::nullopt, std::nullopt);
   }
   p = fast.plan_launch(0x11, 0xAAA);
-  EXPECT_FALSE(fast.on_steady_launch(p, slow_floor_us));  // maybe slow: on_launch decides
+  EXPECT_FALSE(fast.on_steady_launch(p, map_floor_us));  // maybe mapped: on_launch decides
   EXPECT_EQ(fast.graphs()[0].steady_host_us, slow_path.graphs()[0].steady_host_us);
   EXPECT_EQ(fast.graphs()[0].launches, slow_path.graphs()[0].launches);
   EXPECT_EQ(fast.graphs()[0].steady_median_us, slow_path.graphs()[0].steady_median_us);
@@ -240,9 +240,15 @@ TEST(RecordRecorder, PlansCounterReadsOnlyForLaunchesThatMayMap) {
   EXPECT_TRUE(r.plan_launch(0x11, 0xAAA).read_counters);   // after a trim
   // Slow relative to the steady median: 10 steady launches of 3 us, then 40 us and 60 us.
   for (int i = 0; i < 10; ++i) r.on_launch(0x11, p.stream, 4, 3, std::nullopt, std::nullopt);
-  EXPECT_FALSE(r.slow(0x11, 40));  // under slow_floor_us
+  EXPECT_FALSE(r.slow(0x11, 14));  // under map_floor_us: steady
+  EXPECT_TRUE(r.slow(0x11, 19));   // a remap of one granule took 19 us (the pool probe)
   EXPECT_TRUE(r.slow(0x11, 60));
-  EXPECT_FALSE(r.slow(0x11, 25));
+  // With a steady median of 8 us (refreshed at the 64th steady launch: 9 above, the first after
+  // the trim was recorded as an event), 20 us is noise, 25 us
+  // a remap.
+  for (int i = 0; i < 55; ++i) r.on_launch(0x11, p.stream, 5, 8, std::nullopt, std::nullopt);
+  EXPECT_FALSE(r.slow(0x11, 20));
+  EXPECT_TRUE(r.slow(0x11, 25));
 }
 
 TEST(RecordReport, AssemblesAScenarioPerGraphThatReadsBackAsAReport) {
