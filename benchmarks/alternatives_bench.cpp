@@ -1,6 +1,9 @@
 // What the alternatives to graph memory nodes cost at the same sizes:
 //  - floor/map: cuMemCreate + cuMemMap + cuMemSetAccess through the driver's virtual memory
 //    API, the least that mapping the memory can cost (host time: the calls are synchronous);
+//    floor/map_recycled: the same, each sample right after the same size was created, mapped
+//    and released (the physical memory the driver just got back); floor/map_fresh: memory the
+//    process never mapped before, measured first, every mapping held until the sweep ends;
 //  - pool/*: stream-ordered cudaMallocFromPoolAsync + cudaFreeAsync, no graph, with the pool
 //    trimmed before every sample (cold) or keeping its memory (warm);
 //  - prealloc/steady_launch: a graph over memory allocated ahead with cudaMalloc (no memory
@@ -95,6 +98,91 @@ void floor_map(benchmark::State& state, std::uint64_t bytes) {
   report(state, total, bytes, 1, size);
 }
 
+// One mapping through the virtual memory API, and its undoing.
+struct vmm_mapping {
+  CUmemGenericAllocationHandle handle{};
+  CUdeviceptr va = 0;
+  std::size_t size = 0;
+};
+
+vmm_mapping map_new(const vmm_api& api, const CUmemAllocationProp& prop, std::size_t size) {
+  vmm_mapping m;
+  m.size = size;
+  check(api.reserve(&m.va, size, 0, 0, 0), "cuMemAddressReserve");
+  CUmemAccessDesc access{};
+  access.location = prop.location;
+  access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  check(api.create(&m.handle, size, &prop, 0), "cuMemCreate");
+  check(api.map(m.va, size, 0, m.handle, 0), "cuMemMap");
+  check(api.set_access(m.va, size, &access, 1), "cuMemSetAccess");
+  return m;
+}
+
+void unmap(const vmm_api& api, const vmm_mapping& m) {
+  check(api.unmap(m.va, m.size), "cuMemUnmap");
+  check(api.release(m.handle), "cuMemRelease");
+  check(api.address_free(m.va, m.size), "cuMemAddressFree");
+}
+
+CUmemAllocationProp device_prop(std::size_t bytes, std::size_t* size) {
+  const vmm_api& api = vmm();
+  CUmemAllocationProp prop{};
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop.location.id = ctx().device;
+  std::size_t gran = 0;
+  check(api.granularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM), "cuMemGetAllocationGranularity");
+  *size = (bytes + gran - 1) / gran * gran;
+  return prop;
+}
+
+// Recycled: the driver got the same amount back just before each sample.
+void floor_map_recycled(benchmark::State& state, std::uint64_t bytes) {
+  const vmm_api& api = vmm();
+  std::size_t size = 0;
+  const CUmemAllocationProp prop = device_prop(bytes, &size);
+  double total = 0;
+  for (auto _ : state) {
+    unmap(api, map_new(api, prop, size));  // untimed: the memory released just before
+    vmm_mapping m;
+    const double s = host_seconds([&] { m = map_new(api, prop, size); });
+    state.SetIterationTime(s);
+    total += s;
+    unmap(api, m);
+  }
+  report(state, total, bytes, 1, size);
+}
+
+// Fresh: physical memory this process never mapped. Measured before any other benchmark, each
+// mapping kept until the last sample of the sweep, so that no sample reuses another's memory.
+std::vector<vmm_mapping>& fresh_held() {
+  static std::vector<vmm_mapping> held;
+  return held;
+}
+int& fresh_left() {
+  static int left = 0;
+  return left;
+}
+
+void floor_map_fresh(benchmark::State& state, std::uint64_t bytes) {
+  const vmm_api& api = vmm();
+  std::size_t size = 0;
+  const CUmemAllocationProp prop = device_prop(bytes, &size);
+  double total = 0;
+  for (auto _ : state) {
+    vmm_mapping m;
+    const double s = host_seconds([&] { m = map_new(api, prop, size); });
+    state.SetIterationTime(s);
+    total += s;
+    fresh_held().push_back(m);
+  }
+  report(state, total, bytes, 1, size);
+  if (--fresh_left() == 0) {  // the sweep's last sample: give it all back for the benchmarks after
+    for (const vmm_mapping& m : fresh_held()) unmap(api, m);
+    fresh_held().clear();
+  }
+}
+
 void pool_malloc_free(benchmark::State& state, std::uint64_t bytes, bool warm) {
   mem_pool pool(ctx().device);
   std::uint64_t threshold = warm ? std::numeric_limits<std::uint64_t>::max() : 0;
@@ -149,6 +237,23 @@ void prealloc_steady(benchmark::State& state, std::uint64_t bytes) {
 
 }  // namespace
 
+void register_fresh_floor_benchmarks(const std::vector<std::uint64_t>& sizes) {
+  // Fresh memory can be measured once per process and amount: one sample per size, two sizes'
+  // worth of memory kept where it fits (their sum, held together), else one.
+  std::uint64_t sum = 0;
+  for (std::uint64_t b : sizes) sum += b;
+  const int reps = 2 * sum + (std::uint64_t{1} << 30) < ctx().free_memory ? 2 : 1;
+  benchmark::AddCustomContext("fresh_floor_samples", std::to_string(reps) + " per size");
+  fresh_left() = reps * static_cast<int>(sizes.size());
+  for (std::uint64_t bytes : sizes) {
+    const std::string suffix = "/bytes:" + std::to_string(bytes) + "/allocs:1";
+    benchmark::RegisterBenchmark(("floor/map_fresh" + suffix).c_str(),
+                                 [bytes](benchmark::State& st) { floor_map_fresh(st, bytes); })
+        ->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(1)->Repetitions(reps)
+        ->ReportAggregatesOnly(true);
+  }
+}
+
 void register_alternative_benchmarks(const std::vector<std::uint64_t>& sizes) {
   const context& c = ctx();
   const int reps = c.quick ? 2 : 7;
@@ -156,6 +261,10 @@ void register_alternative_benchmarks(const std::vector<std::uint64_t>& sizes) {
     const std::string suffix = "/bytes:" + std::to_string(bytes) + "/allocs:1";
     benchmark::RegisterBenchmark(("floor/map" + suffix).c_str(),
                                  [bytes](benchmark::State& st) { floor_map(st, bytes); })
+        ->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(c.quick ? 2 : 3)
+        ->Repetitions(reps)->ReportAggregatesOnly(true);
+    benchmark::RegisterBenchmark(("floor/map_recycled" + suffix).c_str(),
+                                 [bytes](benchmark::State& st) { floor_map_recycled(st, bytes); })
         ->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(c.quick ? 2 : 3)
         ->Repetitions(reps)->ReportAggregatesOnly(true);
     for (bool warm : {false, true}) {

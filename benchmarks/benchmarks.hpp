@@ -13,6 +13,9 @@ void register_graph_benchmarks(const std::vector<std::pair<std::uint64_t, int>>&
 /// The alternatives at each size: the VMM floor, stream-ordered pool allocation, a graph over
 /// memory allocated ahead.
 void register_alternative_benchmarks(const std::vector<std::uint64_t>& sizes);
+/// floor/map_fresh: the virtual memory floor on memory the process never mapped; register
+/// before every other benchmark (it must run first).
+void register_fresh_floor_benchmarks(const std::vector<std::uint64_t>& sizes);
 
 /// What gmem itself costs: building and instantiating 1000 memory nodes through gmem versus
 /// raw CUDA calls; reading the counters; a launch loop with and without the sampler.

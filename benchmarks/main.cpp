@@ -74,6 +74,7 @@ int main(int argc, char** argv) {
   for (int k : counts) {
     if (k > 1) shapes.emplace_back(2 * MiB, k);
   }
+  register_fresh_floor_benchmarks(fitting);  // first: memory this process never mapped
   register_graph_benchmarks(shapes);
   register_alternative_benchmarks(fitting);
   register_overhead_benchmarks();
