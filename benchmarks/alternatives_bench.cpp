@@ -2,7 +2,8 @@
 //  - floor/map: cuMemCreate + cuMemMap + cuMemSetAccess through the driver's virtual memory
 //    API, the least that mapping the memory can cost (host time: the calls are synchronous);
 //    floor/map_recycled: the same, each sample right after the same size was created, mapped
-//    and released (the physical memory the driver just got back); floor/map_fresh: memory the
+//    and released (the physical memory the driver just got back), and _after_500ms half a
+//    second after that release; floor/map_fresh: memory the
 //    process never mapped before, measured first, every mapping held until the sweep ends;
 //  - pool/*: stream-ordered cudaMallocFromPoolAsync + cudaFreeAsync, no graph, with the pool
 //    trimmed before every sample (cold) or keeping its memory (warm);
@@ -11,7 +12,9 @@
 
 #include <cuda.h>
 
+#include <chrono>
 #include <limits>
+#include <thread>
 
 #include "benchmarks.hpp"
 #include "bench_support.hpp"
@@ -136,14 +139,16 @@ CUmemAllocationProp device_prop(std::size_t bytes, std::size_t* size) {
   return prop;
 }
 
-// Recycled: the driver got the same amount back just before each sample.
-void floor_map_recycled(benchmark::State& state, std::uint64_t bytes) {
+// Recycled: the driver got the same amount back just before each sample (pause_ms 0), or that
+// long before it.
+void floor_map_recycled(benchmark::State& state, std::uint64_t bytes, int pause_ms) {
   const vmm_api& api = vmm();
   std::size_t size = 0;
   const CUmemAllocationProp prop = device_prop(bytes, &size);
   double total = 0;
   for (auto _ : state) {
     unmap(api, map_new(api, prop, size));  // untimed: the memory released just before
+    if (pause_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms));
     vmm_mapping m;
     const double s = host_seconds([&] { m = map_new(api, prop, size); });
     state.SetIterationTime(s);
@@ -263,10 +268,13 @@ void register_alternative_benchmarks(const std::vector<std::uint64_t>& sizes) {
                                  [bytes](benchmark::State& st) { floor_map(st, bytes); })
         ->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(c.quick ? 2 : 3)
         ->Repetitions(reps)->ReportAggregatesOnly(true);
-    benchmark::RegisterBenchmark(("floor/map_recycled" + suffix).c_str(),
-                                 [bytes](benchmark::State& st) { floor_map_recycled(st, bytes); })
-        ->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(c.quick ? 2 : 3)
-        ->Repetitions(reps)->ReportAggregatesOnly(true);
+    for (int pause_ms : {0, 500}) {
+      benchmark::RegisterBenchmark(
+          ((pause_ms ? "floor/map_recycled_after_500ms" : "floor/map_recycled") + suffix).c_str(),
+          [bytes, pause_ms](benchmark::State& st) { floor_map_recycled(st, bytes, pause_ms); })
+          ->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(c.quick ? 2 : 3)
+          ->Repetitions(pause_ms ? (c.quick ? 2 : 3) : reps)->ReportAggregatesOnly(true);
+    }
     for (bool warm : {false, true}) {
       benchmark::RegisterBenchmark(
           ((warm ? "pool/malloc_free_warm" : "pool/malloc_free_cold") + suffix).c_str(),
