@@ -158,13 +158,13 @@ def test_profile_a_set_of_torch_graphs_and_assert_the_pool():
     gmem.profile_graphs gives each graph's growth and the set's high watermark, explained."""
     if torch.cuda.get_allocator_backend() != "cudaMallocAsync":
         pytest.skip("needs PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync before importing torch")
-    graphs, outs = [], []
+    graphs, inputs, outs = [], [], []
     for rows in (64, 16, 4):  # 64 MiB, 16 MiB, 4 MiB of float32 per temporary
-        x = torch.ones(rows * (MiB // 4), device="cuda")
+        inputs.append(torch.ones(rows * (MiB // 4), device="cuda"))  # alive while graphs read it
         torch.cuda.synchronize()
         g = torch.cuda.CUDAGraph(keep_graph=True)
         with torch.cuda.graph(g):
-            outs.append(((x * 2) + 1) * 3)
+            outs.append(((inputs[-1] * 2) + 1) * 3)
         graphs.append((g, "rows %d" % rows))
     report = gmem.profile_graphs(graphs, rounds=2)
     pool = report.recorded.pools[0]
