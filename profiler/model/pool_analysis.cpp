@@ -171,6 +171,41 @@ void analyse_pools(recording& rec, const std::vector<skeleton>& skeletons, std::
     }
   }
 
+  // Memory reserved before the first recorded call (after a trim: other graphs' live
+  // allocations): granules the set's graphs cannot use, held by a stand-in graph.
+  const std::string held_before = "(memory held before)";
+  std::map<int, std::uint64_t> start;
+  {
+    std::map<int, double> first_t;
+    for (const recorded_graph& g : rec.graphs) {
+      for (const recorded_event& e : g.events) {
+        if (!e.before || !maps_memory(e)) continue;
+        const auto t = first_t.find(e.device);
+        if (t == first_t.end() || e.t_us < t->second) {
+          first_t[e.device] = e.t_us;
+          start[e.device] = e.before->reserved_current;
+        }
+      }
+    }
+    for (const auto& [device, bytes] : start) {
+      if (bytes < granularity) continue;
+      pool_graph other;
+      other.name = held_before;
+      pool_device_layout d;
+      d.device = device;
+      d.slots = static_cast<std::size_t>(bytes / granularity);
+      pool_allocation all;
+      all.end_slot = d.slots;
+      all.bytes = d.slots * granularity;
+      all.held = true;
+      all.label = "memory reserved before the first recorded call";
+      d.allocations.push_back(all);
+      other.devices.push_back(d);
+      model.launch(model.add(std::move(other)), 0);
+    }
+    model.synchronize();
+  }
+
   // The model over the call sequence: what each call grew the pool by, and the pool at each
   // device's high watermark.
   std::map<call, std::uint64_t> predicted;
@@ -271,6 +306,7 @@ void analyse_pools(recording& rec, const std::vector<skeleton>& skeletons, std::
     recorded_pool pool;
     pool.device = device;
     pool.high_bytes = high_bytes;
+    pool.start_bytes = start.count(device) ? start.at(device) : 0;
     double last_t = -1;
     std::map<double, std::vector<pool_point>> points;
     for (const recorded_graph& g : rec.graphs) {
@@ -315,7 +351,13 @@ void analyse_pools(recording& rec, const std::vector<skeleton>& skeletons, std::
     const high_moment& hm = moments[device];
     if (hm.seen) {
       pool.model_high_bytes = hm.model_bytes;
-      for (const pool_share& s : hm.shares) pool.attribution.push_back({s.graph, s.why, s.bytes});
+      for (const pool_share& s : hm.shares) {
+        if (s.graph == held_before) {
+          pool.attribution.push_back({"", "held_before", s.bytes});
+        } else {
+          pool.attribution.push_back({s.graph, s.why, s.bytes});
+        }
+      }
     }
 
     // Diagnostics about the set.

@@ -112,7 +112,8 @@ document.getElementById("meta").innerHTML = "";
 // A recording's pools: per device the reservation over time, its high watermark and what held
 // it; then the growth each graph caused. Nothing is drawn for a suite report.
 const WHY = {working_set: ["working set of its call", "#4a6fa5"], held_outputs: ["outputs held between launches", "#f2b66d"],
-             concurrent_launch: ["launch in another stream", "#d1495b"], idle: ["mapped, held by no graph", "#b7bec9"]};
+             concurrent_launch: ["launch in another stream", "#d1495b"], idle: ["mapped, held by no graph", "#b7bec9"],
+             held_before: ["held before the first call", "#7a7a7a"]};
 function why(w) { return WHY[w] || [w, "#8e6c8a"]; }
 (function pools() {
   const rec = R.recorded;

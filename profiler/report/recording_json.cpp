@@ -80,6 +80,7 @@ json pool_json(const recorded_pool& p) {
   if (!p.process.empty()) j["process"] = p.process;
   j["high_bytes"] = p.high_bytes;
   j["end_bytes"] = p.end_bytes;
+  if (p.start_bytes) j["start_bytes"] = p.start_bytes;
   j["model_high_bytes"] = p.model_high_bytes;
   j["high_t_us"] = number(p.high_t_us);
   j["high_graph"] = p.high_graph;
@@ -290,6 +291,7 @@ recorded_pool read_pool(const json& j, const std::string& path) {
   p.process = text(j, "process", path);
   p.high_bytes = u64(j, "high_bytes", path, true);
   p.end_bytes = u64(j, "end_bytes", path);
+  p.start_bytes = u64(j, "start_bytes", path);
   p.model_high_bytes = u64(j, "model_high_bytes", path);
   p.high_t_us = time_us(j, "high_t_us", path);
   p.high_graph = text(j, "high_graph", path);

@@ -178,6 +178,7 @@ std::string why_in_words(const std::string& why) {
   if (why == "working_set") return "working set of its call";
   if (why == "held_outputs") return "outputs held between launches";
   if (why == "concurrent_launch") return "launch in another stream at the time";
+  if (why == "held_before") return "held before the first call (other graphs)";
   if (why == "idle") return "mapped, held by no graph";
   return why;
 }

@@ -230,6 +230,7 @@ PYBIND11_MODULE(_core, m) {
       .def_readonly("device", &gp::recorded_pool::device)
       .def_readonly("high_bytes", &gp::recorded_pool::high_bytes)
       .def_readonly("end_bytes", &gp::recorded_pool::end_bytes)
+      .def_readonly("start_bytes", &gp::recorded_pool::start_bytes)
       .def_readonly("model_high_bytes", &gp::recorded_pool::model_high_bytes)
       .def_readonly("high_graph", &gp::recorded_pool::high_graph)
       .def_readonly("high_event", &gp::recorded_pool::high_event)

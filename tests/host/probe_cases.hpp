@@ -17,6 +17,8 @@ namespace gmem::profiler::probe {
 constexpr std::uint64_t MiB = 1ull << 20;
 constexpr std::uint64_t granule = 32 * MiB;
 inline const char* probe_output = GMEM_SOURCE_DIR "/reports/gpu-runs/2026-11-23-H100-issue24-pool-probe.txt";
+/// The same cases run on an H200 (the same driver): every reservation and used figure equal.
+inline const char* probe_output_h200 = GMEM_SOURCE_DIR "/reports/gpu-runs/2026-11-23-H200-issue24-pool-probe.txt";
 
 inline std::vector<std::string> words(const std::string& s) {
   std::istringstream in(s);
@@ -114,9 +116,9 @@ inline std::uint64_t field(const std::string& line, const std::string& key) {
   return static_cast<std::uint64_t>(std::stod(line.substr(at + key.size() + 2))) * MiB;
 }
 
-/// Every case of the committed output, in order.
-inline std::vector<probe_case> read_cases() {
-  std::ifstream in(probe_output);
+/// Every case of a committed output (the H100's by default), in order.
+inline std::vector<probe_case> read_cases(const char* path = probe_output) {
+  std::ifstream in(path);
   std::vector<probe_case> cases;
   for (std::string line; std::getline(in, line);) {
     if (line.rfind("case ", 0) == 0) {

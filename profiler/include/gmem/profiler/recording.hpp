@@ -101,13 +101,17 @@ struct recorded_pool {
   std::string process;
   std::uint64_t high_bytes = 0;   ///< the device's high watermark, measured
   std::uint64_t end_bytes = 0;    ///< reserved at the last reading
+  /// Reserved at the first reading: memory other graphs' live allocations held before the first
+  /// recorded call (0 for a process's own recording; profile_graphs in a process that holds
+  /// other graphs' outputs starts above 0). In the attribution as "held_before".
+  std::uint64_t start_bytes = 0;
   std::uint64_t model_high_bytes = 0;  ///< the pool model's reservation at the high watermark
   double high_t_us = 0;
   std::string high_graph;  ///< whose call reached the high watermark
   std::string high_event;
   /// What was mapped at the high watermark, by graph and why: the launching graph's
   /// "working_set", other graphs' "held_outputs", a "concurrent_launch" in another stream,
-  /// "idle" memory nobody held. Sums to model_high_bytes.
+  /// "held_before" (start_bytes), "idle" memory nobody held. Sums to model_high_bytes.
   struct share {
     std::string graph;
     std::string why;
