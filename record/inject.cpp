@@ -19,6 +19,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -85,6 +86,9 @@ struct pending_call {
   std::uint64_t epoch = 0;
   bool busy_at_enter = false;
   bool windowed = false;
+  /// The counters of the call's graph's other devices, read before the call (a graph that
+  /// allocates on several devices maps on each: issue 19).
+  std::vector<std::pair<int, std::optional<counters>>> others;
 };
 thread_local pending_call pending;
 
@@ -133,6 +137,30 @@ std::optional<counters> read_device_counters(int ordinal) {
   cuDeviceGetGraphMemAttribute(dev, CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH, &v);
   c.reserved_high = v;
   return c;
+}
+
+// Reads the counters of `exec`'s devices other than `primary` into pending.others (before the
+// call). Only for calls whose counters are read: a steady launch pays nothing.
+void read_other_devices_before(std::uint64_t exec, int primary) {
+  pending.others.clear();
+  for (int d : g->rec.devices_of(exec)) {
+    if (d != primary) pending.others.emplace_back(d, read_device_counters(d));
+  }
+}
+
+// The same call on `exec`'s other devices, after it (the caller holds the lock and recorded the
+// call on the primary device at `t_us`).
+void record_other_devices(std::uint64_t exec, int primary, double t_us) {
+  for (int d : g->rec.devices_of(exec)) {
+    if (d == primary) continue;
+    std::optional<counters> before;
+    for (const auto& [device, c] : pending.others) {
+      if (device == d) before = c;
+    }
+    if (!before) before = g->rec.last_counters(d);
+    g->rec.on_other_device(exec, d, t_us, before, read_device_counters(d));
+  }
+  pending.others.clear();
 }
 
 profiler::node_kind kind_of(CUgraphNodeType t) {
@@ -484,7 +512,11 @@ void on_driver(CUpti_CallbackId id, const CUpti_CallbackData* cb) {
         pending.device = plan.device;
         pending.before.reset();
         window_enter();
-        if (plan.read_counters) pending.before = read_device_counters(pending.device);
+        pending.others.clear();
+        if (plan.read_counters) {
+          pending.before = read_device_counters(pending.device);
+          read_other_devices_before(exec, pending.device);
+        }
         pending.start = clock_type::now();
         return;
       }
@@ -509,6 +541,7 @@ void on_driver(CUpti_CallbackId id, const CUpti_CallbackData* cb) {
       }
       const double t_us = std::chrono::duration<double, std::micro>(pending.start - g->t0).count();
       g->rec.on_launch(exec, pending.stream, t_us, host_us, before, after, failure, concurrent);
+      if (after && failure.empty()) record_other_devices(exec, pending.device, t_us);
       return;
     }
     case CUPTI_DRIVER_TRACE_CBID_cuGraphUpload:
@@ -523,6 +556,7 @@ void on_driver(CUpti_CallbackId id, const CUpti_CallbackData* cb) {
         pending.device = g->rec.device_of(exec);
         window_enter();
         pending.before = read_device_counters(pending.device);
+        read_other_devices_before(exec, pending.device);
         pending.t_us = now_us();
         pending.start = clock_type::now();
         return;
@@ -532,8 +566,9 @@ void on_driver(CUpti_CallbackId id, const CUpti_CallbackData* cb) {
           std::chrono::duration<double, std::micro>(clock_type::now() - pending.start).count();
       const auto after = read_device_counters(pending.device);
       const bool concurrent = window_exit();
-      g->rec.on_upload(exec, pending.stream, pending.t_us, host_us, pending.before, after,
-                       failure_of(cb), concurrent);
+      const std::string failure = failure_of(cb);
+      g->rec.on_upload(exec, pending.stream, pending.t_us, host_us, pending.before, after, failure, concurrent);
+      if (failure.empty()) record_other_devices(exec, pending.device, pending.t_us);
       return;
     }
     case CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiate:
@@ -548,17 +583,22 @@ void on_driver(CUpti_CallbackId id, const CUpti_CallbackData* cb) {
         pending.tracked = read_graph(p->hGraph, pending.model, pending.has_memory_nodes);
         pending.before.reset();
         pending.device = current_device();
+        std::vector<int> devices;  // the recorder's order: its first (lowest) device is the primary
         if (pending.has_memory_nodes) {
           for (const auto& n : profiler::flatten(pending.model).nodes) {
-            if (n.kind == profiler::node_kind::mem_alloc) {
-              pending.device = n.device;
-              break;
-            }
+            if (n.kind == profiler::node_kind::mem_alloc) devices.push_back(n.device);
           }
+          std::sort(devices.begin(), devices.end());
+          devices.erase(std::unique(devices.begin(), devices.end()), devices.end());
+          pending.device = devices.front();
         }
+        pending.others.clear();
         if (pending.tracked && pending.has_memory_nodes) {
           window_enter();
           pending.before = read_device_counters(pending.device);
+          for (std::size_t k = 1; k < devices.size(); ++k) {
+            pending.others.emplace_back(devices[k], read_device_counters(devices[k]));
+          }
         }
         pending.t_us = now_us();
         pending.start = clock_type::now();
@@ -599,7 +639,10 @@ void on_driver(CUpti_CallbackId id, const CUpti_CallbackData* cb) {
       g->rec.on_instantiate(exec, reinterpret_cast<std::uint64_t>(p->hGraph),
                             std::move(pending.model), nvtx, pending.t_us, host_us, pending.before,
                             after, flags);
-      if (pending.has_memory_nodes) g->rec.set_instantiate_stack(exec, instantiate_stack());
+      if (pending.has_memory_nodes) {
+        g->rec.set_instantiate_stack(exec, instantiate_stack());
+        record_other_devices(exec, pending.device, pending.t_us);
+      }
       if (id == CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams ||
           id == CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams_ptsz) {
         const auto* ip = params<cuGraphInstantiateWithParams_params>(cb)->instantiateParams;

@@ -280,6 +280,25 @@ int recorder::device_of(std::uint64_t exec) const {
   return it == execs_.end() ? -1 : graphs_[it->second].devices.front();
 }
 
+std::vector<int> recorder::devices_of(std::uint64_t exec) const {
+  const auto it = execs_.find(exec);
+  return it == execs_.end() ? std::vector<int>{} : graphs_[it->second].devices;
+}
+
+void recorder::on_other_device(std::uint64_t exec, int device, double t_us, const std::optional<counters>& before,
+                               const std::optional<counters>& after) {
+  const auto it = execs_.find(exec);
+  if (it == execs_.end()) return;
+  graph_record& g = graphs_[it->second];
+  if (g.events.empty() || g.events.back().t_us != t_us) return;
+  graph_event e = g.events.back();
+  e.device = device;
+  e.before = before;
+  e.after = after;
+  push_event(g, e);
+  if (after) point(t_us, device, e.kind + (e.cls.empty() ? "" : ":" + e.cls), g.name, *after);
+}
+
 launch_history recorder::history(std::uint64_t exec, std::uint64_t stream) const {
   launch_history h;
   const auto it = execs_.find(exec);

@@ -218,6 +218,14 @@ class recorder {
   bool on_steady_launch(const launch_plan& plan, double host_us, double t_us = -1);
   /// The device whose counters matter for `exec` (its first alloc node's device); -1 if unknown.
   [[nodiscard]] int device_of(std::uint64_t exec) const;
+  /// Every device `exec` allocates on, ascending (empty if unknown).
+  [[nodiscard]] std::vector<int> devices_of(std::uint64_t exec) const;
+  /// The counters of another device of `exec` around the call just recorded for it (a graph
+  /// that allocates on several devices maps memory on each): recorded as the same call on that
+  /// device, so that each device's pool sees its own growth. Ignored when the last recorded
+  /// event of `exec` is not that call (a steady launch recorded none).
+  void on_other_device(std::uint64_t exec, int device, double t_us, const std::optional<counters>& before,
+                       const std::optional<counters>& after);
   /// History of `exec` before a launch into `stream` (stream label, see stream_label).
   [[nodiscard]] launch_history history(std::uint64_t exec, std::uint64_t stream) const;
   /// Whether a launch taking `host_us` is slow for `exec` (see slow_factor).

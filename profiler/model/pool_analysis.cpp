@@ -224,26 +224,39 @@ void analyse_pools(recording& rec, const std::vector<skeleton>& skeletons, std::
       if ((st.op == "launch" || st.op == "upload") && m != no_node) {
         const std::uint64_t repeat = std::min<std::uint64_t>(st.count, 2);
         for (std::uint64_t k = 0; k < repeat; ++k) {
-          const pool_step r = st.op == "launch" ? model.launch(m, stream_id(st.stream))
-                                                : model.upload(m, stream_id(st.stream));
+          // Each device's reservation before the call: a graph on several devices grows each.
+          std::map<int, std::uint64_t> before_call;
+          for (const pool_device_layout& d : model.graph(m).devices) before_call[d.device] = model.reserved(d.device);
+          if (st.op == "launch") {
+            model.launch(m, stream_id(st.stream));
+          } else {
+            model.upload(m, stream_id(st.stream));
+          }
           if (k != 0 || st.event < 0) continue;
-          const std::size_t ei = static_cast<std::size_t>(st.event);
-          predicted[{gi, ei}] = r.grown_bytes;
-          const int device = rec.graphs[gi].events[ei].device;
-          // The moment of the high watermark: after the call that reached it, or after the
-          // last call of its group when other threads' calls overlapped it.
-          const auto hc = high_call.find(device);
-          const auto in_group = [&](const call& c) {
-            const auto a = group_of.find(c), b = group_of.find(hc->second);
-            return a != group_of.end() && b != group_of.end() && a->second == b->second;
-          };
-          if (hc != high_call.end() && (hc->second == call{gi, ei} || in_group(call{gi, ei}))) {
-            high_moment& hm = moments[device];
-            hm.seen = true;
-            hm.model_bytes = model.reserved(device);
-            hm.shares = model.shares(device, m);
-            for (std::size_t o = 0; o < rec.graphs.size(); ++o) {
-              if (index[o]) hm.held[o] = model.held(*index[o], device);
+          // The call's events: one per device whose counters were read, recorded together.
+          const auto& events = rec.graphs[gi].events;
+          const std::size_t first = static_cast<std::size_t>(st.event);
+          for (std::size_t ei = first; ei < events.size() && events[ei].t_us == events[first].t_us &&
+                                       events[ei].kind == events[first].kind;
+               ++ei) {
+            const int device = events[ei].device;
+            const auto b = before_call.find(device);
+            predicted[{gi, ei}] = b == before_call.end() ? 0 : model.reserved(device) - b->second;
+            // The moment of the high watermark: after the call that reached it, or after the
+            // last call of its group when other threads' calls overlapped it.
+            const auto hc = high_call.find(device);
+            const auto in_group = [&](const call& c) {
+              const auto x = group_of.find(c), y = group_of.find(hc->second);
+              return x != group_of.end() && y != group_of.end() && x->second == y->second;
+            };
+            if (hc != high_call.end() && (hc->second == call{gi, ei} || in_group(call{gi, ei}))) {
+              high_moment& hm = moments[device];
+              hm.seen = true;
+              hm.model_bytes = model.reserved(device);
+              hm.shares = model.shares(device, m);
+              for (std::size_t o = 0; o < rec.graphs.size(); ++o) {
+                if (index[o]) hm.held[o] = model.held(*index[o], device);
+              }
             }
           }
         }

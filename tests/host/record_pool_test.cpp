@@ -319,3 +319,44 @@ TEST(RecordPrivatePool, CaptureTimeAllocationsAreTheGraphsPoolGrowth) {
 
 }  // namespace
 }  // namespace gmem::record
+
+namespace gmem::record {
+namespace {
+
+// Issue 19: a graph that allocates on two devices maps memory on each; the call is recorded
+// once per device, and each device's pool has its own growth, high watermark and attribution.
+TEST(RecordDevices, AGraphOnTwoDevicesGrowsEachDevicesPool) {
+  recorder r;
+  profiler::graph_model m;
+  using profiler::model_node;
+  using profiler::node_kind;
+  m.nodes = {model_node{node_kind::mem_alloc, 1ull << 40, 64u << 20, 0, {}, std::nullopt},
+             model_node{node_kind::mem_alloc, 2ull << 40, 96u << 20, 1, {}, std::nullopt},
+             model_node{node_kind::kernel, 0, 0, 0, {}, std::nullopt},
+             model_node{node_kind::mem_free, 1ull << 40, 0, 0, {}, std::nullopt},
+             model_node{node_kind::mem_free, 2ull << 40, 0, 0, {}, std::nullopt}};
+  m.edges = {{0, 2}, {1, 2}, {2, 3}, {2, 4}};
+  r.on_instantiate(0x100, 0x10, m, "two devices", 0, 10, counters{}, counters{});
+  EXPECT_EQ(r.devices_of(0x100), (std::vector<int>{0, 1}));
+  counters d0{}, d1{};
+  d0.reserved_current = d0.reserved_high = 64u << 20;
+  d1.reserved_current = d1.reserved_high = 96u << 20;
+  r.on_launch(0x100, r.stream_label(0xA), 5, 300, counters{}, d0);
+  r.on_other_device(0x100, 1, 5, counters{}, d1);
+  r.on_other_device(0x100, 1, 99, counters{}, d1);  // not the call just recorded: ignored
+  const profiler::report rep = assemble(r, profiler::environment{}, granule);
+  const auto& rec = *rep.recorded;
+  EXPECT_EQ(rec.graphs[0].growth_bytes, 160u << 20);
+  ASSERT_EQ(rec.pools.size(), 2u);
+  for (const auto& p : rec.pools) {
+    const std::uint64_t want = p.device == 0 ? 64u << 20 : 96u << 20;
+    EXPECT_EQ(p.high_bytes, want) << "device " << p.device;
+    EXPECT_EQ(p.model_high_bytes, want) << "device " << p.device;
+    ASSERT_EQ(p.attribution.size(), 1u);
+    EXPECT_EQ(p.attribution[0].why, "working_set");
+    EXPECT_EQ(p.attribution[0].bytes, want);
+  }
+}
+
+}  // namespace
+}  // namespace gmem::record

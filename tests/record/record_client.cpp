@@ -19,6 +19,9 @@
 //   record_client soak SELF_JSON L G (issue 19) L launches of one graph, then G graphs created,
 //                                    launched and destroyed; writes the process's VmRSS at 10%
 //                                    steps of the graphs
+//   record_client both SELF_JSON     (issue 19, two GPUs) a graph that allocates on device 0 and on
+//                                    device 1 (an output held there), launched twice; reads
+//                                    both devices' counters around its first launch
 //   record_client threads SELF_JSON  (issue 24) four threads, each a graph of 64, 128, 192 or 256
 //                                    MiB plus a 1 MiB output in its own stream, launched at once,
 //                                    then 50 more times each
@@ -230,6 +233,34 @@ int segv() {
   return *fault_at;  // faults
 }
 
+// A graph whose memory is on two devices: each device's pool grows by its own part.
+int both(const std::string& path) {
+  gmem::graph g("on two devices");
+  auto a0 = g.add_alloc({std::size_t{64} << 20, 0});
+  auto a1 = g.add_alloc({std::size_t{96} << 20, 1});
+  auto o1 = g.add_alloc({std::size_t{8} << 20, 1});
+  auto k = g.add_memset({a0.node, a1.node, o1.node}, a0.ptr, 1, 1 << 20);
+  g.add_free(a0.ptr, {k});
+  g.add_free(a1.ptr, {k});
+  gmem::instantiate_options o;
+  o.auto_free_on_launch = true;
+  gmem::graph_exec exec(g, o);
+  gmem::stream s;
+  const std::uint64_t b0 = reserved_current(0), b1 = reserved_current(1);
+  exec.launch(s);
+  const std::uint64_t a0r = reserved_current(0), a1r = reserved_current(1);
+  exec.launch(s);
+  s.synchronize();
+  std::ofstream(path) << "{\"client\": \"cpp_both\", \"graph\": \"on two devices\", \"devices\": ["
+                      << "{\"device\": 0, \"reserved_before\": " << b0 << ", \"reserved_after\": " << a0r
+                      << ", \"final_reserved_high\": " << reserved_high(0) << "}, {\"device\": 1, \"reserved_before\": "
+                      << b1 << ", \"reserved_after\": " << a1r << ", \"final_reserved_high\": " << reserved_high(1)
+                      << "}]}\n";
+  std::printf("both: device 0 +%llu MiB, device 1 +%llu MiB\n", static_cast<unsigned long long>((a0r - b0) >> 20),
+              static_cast<unsigned long long>((a1r - b1) >> 20));
+  return 0;
+}
+
 long rss_kib() {
   std::ifstream f("/proc/self/status");
   for (std::string line; std::getline(f, line);) {
@@ -280,6 +311,13 @@ int main(int argc, char** argv) {
   }
   if (mode == "threads") return threads(argv[2]);
   if (mode == "failed") return failed(argv[2]);
+  if (mode == "both") {
+    if (n < 2) {
+      std::printf("SKIP: both needs two CUDA devices, this machine has %d\n", n);
+      return 0;
+    }
+    return both(argv[2]);
+  }
   if (mode == "segv") return segv();
   if (mode == "soak") return soak(argv[2], argc > 3 ? std::atol(argv[3]) : 1000000, argc > 4 ? std::atoi(argv[4]) : 10000);
   if (mode == "multi" && n < 2) {
