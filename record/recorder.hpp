@@ -344,6 +344,9 @@ struct recording_info {
                                         std::uint64_t granularity,
                                         const recording_info& info = {});
 
+/// The status message of a graph whose analysis at exit was deferred past the budget.
+[[nodiscard]] std::string deferred_message(double budget_s);
+
 /// Writes the recording atomically to `path`. Throws profiler::report_error(unwritable).
 void write_recording(const profiler::report& rep, const std::string& path);
 

@@ -419,6 +419,48 @@ reuse_prediction predict_reuse_brute_force(const skeleton& s, std::uint64_t gran
   return p;
 }
 
+skeleton skeleton_without_analysis(const flat_graph& flat, const std::string& name) {
+  const std::size_t n = flat.nodes.size();
+  skeleton s;
+  s.name = name;
+  s.nodes.resize(n);
+  std::map<std::uint64_t, std::vector<std::size_t>> live;  // address -> alloc nodes not yet freed
+  for (std::size_t v = 0; v < n; ++v) {
+    const model_node& m = flat.nodes[v];
+    skeleton_node& k = s.nodes[v];
+    k.label = v < flat.labels.size() ? flat.labels[v] : std::string();
+    if (m.kind == node_kind::mem_alloc) {
+      k.kind = skeleton_kind::alloc;
+      k.bytes = m.bytes;
+      k.device = m.device;
+      k.peers = m.peers;
+      std::sort(k.peers.begin(), k.peers.end());
+      live[m.address].push_back(v);
+    } else if (m.kind == node_kind::mem_free) {
+      auto it = live.find(m.address);
+      if (it != live.end() && !it->second.empty()) {
+        k.kind = skeleton_kind::free;
+        k.frees = it->second.back();
+        it->second.pop_back();
+      }
+    }
+  }
+  for (std::size_t u = 0; u < n; ++u) {
+    for (std::size_t v : flat.successors[u]) {
+      if (u < v) {
+        s.nodes[v].deps.push_back(u);
+      } else {
+        s.late_edges.emplace_back(u, v);
+      }
+    }
+  }
+  for (auto& node : s.nodes) {
+    std::sort(node.deps.begin(), node.deps.end());
+    node.deps.erase(std::unique(node.deps.begin(), node.deps.end()), node.deps.end());
+  }
+  return s;
+}
+
 skeleton skeleton_of(const flat_graph& flat, const graph_analysis& a, const std::string& name) {
   const std::size_t n = flat.nodes.size();
   skeleton s;

@@ -1,5 +1,8 @@
 #include "report/show.hpp"
 
+#include "gmem/profiler/analysis.hpp"
+#include "gmem/profiler/reuse_model.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -87,10 +90,26 @@ std::string format_environment(const environment& e) {
 // `recorded`: the report is a recording, whose scenarios are its graphs and whose per-graph
 // figures are each graph's own (alone, predicted): labelled so, since the device's watermark,
 // which holds every graph's memory, is the pool's and shows only in the pool section.
-std::string format_scenario(const scenario_result& s, bool recorded) {
+std::string format_scenario(const scenario_result& s, bool recorded, std::uint64_t granularity) {
   std::string out = s.key() + "  " + to_string(s.status);
   if (!s.status_message.empty()) out += ": " + s.status_message;
   out += "\n";
+  // A recorded graph whose analysis at exit was deferred (past the recording's budget): its
+  // skeleton is analysed here, where time is not the program's.
+  if (recorded && s.status == scenario_status::skipped && !s.skeletons.empty() &&
+      s.status_message.rfind("analysis deferred", 0) == 0) {
+    try {
+      const skeleton& sk = s.skeletons.front();
+      const graph_analysis a = analyse(flat_of(sk), granularity);
+      out += "  analysed now: requested " + mib(a.requested_bytes) + ", lower bound " +
+             mib(a.lower_bound_rounded_bytes) + " (rounded), alone (predicted) " +
+             mib(predict_reuse(sk, granularity).rounded_bytes) + "; " +
+             std::to_string(a.allocations.size()) + " allocations, " + std::to_string(a.unfreed.size()) +
+             " unfreed\n";
+    } catch (const std::exception& e) {
+      out += "  its skeleton cannot be analysed: " + std::string(e.what()) + "\n";
+    }
+  }
 
   const analysis_summary& a = s.analysis;
   // A scenario that was skipped, or failed before its graph was built, has no numbers: a
@@ -317,7 +336,9 @@ std::string format_recording(const recording& rec) {
 
 std::string format_report(const report& r) {
   std::string out = format_environment(r.env);
-  for (const auto& s : r.scenarios) out += "\n" + format_scenario(s, r.recorded.has_value());
+  for (const auto& s : r.scenarios) {
+    out += "\n" + format_scenario(s, r.recorded.has_value(), r.env.granularity_bytes);
+  }
   if (r.scenarios.empty()) out += r.recorded ? "\nno graphs with memory nodes\n" : "\nno scenarios\n";
   if (r.recorded) out += format_recording(*r.recorded);
   return out;

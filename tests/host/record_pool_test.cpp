@@ -14,6 +14,7 @@
 #include "probe_cases.hpp"
 #include "record/recorder.hpp"
 #include "record_feed.hpp"
+#include "report/show.hpp"
 
 namespace gmem::record {
 namespace {
@@ -356,6 +357,37 @@ TEST(RecordDevices, AGraphOnTwoDevicesGrowsEachDevicesPool) {
     EXPECT_EQ(p.attribution[0].why, "working_set");
     EXPECT_EQ(p.attribution[0].bytes, want);
   }
+}
+
+}  // namespace
+}  // namespace gmem::record
+
+namespace gmem::record {
+namespace {
+
+// Issue 19: past the analysis budget at exit, a graph keeps its skeleton and is marked
+// deferred; gmemprof show analyses it.
+TEST(RecordBudget, PastTheBudgetAGraphKeepsItsSkeletonAndShowAnalysesIt) {
+  recorder r;
+  r.on_instantiate(0x100, 0x10, profiler::probe::model_of_spec("g=w64,o8", 1ull << 40), "deferred", 0, 10,
+                   counters{}, counters{});
+  setenv("GMEM_RECORD_ANALYSIS_BUDGET_S", "0", 1);
+  profiler::environment env;
+  env.granularity_bytes = granule;
+  const profiler::report rep = assemble(r, env, granule);
+  unsetenv("GMEM_RECORD_ANALYSIS_BUDGET_S");
+  ASSERT_EQ(rep.scenarios.size(), 1u);
+  EXPECT_EQ(rep.scenarios[0].status, profiler::scenario_status::skipped);
+  EXPECT_EQ(rep.scenarios[0].status_message.rfind("analysis deferred", 0), 0u);
+  ASSERT_EQ(rep.scenarios[0].skeletons.size(), 1u);
+  EXPECT_TRUE(rep.recorded->analysis_deferred);
+  const std::string shown = profiler::format_report(rep);
+  EXPECT_NE(shown.find("analysed now: requested 72.0 MiB, lower bound 96.0 MiB"), std::string::npos) << shown;
+  EXPECT_NE(shown.find("alone (predicted) 96.0 MiB; 2 allocations, 1 unfreed"), std::string::npos) << shown;
+  // Within the budget, the same graph is analysed at exit.
+  const profiler::report in_time = assemble(r, env, granule);
+  EXPECT_EQ(in_time.scenarios[0].status, profiler::scenario_status::ok);
+  EXPECT_EQ(in_time.scenarios[0].analysis.reserved_high_bytes, 96u << 20);
 }
 
 }  // namespace

@@ -57,6 +57,13 @@ struct reuse_prediction {
 [[nodiscard]] skeleton skeleton_of(const flat_graph& flat, const graph_analysis& a,
                                    const std::string& name);
 
+/// A skeleton of a flattened graph made without its analysis (for a recording whose analysis
+/// at exit ran out of time): each free node frees the latest earlier alloc node of its address
+/// not yet freed, edges to later nodes are dependencies at creation, edges to earlier ones late;
+/// no late edges are inferred from addresses (skeleton_of does that, with the analysis).
+/// Linear in nodes and edges. Throws nothing but bad_alloc.
+[[nodiscard]] skeleton skeleton_without_analysis(const flat_graph& flat, const std::string& name);
+
 /// The skeleton as a flattened graph (its dependencies and late edges as edges; each alloc node
 /// a distinct made-up address that its free node frees), so that analyse() gives its order-free
 /// bound and pairs. Validates first.
