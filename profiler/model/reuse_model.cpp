@@ -419,31 +419,26 @@ reuse_prediction predict_reuse_brute_force(const skeleton& s, std::uint64_t gran
   return p;
 }
 
-skeleton skeleton_without_analysis(const flat_graph& flat, const std::string& name) {
+namespace {
+
+// A flattened graph's skeleton without its free nodes: the alloc nodes (in creation order, as
+// the graph's nodes are), every other node empty, edges to later nodes as dependencies at
+// creation and to earlier ones as late edges. The caller pairs the free nodes.
+skeleton skeleton_frame(const flat_graph& flat, const std::string& name) {
   const std::size_t n = flat.nodes.size();
   skeleton s;
   s.name = name;
   s.nodes.resize(n);
-  std::map<std::uint64_t, std::vector<std::size_t>> live;  // address -> alloc nodes not yet freed
   for (std::size_t v = 0; v < n; ++v) {
     const model_node& m = flat.nodes[v];
     skeleton_node& k = s.nodes[v];
     k.label = v < flat.labels.size() ? flat.labels[v] : std::string();
-    if (m.kind == node_kind::mem_alloc) {
-      k.kind = skeleton_kind::alloc;
-      k.bytes = m.bytes;
-      k.device = m.device;
-      k.peers = m.peers;
-      std::sort(k.peers.begin(), k.peers.end());
-      live[m.address].push_back(v);
-    } else if (m.kind == node_kind::mem_free) {
-      auto it = live.find(m.address);
-      if (it != live.end() && !it->second.empty()) {
-        k.kind = skeleton_kind::free;
-        k.frees = it->second.back();
-        it->second.pop_back();
-      }
-    }
+    if (m.kind != node_kind::mem_alloc) continue;
+    k.kind = skeleton_kind::alloc;
+    k.bytes = m.bytes;
+    k.device = m.device;
+    k.peers = m.peers;
+    std::sort(k.peers.begin(), k.peers.end());
   }
   for (std::size_t u = 0; u < n; ++u) {
     for (std::size_t v : flat.successors[u]) {
@@ -461,42 +456,39 @@ skeleton skeleton_without_analysis(const flat_graph& flat, const std::string& na
   return s;
 }
 
+}  // namespace
+
+skeleton skeleton_without_analysis(const flat_graph& flat, const std::string& name) {
+  skeleton s = skeleton_frame(flat, name);
+  std::map<std::uint64_t, std::vector<std::size_t>> live;  // address -> alloc nodes not yet freed
+  for (std::size_t v = 0; v < flat.nodes.size(); ++v) {
+    const model_node& m = flat.nodes[v];
+    if (m.kind == node_kind::mem_alloc) {
+      live[m.address].push_back(v);
+    } else if (m.kind == node_kind::mem_free) {
+      auto it = live.find(m.address);
+      if (it != live.end() && !it->second.empty()) {
+        s.nodes[v].kind = skeleton_kind::free;
+        s.nodes[v].frees = it->second.back();
+        it->second.pop_back();
+      }
+    }
+  }
+  return s;
+}
+
 skeleton skeleton_of(const flat_graph& flat, const graph_analysis& a, const std::string& name) {
   const std::size_t n = flat.nodes.size();
-  skeleton s;
-  s.name = name;
-  s.nodes.resize(n);
+  skeleton s = skeleton_frame(flat, name);
   std::vector<std::size_t> freed_alloc(n, no_node);
   for (const allocation& al : a.allocations) {
     if (al.free_node) freed_alloc[*al.free_node] = al.alloc_node;
   }
   for (std::size_t v = 0; v < n; ++v) {
-    const model_node& m = flat.nodes[v];
-    skeleton_node& k = s.nodes[v];
-    k.label = v < flat.labels.size() ? flat.labels[v] : std::string();
-    if (m.kind == node_kind::mem_alloc) {
-      k.kind = skeleton_kind::alloc;
-      k.bytes = m.bytes;
-      k.device = m.device;
-      k.peers = m.peers;
-      std::sort(k.peers.begin(), k.peers.end());
-    } else if (m.kind == node_kind::mem_free && freed_alloc[v] != no_node && freed_alloc[v] < v) {
-      k.kind = skeleton_kind::free;
-      k.frees = freed_alloc[v];
+    if (flat.nodes[v].kind == node_kind::mem_free && freed_alloc[v] != no_node && freed_alloc[v] < v) {
+      s.nodes[v].kind = skeleton_kind::free;
+      s.nodes[v].frees = freed_alloc[v];
     }
-  }
-  for (std::size_t u = 0; u < n; ++u) {
-    for (std::size_t v : flat.successors[u]) {
-      if (u < v) {
-        s.nodes[v].deps.push_back(u);
-      } else {
-        s.late_edges.emplace_back(u, v);
-      }
-    }
-  }
-  for (auto& node : s.nodes) {
-    std::sort(node.deps.begin(), node.deps.end());
-    node.deps.erase(std::unique(node.deps.begin(), node.deps.end()), node.deps.end());
   }
   // Where the driver gave an alloc node fresh memory (an address inside no earlier allocation of
   // its device) although the rule says it could reuse, its dependencies did not exist when it

@@ -49,10 +49,8 @@ std::uint64_t sum_of(const std::vector<recorded_pool::share>& shares) {
 
 class PoolTest : public GpuTest {};
 
-// Six graphs, 512 + 1 ... 16 + 6 MiB, largest first, three rounds: the pool reaches the largest
-// graph's footprint plus one granule for each output the other five hold (measured on an H100:
-// 544, then 704 MiB), which the pool model predicts and the attribution explains.
-TEST_F(PoolTest, ServingWarmUpHighWatermarkIsTheLargestGraphPlusAGranulePerHeldOutput) {
+// The six graphs of the serving warm-up, largest first, profiled for three rounds.
+report profile_six() {
   std::vector<graph> graphs;
   std::vector<std::pair<cudaGraph_t, std::string>> set;
   for (int i = 0; i < 6; ++i) {
@@ -61,7 +59,14 @@ TEST_F(PoolTest, ServingWarmUpHighWatermarkIsTheLargestGraphPlusAGranulePerHeldO
   for (const graph& g : graphs) set.emplace_back(g.get(), g.name());
   set_profile_options o;
   o.rounds = 3;
-  const report rep = profile_graphs(set, o);
+  return profile_graphs(set, o);
+}
+
+// Six graphs, 512 + 1 ... 16 + 6 MiB, largest first, three rounds: the pool reaches the largest
+// graph's footprint plus one granule for each output the other five hold (measured on an H100:
+// 544, then 704 MiB), which the pool model predicts and the attribution explains.
+TEST_F(PoolTest, ServingWarmUpHighWatermarkIsTheLargestGraphPlusAGranulePerHeldOutput) {
+  const report rep = profile_six();
   ASSERT_TRUE(rep.recorded);
   const recording& rec = *rep.recorded;
   const std::uint64_t granule = measure_granularity(0).bytes;
@@ -101,15 +106,7 @@ TEST_F(PoolTest, ServingWarmUpHighWatermarkIsTheLargestGraphPlusAGranulePerHeldO
 // The recording replayed from the report alone reaches the same high watermark; its what-if
 // "outputs outside the graphs" is true of the real graphs rebuilt that way.
 TEST_F(PoolTest, ReplaySetReproducesTheSetAndItsOutputsOutsideClaimHolds) {
-  std::vector<graph> graphs;
-  std::vector<std::pair<cudaGraph_t, std::string>> set;
-  for (int i = 0; i < 6; ++i) {
-    graphs.push_back(serving_graph("g" + std::to_string(i), (std::size_t{512} >> i) * MiB, std::size_t(i + 1) * MiB));
-  }
-  for (const graph& g : graphs) set.emplace_back(g.get(), g.name());
-  set_profile_options o;
-  o.rounds = 3;
-  const report rep = profile_graphs(set, o);
+  const report rep = profile_six();
   const std::uint64_t granule = measure_granularity(0).bytes;
   const set_replay_result r = replay_set(rep, 0);
   const std::uint64_t diff = r.high_bytes > r.recorded_high_bytes ? r.high_bytes - r.recorded_high_bytes
