@@ -351,7 +351,25 @@ void analyse_pools(recording& rec, const std::vector<skeleton>& skeletons, std::
     // Private pools (the native allocator's): what captures took from the device, by graph.
     for (const recorded_graph& g : rec.graphs) {
       if (g.kind != "private_pool" || g.devices.empty() || g.devices.front() != device) continue;
-      pool.private_pool_bytes += g.capture_pool_growth_bytes;  // not graph memory: no timeline
+      pool.private_pool_bytes += g.capture_pool_growth_bytes;
+    }
+    // A device with private pools and no graph memory (a program on PyTorch's native
+    // allocator): its timeline is the private pools' growth, capture by capture. Where graph
+    // memory exists too, the timeline stays graph memory's (the two are different memory).
+    if (high_bytes == 0 && pool.private_pool_bytes > 0) {
+      std::vector<std::pair<double, const recorded_graph*>> captures;
+      for (const recorded_graph& g : rec.graphs) {
+        if (g.kind == "private_pool" && !g.devices.empty() && g.devices.front() == device && !g.events.empty()) {
+          captures.emplace_back(g.events.front().t_us, &g);
+        }
+      }
+      std::stable_sort(captures.begin(), captures.end(),
+                       [](const auto& a, const auto& b) { return a.first < b.first; });
+      std::uint64_t total = 0;
+      for (const auto& [t, g] : captures) {
+        total += g->capture_pool_growth_bytes;
+        pool.timeline.push_back({t, g->name, "capture", total, static_cast<std::int64_t>(g->capture_pool_growth_bytes)});
+      }
     }
     const auto hc = high_call.find(device);
     if (hc != high_call.end()) {

@@ -311,6 +311,13 @@ TEST(RecordPrivatePool, CaptureTimeAllocationsAreTheGraphsPoolGrowth) {
   ASSERT_EQ(rep.recorded->pools.size(), 1u);
   EXPECT_EQ(rep.recorded->pools[0].private_pool_bytes, 772u << 20);
   EXPECT_EQ(rep.recorded->pools[0].high_bytes, 0u);  // no graph memory at all
+  // Its timeline is the private pools', capture by capture (what the views draw).
+  const auto& tl = rep.recorded->pools[0].timeline;
+  ASSERT_EQ(tl.size(), 3u);
+  EXPECT_EQ(tl[0].graph, "batch 256");
+  EXPECT_EQ(tl[0].reserved_bytes, 768u << 20);
+  EXPECT_EQ(tl[2].reserved_bytes, 772u << 20);
+  EXPECT_EQ(tl[2].event, "capture");
   EXPECT_EQ(rep.scenarios[0].diagnostics.at(0).code, "private_pool");
   // The pool released: its segments freed.
   EXPECT_TRUE(r.on_capture_memory_free(0x2ull << 20, 9));
