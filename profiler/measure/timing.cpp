@@ -1,6 +1,5 @@
 #include "gmem/profiler/timing.hpp"
 
-#include <algorithm>
 #include <chrono>
 
 #include "gmem/error.hpp"
@@ -17,18 +16,6 @@ timed time_call(const std::function<void()>& api_call, cudaStream_t s) {
   const auto t2 = clock::now();
   return {std::chrono::duration<double, std::micro>(t1 - t0).count(),
           std::chrono::duration<double, std::micro>(t2 - t0).count()};
-}
-
-stats summarize_samples(std::vector<double> samples_us) {
-  stats s;
-  s.count = samples_us.size();
-  if (samples_us.empty()) return s;
-  std::sort(samples_us.begin(), samples_us.end());
-  const std::size_t n = samples_us.size();
-  s.median_us = n % 2 ? samples_us[n / 2] : 0.5 * (samples_us[n / 2 - 1] + samples_us[n / 2]);
-  s.min_us = samples_us.front();
-  s.max_us = samples_us.back();
-  return s;
 }
 
 launch_cost measure_phase(const phase_plan& plan, int warmups, int reps) {

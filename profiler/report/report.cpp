@@ -1,5 +1,6 @@
 #include "gmem/profiler/report.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <type_traits>
 
@@ -26,6 +27,18 @@ std::string format_param(const param_value& v) {
 }
 
 }  // namespace
+
+stats summarize_samples(std::vector<double> samples_us) {
+  stats s;
+  s.count = samples_us.size();
+  if (samples_us.empty()) return s;
+  std::sort(samples_us.begin(), samples_us.end());
+  const std::size_t n = samples_us.size();
+  s.median_us = n % 2 ? samples_us[n / 2] : 0.5 * (samples_us[n / 2 - 1] + samples_us[n / 2]);
+  s.min_us = samples_us.front();
+  s.max_us = samples_us.back();
+  return s;
+}
 
 const char* to_string(scenario_status s) noexcept {
   switch (s) {

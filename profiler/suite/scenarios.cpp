@@ -410,11 +410,9 @@ std::vector<scenario_result> serving_warmup(const scenario_context& ctx) {
     }
   }
   for (const std::string& cls : order) {
-    std::vector<double>& v = host[cls];
-    std::sort(v.begin(), v.end());
     launch_cost c;
     c.phase = cls;
-    c.host = {v.size(), v[v.size() / 2], v.front(), v.back()};
+    c.host = summarize_samples(std::move(host[cls]));
     r.launch_costs.push_back(c);
   }
   r.diagnostics = pool.diagnostics;

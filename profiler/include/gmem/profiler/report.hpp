@@ -55,6 +55,9 @@ struct stats {
   double max_us = 0;
 };
 
+/// Median / min / max of `samples_us` (empty gives count 0).
+[[nodiscard]] stats summarize_samples(std::vector<double> samples_us);
+
 /// One launch cost: host time inside the API call, and wall time from the call to completion
 /// (after a stream synchronize).
 struct launch_cost {

@@ -22,9 +22,6 @@ struct timed {
 /// `s` is synchronized. Throws cuda_error.
 timed time_call(const std::function<void()>& api_call, cudaStream_t s);
 
-/// Median / min / max of `samples_us` (empty gives count 0).
-[[nodiscard]] stats summarize_samples(std::vector<double> samples_us);
-
 /// How one phase is measured: `reset` runs untimed before every sample (warm-ups included) to
 /// make a cold sample really cold; `sample` takes one measurement; `cleanup` runs untimed after.
 struct phase_plan {
