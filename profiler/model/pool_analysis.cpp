@@ -90,14 +90,9 @@ void analyse_pools(recording& rec, const std::vector<skeleton>& skeletons, std::
       layout.name = g.name;
       for (const pool_device_layout& d : layout.devices) {
         footprint[i] += d.slots * granularity;
-        std::set<std::size_t> slots;
-        for (const pool_allocation& a : d.allocations) {
-          if (!a.held) continue;
-          g.held_requested_bytes += a.bytes;
-          for (std::size_t s = a.first_slot; s < a.end_slot; ++s) slots.insert(s);
-        }
-        g.held_granule_bytes += slots.size() * granularity;
+        for (const pool_allocation& a : d.allocations) g.held_requested_bytes += a.held ? a.bytes : 0;
       }
+      g.held_granule_bytes = held_granule_bytes(layout, granularity);
       index[i] = model.add(std::move(layout));
     } catch (const std::exception&) {
       // A skeleton the model cannot take (a hand-edited report): measured figures only.

@@ -46,6 +46,18 @@ pool_graph pool_graph_of(const skeleton& s, std::uint64_t granularity, bool auto
   return g;
 }
 
+std::uint64_t held_granule_bytes(const pool_graph& g, std::uint64_t granularity) {
+  std::uint64_t bytes = 0;
+  for (const pool_device_layout& d : g.devices) {
+    std::set<std::size_t> slots;
+    for (const pool_allocation& a : d.allocations) {
+      for (std::size_t s = a.first_slot; a.held && s < a.end_slot; ++s) slots.insert(s);
+    }
+    bytes += slots.size() * granularity;
+  }
+  return bytes;
+}
+
 pool_model::pool_model(std::uint64_t granularity) : granularity_(granularity) {
   if (granularity == 0) throw std::invalid_argument("pool_model: the granularity is 0");
 }

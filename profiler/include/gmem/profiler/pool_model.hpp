@@ -70,6 +70,10 @@ struct pool_graph {
 [[nodiscard]] pool_graph pool_graph_of(const skeleton& s, std::uint64_t granularity,
                                        bool auto_free_on_launch);
 
+/// The granules of `g` its held allocations occupy after a launch, on all its devices (a
+/// granule shared by two held allocations counted once).
+[[nodiscard]] std::uint64_t held_granule_bytes(const pool_graph& g, std::uint64_t granularity);
+
 /// What a launch or upload did to the pool.
 struct pool_step {
   bool refused = false;           ///< a relaunch without AutoFreeOnLaunch while its outputs live
