@@ -27,18 +27,6 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-profiler::stats order_stats(std::vector<double> v) {
-  profiler::stats s;
-  if (v.empty()) return s;
-  std::sort(v.begin(), v.end());
-  s.count = v.size();
-  s.min_us = v.front();
-  s.max_us = v.back();
-  const std::size_t m = v.size() / 2;
-  s.median_us = v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
-  return s;
-}
-
 std::string phase_of(const graph_event& e) {
   if (!e.result.empty()) return e.kind + "_failed";
   return e.kind == "launch" ? e.cls : e.kind;
@@ -133,6 +121,8 @@ profiler::report assemble(const recorder& r, const profiler::environment& env,
   const double budget_s = analysis_budget_seconds();
   for (std::size_t gi = 0; gi < r.graphs().size(); ++gi) {
     const graph_record& g = r.graphs()[gi];
+    // Flattened once: the analysis, the skeleton, the peers and the identity all read it.
+    const profiler::flat_graph flat = profiler::flatten(g.model);
     profiler::scenario_result s;
     s.name = g.name;
     s.params.emplace_back("source", std::string("recorded"));
@@ -163,14 +153,14 @@ profiler::report assemble(const recorder& r, const profiler::environment& env,
     for (const std::string& phase : phase_order) {
       profiler::launch_cost c;
       c.phase = phase;
-      c.host = order_stats(host_by_phase[phase]);
+      c.host = profiler::summarize_samples(host_by_phase[phase]);
       // No wall time: measuring it would synchronize the application's streams.
       s.launch_costs.push_back(c);
     }
     if (g.steady_count > 0) {
       profiler::launch_cost c;
       c.phase = "steady";
-      c.host = order_stats(g.steady_host_us);  // every launch, or a uniform sample past 4096
+      c.host = profiler::summarize_samples(g.steady_host_us);  // every launch, or a uniform sample past 4096
       c.host.count = g.steady_count;
       c.host.min_us = g.steady_min_us;
       c.host.max_us = g.steady_max_us;
@@ -189,43 +179,39 @@ profiler::report assemble(const recorder& r, const profiler::environment& env,
                "memory pool grew by that much; PyTorch's native caching allocator works so). A "
                "later capture into the same pool adds only what the pool lacked.",
            g.capture_bytes});
-      skeletons.push_back(std::move(sk));
-      rep.scenarios.push_back(std::move(s));
     } else if (std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() > budget_s) {
-      sk = profiler::skeleton_without_analysis(profiler::flatten(g.model), g.name);
+      sk = profiler::skeleton_without_analysis(flat, g.name);
       s.status = profiler::scenario_status::skipped;
       s.status_message = deferred_message(budget_s);
       s.skeletons.push_back(sk);
       rec.analysis_deferred = true;
-      skeletons.push_back(std::move(sk));
-      rep.scenarios.push_back(std::move(s));
     } else {
-    try {
-      std::vector<std::string> launched_into;
-      for (std::uint64_t st : streams) launched_into.push_back(stream_name(st));
-      // The graph's own figures: what it reserves alone, not the device's watermark, which
-      // holds every graph's memory (the "recorded" section has it, as the pool's).
-      const profiler::graph_alone alone =
-          profiler::study_alone(g.model, g.name, granularity, g.flags.auto_free_on_launch, launched_into);
-      rg.own_footprint_bytes = alone.reserved_bytes;
-      rg.own_footprint_method =
-          "reuse model: the graph alone from a trimmed pool, predicted (gmemprof replay measures it)";
-      s.analysis = alone.summary;
-      s.diagnostics = alone.diagnostics;
-      for (std::size_t k = 0; k < alone.held_addresses.size(); ++k) {
-        held_index[gi].emplace(alone.held_addresses[k], static_cast<std::int64_t>(k));
+      try {
+        std::vector<std::string> launched_into;
+        for (std::uint64_t st : streams) launched_into.push_back(stream_name(st));
+        // The graph's own figures: what it reserves alone, not the device's watermark, which
+        // holds every graph's memory (the "recorded" section has it, as the pool's).
+        const profiler::graph_alone alone =
+            profiler::study_alone(flat, g.name, granularity, g.flags.auto_free_on_launch, launched_into);
+        rg.own_footprint_bytes = alone.reserved_bytes;
+        rg.own_footprint_method =
+            "reuse model: the graph alone from a trimmed pool, predicted (gmemprof replay measures it)";
+        s.analysis = alone.summary;
+        s.diagnostics = alone.diagnostics;
+        for (std::size_t k = 0; k < alone.held_addresses.size(); ++k) {
+          held_index[gi].emplace(alone.held_addresses[k], static_cast<std::int64_t>(k));
+        }
+        sk = alone.shape;
+        s.skeletons.push_back(sk);
+        s.allocations = profiler::lifetimes(alone.flat, alone.analysis);
+      } catch (const std::exception& e) {
+        s.status = profiler::scenario_status::error;
+        s.status_message = std::string("the recorded graph could not be analysed: ") + e.what();
+        sk = profiler::skeleton{};
       }
-      sk = alone.shape;
-      s.skeletons.push_back(sk);
-      s.allocations = profiler::lifetimes(alone.flat, alone.analysis);
-    } catch (const std::exception& e) {
-      s.status = profiler::scenario_status::error;
-      s.status_message = std::string("the recorded graph could not be analysed: ") + e.what();
-      sk = profiler::skeleton{};
     }
     skeletons.push_back(std::move(sk));
     rep.scenarios.push_back(std::move(s));
-    }
 
     rg.name = g.name;
     rg.kind = g.kind;
@@ -236,7 +222,6 @@ profiler::report assemble(const recorder& r, const profiler::environment& env,
     rg.pid = info.pid;
     rg.devices = g.devices;
     std::set<int> peers;
-    const profiler::flat_graph flat = profiler::flatten(g.model);
     for (const auto& n : flat.nodes) peers.insert(n.peers.begin(), n.peers.end());
     rg.peers.assign(peers.begin(), peers.end());
     rg.nodes = flat.nodes.size();

@@ -38,14 +38,9 @@ scenario_result scenario_of(const graph_alone& alone, const recorded_graph& g, c
     if (e.after) s.counters_after_phase.push_back({phase, *e.after});
   }
   for (const std::string& phase : order) {
-    std::vector<double>& v = host[phase];
-    std::sort(v.begin(), v.end());
     launch_cost c;
     c.phase = phase;
-    c.host.count = v.size();
-    c.host.min_us = v.front();
-    c.host.max_us = v.back();
-    c.host.median_us = v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+    c.host = summarize_samples(std::move(host[phase]));
     s.launch_costs.push_back(c);
   }
   return s;
@@ -138,7 +133,7 @@ report profile_graphs(const std::vector<std::pair<cudaGraph_t, std::string>>& gr
   try {
     for (std::size_t i = 0; i < graphs.size(); ++i) {
       const auto& [g, name] = graphs[i];
-      alone.push_back(study_alone(read_graph(g, name), name, granularity, options.auto_free_on_launch,
+      alone.push_back(study_alone(flatten(read_graph(g, name)), name, granularity, options.auto_free_on_launch,
                                   {"stream 1"}));
       GMEM_CUDA_TRY_CTX(cudaGraphInstantiateWithFlags(
                             &execs[i], g, options.auto_free_on_launch ? cudaGraphInstantiateFlagAutoFreeOnLaunch : 0),

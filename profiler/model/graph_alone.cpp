@@ -1,16 +1,16 @@
 #include "gmem/profiler/graph_alone.hpp"
 
 #include <algorithm>
-#include <set>
+#include <utility>
 
 #include "gmem/profiler/diagnostics.hpp"
 
 namespace gmem::profiler {
 
-graph_alone study_alone(const graph_model& model, const std::string& name, std::uint64_t granularity,
+graph_alone study_alone(flat_graph flat, const std::string& name, std::uint64_t granularity,
                         bool auto_free_on_launch, const std::vector<std::string>& streams) {
   graph_alone g;
-  g.flat = flatten(model);
+  g.flat = std::move(flat);
   g.analysis = analyse(g.flat, granularity);
   g.shape = skeleton_of(g.flat, g.analysis, name);
   std::vector<std::size_t> held_nodes;
@@ -28,12 +28,8 @@ graph_alone study_alone(const graph_model& model, const std::string& name, std::
     for (const pool_device_layout& d : g.layout.devices) {
       g.reserved_bytes += alone.reserved(d.device);
       g.used_bytes += alone.used(d.device);
-      std::set<std::size_t> slots;
-      for (const pool_allocation& a : d.allocations) {
-        for (std::size_t s = a.first_slot; a.held && s < a.end_slot; ++s) slots.insert(s);
-      }
-      g.held_granule_bytes += slots.size() * granularity;
     }
+    g.held_granule_bytes = held_granule_bytes(g.layout, granularity);
   } else {
     g.reserved_bytes = g.used_bytes = predict_reuse(g.shape, 0).rounded_bytes;
     g.held_granule_bytes = g.held_requested_bytes;

@@ -29,11 +29,11 @@ struct graph_alone {
   std::vector<diagnostic> diagnostics;
 };
 
-/// Studies `model` alone (granularity 0: no rounding, no pool model). `streams` are the streams
-/// it was launched into (a diagnostic when several). Throws std::invalid_argument, naming the
-/// graph, for a model that is not a DAG.
-[[nodiscard]] graph_alone study_alone(const graph_model& model, const std::string& name,
-                                      std::uint64_t granularity, bool auto_free_on_launch,
-                                      const std::vector<std::string>& streams = {});
+/// Studies the graph `flat` (flatten(model): whoever has it flattened passes it once) alone
+/// (granularity 0: no rounding, no pool model). `streams` are the streams it was launched into
+/// (a diagnostic when several). Throws std::invalid_argument when `flat` has a cycle or a bad
+/// successor index.
+[[nodiscard]] graph_alone study_alone(flat_graph flat, const std::string& name, std::uint64_t granularity,
+                                      bool auto_free_on_launch, const std::vector<std::string>& streams = {});
 
 }  // namespace gmem::profiler
