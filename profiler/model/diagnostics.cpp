@@ -82,25 +82,72 @@ void unfreed_allocations(const flat_graph& flat, const graph_analysis& a, const 
   }
 }
 
-void missed_reuse(const flat_graph& flat, const graph_analysis& a, std::vector<diagnostic>& out) {
+// What ordering i's free before j's alloc could save of the graph's bound: the heaviest set of
+// allocations live together loses the smaller of the two, and the driver maps whole granules.
+std::uint64_t pair_saving(const graph_analysis& a, const allocation& first, const allocation& second) {
+  const std::uint64_t smaller = std::min(first.bytes, second.bytes);
+  const std::uint64_t left = round_up(a.lower_bound_bytes - std::min(smaller, a.lower_bound_bytes), a.granularity);
+  return a.lower_bound_rounded_bytes > left ? a.lower_bound_rounded_bytes - left : 0;
+}
+
+// Pairs that can be live together only because a free is not ordered before a later alloc
+// (analysis: reuse_opportunities). Said only where it could matter (issue 21): not when the
+// graph already reserves its bound (measured: facts.reserved_high, 0 when not known), not for a
+// pair whose ordering would not save a whole granule, and as one line when more than
+// `listed_pairs` pairs say the same.
+void missed_reuse(const flat_graph& flat, const graph_analysis& a, const runtime_facts& facts,
+                  std::vector<diagnostic>& out) {
+  if (facts.reserved_high > 0 && facts.reserved_high <= a.lower_bound_rounded_bytes) return;
+  const std::uint64_t granule = std::max<std::uint64_t>(a.granularity, 1);
+  struct pair_found {
+    const allocation* first;
+    const allocation* second;
+    std::uint64_t saving;
+  };
+  std::vector<pair_found> pairs;
   for (const auto& [i, j] : a.reuse_opportunities) {
     const allocation& first = allocation_at(a, i);
     const allocation& second = allocation_at(a, j);
     if (!first.free_node) continue;  // not an opportunity analyse would list; nothing to order
-    const std::uint64_t bytes = std::min(first.bytes, second.bytes);
-    const std::string& free_label = label_of(flat, *first.free_node);
+    const std::uint64_t saving = pair_saving(a, first, second);
+    if (saving >= granule) pairs.push_back({&first, &second, saving});
+  }
+  constexpr std::size_t listed_pairs = 3;
+  const std::string creation_rule =
+      "The driver chooses an allocation's memory when its alloc node is created, and shares "
+      "memory only through dependencies that exist then: an edge added later with "
+      "cudaGraphAddDependencies orders the work but saves nothing (measured, README).";
+  if (pairs.size() > listed_pairs) {
+    std::uint64_t most = 0;
+    for (const pair_found& p : pairs) most = std::max(most, p.saving);
+    const bool capped = a.reuse_opportunities.size() >= max_reuse_opportunities;
+    const pair_found& e = pairs.front();
+    const std::string& free_label = label_of(flat, *e.first->free_node);
     out.push_back({"missed_reuse", "warning",
-                   describe(flat, first) + " and " + describe(flat, second) +
+                   (capped ? "At least " : "") + std::to_string(pairs.size()) +
+                       " pairs of allocations of graph '" + facts.graph_name +
+                       "' can be live at the same time only because a free node is not ordered "
+                       "before a later alloc node; ordering one pair would save up to " +
+                       describe_bytes(most) + " of the " + describe_bytes(a.lower_bound_rounded_bytes) +
+                       " bound. The largest: " + describe(flat, *e.first) + " and " +
+                       describe(flat, *e.second) + " (" + free_label + " before " +
+                       label_of(flat, e.second->alloc_node) + "). " + creation_rule +
+                       " The plan that orders them all, with its measured saving and its price in "
+                       "launch time, is in the advice (`gmemprof replay`).",
+                   most});
+    return;
+  }
+  for (const pair_found& p : pairs) {
+    const std::string& free_label = label_of(flat, *p.first->free_node);
+    const std::string& alloc_label = label_of(flat, p.second->alloc_node);
+    out.push_back({"missed_reuse", "warning",
+                   describe(flat, *p.first) + " and " + describe(flat, *p.second) +
                        " can be live at the same time because " + free_label +
-                       " is not ordered before " + label_of(flat, second.alloc_node) +
-                       ". The driver chooses an allocation's memory when its alloc node is "
-                       "created, and shares memory only through dependencies that exist then: an "
-                       "edge added later with cudaGraphAddDependencies orders the work but saves "
-                       "nothing (measured, README). If the work allows, pass " + free_label +
-                       " as a dependency when creating " + label_of(flat, second.alloc_node) +
-                       "; what that saves on the driver is measured by `gmemprof replay`, not "
-                       "promised here.",
-                   bytes});
+                       " is not ordered before " + alloc_label + ". " + creation_rule +
+                       " If the work allows, pass " + free_label + " as a dependency when creating " +
+                       alloc_label + "; what that saves on the driver is measured by `gmemprof "
+                       "replay`, not promised here.",
+                   p.saving});
   }
 }
 
@@ -184,7 +231,7 @@ std::vector<diagnostic> diagnose(const flat_graph& flat, const graph_analysis& a
                                  const runtime_facts& facts) {
   std::vector<diagnostic> out;
   unfreed_allocations(flat, a, facts, out);
-  missed_reuse(flat, a, out);
+  missed_reuse(flat, a, facts, out);
   separate_streams(facts, out);
   reservation_above_bound(a, facts, out);
   reserved_until_trim(facts, out);

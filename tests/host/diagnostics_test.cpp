@@ -144,6 +144,65 @@ TEST(Diagnostics, OrderedAllocationsAreNoMissedReuse) {
   EXPECT_TRUE(with_code(diagnose(r.flat, r.a, quiet_facts()), "missed_reuse").empty());
 }
 
+// k unordered alloc/free pairs of `bytes` each, addresses 1 GiB apart (issue 21's shapes).
+graph_model independent(int k, std::uint64_t bytes) {
+  graph_model g;
+  g.name = "wide";
+  for (int i = 0; i < k; ++i) {
+    const std::uint64_t address = 0x7f0000000000 + std::uint64_t(i) * 1024 * MiB;
+    const std::size_t a = add(g, node_kind::mem_alloc, address, bytes);
+    const std::size_t f = add(g, node_kind::mem_free, address);
+    g.edges.emplace_back(a, f);
+  }
+  return g;
+}
+
+TEST(Diagnostics, MissedReuseIsSilentWhereOrderingCouldNotSaveAGranule) {
+  // Issue 21: 64 concurrent 1 MiB allocations fill two 32 MiB granules; ordering any one pair
+  // leaves 63 MiB, still two granules: nothing to say, whatever was reserved.
+  const analysed r = analyse_model(independent(64, MiB), 32 * MiB);
+  ASSERT_FALSE(r.a.reuse_opportunities.empty());  // the analysis still lists the pairs
+  runtime_facts f = quiet_facts();
+  EXPECT_TRUE(with_code(diagnose(r.flat, r.a, f), "missed_reuse").empty());
+  f.reserved_high = 96 * MiB;  // even above the bound
+  EXPECT_TRUE(with_code(diagnose(r.flat, r.a, f), "missed_reuse").empty());
+  // Without rounding, one pair saves its smaller allocation: said.
+  const analysed exact = analyse_model(independent(2, MiB));
+  EXPECT_EQ(with_code(diagnose(exact.flat, exact.a, quiet_facts()), "missed_reuse").size(), 1u);
+}
+
+TEST(Diagnostics, MissedReuseIsSilentWhenTheGraphReservesItsBound) {
+  const analysed r = analyse_model(independent(2, 128 * MiB), 32 * MiB);
+  ASSERT_EQ(r.a.lower_bound_rounded_bytes, 256 * MiB);
+  runtime_facts f = quiet_facts();
+  f.reserved_high = 256 * MiB;  // exactly the bound: the driver reused all it could
+  EXPECT_TRUE(with_code(diagnose(r.flat, r.a, f), "missed_reuse").empty());
+  f.reserved_high = 288 * MiB;  // a granule above it: explained, with a granule-rounded saving
+  const auto missed = with_code(diagnose(r.flat, r.a, f), "missed_reuse");
+  ASSERT_EQ(missed.size(), 1u);
+  EXPECT_EQ(missed[0].bytes, 128 * MiB);
+}
+
+TEST(Diagnostics, ManyPairsThatSayTheSameAreOneLine) {
+  // 6 unordered 64 MiB allocations: 15 pairs, each saving 64 MiB if ordered.
+  const analysed r = analyse_model(independent(6, 64 * MiB), 32 * MiB);
+  runtime_facts f = quiet_facts();
+  f.graph_name = "wide";
+  const auto missed = with_code(diagnose(r.flat, r.a, f), "missed_reuse");
+  ASSERT_EQ(missed.size(), 1u);
+  EXPECT_EQ(missed[0].bytes, 64 * MiB);
+  const std::string& m = missed[0].message;
+  EXPECT_TRUE(contains(m, "15 pairs of allocations of graph 'wide'")) << m;
+  EXPECT_FALSE(contains(m, "At least")) << m;
+  EXPECT_TRUE(contains(m, "402653184 bytes (384.00 MiB) bound")) << m;
+  EXPECT_TRUE(contains(m, "plan")) << m;
+  // 7 of them: 21 pairs, of which the analysis lists its 16: "at least".
+  const analysed more = analyse_model(independent(7, 64 * MiB), 32 * MiB);
+  const auto capped = with_code(diagnose(more.flat, more.a, f), "missed_reuse");
+  ASSERT_EQ(capped.size(), 1u);
+  EXPECT_TRUE(contains(capped[0].message, "At least 16 pairs")) << capped[0].message;
+}
+
 TEST(Diagnostics, LaunchesIntoTwoStreamsNameTheGraphsAndStreams) {
   const analysed r = analyse_model(two_pairs(true));
   runtime_facts f = quiet_facts();

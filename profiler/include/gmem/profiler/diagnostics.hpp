@@ -31,7 +31,9 @@ struct runtime_facts {
 /// Explains excess footprint in words a user can act on: codes "unfreed_allocation",
 /// "missed_reuse", "separate_streams", "reservation_above_bound", "reserved_until_trim", in
 /// that order. `a` must be the analysis of the graph `flat` was made from (analyse(g) and
-/// flatten(g) number nodes alike), so that its node indices are into `flat`.
+/// flatten(g) number nodes alike), so that its node indices are into `flat`. missed_reuse is
+/// said only for pairs whose ordering would save at least a granule of the bound, not at all when
+/// facts.reserved_high (0: not known) is at most the bound, and as one line for more than three.
 /// Throws std::invalid_argument when a node index of `a` is not in `flat`.
 [[nodiscard]] std::vector<diagnostic> diagnose(const flat_graph& flat, const graph_analysis& a,
                                                const runtime_facts& facts);
