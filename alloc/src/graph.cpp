@@ -101,16 +101,17 @@ cudaError_t graph::add_alloc_node_checked(const alloc_request& request, int devi
 cudaGraphNode_t graph::add_free(void* ptr, const node_list& deps) {
   require_ordinary("adding a free node");
   ledger_->check_can_add_memory_node("free node");
-  const free_claim claim = ledger_->claim_free(as_uint(ptr));
   cudaGraphNode_t node = nullptr;
-  const cudaError_t err = cudaGraphAddMemFreeNode(&node, handle_, deps.data(), deps.size(), ptr);
-  if (err != cudaSuccess) {
-    ledger_->unclaim_free(claim);  // nothing was added: give the claim back
+  cudaError_t err = cudaSuccess;
+  const auto added = ledger_->free_in_one_step(as_uint(ptr), [&]() noexcept -> std::optional<node_handle> {
+    err = cudaGraphAddMemFreeNode(&node, handle_, deps.data(), deps.size(), ptr);
+    return err == cudaSuccess ? std::optional<node_handle>(as_uint(node)) : std::nullopt;
+  });
+  if (!added) {  // nothing was added, and the ledger gave the claim back
     detail::throw_cuda_error(err, "cudaGraphAddMemFreeNode", __FILE__, __LINE__,
                              "free node of " + format_address(as_uint(ptr)) + " in " +
                                  in_graph(name()));
   }
-  ledger_->commit_free(claim, as_uint(node));
   return node;
 }
 
