@@ -21,4 +21,7 @@ void register_fresh_floor_benchmarks(const std::vector<std::uint64_t>& sizes);
 /// raw CUDA calls; reading the counters; a launch loop with and without the sampler.
 void register_overhead_benchmarks();
 
+/// Where profile_graph's time goes on a 1000-allocation graph, independent and chained.
+void register_profile_time_benchmarks();
+
 }  // namespace gmem::bench

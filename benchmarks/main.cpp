@@ -78,6 +78,7 @@ int main(int argc, char** argv) {
   register_graph_benchmarks(shapes);
   register_alternative_benchmarks(fitting);
   register_overhead_benchmarks();
+  register_profile_time_benchmarks();
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;
