@@ -14,8 +14,9 @@ declare -A scenarios=(
   [extra_granule]="single_alloc"
   [free_removed]="address_reuse_chain"
   [remap]="sequential_graphs_one_stream graphs_in_separate_streams outside_free_graph"
-  [slow_launch]="sequential_graphs_one_stream graphs_in_separate_streams outside_free_graph")
-for name in extra_granule free_removed remap slow_launch; do
+  [slow_launch]="sequential_graphs_one_stream graphs_in_separate_streams outside_free_graph"
+  [slow_steady]="single_alloc")
+for name in extra_granule free_removed remap slow_launch slow_steady; do
   for i in $(seq 1 "$runs"); do
     # shellcheck disable=SC2086
     GMEM_SUITE_INJECT=$name "$gmemprof" run ${scenarios[$name]} --trials "$trials" \

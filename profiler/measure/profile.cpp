@@ -1,6 +1,7 @@
 #include "gmem/profiler/profile.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <utility>
 
 #include "gmem/capability.hpp"
@@ -67,8 +68,10 @@ scenario_result profile_graph(cudaGraph_t g, const std::string& name,
 
   for (const std::string& p : phases) {
     const phase_step step = drive.step(p);
-    const phase_plan plan{p, step.reset, [&] { return time_call(step.call, step.stream); },
-                          step.cleanup};
+    const int launches = p == phase::steady_launch ? std::max(1, options.steady_launches_per_sample) : 1;
+    const std::function<void()> call =
+        launches == 1 ? step.call : [&step, launches] { for (int i = 0; i < launches; ++i) step.call(); };
+    const phase_plan plan{p, step.reset, [&] { return time_call(call, step.stream); }, step.cleanup};
     r.launch_costs.push_back(measure_phase(plan, options.warmups, options.reps));
     drive.settle();
     record(p);

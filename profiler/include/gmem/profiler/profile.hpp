@@ -31,6 +31,9 @@ struct profile_options {
   /// whose saving was measured (scenario_result::advice). Allocates and maps memory of the
   /// graph's size for a moment; no user kernel runs.
   bool measure_advice = true;
+  /// Launches one steady_launch sample times. Test-only (the suite's slow_steady injection,
+  /// which measures that `gmemprof check` catches a steady launch twice as slow): leave at 1.
+  int steady_launches_per_sample = 1;
 };
 
 /// Profiles `g` (which the call does not change or destroy): reads it into the model,
