@@ -4,7 +4,8 @@
 Usage: tools/check_quality.py GMEMPROF RESULTS_DIR
 RESULTS_DIR holds clean1..N.json (back-to-back `gmemprof run --trials K` of one binary) and
 inj-NAME-I.json (runs with GMEM_SUITE_INJECT=NAME over the scenarios it touches). Prints, as JSON:
-- for each k <= K, the false regressions over every ordered pair (i < j) of clean runs, each
+- for each k <= K, the false regressions, unstable rows and rows per pair over every ordered
+  pair (i < j) of clean runs, each
   report cut to its first k trials (k = 1 is a report of one sample, as before trials);
 - for each injection, how many of its runs `check` (baseline: clean1 cut to the same scenarios)
   failed with exit 1.
@@ -54,10 +55,11 @@ K = max(len(s.get("trials", [])) for s in reps[0]["scenarios"])
 result = {"clean_runs": len(reps), "trials": K, "false_alarms": {}, "injected": {}}
 for k in sorted({1, 2, 3, K} | set(range(1, K + 1))):
     paths = [write(cut(r, k), f"k{k}-{i}.json") for i, r in enumerate(reps)]
-    failed, rows, unstable, detail = 0, 0, 0, {}
+    failed, rows, unstable, detail, per_pair = 0, 0, 0, {}, []
     for i, j in itertools.combinations(range(len(paths)), 2):
         rc, out = check(paths[i], paths[j])
         failed += rc == 1
+        per_pair.append(len(out["rows"]))
         for row in out["rows"]:
             if row["verdict"] in ("regression", "missing"):
                 rows += 1
@@ -66,7 +68,9 @@ for k in sorted({1, 2, 3, K} | set(range(1, K + 1))):
             unstable += row["verdict"] == "unstable"
     result["false_alarms"][k] = {"pairs": len(paths) * (len(paths) - 1) // 2,
                                  "pairs_failed": failed, "regression_rows": rows,
-                                 "unstable_rows": unstable, "by_metric": detail}
+                                 "unstable_rows": unstable,
+                                 "rows_per_pair": round(sum(per_pair) / max(len(per_pair), 1), 1),
+                                 "by_metric": detail}
 for name in sorted({re.findall(r"inj-(.+)-\d+\.json$", p)[0]
                     for p in glob.glob(os.path.join(d, "inj-*.json"))}):
     runs = sorted(glob.glob(os.path.join(d, f"inj-{name}-*.json")))

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "gmem/profiler/compare.hpp"
 #include "gmem/profiler/report_io.hpp"
 #include "gmem/usage_error.hpp"
 
@@ -56,6 +57,41 @@ report run_trials_in_processes(const run_options& options, const std::string& ou
     std::remove(path.c_str());
     if (t == 0) first = r;
     trials.push_back(std::move(r.scenarios));
+  }
+  // Scenarios whose trials disagree on a memory counter get more trials (fresh processes too),
+  // of those scenarios only (issue 21).
+  const int settle = options.settle_trials < 0 ? 2 * options.trials : options.settle_trials;
+  const std::vector<std::string> unsettled =
+      settle > 0 ? unsettled_scenarios(trials, tolerances{}.memory) : std::vector<std::string>{};
+  if (!unsettled.empty()) {
+    run_options more = options;
+    more.only = unsettled;
+    more.settings.clear();  // only the settings that one of these scenarios declares
+    for (const std::string& setting : options.settings) {
+      try {
+        (void)resolve_parameters(unsettled, {setting});
+        more.settings.push_back(setting);
+      } catch (const usage_error&) {
+      }
+    }
+    for (int t = 0; t < settle; ++t) {
+      const std::string path = out_path + ".settle" + std::to_string(t + 1) + ".tmp";
+      if (options.progress) {
+        std::string names;
+        for (const auto& n : unsettled) names += (names.empty() ? "" : ", ") + n;
+        options.progress("extra trial " + std::to_string(t + 1) + " of " + std::to_string(settle) +
+                         " for " + names + " (their trials disagree on memory)");
+      }
+      const int rc = run_child(more, path);
+      if (rc != 0 && rc != 1) {
+        std::remove(path.c_str());
+        throw usage_error("extra trial " + std::to_string(t + 1) + " of gmemprof run exited with " +
+                          std::to_string(rc) + " (see its messages above); no report was written");
+      }
+      report r = read_report(path);
+      std::remove(path.c_str());
+      trials.push_back(std::move(r.scenarios));
+    }
   }
   first.env.command_line = command_line;
   first.scenarios = combine_trials(std::move(trials));

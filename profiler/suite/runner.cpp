@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <string>
 
 #include "gmem/capability.hpp"
@@ -48,7 +49,13 @@ std::vector<scenario_result> combine_trials(std::vector<std::vector<scenario_res
     const std::string key = r.key();
     std::vector<std::pair<std::size_t, const scenario_result*>> same;  // (trial index, result)
     for (std::size_t t = 1; t < trials.size(); ++t) {
-      if (i < trials[t].size() && trials[t][i].key() == key) same.emplace_back(t, &trials[t][i]);
+      if (i < trials[t].size() && trials[t][i].key() == key) {
+        same.emplace_back(t, &trials[t][i]);
+        continue;
+      }
+      const auto found = std::find_if(trials[t].begin(), trials[t].end(),
+                                      [&](const scenario_result& o) { return o.key() == key; });
+      if (found != trials[t].end()) same.emplace_back(t, &*found);
     }
     for (const auto& [t, found] : same) {
       const scenario_result& other = *found;
@@ -342,6 +349,44 @@ report run_suite(const run_options& options, const std::string& command_line) {
     }
   }
   return rep;
+}
+
+}  // namespace gmem::profiler
+
+namespace gmem::profiler {
+
+std::vector<std::string> unsettled_scenarios(const std::vector<std::vector<scenario_result>>& trials,
+                                             double tolerance) {
+  std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> used, reserved;  // key -> (min, max)
+  std::map<std::string, std::string> name_of;
+  std::vector<std::string> keys;
+  for (const auto& trial : trials) {
+    for (const scenario_result& r : trial) {
+      if (r.status != scenario_status::ok) continue;
+      const std::string key = r.key();
+      if (name_of.emplace(key, r.name).second) keys.push_back(key);
+      for (auto [range, value] : {std::pair{&used[key], r.analysis.used_high_bytes},
+                                  std::pair{&reserved[key], r.analysis.reserved_high_bytes}}) {
+        if (range->first == 0 && range->second == 0) {
+          *range = {value, value};
+        } else {
+          range->first = std::min(range->first, value);
+          range->second = std::max(range->second, value);
+        }
+      }
+    }
+  }
+  std::vector<std::string> out;
+  for (const std::string& key : keys) {
+    bool apart = false;
+    for (const auto* ranges : {&used, &reserved}) {
+      const auto [lo, hi] = ranges->at(key);
+      apart = apart || static_cast<double>(hi) > static_cast<double>(lo) * (1 + tolerance);
+    }
+    const std::string& name = name_of[key];
+    if (apart && std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+  }
+  return out;
 }
 
 }  // namespace gmem::profiler

@@ -23,6 +23,11 @@ struct run_options {
   /// gmemprof runs each trial in a fresh process of its own (run_suite ignores this and runs
   /// the trials in this process).
   bool trials_in_processes = true;
+  /// With trials in processes: a scenario whose trials disagree on a memory counter (the
+  /// driver's choice depends on a race, e.g. graphs in separate streams) gets this many more
+  /// trials, so that its distribution is judged, not its first few draws (issue 21). -1: twice
+  /// `trials`; 0: none.
+  int settle_trials = -1;
   /// Scenario names to run (all when empty).
   std::vector<std::string> only;
   /// `--set NAME=VALUE` as given, in order: each sets NAME in every selected scenario that
@@ -60,9 +65,10 @@ struct scenario_definition;
 /// parameter (describe()).
 [[nodiscard]] std::string format_scenario_list();
 
-/// Joins the results of K runs of one scenario (trials[t][i]: result i of trial t): the first
-/// trial's results, each with every trial's values in `trials` and launch-cost medians that are
-/// the median of the trials' medians. A trial that failed makes the scenario fail.
+/// Joins the results of K runs of one scenario (trials[t]: the results of trial t): the first
+/// trial's results, each with the values of every trial that ran it (matched by key: a later
+/// trial may hold only some scenarios) in `trials` and launch-cost medians that are the median
+/// of the trials' medians. A trial that failed makes the scenario fail.
 [[nodiscard]] std::vector<scenario_result> combine_trials(
     std::vector<std::vector<scenario_result>> trials);
 
@@ -71,5 +77,15 @@ struct scenario_definition;
 /// usage_error for unknown names, bad settings, a device out of range or bad reps / warmups,
 /// unsupported_error without a GPU, cuda_error when the device cannot be probed.
 [[nodiscard]] report run_suite(const run_options& options, const std::string& command_line);
+
+}  // namespace gmem::profiler
+
+namespace gmem::profiler {
+
+/// The names of the scenarios (scenario_result::name, each once, in order) whose ok results
+/// disagree between `trials` on used_high_bytes or reserved_high_bytes by more than `tolerance`
+/// (a fraction of the smallest): the ones that need more trials (run_options::settle_trials).
+[[nodiscard]] std::vector<std::string> unsettled_scenarios(
+    const std::vector<std::vector<scenario_result>>& trials, double tolerance);
 
 }  // namespace gmem::profiler

@@ -69,25 +69,45 @@ TEST(CheckTrials, CounterInsideWhatTheBaselineShowedPasses) {
   const auto c = with_trials({512 * MiB, 512 * MiB, 512 * MiB, 512 * MiB, 512 * MiB},
                              {50, 50, 50, 50, 50});
   const comparison cmp = compare_reports(one(b), one(c), tolerances{});
-  EXPECT_EQ(row(cmp, "reserved_high_bytes").verdict, "unstable");
+  EXPECT_EQ(row(cmp, "reserved_high_bytes").verdict, "pass");  // judged (issue 21)
+  EXPECT_TRUE(row(cmp, "reserved_high_bytes").wide_baseline);
   EXPECT_FALSE(cmp.regressed());
+  // What --strict still fails: the times, whose trials ran against different reservations.
   tolerances strict;
   strict.strict = true;
-  EXPECT_TRUE(compare_reports(one(b), one(c), strict).regressed());
+  const comparison s = compare_reports(one(b), one(c), strict);
+  EXPECT_TRUE(s.regressed());
+  for (const auto& r : s.rows) {
+    if (r.verdict == "unstable") {
+      EXPECT_EQ(r.category, "time") << r.metric;
+    }
+  }
 }
 
 TEST(CheckTrials, CounterOutsideEveryBaselineTrialRegresses) {
-  // One granule more than anything the baseline's trials showed (its median is 2 MiB and so
-  // are all its trials): a regression even though one current trial is still at 2 MiB.
+  // One granule more than anything the baseline's trials showed, in every trial: a regression
+  // (p = 1/252), and the reverse an improvement, which passes.
   const auto b = with_trials({2 * MiB, 2 * MiB, 2 * MiB, 2 * MiB, 2 * MiB}, {50, 50, 50, 50, 50});
-  const auto c = with_trials({4 * MiB, 4 * MiB, 2 * MiB, 4 * MiB, 4 * MiB}, {50, 50, 50, 50, 50});
+  const auto c = with_trials({4 * MiB, 4 * MiB, 4 * MiB, 4 * MiB, 4 * MiB}, {50, 50, 50, 50, 50});
   const comparison cmp = compare_reports(one(b), one(c), tolerances{});
   EXPECT_EQ(row(cmp, "reserved_high_bytes").verdict, "regression");
+  EXPECT_NEAR(row(cmp, "reserved_high_bytes").p_value, 1.0 / 252, 1e-12);
   EXPECT_EQ(exit_code(cmp), 1);
-  // And the reverse is an improvement, which passes.
   const comparison rev = compare_reports(one(c), one(b), tolerances{});
-  EXPECT_EQ(row(rev, "reserved_high_bytes").verdict, "unstable");  // 2..4 MiB baseline
+  EXPECT_EQ(row(rev, "reserved_high_bytes").verdict, "improvement");
   EXPECT_EQ(exit_code(rev), 0);
+}
+
+TEST(CheckTrials, CounterSetByARaceIsJudgedByItsDistribution) {
+  // graphs_in_separate_streams on an H100 (reports/check-quality/): reservations from 256 to
+  // 512 MiB by process. A current run whose median lies above the baseline's five trials but
+  // whose trials overlap them is not significant: a median-outside-range rule alone failed 1
+  // pair of 45 there.
+  const auto b = with_trials({288 * MiB, 288 * MiB, 320 * MiB, 288 * MiB, 256 * MiB}, {50, 50, 50, 50, 50});
+  const auto c = with_trials({512 * MiB, 480 * MiB, 352 * MiB, 512 * MiB, 288 * MiB}, {50, 50, 50, 50, 50});
+  const comparison cmp = compare_reports(one(b), one(c), tolerances{});
+  EXPECT_EQ(row(cmp, "reserved_high_bytes").verdict, "pass");
+  EXPECT_GT(row(cmp, "reserved_high_bytes").p_value, 0.01);
 }
 
 TEST(CheckTrials, TimeNeedsSignificanceAndEffect) {
@@ -109,10 +129,10 @@ TEST(CheckTrials, TimeNeedsSignificanceAndEffect) {
     EXPECT_EQ(row(cmp, "wall.steady_launch").verdict, "regression");
     EXPECT_NEAR(row(cmp, "wall.steady_launch").p_value, 1.0 / 252, 1e-12);
   }
-  // Significant but small (+20%): a pass.
+  // Significant but small (every trial at most 14% above the slowest): a pass.
   {
     const auto b = with_trials(r, {100, 101, 102, 103, 104});
-    const auto c = with_trials(r, {120, 121, 122, 123, 124});
+    const auto c = with_trials(r, {116, 117, 118, 118, 118});
     EXPECT_EQ(row(compare_reports(one(b), one(c), tolerances{}), "wall.steady_launch").verdict,
               "pass");
   }
@@ -124,6 +144,53 @@ TEST(CheckTrials, TimeNeedsSignificanceAndEffect) {
     EXPECT_EQ(row(cmp, "wall.steady_launch").verdict, "improvement");
     EXPECT_EQ(exit_code(cmp), 0);
   }
+}
+
+TEST(CheckTrials, ASmallGraphsLaunchTwiceAsSlowIsCaughtBelowTheFloor) {
+  // Measured on an H100 (reports/check-quality/): a 2 MiB graph's steady launch, host us, in
+  // processes of two modes (1.7 or 2.8 us); the slow_steady injection launched twice, in a run
+  // whose processes all took the fast mode. +0.6 us: under the 10 us floor, yet every trial is
+  // 21% above the baseline's slowest.
+  const std::vector<std::uint64_t> r(5, 2 * MiB);
+  const auto b = with_trials(r, {1.69, 2.69, 1.75, 2.54, 2.8});
+  const auto c = with_trials(r, {3.4, 3.66, 3.5, 3.59, 3.86});
+  const comparison cmp = compare_reports(one(b), one(c), tolerances{});
+  EXPECT_EQ(row(cmp, "host.steady_launch").verdict, "regression");
+  // The closest two clean runs came (independent_allocs' instantiate): every trial 12.8% above.
+  const auto b2 = with_trials(r, {33.1, 34.0, 35.2, 34.6, 35.1});
+  const auto c2 = with_trials(r, {39.6, 40.2, 41.0, 39.9, 40.8});
+  EXPECT_EQ(row(compare_reports(one(b2), one(c2), tolerances{}), "host.steady_launch").verdict, "pass");
+  // time_separation is a tolerance like the others.
+  tolerances loose;
+  set_tolerance(loose, "time_separation=0.3");
+  EXPECT_EQ(row(compare_reports(one(b), one(c), loose), "host.steady_launch").verdict, "pass");
+}
+
+TEST(CheckTrials, ScenariosWhoseTrialsDisagreeOnMemoryGetMoreTrialsJoinedByKey) {
+  auto racy = with_trials({256 * MiB}, {50});
+  racy.name = "racy";
+  racy.trials.clear();
+  auto steady = with_trials({64 * MiB}, {50});
+  steady.name = "steady";
+  steady.trials.clear();
+  auto with_reserved = [](scenario_result s, std::uint64_t bytes) {
+    s.analysis.reserved_high_bytes = s.analysis.used_high_bytes = bytes;
+    return s;
+  };
+  std::vector<std::vector<scenario_result>> trials{
+      {with_reserved(steady, 64 * MiB), with_reserved(racy, 256 * MiB)},
+      {with_reserved(steady, 64 * MiB), with_reserved(racy, 512 * MiB)}};
+  EXPECT_EQ(unsettled_scenarios(trials, 0.02), std::vector<std::string>{"racy"});
+  // Within the tolerance: settled.
+  trials[1][1] = with_reserved(racy, 256 * MiB + MiB);
+  EXPECT_TRUE(unsettled_scenarios(trials, 0.02).empty());
+  // An extra trial of the racy scenario alone joins it by key, not by position.
+  trials.push_back({with_reserved(racy, 384 * MiB)});
+  const auto joined = combine_trials(trials);
+  ASSERT_EQ(joined.size(), 2u);
+  EXPECT_EQ(joined[0].trials.size(), 2u);
+  ASSERT_EQ(joined[1].trials.size(), 3u);
+  EXPECT_EQ(joined[1].trials[2].reserved_high_bytes, 384 * MiB);
 }
 
 TEST(CheckTrials, TimeEffectCountsFromTheBaselinesSlowestTrial) {
