@@ -53,6 +53,36 @@ double critical_path_us(const flat_graph& flat, const std::vector<double>& durat
   return longest;
 }
 
+namespace {
+
+// Nodes flatten() makes of g: each node, and for a child graph node its child's nodes and an
+// end node.
+std::size_t flat_size(const graph_model& g) {
+  std::size_t n = g.nodes.size();
+  for (const model_node& node : g.nodes) {
+    if (node.kind == node_kind::child_graph && node.child && *node.child < g.children.size()) {
+      n += flat_size(g.children[*node.child]) + 1;
+    }
+  }
+  return n;
+}
+
+}  // namespace
+
+std::vector<double> flat_durations(const graph_model& g, const std::vector<double>& top_level_us) {
+  std::vector<double> out(flat_size(g), 0.0);
+  std::size_t position = 0;
+  for (std::size_t k = 0; k < g.nodes.size(); ++k) {
+    if (k < top_level_us.size()) out[position] = top_level_us[k];
+    ++position;
+    const model_node& node = g.nodes[k];
+    if (node.kind == node_kind::child_graph && node.child && *node.child < g.children.size()) {
+      position += flat_size(g.children[*node.child]) + 1;
+    }
+  }
+  return out;
+}
+
 time_price price_of(const flat_graph& flat, const std::vector<double>& duration_us,
                     const std::vector<std::pair<std::size_t, std::size_t>>& added) {
   return {critical_path_us(flat, duration_us), critical_path_us(flat, duration_us, added)};

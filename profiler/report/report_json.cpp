@@ -197,11 +197,15 @@ json to_json(const scenario_result& s) {
   }
   if (s.advice) {  // issue 9: optional section
     const auto change_json = [](const measured_change& c) {
-      return json{{"kind", c.kind},
-                  {"where", c.where},
-                  {"predicted_bytes", c.predicted_bytes},
-                  {"measured_bytes", c.measured_bytes},
-                  {"saving_bytes", c.saving_bytes}};
+      json out{{"kind", c.kind},
+               {"where", c.where},
+               {"predicted_bytes", c.predicted_bytes},
+               {"measured_bytes", c.measured_bytes},
+               {"saving_bytes", c.saving_bytes}};
+      if (c.added_dependencies) out["added_dependencies"] = c.added_dependencies;
+      if (c.predicted_launch_us) out["predicted_launch_us"] = *c.predicted_launch_us;
+      if (c.predicted_price_us) out["predicted_price_us"] = *c.predicted_price_us;
+      return out;
     };
     const auto list_json = [&](const std::vector<measured_change>& list) {
       json out = json::array();
@@ -213,6 +217,8 @@ json to_json(const scenario_result& s) {
                    {"combined", change_json(s.advice->combined)},
                    {"combined_reaches_order_free_bound", s.advice->combined_reaches_order_free_bound},
                    {"tried", list_json(s.advice->tried)}};
+    if (s.advice->critical_path_us) j["advice"]["critical_path_us"] = *s.advice->critical_path_us;
+    if (!s.advice->durations_note.empty()) j["advice"]["durations_note"] = s.advice->durations_note;
   }
   return j;
 }
@@ -583,6 +589,9 @@ scenario_result read_scenario(const reader& in, const json& j, const std::string
       m.predicted_bytes = in.u64(c, "predicted_bytes", p);
       m.measured_bytes = in.u64(c, "measured_bytes", p);
       m.saving_bytes = in.u64(c, "saving_bytes", p);
+      if (c.contains("added_dependencies")) m.added_dependencies = in.u64(c, "added_dependencies", p);
+      if (c.contains("predicted_launch_us")) m.predicted_launch_us = in.real(c, "predicted_launch_us", p);
+      if (c.contains("predicted_price_us")) m.predicted_price_us = in.real(c, "predicted_price_us", p);
       return m;
     };
     const auto read_list = [&](const char* key, std::vector<measured_change>& list) {
@@ -603,6 +612,8 @@ scenario_result read_scenario(const reader& in, const json& j, const std::string
               "must be true or false, is " + reader::kind_of(reaches));
     }
     adv.combined_reaches_order_free_bound = reaches.get<bool>();
+    if (a.contains("critical_path_us")) adv.critical_path_us = in.real(a, "critical_path_us", ap);
+    if (a.contains("durations_note")) adv.durations_note = in.string(a, "durations_note", ap);
     s.advice = std::move(adv);
   }
   return s;

@@ -168,9 +168,18 @@ std::string format_scenario(const scenario_result& s, bool recorded, std::uint64
     if (s.advice->changes.empty()) out += " none saves a granule";
     out += "\n";
     for (const auto& c : s.advice->changes) {
-      out += "    saves " + mib(c.saving_bytes) + " measured (predicted " + mib(c.predicted_bytes) +
-             " after it): " + c.where + "\n";
+      out += "    [" + c.kind + "] saves " + mib(c.saving_bytes) + " measured (predicted " +
+             mib(c.predicted_bytes) + " after it)";
+      if (c.predicted_price_us) {
+        char price[160];
+        std::snprintf(price, sizeof price, "; predicted price %+.1f us of launch time (%.1f -> %.1f us)",
+                      *c.predicted_price_us, *c.predicted_launch_us - *c.predicted_price_us,
+                      *c.predicted_launch_us);
+        out += price;
+      }
+      out += ": " + c.where + "\n";
     }
+    if (!s.advice->durations_note.empty()) out += "    price: " + s.advice->durations_note + "\n";
     for (const auto& c : s.advice->tried) {
       out += "    tried, saves less than a granule: " + c.kind + " (reserved " + mib(c.measured_bytes) + ")\n";
     }

@@ -63,5 +63,30 @@ TEST(CriticalPath, BadOrCyclicEdgesAreRefusedByName) {
   EXPECT_THROW((void)critical_path_us(f, d, {{2, 0}}), std::invalid_argument);  // free -> its own alloc
 }
 
+TEST(CriticalPath, DurationsOfTheGraphsOwnNodesLandWhereFlattenPutsThem) {
+  // k0 -> child (kernel, kernel) -> k2: flatten gives k0, child node, its two kernels, the
+  // child's end node, k2.
+  graph_model g;
+  g.name = "g";
+  g.nodes.resize(3);
+  g.nodes[0].kind = node_kind::kernel;
+  g.nodes[1].kind = node_kind::child_graph;
+  g.nodes[1].child = 0;
+  g.nodes[2].kind = node_kind::kernel;
+  g.edges = {{0, 1}, {1, 2}};
+  graph_model child;
+  child.name = "c";
+  child.nodes.resize(2);
+  child.nodes[0].kind = child.nodes[1].kind = node_kind::kernel;
+  g.children.push_back(child);
+  const flat_graph f = flatten(g);
+  const std::vector<double> d = flat_durations(g, {10, 0, 30});
+  ASSERT_EQ(d.size(), f.nodes.size());
+  EXPECT_EQ(d[0], 10);
+  EXPECT_EQ(d[5], 30);
+  EXPECT_NE(f.labels[5].find("#2 in graph 'g'"), std::string::npos) << f.labels[5];
+  EXPECT_DOUBLE_EQ(critical_path_us(f, d), 40);
+}
+
 }  // namespace
 }  // namespace gmem::profiler

@@ -85,12 +85,30 @@ report sample_report() {
 
   advice_measurement adv;
   adv.baseline_bytes = 67'108'864;
-  adv.changes = {{"creation_order", "create each free node as soon as its last user exists",
-                  33'554'432, 33'554'432, 33'554'432}};
-  adv.combined = {"combined", "give every dependency at creation", 33'554'432, 33'554'432,
-                  33'554'432};
+  const auto change = [](std::string kind, std::string where, std::uint64_t predicted,
+                         std::uint64_t measured, std::uint64_t saving) {
+    measured_change c;
+    c.kind = std::move(kind);
+    c.where = std::move(where);
+    c.predicted_bytes = predicted;
+    c.measured_bytes = measured;
+    c.saving_bytes = saving;
+    return c;
+  };
+  adv.changes = {change("creation_order", "create each free node as soon as its last user exists",
+                        33'554'432, 33'554'432, 33'554'432)};
+  measured_change plan = change("plan", "make alloc node #3 depend on free node #2", 33'554'432,
+                                33'554'432, 33'554'432);
+  plan.added_dependencies = 1;
+  plan.predicted_launch_us = 412.5;
+  plan.predicted_price_us = 206.25;
+  adv.changes.insert(adv.changes.begin(), plan);
+  adv.combined = change("combined", "give every dependency at creation", 33'554'432, 33'554'432,
+                        33'554'432);
   adv.combined_reaches_order_free_bound = true;
-  adv.tried = {{"auto_free_on_launch", "instantiate with AutoFreeOnLaunch", 67'108'864, 67'108'864, 0}};
+  adv.tried = {change("auto_free_on_launch", "instantiate with AutoFreeOnLaunch", 67'108'864,
+                      67'108'864, 0)};
+  adv.critical_path_us = 206.25;
   ok.advice = adv;
 
   scenario_result skipped;
@@ -342,10 +360,16 @@ TEST(ReportJson, MeasuredAdviceRoundTrips) {
   ASSERT_TRUE(back.scenarios[0].advice.has_value());
   const advice_measurement& a = *back.scenarios[0].advice;
   EXPECT_EQ(a.baseline_bytes, 67'108'864u);
-  ASSERT_EQ(a.changes.size(), 1u);
-  EXPECT_EQ(a.changes[0].kind, "creation_order");
-  EXPECT_EQ(a.changes[0].measured_bytes, 33'554'432u);
-  EXPECT_EQ(a.changes[0].saving_bytes, 33'554'432u);
+  ASSERT_EQ(a.changes.size(), 2u);
+  EXPECT_EQ(a.changes[0].kind, "plan");
+  EXPECT_EQ(a.changes[0].added_dependencies, 1u);
+  EXPECT_EQ(a.changes[0].predicted_launch_us, 412.5);
+  EXPECT_EQ(a.changes[0].predicted_price_us, 206.25);
+  EXPECT_EQ(a.critical_path_us, 206.25);
+  EXPECT_EQ(a.changes[1].kind, "creation_order");
+  EXPECT_EQ(a.changes[1].measured_bytes, 33'554'432u);
+  EXPECT_EQ(a.changes[1].saving_bytes, 33'554'432u);
+  EXPECT_FALSE(a.changes[1].predicted_price_us.has_value());
   EXPECT_EQ(a.combined.kind, "combined");
   EXPECT_TRUE(a.combined_reaches_order_free_bound);
   ASSERT_EQ(a.tried.size(), 1u);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gmem/profiler/analysis.hpp"
+#include "gmem/profiler/graph_model.hpp"
 
 namespace gmem::profiler {
 
@@ -19,6 +20,12 @@ namespace gmem::profiler {
 /// a cycle.
 [[nodiscard]] double critical_path_us(const flat_graph& flat, const std::vector<double>& duration_us,
                                       const std::vector<std::pair<std::size_t, std::size_t>>& added = {});
+
+/// Durations of a graph's own nodes (in g.nodes order) placed at their indices in flatten(g),
+/// which inlines each child graph right after its node: the weights critical_path_us takes.
+/// Nodes inside child graphs weigh 0. Missing entries of top_level_us weigh 0.
+[[nodiscard]] std::vector<double> flat_durations(const graph_model& g,
+                                                 const std::vector<double>& top_level_us);
 
 /// What a change costs in launch time, predicted: the critical path before and after.
 struct time_price {

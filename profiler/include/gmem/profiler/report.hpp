@@ -118,13 +118,20 @@ struct trial_sample {
 /// replayed (memory nodes and empty nodes only), kept only where the change saved at least one
 /// reservation granule there.
 struct measured_change {
-  /// dependency_at_creation, creation_order, add_dependency, auto_free_on_launch, one_stream,
-  /// trim, combined
+  /// plan, dependency_at_creation, creation_order, add_dependency, auto_free_on_launch,
+  /// one_stream, trim, combined
   std::string kind;
   std::string where;  ///< where to make the change in the user's code
   std::uint64_t predicted_bytes = 0;  ///< what the reuse model predicts after the change
   std::uint64_t measured_bytes = 0;   ///< what the driver reserved after the change
   std::uint64_t saving_bytes = 0;     ///< baseline_bytes - measured_bytes (0 when not below)
+  /// Predicted, not measured (issue 21): the launch time with the change, the critical path
+  /// of the graph through its nodes' GPU durations (measured with CUPTI on the real graph) with
+  /// the dependencies the change adds, and what that adds to the graph's own critical path.
+  /// Absent where the durations could not be measured or the change adds no dependency.
+  std::optional<double> predicted_launch_us;
+  std::optional<double> predicted_price_us;
+  std::size_t added_dependencies = 0;  ///< how many dependencies the change adds (plan, add_dependency)
 };
 
 struct advice_measurement {
@@ -135,6 +142,11 @@ struct advice_measurement {
   measured_change combined;              ///< the combined set, measured as a whole
   bool combined_reaches_order_free_bound = false;
   std::vector<measured_change> tried;    ///< measured, saved less than a granule: not advice
+  /// The graph's own critical path through its nodes' GPU durations (CUPTI kernel records of
+  /// a few launches), which the changes' predicted prices are relative to; absent with why in
+  /// durations_note when CUPTI could not measure them.
+  std::optional<double> critical_path_us;
+  std::string durations_note;
 };
 
 enum class scenario_status { ok, skipped, error };
