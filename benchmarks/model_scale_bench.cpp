@@ -194,6 +194,7 @@ int main(int argc, char** argv) {
   const reuse_bounds b = bounds_of(seen, a, granule);
   const auto t3 = clock::now();
   const auto cands = candidate_changes(seen, a, granule);
+  const auto plan = plan_changes(seen, granule);  // the plan is part of the what-if search
   const auto t4 = clock::now();
   const double total = ms(t0, t4);
   const double peak = peak_mib();
@@ -219,7 +220,9 @@ int main(int argc, char** argv) {
             << ",\n  \"order_free_bytes\": " << b.order_free_bytes
             << ",\n  \"creation_order_bytes\": " << b.creation_order_bytes
             << ",\n  \"as_created_bytes\": " << b.as_created_bytes << ",\n  \"binding\": \"" << b.binding
-            << "\",\n  \"candidates\": " << cands.size() << ",\n  \"target\": "
+            << "\",\n  \"candidates\": " << cands.size()
+            << ",\n  \"plan_dependencies\": " << (plan ? plan->change.added_edges.size() : 0)
+            << ",\n  \"plan_bytes\": " << (plan ? plan->change.predicted_bytes : 0) << ",\n  \"target\": "
             << (!wide            ? "{\"ms\": 2000, \"mib\": 1024}"
                 : wide <= 10000 ? "{\"ms\": 1000, \"mib\": 256}"
                                  : "{\"ms\": 10000}")

@@ -1,6 +1,7 @@
 #include "gmem/profiler/profile.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <functional>
 #include <utility>
 
@@ -11,6 +12,8 @@
 #include "gmem/profiler/reuse_model.hpp"
 #include "gmem/profiler/skeleton_replay.hpp"
 #include "gmem/profiler/counters.hpp"
+#include "gmem/profiler/critical_path.hpp"
+#include "gmem/profiler/node_durations.hpp"
 #include "gmem/profiler/diagnostics.hpp"
 #include "gmem/profiler/environment.hpp"
 #include "gmem/profiler/graph_reader.hpp"
@@ -98,9 +101,30 @@ scenario_result profile_graph(cudaGraph_t g, const std::string& name,
   if (options.measure_advice && a.alloc_nodes > 0) {
     // Issue 9: each candidate change replayed as a skeleton (no user kernel runs); kept where
     // the driver saved at least one granule. Leaves the pool trimmed, as above.
+    // Issue 21: the nodes' GPU durations on the real graph (CUPTI), which price each change
+    // that adds dependencies in launch time.
+    std::optional<advice_pricing> pricing;
+    std::string durations_note;
     try {
-      const advice_report adv =
-          measure_advice(r.skeletons.back(), a, granularity, granularity, dev);
+      std::string why;
+      if (const auto d = measure_node_durations(g, dev, unfreed, why)) {
+        pricing = advice_pricing{flat, flat_durations(model, d->top_level_us), 0};
+        pricing->critical_path_us = critical_path_us(pricing->flat, pricing->duration_us);
+        if (d->unplaced_records > 0) {
+          durations_note = std::to_string(d->unplaced_records) + " of " + std::to_string(d->kernel_records) +
+                           " kernel records came from nodes inside child graphs and were not placed: "
+                           "they weigh 0 in the predicted launch times";
+        }
+      } else {
+        durations_note = "no launch-time price: " + why;
+      }
+    } catch (const std::exception& e) {
+      durations_note = std::string("no launch-time price: the node durations could not be measured: ") + e.what();
+    }
+    (void)trim(dev);
+    try {
+      const advice_report adv = measure_advice(r.skeletons.back(), a, granularity, granularity, dev,
+                                               false, pricing ? &*pricing : nullptr);
       const std::uint64_t real = footprint.reserved_high;
       const std::uint64_t apart = adv.baseline_bytes > real ? adv.baseline_bytes - real : real - adv.baseline_bytes;
       if (apart > std::max<std::uint64_t>(granularity, 1)) {
@@ -114,8 +138,15 @@ scenario_result profile_graph(cudaGraph_t g, const std::string& name,
                  "than their memory nodes: README, \"The driver's reuse rule\"), so no change is advised",
              apart});
       } else {
-        r.advice = advice_measurement{adv.baseline_bytes, adv.advice, adv.combined,
-                                      adv.combined_reaches_order_free_bound, adv.tried};
+        advice_measurement m;
+        m.baseline_bytes = adv.baseline_bytes;
+        m.changes = adv.advice;
+        m.combined = adv.combined;
+        m.combined_reaches_order_free_bound = adv.combined_reaches_order_free_bound;
+        m.tried = adv.tried;
+        if (pricing) m.critical_path_us = pricing->critical_path_us;
+        m.durations_note = durations_note;
+        r.advice = std::move(m);
       }
     } catch (const std::exception& e) {
       r.diagnostics.push_back({"advice_not_measured", "info",

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -12,6 +13,7 @@
 
 #include "gmem/error.hpp"
 #include "gmem/profiler/counters.hpp"
+#include "gmem/profiler/critical_path.hpp"
 #include "gmem/profiler/diagnostics.hpp"
 #include "measure/skeleton_build.hpp"
 
@@ -111,7 +113,8 @@ measured_advice measure_one_stream(const std::vector<skeleton>& graphs,
 }
 
 advice_report measure_advice(const skeleton& s, const graph_analysis& a, std::uint64_t granularity,
-                             std::uint64_t min_saving, int device, bool untrimmed) {
+                             std::uint64_t min_saving, int device, bool untrimmed,
+                             const advice_pricing* pricing) {
   advice_report out;
   out.graph = s.name;
   out.bounds = bounds_of(s, a, granularity);
@@ -125,12 +128,19 @@ advice_report measure_advice(const skeleton& s, const graph_analysis& a, std::ui
     m.predicted_bytes = c.predicted_bytes;
     m.measured_bytes = replay(c.changed, device).reserved_bytes;
     m.saving_bytes = above(out.baseline_bytes, m.measured_bytes);
+    m.added_dependencies = c.added_edges.size();
+    if (pricing && !c.added_edges.empty()) {
+      m.predicted_launch_us = critical_path_us(pricing->flat, pricing->duration_us, c.added_edges);
+      m.predicted_price_us = *m.predicted_launch_us - pricing->critical_path_us;
+    }
     return m;
   };
   const std::uint64_t enough = std::max<std::uint64_t>(min_saving, 1);
   const auto keep = [&](measured_advice m) {
     (m.saving_bytes >= enough ? out.advice : out.tried).push_back(std::move(m));
   };
+  // The plan first: the least footprint an ordering reaches, measured as a whole.
+  if (const std::optional<plan_result> plan = plan_changes(s, granularity)) keep(measured(plan->change));
   for (const candidate_change& c : candidate_changes(s, a, granularity)) {
     measured_advice m = measured(c);
     if (c.kind == "combined") {

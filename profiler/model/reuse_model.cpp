@@ -1,5 +1,7 @@
 #include "gmem/profiler/reuse_model.hpp"
 
+#include "gmem/profiler/diagnostics.hpp"
+
 #include <algorithm>
 #include <functional>
 #include <iterator>
@@ -697,7 +699,7 @@ std::vector<candidate_change> candidate_changes(const skeleton& s, const graph_a
     std::string where = how;
     const std::string shared = newly_shared(changed, base, base_index, p);
     if (!shared.empty()) where += (where.empty() ? "" : ": ") + shared;
-    out.push_back({std::move(kind), std::move(where), std::move(changed), p.rounded_bytes});
+    out.push_back({std::move(kind), std::move(where), std::move(changed), p.rounded_bytes, {}});
   };
   bool late_forward = false, late_backward = false;
   for (const auto& [from, to] : s.late_edges) (from < to ? late_forward : late_backward) = true;
@@ -762,7 +764,10 @@ std::vector<candidate_change> candidate_changes(const skeleton& s, const graph_a
                  " when it is created (in a capture: record an event after the cudaFreeAsync and "
                  "make the allocating stream wait on it before its cudaMallocAsync)",
              known ? &predicted : nullptr);
-    if (out.size() > found) helped.emplace_back(i, j);
+    if (out.size() > found) {
+      out.back().added_edges = {{*ai.free_node, aj.alloc_node}};
+      helped.emplace_back(i, j);
+    }
   }
   std::stable_sort(out.begin(), out.end(), [](const candidate_change& l, const candidate_change& r) {
     return l.predicted_bytes < r.predicted_bytes;
@@ -807,7 +812,147 @@ std::vector<candidate_change> candidate_changes(const skeleton& s, const graph_a
   }
   out.push_back({"combined", "give every dependency at creation and create each free node as soon as "
                              "its last user exists" + (added.empty() ? std::string() : "; " + added),
-                 std::move(combined), best});
+                 std::move(combined), best, {}});
+  return out;
+}
+
+}  // namespace gmem::profiler
+
+namespace gmem::profiler {
+namespace {
+
+// The plan's skeleton: `s` with each (free, alloc) edge given when the alloc node is created;
+// re-created in a topological order of all edges when a free comes after its alloc node.
+skeleton with_plan_edges(const skeleton& s, const std::vector<std::pair<std::size_t, std::size_t>>& edges,
+                         bool& recreate) {
+  skeleton changed = s;
+  recreate = false;
+  for (const auto& [f, j] : edges) {
+    if (f < j) {
+      auto& deps = changed.nodes[j].deps;
+      deps.insert(std::upper_bound(deps.begin(), deps.end(), f), f);
+    } else {
+      changed.late_edges.emplace_back(f, j);
+      recreate = true;
+    }
+  }
+  return recreate ? recreated(changed, true) : changed;
+}
+
+std::string plan_where(const skeleton& s, const std::vector<std::pair<std::size_t, std::size_t>>& edges,
+                       bool recreate, std::uint64_t predicted, std::uint64_t serial_peak) {
+  std::string out = "order the allocations one after another with " + std::to_string(edges.size()) +
+                    " dependenc" + (edges.size() == 1 ? "y" : "ies") + ", each given when the alloc node is created: ";
+  const std::size_t listed = std::min<std::size_t>(edges.size(), 3);
+  for (std::size_t i = 0; i < listed; ++i) {
+    out += (i ? "; " : "") + std::string("make ") + node_name(s, edges[i].second) + " depend on " +
+           node_name(s, edges[i].first);
+  }
+  if (edges.size() > listed) out += "; and " + std::to_string(edges.size() - listed) + " more alike";
+  out += " (in a capture: record an event after each cudaFreeAsync and make the stream of the next "
+         "cudaMallocAsync wait on it)";
+  if (recreate) out += ", and create each free node before the allocations that follow it";
+  out += ". Predicted to reserve " + describe_bytes(predicted) + "; a serial order of the graph peaks at " +
+         describe_bytes(serial_peak) + " (rounded per pool)";
+  return out;
+}
+
+}  // namespace
+
+std::optional<plan_result> plan_changes(const skeleton& s, std::uint64_t granularity) {
+  validate(s);
+  const std::size_t n = s.nodes.size();
+  const reuse_prediction base = predict_valid(s, granularity);
+  const edge_lists e = edges_of(s);
+  // The serial schedule: among ready nodes, frees first, then other non-alloc nodes, then
+  // allocations that a started node waits for (so that work in progress finishes before new
+  // memory is taken), then the other allocations; allocations the largest first (a smaller one
+  // fits into a larger one's freed range, not the other way round: measured, README), each
+  // class by index.
+  std::vector<std::size_t> indegree(n);
+  using key = std::tuple<int, std::uint64_t, std::size_t>;
+  std::priority_queue<key, std::vector<key>, std::greater<>> ready;
+  const auto entry = [&](std::size_t v) {
+    const skeleton_node& k = s.nodes[v];
+    if (k.kind == skeleton_kind::alloc) return key{3, ~std::uint64_t{k.bytes}, v};
+    return key{k.kind == skeleton_kind::free ? 0 : 1, 0, v};
+  };
+  for (std::size_t v = 0; v < n; ++v) {
+    indegree[v] = e.pred_at[v + 1] - e.pred_at[v];
+    if (indegree[v] == 0) ready.push(entry(v));
+  }
+  const std::size_t pools = base.pool_mapped.size();
+  std::vector<std::uint64_t> live(pools, 0), peak(pools, 0);
+  std::vector<std::vector<std::size_t>> pending(pools);  // frees since the pool's last allocation
+  std::vector<std::pair<std::size_t, std::size_t>> edges;
+  std::vector<bool> scheduled(n, false), boosted(n, false);
+  while (!ready.empty()) {
+    const std::size_t v = std::get<2>(ready.top());
+    ready.pop();
+    if (scheduled[v]) continue;  // pushed again when boosted
+    scheduled[v] = true;
+    const skeleton_node& node = s.nodes[v];
+    if (node.kind == skeleton_kind::alloc && base.pool[v] < pools) {
+      const std::size_t pool = base.pool[v];
+      live[pool] += node.bytes;
+      peak[pool] = std::max(peak[pool], live[pool]);
+      for (std::size_t f : pending[pool]) {
+        if (std::find(node.deps.begin(), node.deps.end(), f) == node.deps.end()) edges.emplace_back(f, v);
+      }
+      pending[pool].clear();
+    } else if (node.kind == skeleton_kind::free && node.frees < n && base.pool[node.frees] < pools) {
+      const std::size_t pool = base.pool[node.frees];
+      live[pool] -= std::min(live[pool], s.nodes[node.frees].bytes);
+      pending[pool].push_back(v);
+    }
+    for (std::size_t i = e.succ_at[v]; i < e.succ_at[v + 1]; ++i) {
+      const std::size_t w = e.succ[i];
+      if (--indegree[w] == 0) {
+        ready.push(entry(w));
+        continue;
+      }
+      for (std::size_t j = e.pred_at[w]; j < e.pred_at[w + 1]; ++j) {  // what w still waits for
+        const std::size_t u = e.pred[j];
+        if (!scheduled[u] && !boosted[u] && indegree[u] == 0 && s.nodes[u].kind == skeleton_kind::alloc) {
+          boosted[u] = true;
+          ready.push(key{2, ~std::uint64_t{s.nodes[u].bytes}, u});
+        }
+      }
+    }
+  }
+  if (edges.empty()) return std::nullopt;
+  std::uint64_t serial_peak = 0;
+  for (std::uint64_t p : peak) serial_peak += round_up(p, granularity);
+  bool recreate = false;
+  skeleton changed = with_plan_edges(s, edges, recreate);
+  std::uint64_t predicted = predict_valid(changed, granularity).rounded_bytes;
+  if (predicted >= base.rounded_bytes) return std::nullopt;
+  // Drop what the prediction does not need, last edge first, on plans of at most 256 edges
+  // (each try predicts a copy of the skeleton).
+  if (edges.size() <= 256) {
+    for (std::size_t i = edges.size(); i-- > 0;) {
+      std::vector<std::pair<std::size_t, std::size_t>> fewer = edges;
+      fewer.erase(fewer.begin() + static_cast<std::ptrdiff_t>(i));
+      if (fewer.empty()) break;
+      bool r = false;
+      skeleton trial = with_plan_edges(s, fewer, r);
+      const std::uint64_t p = predict_valid(trial, granularity).rounded_bytes;
+      if (p <= predicted) {
+        edges = std::move(fewer);
+        changed = std::move(trial);
+        recreate = r;
+        predicted = p;
+      }
+    }
+  }
+  plan_result out;
+  out.serial_peak_bytes = serial_peak;
+  out.recreated = recreate;
+  out.change.kind = "plan";
+  out.change.where = plan_where(s, edges, recreate, predicted, serial_peak);
+  out.change.changed = std::move(changed);
+  out.change.predicted_bytes = predicted;
+  out.change.added_edges = std::move(edges);
   return out;
 }
 

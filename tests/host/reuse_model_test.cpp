@@ -529,3 +529,95 @@ TEST(SkeletonJson, RoundTripsThroughAReportAndRefusesABadSkeletonNamingTheField)
 }
 
 }  // namespace
+
+namespace {
+
+TEST(ReusePlan, FourIndependentChainsGetThreeDependenciesAndOneAllocation) {
+  // Issue 21: four independent 128 MiB alloc/kernel/free chains reserve 512 MiB; the plan
+  // chains them with three dependencies and reaches one allocation.
+  const sk b = chains({2 * S, 2 * S, 2 * S, 2 * S}, 0);
+  ASSERT_EQ(predict_reuse(b.s, granule).rounded_bytes, 8 * S);
+  const auto plan = plan_changes(b.s, granule);
+  ASSERT_TRUE(plan.has_value());
+  EXPECT_EQ(plan->change.kind, "plan");
+  EXPECT_EQ(plan->change.predicted_bytes, 2 * S);
+  EXPECT_EQ(plan->serial_peak_bytes, 2 * S);
+  EXPECT_FALSE(plan->recreated);
+  ASSERT_EQ(plan->change.added_edges.size(), 3u);
+  for (const auto& [f, a] : plan->change.added_edges) {
+    EXPECT_EQ(b.s.nodes[f].kind, skeleton_kind::free);
+    EXPECT_EQ(b.s.nodes[a].kind, skeleton_kind::alloc);
+  }
+  EXPECT_EQ(predict_reuse(plan->change.changed, granule).rounded_bytes, 2 * S);
+  EXPECT_NO_THROW(validate(plan->change.changed));
+  const std::string& w = plan->change.where;
+  EXPECT_NE(w.find("3 dependencies"), std::string::npos) << w;
+  EXPECT_NE(w.find("make alloc node #3 depend on free node #2"), std::string::npos) << w;
+  EXPECT_NE(w.find("cudaMallocAsync wait on it"), std::string::npos) << w;
+}
+
+TEST(ReusePlan, UnequalChainsGoLargestFirstSoTheSmallerFit) {
+  // S then 4S chained reserves 5S (a larger allocation does not fit a smaller one's range,
+  // measured case J); the plan orders 4S first: one allocation of 4S.
+  const sk b = chains({S, 4 * S, 2 * S}, 0);
+  const auto plan = plan_changes(b.s, granule);
+  ASSERT_TRUE(plan.has_value());
+  EXPECT_EQ(plan->serial_peak_bytes, 4 * S);
+  EXPECT_EQ(plan->change.predicted_bytes, 4 * S);
+  EXPECT_EQ(plan->change.added_edges.size(), 2u);
+  EXPECT_TRUE(plan->recreated);  // the 4S chain was created second: its free must come first
+}
+
+TEST(ReusePlan, AGraphAlreadySerialHasNoPlan) {
+  EXPECT_FALSE(plan_changes(chains({S, S, S}, 1).s, granule).has_value());
+}
+
+TEST(ReusePlan, AllocationsAKernelUsesTogetherStayTogether) {
+  // a0 and a1 feed one kernel (both live at once), then a2 alone: the plan cannot go below
+  // a0 + a1, and reaches it.
+  sk b;
+  const auto a0 = b.alloc(S), a1 = b.alloc(2 * S);
+  const auto k = b.empty({a0, a1});
+  b.free(a0, {k});
+  b.free(a1, {k});
+  const auto a2 = b.alloc(2 * S);
+  b.free(a2, {b.empty({a2})});
+  ASSERT_EQ(predict_reuse(b.s, granule).rounded_bytes, 5 * S);
+  const auto plan = plan_changes(b.s, granule);
+  ASSERT_TRUE(plan.has_value());
+  EXPECT_EQ(plan->serial_peak_bytes, 3 * S);
+  EXPECT_EQ(plan->change.predicted_bytes, 3 * S);
+  EXPECT_EQ(plan->change.added_edges.size(), 1u);  // the second free is dropped as not needed
+}
+
+TEST(ReusePlan, RandomSkeletonsGetValidPlansThatNeverPredictMore) {
+  std::mt19937 rng(21);
+  int planned = 0;
+  for (int t = 0; t < 300; ++t) {
+    const skeleton s = random_skeleton(rng, 2 + rng() % 60);
+    const auto plan = plan_changes(s, granule);
+    if (!plan) continue;
+    ++planned;
+    EXPECT_NO_THROW(validate(plan->change.changed));
+    EXPECT_LT(plan->change.predicted_bytes, predict_reuse(s, granule).rounded_bytes);
+    EXPECT_EQ(plan->change.predicted_bytes, predict_reuse(plan->change.changed, granule).rounded_bytes);
+    for (const auto& [f, a] : plan->change.added_edges) {
+      ASSERT_LT(f, s.nodes.size());
+      ASSERT_LT(a, s.nodes.size());
+      EXPECT_EQ(s.nodes[f].kind, skeleton_kind::free);
+      EXPECT_EQ(s.nodes[a].kind, skeleton_kind::alloc);
+    }
+  }
+  EXPECT_GT(planned, 10);
+}
+
+TEST(ReusePlan, TenThousandIndependentChains) {
+  std::vector<std::uint64_t> sizes(10000, 2 * MiB);
+  const sk b = chains(sizes, 0);
+  const auto plan = plan_changes(b.s, granule);
+  ASSERT_TRUE(plan.has_value());
+  EXPECT_EQ(plan->change.predicted_bytes, granule);
+  EXPECT_EQ(plan->change.added_edges.size(), 9999u);
+}
+
+}  // namespace

@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -90,6 +91,9 @@ struct candidate_change {
   std::string where;        ///< where to make the change in the user's code, in words
   skeleton changed;         ///< the skeleton with the change applied
   std::uint64_t predicted_bytes = 0;  ///< predict_reuse(changed).rounded_bytes
+  /// The dependencies the change adds, (free node, alloc node) as indices of the skeleton it
+  /// was made from (skeleton node v is flat node v of the graph): for pricing on the real graph.
+  std::vector<std::pair<std::size_t, std::size_t>> added_edges;
 };
 
 /// Candidate changes whose predicted reservation is below the skeleton's own (each at most
@@ -104,6 +108,24 @@ struct candidate_change {
                                                               const graph_analysis& a,
                                                               std::uint64_t granularity,
                                                               std::size_t max_candidates = 8);
+
+/// A plan (issue 21): the set of added dependencies that brings the skeleton down to the least
+/// footprint an ordering reaches, found by a serial schedule (list scheduling: among the ready
+/// nodes, frees first, then the other non-alloc nodes, then allocations; the least peak over all
+/// orders is NP-hard in general, so this is a heuristic, exact for independent chains) and made
+/// of one dependency per allocation of each pool: the free scheduled last before it, given when
+/// the alloc node is created (re-creating the nodes in the schedule's order where a free was
+/// created after the allocation). Dependencies the prediction does not need are dropped (tried
+/// one by one up to 256 of them). Kind "plan"; nullopt when the plan predicts no saving against
+/// the skeleton as it is. For k independent equal alloc/kernel/free chains: k-1 dependencies,
+/// one allocation's memory.
+struct plan_result {
+  candidate_change change;
+  std::uint64_t serial_peak_bytes = 0;  ///< the schedule's peak of live bytes, rounded per pool
+  bool recreated = false;               ///< the nodes must be created in another order too
+};
+
+[[nodiscard]] std::optional<plan_result> plan_changes(const skeleton& s, std::uint64_t granularity);
 
 /// The skeleton re-created in a topological order of all its edges, every edge given at
 /// creation; among ready nodes, free nodes first when frees_first, else the lowest index.

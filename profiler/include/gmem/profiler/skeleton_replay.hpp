@@ -57,15 +57,26 @@ struct advice_report {
   std::vector<measured_advice> tried;
 };
 
-/// Replays `s` and each candidate change on `device`; keeps the advice whose measured saving is
+/// What prices a change in launch time (issue 21): the graph flattened (skeleton node v is
+/// flat node v) and its nodes' GPU durations (measure_node_durations, placed by flat_durations).
+struct advice_pricing {
+  flat_graph flat;
+  std::vector<double> duration_us;
+  double critical_path_us = 0;  ///< critical_path_us(flat, duration_us)
+};
+
+/// Replays `s` and each candidate change on `device`, and the plan (plan_changes); keeps the advice whose measured saving is
 /// at least `min_saving` (one reservation granule is the honest minimum: less is noise of the
 /// rounding). With `untrimmed` (the program destroys the graph and does not trim), adds "trim"
 /// when the replay kept at least min_saving reserved after the graph was destroyed. A skeleton
 /// that leaves allocations unfreed is also replayed with AutoFreeOnLaunch, launched twice
 /// ("auto_free_on_launch"). Throws as replay does.
+/// With `pricing`, each change that adds dependencies (plan, add_dependency) gets its predicted
+/// launch time and price (measured_change::predicted_launch_us, predicted_price_us).
 [[nodiscard]] advice_report measure_advice(const skeleton& s, const graph_analysis& a,
                                            std::uint64_t granularity, std::uint64_t min_saving,
-                                           int device, bool untrimmed = false);
+                                           int device, bool untrimmed = false,
+                                           const advice_pricing* pricing = nullptr);
 
 /// Graphs a program launched into several streams (`streams[i]` names graph i's), in their
 /// launch order: the "one_stream" change, the graphs replayed in one stream, its saving against
