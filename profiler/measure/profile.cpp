@@ -106,8 +106,9 @@ scenario_result profile_graph(cudaGraph_t g, const std::string& name,
     std::optional<advice_pricing> pricing;
     std::string durations_note;
     try {
-      std::string why;
-      if (const auto d = measure_node_durations(g, dev, unfreed, why)) {
+      std::string why = "profile_options::price_advice is off";
+      const auto d = options.price_advice ? measure_node_durations(g, dev, unfreed, why) : std::nullopt;
+      if (d) {
         pricing = advice_pricing{flat, flat_durations(model, d->top_level_us), 0};
         pricing->critical_path_us = critical_path_us(pricing->flat, pricing->duration_us);
         if (d->unplaced_records > 0) {

@@ -31,6 +31,11 @@ struct profile_options {
   /// whose saving was measured (scenario_result::advice). Allocates and maps memory of the
   /// graph's size for a moment; no user kernel runs.
   bool measure_advice = true;
+  /// With the advice: measure the graph's node durations (three launches with CUPTI's kernel
+  /// activity) to predict each change's launch-time price. CUPTI's activity buffers are
+  /// process-wide: in a process that traces with CUPTI itself (torch.profiler, Nsight Systems),
+  /// set false, or profiling takes that tool's buffer callbacks for the rest of the process.
+  bool price_advice = true;
   /// Launches one steady_launch sample times. Test-only (the suite's slow_steady injection,
   /// which measures that `gmemprof check` catches a steady launch twice as slow): leave at 1.
   int steady_launches_per_sample = 1;
