@@ -831,6 +831,10 @@ skeleton with_plan_edges(const skeleton& s, const std::vector<std::pair<std::siz
     if (f < j) {
       auto& deps = changed.nodes[j].deps;
       deps.insert(std::upper_bound(deps.begin(), deps.end(), f), f);
+      // The same edge added after creation becomes this dependency (the driver refuses an edge
+      // twice).
+      auto& late = changed.late_edges;
+      late.erase(std::remove(late.begin(), late.end(), std::make_pair(f, j)), late.end());
     } else {
       changed.late_edges.emplace_back(f, j);
       recreate = true;

@@ -568,6 +568,18 @@ TEST(ReusePlan, UnequalChainsGoLargestFirstSoTheSmallerFit) {
   EXPECT_TRUE(plan->recreated);  // the 4S chain was created second: its free must come first
 }
 
+TEST(ReusePlan, EdgesAddedAfterCreationBecomeTheDependencies) {
+  // Chains whose free -> alloc edges were added later (cudaGraphAddDependencies): the plan gives
+  // the same edges at creation, and the late copies go (the driver refuses an edge twice).
+  const sk b = chains({S, S, S}, 2);
+  const auto plan = plan_changes(b.s, granule);
+  ASSERT_TRUE(plan.has_value());
+  EXPECT_EQ(plan->change.predicted_bytes, S);
+  EXPECT_EQ(plan->change.added_edges.size(), 2u);
+  EXPECT_TRUE(plan->change.changed.late_edges.empty());
+  EXPECT_NO_THROW(validate(plan->change.changed));
+}
+
 TEST(ReusePlan, AGraphAlreadySerialHasNoPlan) {
   EXPECT_FALSE(plan_changes(chains({S, S, S}, 1).s, granule).has_value());
 }
