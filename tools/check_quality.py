@@ -20,13 +20,18 @@ def load(p):
         return json.load(f)
 
 def cut(rep, k, keep=None):
+    """The report as a run of k trials would be: each scenario's first k trials, and for a
+    scenario that got extra trials (its trials disagreed on memory: gmemprof run gives it 2K
+    more), the same share of them (k = K: the report as it was run)."""
     rep = json.loads(json.dumps(rep))
     if keep is not None:
         rep["scenarios"] = [s for s in rep["scenarios"] if s["name"] in keep]
+    counts = [len(s["trials"]) for s in rep["scenarios"] if "trials" in s]
+    base = min(counts) if counts else 1
     for s in rep["scenarios"]:
         if "trials" not in s:
             continue
-        s["trials"] = s["trials"][:k]
+        s["trials"] = s["trials"][:k * len(s["trials"]) // base]
         if k == 1:  # a one-sample report: the first trial's values, no trials section
             t = s.pop("trials")[0]
             for l in s["launch_costs"]:
@@ -51,7 +56,7 @@ def check(b, c):
 clean = sorted(glob.glob(os.path.join(d, "clean*.json")),
                key=lambda p: int(re.findall(r"(\d+)\.json$", p)[0]))
 reps = [load(p) for p in clean]
-K = max(len(s.get("trials", [])) for s in reps[0]["scenarios"])
+K = min(len(s["trials"]) for s in reps[0]["scenarios"] if "trials" in s)  # as run: --trials K
 result = {"clean_runs": len(reps), "trials": K, "false_alarms": {}, "injected": {}}
 for k in sorted({1, 2, 3, K} | set(range(1, K + 1))):
     paths = [write(cut(r, k), f"k{k}-{i}.json") for i, r in enumerate(reps)]

@@ -80,11 +80,19 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
   CUpti_Activity* record = nullptr;
   collected& c = sink();
   std::lock_guard<std::mutex> lock(c.mu);
+  const auto keep = [&c](const auto* r) {
+    if (r->graphNodeId != 0 && r->end >= r->start) {
+      c.kernels.push_back({{r->graphId, r->graphNodeId}, static_cast<double>(r->end - r->start)});
+    }
+  };
   while (cupti().next_record(buffer, valid, &record) == CUPTI_SUCCESS) {
-    if (record->kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) continue;
-    const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
-    if (k->graphNodeId == 0 || k->end < k->start) continue;
-    c.kernels.push_back({{k->graphId, k->graphNodeId}, static_cast<double>(k->end - k->start)});
+    if (record->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
+      keep(reinterpret_cast<const CUpti_ActivityKernel10*>(record));
+    } else if (record->kind == CUPTI_ACTIVITY_KIND_MEMSET) {
+      keep(reinterpret_cast<const CUpti_ActivityMemset4*>(record));
+    } else if (record->kind == CUPTI_ACTIVITY_KIND_MEMCPY) {
+      keep(reinterpret_cast<const CUpti_ActivityMemcpy6*>(record));
+    }
   }
   std::free(buffer);
 }
@@ -141,6 +149,8 @@ std::optional<node_durations> measure_node_durations(cudaGraph_t g, int device,
   };
   std::uint32_t exec_id = 0;
   std::vector<std::pair<std::pair<std::uint32_t, std::uint64_t>, double>> mine;
+  constexpr CUpti_ActivityKind traced[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+                                           CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_MEMCPY};
   try {
     GMEM_CUDA_TRY_CTX(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), ctx);
     if (api.exec_id(reinterpret_cast<CUgraphExec>(exec), &exec_id) != CUPTI_SUCCESS) {
@@ -153,14 +163,16 @@ std::optional<node_durations> measure_node_durations(cudaGraph_t g, int device,
       why = "CUPTI refused to trace kernels";
       return std::nullopt;
     }
+    (void)api.enable(CUPTI_ACTIVITY_KIND_MEMSET);  // memset and copy nodes weigh too, if traced
+    (void)api.enable(CUPTI_ACTIVITY_KIND_MEMCPY);
     for (int i = 0; i < launches; ++i) GMEM_CUDA_TRY_CTX(cudaGraphLaunch(exec, stream), ctx);
     GMEM_CUDA_TRY_CTX(cudaStreamSynchronize(stream), ctx);
   } catch (...) {
-    (void)api.disable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+    for (auto kind : traced) (void)api.disable(kind);
     cleanup();
     throw;
   }
-  (void)api.disable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  for (auto kind : traced) (void)api.disable(kind);
   (void)api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   cleanup();
   {
@@ -174,8 +186,8 @@ std::optional<node_durations> measure_node_durations(cudaGraph_t g, int device,
   node_durations out;
   out.launches = launches;
   out.top_level_us.assign(count, 0.0);
-  // Per node: the median of its kernels' durations over the launches (a kernel node runs one
-  // kernel per launch).
+  // Per node: the median of its records' durations over the launches (a kernel, memset or
+  // copy node runs one per launch).
   std::map<std::size_t, std::vector<double>> per_node;
   for (const auto& [key, ns] : mine) {
     ++out.kernel_records;

@@ -1,6 +1,7 @@
 #pragma once
 // How long each node of a graph runs on the GPU (issue 21: the launch-time price of advice),
-// from CUPTI's kernel activity records, which carry the executable graph's node id. CUPTI is
+// from CUPTI's kernel, memset and copy activity records, which carry the executable graph's
+// node id. CUPTI is
 // loaded at run time (dlopen): a process without it gets no durations and a reason, nothing
 // else changes.
 
@@ -15,7 +16,8 @@ namespace gmem::profiler {
 
 struct node_durations {
   /// Per node of the graph itself (cudaGraphGetNodes order, as read_graph reads them): the
-  /// median over the launches of the GPU time of the kernels it ran; 0 for nodes that ran none.
+  /// median over the launches of the GPU time of the kernel, memset or copy it ran; 0 for
+  /// nodes that ran none (memory nodes, empty nodes).
   std::vector<double> top_level_us;
   std::size_t kernel_records = 0;  ///< kernel records of the measured launches
   /// Records of nodes inside child graphs: not placed (the executable graph numbers them after
