@@ -74,7 +74,7 @@ def graph_handle(graph):
 
 
 def profile_graph(handle, name, device=0, reps=10, phases=None, warmups=2,
-                  auto_free_on_launch=False, excess_ratio_threshold=1.5):
+                  auto_free_on_launch=False, excess_ratio_threshold=1.5, price_advice=True):
     """Profiles one graph and returns a Report holding it as its only scenario.
 
     The report carries the environment (GPU, driver, granularity) like gmemprof's reports, so it
@@ -86,11 +86,15 @@ def profile_graph(handle, name, device=0, reps=10, phases=None, warmups=2,
     Profile a framework's graph before the framework instantiates it (one live executable graph
     per graph with memory nodes). gmem frees what its launches leave unfreed, so the graph's
     outputs are unmapped afterwards: replay the graph (PyTorch: g.replay()) before reading or
-    dropping them."""
+    dropping them.
+
+    `price_advice`: the advice's launch-time prices come from three launches traced with CUPTI's
+    activity API, which is process-wide; pass False while torch.profiler (or another CUPTI
+    tracer) runs in this process, or it loses its activity buffers."""
     h = graph_handle(handle)
     result = _core.profile_graph(h, str(name), int(device), int(reps), int(warmups),
                                  list(phases or []), bool(auto_free_on_launch),
-                                 float(excess_ratio_threshold))
+                                 float(excess_ratio_threshold), bool(price_advice))
     return _core.make_report([result], int(device), "python: gmem.profile_graph(" + str(name) + ")")
 
 

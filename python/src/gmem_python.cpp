@@ -40,7 +40,8 @@ gp::report single_result_report(const gp::scenario_result& r) {
 
 gp::scenario_result profile(std::uintptr_t handle, const std::string& name, int device,
                             int reps, int warmups, const std::vector<std::string>& phases,
-                            bool auto_free_on_launch, double excess_ratio_threshold) {
+                            bool auto_free_on_launch, double excess_ratio_threshold,
+                            bool price_advice) {
   if (handle == 0) {
     throw gmem::usage_error("profiling graph '" + name +
                             "': the graph handle is 0 (null); pass the cudaGraph_t of a captured "
@@ -54,6 +55,7 @@ gp::scenario_result profile(std::uintptr_t handle, const std::string& name, int 
   o.phases = phases;
   o.auto_free_on_launch = auto_free_on_launch;
   o.excess_ratio_threshold = excess_ratio_threshold;
+  o.price_advice = price_advice;
   py::gil_scoped_release unlocked;  // the driver work takes milliseconds to seconds
   return gp::profile_graph(reinterpret_cast<cudaGraph_t>(handle), name, o);
 }
@@ -278,7 +280,7 @@ PYBIND11_MODULE(_core, m) {
 
   m.def("profile_graph", &profile, py::arg("handle"), py::arg("name"), py::arg("device"),
         py::arg("reps"), py::arg("warmups"), py::arg("phases"), py::arg("auto_free_on_launch"),
-        py::arg("excess_ratio_threshold"));
+        py::arg("excess_ratio_threshold"), py::arg("price_advice"));
   m.def("profile_graphs", &profile_set, py::arg("handles"), py::arg("names"), py::arg("device"),
         py::arg("rounds"), py::arg("auto_free_on_launch"));
   m.def("make_report", &gp::make_report, py::arg("scenarios"), py::arg("device"),
