@@ -34,6 +34,20 @@ int run_child(const run_options& options, const std::string& path) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+// One trial in a fresh process, its report read back and its file removed; `what` names it
+// ("trial 3") in the error when the process fails.
+report run_trial(const run_options& options, const std::string& path, const std::string& what) {
+  const int rc = run_child(options, path);
+  if (rc != 0 && rc != 1) {
+    std::remove(path.c_str());
+    throw usage_error(what + " of gmemprof run exited with " + std::to_string(rc) +
+                      " (see its messages above); no report was written");
+  }
+  report r = read_report(path);
+  std::remove(path.c_str());
+  return r;
+}
+
 // K trials, each a fresh process (a new CUDA context: the driver's choices differ between
 // processes far more than between trials of one process, reports/check-quality/README.md),
 // joined into one report.
@@ -47,14 +61,7 @@ report run_trials_in_processes(const run_options& options, const std::string& ou
       options.progress("trial " + std::to_string(t + 1) + " of " +
                        std::to_string(options.trials) + " (a fresh process)");
     }
-    const int rc = run_child(options, path);
-    if (rc != 0 && rc != 1) {
-      std::remove(path.c_str());
-      throw usage_error("trial " + std::to_string(t + 1) + " of gmemprof run exited with " +
-                        std::to_string(rc) + " (see its messages above); no report was written");
-    }
-    report r = read_report(path);
-    std::remove(path.c_str());
+    report r = run_trial(options, path, "trial " + std::to_string(t + 1));
     if (t == 0) first = r;
     trials.push_back(std::move(r.scenarios));
   }
@@ -82,15 +89,7 @@ report run_trials_in_processes(const run_options& options, const std::string& ou
         options.progress("extra trial " + std::to_string(t + 1) + " of " + std::to_string(settle) +
                          " for " + names + " (their trials disagree on memory)");
       }
-      const int rc = run_child(more, path);
-      if (rc != 0 && rc != 1) {
-        std::remove(path.c_str());
-        throw usage_error("extra trial " + std::to_string(t + 1) + " of gmemprof run exited with " +
-                          std::to_string(rc) + " (see its messages above); no report was written");
-      }
-      report r = read_report(path);
-      std::remove(path.c_str());
-      trials.push_back(std::move(r.scenarios));
+      trials.push_back(run_trial(more, path, "extra trial " + std::to_string(t + 1)).scenarios);
     }
   }
   first.env.command_line = command_line;
