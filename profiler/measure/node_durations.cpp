@@ -3,7 +3,6 @@
 #include <cupti_activity.h>
 #include <dlfcn.h>
 
-#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <type_traits>
@@ -11,6 +10,7 @@
 #include <utility>
 
 #include "gmem/error.hpp"
+#include "gmem/profiler/report.hpp"
 
 namespace gmem::profiler {
 namespace {
@@ -95,12 +95,6 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
     }
   }
   std::free(buffer);
-}
-
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 }  // namespace
@@ -198,7 +192,7 @@ std::optional<node_durations> measure_node_durations(cudaGraph_t g, int device,
     }
     per_node[it->second].push_back(ns / 1e3);
   }
-  for (auto& [k, us] : per_node) out.top_level_us[k] = median_of(us);
+  for (auto& [k, us] : per_node) out.top_level_us[k] = summarize_samples(std::move(us)).median_us;
   return out;
 }
 
