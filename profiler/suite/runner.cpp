@@ -357,34 +357,36 @@ namespace gmem::profiler {
 
 std::vector<std::string> unsettled_scenarios(const std::vector<std::vector<scenario_result>>& trials,
                                              double tolerance) {
-  std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> used, reserved;  // key -> (min, max)
-  std::map<std::string, std::string> name_of;
-  std::vector<std::string> keys;
+  // Per scenario key, in first-seen order: its name and the smallest and largest used and
+  // reserved high watermarks over the trials.
+  struct seen {
+    std::string key, name;
+    std::uint64_t lo[2], hi[2];
+  };
+  std::vector<seen> scenarios;
   for (const auto& trial : trials) {
     for (const scenario_result& r : trial) {
       if (r.status != scenario_status::ok) continue;
+      const std::uint64_t v[2] = {r.analysis.used_high_bytes, r.analysis.reserved_high_bytes};
       const std::string key = r.key();
-      if (name_of.emplace(key, r.name).second) keys.push_back(key);
-      for (auto [range, value] : {std::pair{&used[key], r.analysis.used_high_bytes},
-                                  std::pair{&reserved[key], r.analysis.reserved_high_bytes}}) {
-        if (range->first == 0 && range->second == 0) {
-          *range = {value, value};
-        } else {
-          range->first = std::min(range->first, value);
-          range->second = std::max(range->second, value);
-        }
+      auto it = std::find_if(scenarios.begin(), scenarios.end(), [&](const seen& s) { return s.key == key; });
+      if (it == scenarios.end()) {
+        scenarios.push_back({key, r.name, {v[0], v[1]}, {v[0], v[1]}});
+        continue;
+      }
+      for (int m = 0; m < 2; ++m) {
+        it->lo[m] = std::min(it->lo[m], v[m]);
+        it->hi[m] = std::max(it->hi[m], v[m]);
       }
     }
   }
   std::vector<std::string> out;
-  for (const std::string& key : keys) {
+  for (const seen& s : scenarios) {
     bool apart = false;
-    for (const auto* ranges : {&used, &reserved}) {
-      const auto [lo, hi] = ranges->at(key);
-      apart = apart || static_cast<double>(hi) > static_cast<double>(lo) * (1 + tolerance);
+    for (int m = 0; m < 2; ++m) {
+      apart = apart || static_cast<double>(s.hi[m]) > static_cast<double>(s.lo[m]) * (1 + tolerance);
     }
-    const std::string& name = name_of[key];
-    if (apart && std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+    if (apart && std::find(out.begin(), out.end(), s.name) == out.end()) out.push_back(s.name);
   }
   return out;
 }
