@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -34,13 +35,6 @@ struct measured {
 /// (family, bytes, allocs): "graph/upload", 2097152, 1.
 using key = std::tuple<std::string, std::uint64_t, int>;
 
-double to_us(double v, const std::string& unit) {
-  if (unit == "ns") return v / 1e3;
-  if (unit == "ms") return v * 1e3;
-  if (unit == "s") return v * 1e6;
-  return v;
-}
-
 key parse_name(const std::string& run_name) {
   std::string family;
   std::uint64_t bytes = 0;
@@ -54,10 +48,16 @@ key parse_name(const std::string& run_name) {
       continue;
     }
     const std::string k = part.substr(0, colon), v = part.substr(colon + 1);
-    if (k == "bytes") {
-      bytes = std::stoull(v);
-    } else if (k == "allocs") {
-      allocs = std::stoi(v);
+    if (k == "bytes" || k == "allocs") {
+      char* end = nullptr;
+      const unsigned long long n = std::strtoull(v.c_str(), &end, 10);
+      if (v.empty() || v[0] == '-' || *end != '\0' || (k == "allocs" && n > 1u << 30)) {
+        throw report_error(report_error::kind::invalid,
+                           "benchmark '" + run_name + "' has " + k + ":" + v +
+                               ", not a count: it was not made by gmem_bench");
+      }
+      if (k == "bytes") bytes = n;
+      else allocs = static_cast<int>(n);
     } else if (k != "iterations" && k != "repeats") {
       family += (family.empty() ? "" : "/") + part;  // e.g. nodes:1000, sampler_ms:10
     }
@@ -121,7 +121,7 @@ class table {
 
 }  // namespace
 
-std::string bench_summary_markdown(const std::string& json_text, const std::string& source) {
+json parse_benchmark_json(const std::string& json_text, const std::string& source) {
   json doc;
   try {
     // Google Benchmark writes non-finite aggregates (the cv of a constant counter) as bare
@@ -134,11 +134,37 @@ std::string bench_summary_markdown(const std::string& json_text, const std::stri
                            "); write it with gmem_bench --benchmark_out=FILE "
                            "--benchmark_out_format=json");
   }
-  if (!doc.is_object() || !doc.contains("context") || !doc.contains("benchmarks") ||
-      !doc["benchmarks"].is_array()) {
+  if (!doc.is_object() || !doc.contains("benchmarks") || !doc["benchmarks"].is_array()) {
     throw report_error(report_error::kind::invalid,
                        "benchmark result '" + source +
-                           "' has no 'context' and 'benchmarks': it is not Google Benchmark JSON");
+                           "' has no 'benchmarks' array: it is not Google Benchmark JSON; write "
+                           "it with gmem_bench --benchmark_out=FILE --benchmark_out_format=json");
+  }
+  return doc;
+}
+
+std::string benchmark_string(const json& row, const char* field, const std::string& fallback) {
+  if (!row.is_object()) return fallback;
+  const auto it = row.find(field);
+  return it != row.end() && it->is_string() ? it->get<std::string>() : fallback;
+}
+
+double benchmark_real_time_us(const json& row) {
+  if (!row.is_object() || !row.contains("real_time") || !row["real_time"].is_number()) return NAN;
+  const double v = row["real_time"].get<double>();
+  const std::string unit = benchmark_string(row, "time_unit", "ns");
+  if (unit == "ns") return v / 1e3;
+  if (unit == "ms") return v * 1e3;
+  if (unit == "s") return v * 1e6;
+  return v;
+}
+
+std::string bench_summary_markdown(const std::string& json_text, const std::string& source) {
+  const json doc = parse_benchmark_json(json_text, source);
+  if (!doc.contains("context") || !doc["context"].is_object()) {
+    throw report_error(report_error::kind::invalid,
+                       "benchmark result '" + source +
+                           "' has no 'context' object: it is not Google Benchmark JSON");
   }
   const json& context = doc["context"];
   if (!context.contains("device_name")) {
@@ -149,16 +175,15 @@ std::string bench_summary_markdown(const std::string& json_text, const std::stri
 
   std::map<key, measured> m;
   for (const json& b : doc["benchmarks"]) {
-    if (b.value("run_type", "") != "aggregate") continue;
-    const std::string agg = b.value("aggregate_name", "");
+    if (benchmark_string(b, "run_type", "") != "aggregate") continue;
+    const std::string agg = benchmark_string(b, "aggregate_name", "");
     if (agg != "median" && agg != "stddev") continue;
-    const key k = parse_name(b.value("run_name", b.value("name", "")));
-    const std::string unit = b.value("time_unit", "ns");
+    const key k = parse_name(benchmark_string(b, "run_name", benchmark_string(b, "name", "")));
     measured& e = m[k];
     const auto number = [&b](const char* field) {
       return b.contains(field) && b[field].is_number() ? b[field].get<double>() : NAN;
     };
-    const double t = to_us(number("real_time"), unit);
+    const double t = benchmark_real_time_us(b);
     if (agg == "median") {
       e.median_us = t;
       e.host_us = number("host_us");

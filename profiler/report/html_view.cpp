@@ -4,10 +4,10 @@
 
 #include <cmath>
 #include <nlohmann/json.hpp>
-#include <regex>
 #include <string>
 
 #include "gmem/profiler/report_io.hpp"
+#include "report/bench_summary.hpp"
 #include "report/views.hpp"
 
 namespace gmem::profiler {
@@ -414,39 +414,20 @@ json finite_or_null(double v) { return std::isfinite(v) ? json(v) : json(nullptr
 /// gmem_bench's median rows: family (the name before "/bytes:" or "/iterations:"), bytes,
 /// allocs (null when the benchmark has none) and the real time in microseconds.
 json bench_points(const std::string& text, const std::string& source) {
-  json doc;
-  try {
-    // gmem_bench writes NaN / inf, which JSON does not have: read them as null (as
-    // bench_summary does).
-    static const std::regex non_finite(R"((:\s*)-?(NaN|nan|inf|Infinity)\b)");
-    doc = json::parse(std::regex_replace(text, non_finite, "$1null"));
-  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number beyond double
-    throw report_error(report_error::kind::not_json,
-                       source + " is not JSON (" + e.what() + "); pass the file gmem_bench wrote "
-                       "with --benchmark_out_format=json");
-  }
-  if (!doc.is_object() || !doc.contains("benchmarks") || !doc["benchmarks"].is_array()) {
-    throw report_error(report_error::kind::invalid,
-                       source + " has no \"benchmarks\" array; pass the file gmem_bench wrote "
-                       "with --benchmark_out_format=json");
-  }
+  const json doc = parse_benchmark_json(text, source);
   json points = json::array();
   for (const auto& b : doc["benchmarks"]) {
-    if (!b.is_object() || b.value("aggregate_name", "") != "median") continue;
-    if (!b.contains("bytes") || !b["bytes"].is_number() || !b.contains("real_time") ||
-        !b["real_time"].is_number()) {
-      continue;
-    }
-    const std::string name = b.value("name", "");
+    if (benchmark_string(b, "aggregate_name", "") != "median") continue;
+    const double us = benchmark_real_time_us(b);
+    if (!b.contains("bytes") || !b["bytes"].is_number() || !std::isfinite(us)) continue;
+    const std::string name = benchmark_string(b, "name", "");
     std::string family = name.substr(0, name.find("/bytes:"));
-    const std::string unit = b.value("time_unit", "us");
-    const double scale = unit == "ns" ? 1e-3 : unit == "ms" ? 1e3 : unit == "s" ? 1e6 : 1.0;
     points.push_back({{"family", family},
                       {"bytes", b["bytes"].get<double>()},
                       {"allocs", b.contains("allocs") && b["allocs"].is_number()
                                      ? json(b["allocs"].get<double>())
                                      : json()},
-                      {"us", b["real_time"].get<double>() * scale}});
+                      {"us", us}});
   }
   return points;
 }

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "report/bench_summary.hpp"
+#include "report/views.hpp"
 #include "gmem/profiler/report_io.hpp"
 
 namespace {
@@ -89,6 +90,41 @@ TEST(BenchSummary, RefusesANumberBeyondDouble) {
   const std::string marker = "\"footprint_bytes\":0.000000}";
   text.replace(text.find(marker), marker.size(), "\"footprint_bytes\": 1e999}");
   EXPECT_THROW((void)bench_summary_markdown(text, "big.json"), gmem::profiler::report_error);
+}
+
+// Found by fuzz.bench in CI: a member that should be a string holding a number made
+// nlohmann's value() throw type_error out of the page's bench reader. Rows whose names, types
+// or aggregates are not strings are skipped by both readers; the rest is still read.
+TEST(BenchSummary, SkipsRowsWhoseStringMembersAreNotStrings) {
+  std::string text = sample();
+  const std::string ok = "\"aggregate_name\":\"median\",\"real_time\":1500.000000";
+  ASSERT_NE(text.find(ok), std::string::npos);
+  const std::string mangled = text.substr(0, text.find("]}")) +
+                              ",{\"run_type\":5,\"aggregate_name\":1,\"name\":[],\"time_unit\":2,"
+                              "\"bytes\":1,\"real_time\":3},7,\"x\",null]}";
+  const std::string md = bench_summary_markdown(mangled, "mangled.json");
+  EXPECT_EQ(md, bench_summary_markdown(text, "mangled.json"));
+  gmem::profiler::html_inputs in;
+  in.bench_name = "mangled.json";
+  in.bench_json = mangled;
+  const std::string page = gmem::profiler::html_page(gmem::profiler::report{}, in);
+  in.bench_json = text;
+  EXPECT_EQ(page, gmem::profiler::html_page(gmem::profiler::report{}, in));
+}
+
+TEST(BenchSummary, RefusesABenchmarkNameWhoseCountIsNotANumber) {
+  std::string text = sample();
+  const std::string marker = "/bytes:1073741824/allocs:1/";
+  for (auto at = text.find(marker); at != std::string::npos; at = text.find(marker)) {
+    text.replace(at, marker.size(), "/bytes:lots/allocs:1/");
+  }
+  try {
+    (void)bench_summary_markdown(text, "names.json");
+    FAIL();
+  } catch (const gmem::profiler::report_error& e) {
+    EXPECT_EQ(e.error_kind(), gmem::profiler::report_error::kind::invalid);
+    EXPECT_NE(std::string(e.what()).find("bytes:lots"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
