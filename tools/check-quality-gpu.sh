@@ -15,7 +15,7 @@ declare -A scenarios=(
   [free_removed]="address_reuse_chain"
   [remap]="sequential_graphs_one_stream graphs_in_separate_streams outside_free_graph"
   [slow_launch]="sequential_graphs_one_stream graphs_in_separate_streams outside_free_graph"
-  [slow_steady]="single_alloc")
+  [slow_steady]="single_alloc --set bytes=2MiB")
 for name in extra_granule free_removed remap slow_launch slow_steady; do
   for i in $(seq 1 "$runs"); do
     # shellcheck disable=SC2086
