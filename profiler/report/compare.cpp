@@ -115,12 +115,9 @@ class comparer {
   // report without trials).
   // `comparable` false: the trials ran against different reservations (see compare_scenario),
   // so their times are not compared: the row is "unstable".
-  // `host_slowdown` (times only): how much slower the current run's host ran than the
-  // baseline's (scenario_result::host_reference_us, 1 when unknown): a time may grow by that much
-  // before it regresses, and must drop by as much as the host sped up before it improves.
   void judge(const std::string& scenario, const std::string& metric, const std::string& category,
              std::vector<double> b, std::vector<double> c, bool growth_regresses,
-             bool comparable = true, double host_slowdown = 1) {
+             bool comparable = true) {
     const auto finite = [](std::vector<double>& v) {
       v.erase(std::remove_if(v.begin(), v.end(), [](double x) { return !std::isfinite(x); }),
               v.end());
@@ -168,35 +165,25 @@ class comparer {
     // are enough of them for any p to reach alpha, and a minimum effect; with too few trials the
     // effect alone decides, as with one sample.
     const bool testable = min_p_value(b.size(), c.size()) <= t_.alpha;
-    // Times against a host that ran slower (faster) now: the baseline as that host would have
-    // measured it, at worst (every microsecond of it the CPU's).
-    const double up = category == "time" ? std::max(1.0, host_slowdown) : 1.0;
-    const double down = category == "time" ? std::min(1.0, host_slowdown) : 1.0;
-    const auto scaled = [&b](double f) {
-      std::vector<double> v = b;
-      for (double& x : v) x *= f;
-      return v;
-    };
-    if (testable) row.p_value = mann_whitney_greater(scaled(up), c);
-    const double p_less = testable ? mann_whitney_greater(c, scaled(down)) : 0;
+    if (testable) row.p_value = mann_whitney_greater(b, c);
+    const double p_less = testable ? mann_whitney_greater(c, b) : 0;
     const bool significant_up = !testable || row.p_value <= t_.alpha;
     const bool significant_down = !testable || p_less <= t_.alpha;
     bool worse = false, better = false;
     if (category == "time") {
-      const double bmax_up = bmax * up, bmin_down = bmin * down;
       // The effect is measured from the edge of what the baseline's trials showed (its slowest
       // trial for a regression, its fastest for an improvement): processes of one binary settle
       // in different modes (e.g. 1.7 or 2.8 us for one launch), and a current run entirely in
       // a mode the baseline saw once is not a regression. Either the median moved beyond that
       // edge by the tolerance and the floor (against a wide baseline: with every current trial
       // beyond it), or every trial did by time_separation.
-      const bool median_up = relative(current, bmax_up) > tol &&
-                             current - bmax_up > t_.time_floor_us && (!wide || cmin > bmax_up);
-      const bool median_down = relative(bmin_down, current) > tol &&
-                               bmin_down - current > t_.time_floor_us && (!wide || cmax < bmin_down);
+      const bool median_up = relative(current, bmax) > tol && current - bmax > t_.time_floor_us &&
+                             (!wide || cmin > bmax);
+      const bool median_down = relative(bmin, current) > tol && bmin - current > t_.time_floor_us &&
+                               (!wide || cmax < bmin);
       const double sep = t_.time_separation + slack;
-      const bool all_up = testable && cmin > bmax_up && relative(cmin, bmax_up) > sep;
-      const bool all_down = testable && cmax < bmin_down && relative(bmin_down, cmax) > sep;
+      const bool all_up = testable && cmin > bmax && relative(cmin, bmax) > sep;
+      const bool all_down = testable && cmax < bmin && relative(bmin, cmax) > sep;
       worse = (median_up || all_up) && significant_up;
       better = (median_down || all_down) && significant_down;
     } else {
@@ -232,28 +219,9 @@ class comparer {
   void note(std::string text) { out_.notes.push_back(std::move(text)); }
   [[nodiscard]] double memory_tolerance() const { return t_.memory; }
 
-  /// A scenario's host slowdown (see judge), gathered for host_speed_note.
-  void host_speed(double slowdown) { slowdowns_.push_back(slowdown); }
-  /// One note for the host slowdowns beyond 10%, if any.
-  void host_speed_note() {
-    std::vector<double> apart;
-    for (const double f : slowdowns_) {
-      if (std::fabs(f - 1) > 0.1) apart.push_back(f);
-    }
-    if (apart.empty()) return;
-    const auto [low, high] = std::minmax_element(apart.begin(), apart.end());
-    note(std::to_string(apart.size()) + " of " + std::to_string(slowdowns_.size()) +
-         " scenarios ran on a host " + format_double("%.2f", *low) +
-         (*high > *low ? " to " + format_double("%.2f", *high) : std::string()) +
-         "x as slow as the baseline's (gmem's reference CPU loop, measured beside each): a time "
-         "may grow by as much as its host slowed before it regresses, and must drop by as much "
-         "as its host sped up before it improves");
-  }
-
  private:
   const tolerances& t_;
   comparison& out_;
-  std::vector<double> slowdowns_;
 };
 
 // Scenarios by key; a key seen twice keeps its first scenario (and says so).
@@ -377,23 +345,6 @@ void compare_scenario(const std::string& key, const scenario_result& b, const sc
                "(unstable)");
     }
   }
-  // How much slower the host ran now (issue 21): the median of the current trials' reference
-  // loop over the baseline's; 1 where either side did not measure it.
-  double host_slowdown = 1;
-  if (!rec) {
-    const auto references = [](const scenario_result& s) {
-      std::vector<double> v;
-      for (const auto& t : s.trials) v.push_back(t.host_reference_us);
-      if (v.empty()) v.push_back(s.host_reference_us);
-      return v;
-    };
-    const std::vector<double> br = references(b), cr = references(c);
-    const auto measured = [](const std::vector<double>& v) {
-      return std::all_of(v.begin(), v.end(), [](double x) { return std::isfinite(x) && x > 0; });
-    };
-    if (measured(br) && measured(cr)) host_slowdown = median(cr) / median(br);
-    if (!b.launch_costs.empty()) out.host_speed(host_slowdown);
-  }
   // Launch costs pair by phase and, where a phase appears more than once, by occurrence counted
   // from the last: a recording names both its steady launches' aggregate (appended last) and a
   // steady-class launch recorded as an event (after a trim or a stream switch) "steady". The
@@ -421,9 +372,9 @@ void compare_scenario(const std::string& key, const scenario_result& b, const sc
     const launch_cost& cl = *c_same[c_same.size() - 1 - from_last];
     if (!rec) {
       out.judge(key, "host." + phase, "time", time_samples(b, bl, false),
-                time_samples(c, cl, false), true, comparable, host_slowdown);
+                time_samples(c, cl, false), true, comparable);
       out.judge(key, "wall." + phase, "time", time_samples(b, bl, true),
-                time_samples(c, cl, true), true, comparable, host_slowdown);
+                time_samples(c, cl, true), true, comparable);
       continue;
     }
     // Which graph's first launch (or upload) maps memory depends on the order the program's
@@ -813,7 +764,6 @@ comparison compare_reports(const report& baseline, const report& current, const 
       out.note(c.key() + ": new (not in the baseline); not compared");
     }
   }
-  out.host_speed_note();
   return result;
 }
 

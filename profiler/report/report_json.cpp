@@ -125,7 +125,6 @@ json to_json(const scenario_result& s) {
   j["parameters"] = std::move(params);
   j["status"] = to_string(s.status);
   j["status_message"] = s.status_message;
-  if (s.host_reference_us > 0) j["host_reference_us"] = number(s.host_reference_us);  // issue 21
 
   json phases = json::array();
   for (const auto& p : s.counters_after_phase) {
@@ -192,7 +191,6 @@ json to_json(const scenario_result& s) {
                             {"wall_median_us", number(l.wall_median_us)}});
       }
       c["launches"] = std::move(launches);
-      if (t.host_reference_us > 0) c["host_reference_us"] = number(t.host_reference_us);
       trials.push_back(std::move(c));
     }
     j["trials"] = std::move(trials);
@@ -474,8 +472,6 @@ scenario_result read_scenario(const reader& in, const json& j, const std::string
   s.status = read_status(in, j, path);
   // Optional: a writer may leave it out for an ok scenario.
   if (j.contains("status_message")) s.status_message = in.string(j, "status_message", path);
-  // Optional (issue 21): how fast the host ran (gmemprof run).
-  if (j.contains("host_reference_us")) s.host_reference_us = in.time_us(j, "host_reference_us", path);
 
   const std::string counters_path = reader::join(path, "counters_after_phase");
   const json& counters_json = in.array(j, "counters_after_phase", path);
@@ -579,7 +575,6 @@ scenario_result read_scenario(const reader& in, const json& j, const std::string
         t.launches.push_back({in.name(l, "phase", q), in.time_us(l, "host_median_us", q),
                               in.time_us(l, "wall_median_us", q)});
       }
-      if (c.contains("host_reference_us")) t.host_reference_us = in.time_us(c, "host_reference_us", p);
       s.trials.push_back(std::move(t));
     }
   }

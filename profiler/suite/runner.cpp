@@ -32,7 +32,6 @@ trial_sample sample_of(const scenario_result& r) {
   for (const auto& l : r.launch_costs) {
     t.launches.push_back({l.phase, l.host.median_us, l.wall.median_us});
   }
-  t.host_reference_us = r.host_reference_us;
   return t;
 }
 
@@ -94,9 +93,6 @@ std::vector<scenario_result> combine_trials(std::vector<std::vector<scenario_res
       if (!host.empty()) l.host.median_us = median_of(host);
       if (!wall.empty()) l.wall.median_us = median_of(wall);
     }
-    std::vector<double> reference;
-    for (const auto& t : r.trials) reference.push_back(t.host_reference_us);
-    r.host_reference_us = median_of(reference);
   }
   return out;
 }

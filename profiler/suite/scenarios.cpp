@@ -23,7 +23,6 @@
 #include "gmem/profiler/reuse_model.hpp"
 #include "gmem/profiler/skeleton_replay.hpp"
 #include "gmem/profiler/timing.hpp"
-#include "measure/host_reference.hpp"
 
 namespace gmem::profiler {
 namespace {
@@ -60,11 +59,9 @@ profile_options options_for(const scenario_context& ctx, std::vector<std::string
   return o;
 }
 
-/// Measured results leave here: named, with how fast the host ran right after them.
 scenario_result named(scenario_result r, std::string name, parameters params) {
   r.name = std::move(name);
   r.params = std::move(params);
-  r.host_reference_us = host_reference_us();
   return r;
 }
 
@@ -223,7 +220,6 @@ scenario_result run_multi(const scenario_context& ctx, std::string name, paramet
   r.launch_costs.push_back(measure_phase(steady, ctx.warmups, ctx.reps));
   record("steady_iteration");
   GMEM_CUDA_TRY(cudaDeviceSynchronize());
-  r.host_reference_us = host_reference_us();
 
   const graph_analysis a = analyse(set.model(), ctx.granularity);
   runtime_facts facts;
@@ -424,7 +420,6 @@ std::vector<scenario_result> serving_warmup(const scenario_context& ctx) {
     r.launch_costs.push_back(c);
   }
   r.diagnostics = pool.diagnostics;
-  r.host_reference_us = host_reference_us();
   return {r};
 }
 

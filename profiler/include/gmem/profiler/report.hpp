@@ -112,7 +112,6 @@ struct trial_sample {
     double wall_median_us = 0;
   };
   std::vector<launch> launches;  ///< each launch cost's medians over this trial's repetitions
-  double host_reference_us = 0;  ///< scenario_result::host_reference_us of this trial
 };
 
 /// Advice measured on the driver (issue 9): the graph's skeleton and each candidate change
@@ -171,10 +170,6 @@ struct scenario_result {
   std::vector<trial_sample> trials;
   /// Optional (issue 9): the advice measured on the driver when the scenario was profiled.
   std::optional<advice_measurement> advice;
-  /// Optional (issue 21): how fast the host ran right after the scenario was measured, the time
-  /// of a fixed CPU loop in microseconds (gmemprof run measures it; 0: not measured). The check
-  /// lets a time grow by as much as this grew.
-  double host_reference_us = 0;
 
   /// name plus its parameters, "single_alloc[bytes=2097152,upload=true]": the key under which
   /// the regression check matches a scenario across reports.
