@@ -6,9 +6,12 @@ RESULTS_DIR holds clean1..N.json (back-to-back `gmemprof run --trials K` of one 
 inj-NAME-I.json (runs with GMEM_SUITE_INJECT=NAME over the scenarios it touches). Prints, as JSON:
 - for each k <= K, the false regressions, unstable rows and rows per pair over every ordered
   pair (i < j) of clean runs, each
-  report cut to its first k trials (k = 1 is a report of one sample, as before trials);
-- for each injection, how many of its runs `check` (baseline: clean1 cut to the same scenarios)
-  failed with exit 1.
+  report cut to its first k trials (k = 1 is a report of one sample, as before trials); and
+  ordered_pairs_failed over both orders (every clean run as the baseline of every other: a
+  baseline made in a fast period of the host is as likely as one made in a slow one);
+- for each injection, how many of its runs `check` (baseline: clean1 cut to the same scenarios,
+  by name and parameters) failed with exit 1, and against_every_baseline: the same with every
+  clean run as the baseline.
 """
 import glob, itertools, json, os, re, subprocess, sys, tempfile
 
@@ -19,13 +22,17 @@ def load(p):
     with open(p) as f:
         return json.load(f)
 
+def scenario_key(s):
+    """A scenario's key, as the check matches scenarios: its name and parameters."""
+    return s["name"] + json.dumps(s.get("parameters", {}), sort_keys=True)
+
 def cut(rep, k, keep=None):
     """The report as a run of k trials would be: each scenario's first k trials, and for a
     scenario that got extra trials (its trials disagreed on memory: gmemprof run gives it 2K
     more), the same share of them (k = K: the report as it was run)."""
     rep = json.loads(json.dumps(rep))
     if keep is not None:
-        rep["scenarios"] = [s for s in rep["scenarios"] if s["name"] in keep]
+        rep["scenarios"] = [s for s in rep["scenarios"] if scenario_key(s) in keep]
     counts = [len(s["trials"]) for s in rep["scenarios"] if "trials" in s]
     base = min(counts) if counts else 1
     for s in rep["scenarios"]:
@@ -60,10 +67,12 @@ K = min(len(s["trials"]) for s in reps[0]["scenarios"] if "trials" in s)  # as r
 result = {"clean_runs": len(reps), "trials": K, "false_alarms": {}, "injected": {}}
 for k in sorted({1, 2, 3, K} | set(range(1, K + 1))):
     paths = [write(cut(r, k), f"k{k}-{i}.json") for i, r in enumerate(reps)]
-    failed, rows, unstable, detail, per_pair = 0, 0, 0, {}, []
+    failed, rows, unstable, detail, per_pair, ordered_failed = 0, 0, 0, {}, [], 0
     for i, j in itertools.combinations(range(len(paths)), 2):
+        ordered_failed += check(paths[j], paths[i])[0] == 1  # the other order
         rc, out = check(paths[i], paths[j])
         failed += rc == 1
+        ordered_failed += rc == 1
         per_pair.append(len(out["rows"]))
         for row in out["rows"]:
             if row["verdict"] in ("regression", "missing"):
@@ -72,23 +81,31 @@ for k in sorted({1, 2, 3, K} | set(range(1, K + 1))):
                 detail[key] = detail.get(key, 0) + 1
             unstable += row["verdict"] == "unstable"
     result["false_alarms"][k] = {"pairs": len(paths) * (len(paths) - 1) // 2,
-                                 "pairs_failed": failed, "regression_rows": rows,
+                                 "pairs_failed": failed,
+                                 "ordered_pairs": len(paths) * (len(paths) - 1),
+                                 "ordered_pairs_failed": ordered_failed,
+                                 "regression_rows": rows,
                                  "unstable_rows": unstable,
                                  "rows_per_pair": round(sum(per_pair) / max(len(per_pair), 1), 1),
                                  "by_metric": detail}
 for name in sorted({re.findall(r"inj-(.+)-\d+\.json$", p)[0]
                     for p in glob.glob(os.path.join(d, "inj-*.json"))}):
     runs = sorted(glob.glob(os.path.join(d, f"inj-{name}-*.json")))
-    caught, metrics = 0, {}
+    caught, metrics, every = 0, {}, 0
     for p in runs:
         cur = load(p)
-        keep = {s["name"] for s in cur["scenarios"]}
-        b = write(cut(reps[0], K, keep), f"base-{name}.json")
-        rc, out = check(b, p)
+        keep = {scenario_key(s) for s in cur["scenarios"]}
+        bases = [write(cut(r, K, keep), f"base-{name}-{i}.json") for i, r in enumerate(reps)]
+        every += sum(check(b, p)[0] == 1 for b in bases[1:])
+        rc, out = check(bases[0], p)
         caught += rc == 1
+        every += rc == 1
         for row in out["rows"]:
             if row["verdict"] in ("regression", "missing"):
                 key = row["scenario"] + " " + row["metric"]
                 metrics[key] = metrics.get(key, 0) + 1
-    result["injected"][name] = {"runs": len(runs), "caught": caught, "by_metric": metrics}
+    result["injected"][name] = {"runs": len(runs), "caught": caught,
+                                "against_every_baseline": {"checks": len(runs) * len(reps),
+                                                           "caught": every},
+                                "by_metric": metrics}
 print(json.dumps(result, indent=1))
