@@ -169,23 +169,39 @@ class comparer {
     const double p_less = testable ? mann_whitney_greater(c, b) : 0;
     const bool significant_up = !testable || row.p_value <= t_.alpha;
     const bool significant_down = !testable || p_less <= t_.alpha;
-    bool worse = false, better = false;
+    bool worse = false, better = false, with_phase = false;
+    double drift = 1;
     if (category == "time") {
+      // How this metric moved across the whole suite (set_drift): a time that regresses or
+      // improves only by as much as its phase did everywhere is "unstable".
+      if (const auto d = drift_.find(metric); d != drift_.end()) drift = d->second;
       // The effect is measured from the edge of what the baseline's trials showed (its slowest
       // trial for a regression, its fastest for an improvement): processes of one binary settle
       // in different modes (e.g. 1.7 or 2.8 us for one launch), and a current run entirely in
       // a mode the baseline saw once is not a regression. Either the median moved beyond that
       // edge by the tolerance and the floor (against a wide baseline: with every current trial
-      // beyond it), or every trial did by time_separation.
-      const bool median_up = relative(current, bmax) > tol && current - bmax > t_.time_floor_us &&
-                             (!wide || cmin > bmax);
-      const bool median_down = relative(bmin, current) > tol && bmin - current > t_.time_floor_us &&
-                               (!wide || cmax < bmin);
-      const double sep = t_.time_separation + slack;
-      const bool all_up = testable && cmin > bmax && relative(cmin, bmax) > sep;
-      const bool all_down = testable && cmax < bmin && relative(bmin, cmax) > sep;
-      worse = (median_up || all_up) && significant_up;
-      better = (median_down || all_down) && significant_down;
+      // beyond it), or every trial did by time_separation. `scale`: the baseline's edges scaled.
+      const auto moved = [&](double scale) {
+        const double hi = bmax * scale, lo = bmin * scale;
+        const bool median_up = relative(current, hi) > tol && current - hi > t_.time_floor_us &&
+                               (!wide || cmin > hi);
+        const bool median_down = relative(lo, current) > tol && lo - current > t_.time_floor_us &&
+                                 (!wide || cmax < lo);
+        const double sep = t_.time_separation + slack;
+        const bool all_up = testable && cmin > hi && relative(cmin, hi) > sep;
+        const bool all_down = testable && cmax < lo && relative(lo, cmax) > sep;
+        return std::pair<bool, bool>{median_up || all_up, median_down || all_down};
+      };
+      const auto [up, down] = moved(1);
+      worse = up && significant_up;
+      better = down && significant_down;
+      // Against the baseline as the whole suite moved (a host period: issue 21), a row that
+      // moved no further than its phase did everywhere is not judged.
+      if ((worse && drift > 1 && !moved(drift).first) ||
+          (better && drift < 1 && !moved(drift).second)) {
+        worse = better = false;
+        with_phase = true;
+      }
     } else {
       // Counters: the current median outside every value the baseline's trials showed, by more
       // than the tolerance, and the test: a counter the driver sets by a race between streams
@@ -196,7 +212,16 @@ class comparer {
       better = growth_regresses ? below && significant_down : above && significant_up;
     }
     if (!comparable) worse = better = false;
-    row.verdict = worse ? "regression" : better ? "improvement" : !comparable ? "unstable" : "pass";
+    row.verdict = worse                       ? "regression"
+                  : better                    ? "improvement"
+                  : !comparable || with_phase ? "unstable"
+                                              : "pass";
+    if (with_phase) {
+      note(scenario + ": " + metric + " moved " + format_double("%+.0f%%", 100 * row.change) +
+           ", no further than " + metric + " moved across the suite (" +
+           format_double("%.2fx", drift) +
+           "): the host ran slower or faster as a whole, so it is not judged (unstable)");
+    }
     row.wide_baseline = wide;
     if (worse && baseline == 0) {
       note(scenario + ": " + metric + " was 0 in the baseline and is " +
@@ -218,10 +243,13 @@ class comparer {
 
   void note(std::string text) { out_.notes.push_back(std::move(text)); }
   [[nodiscard]] double memory_tolerance() const { return t_.memory; }
+  /// How each time metric ("host.instantiate") moved across the suite, held within host_drift.
+  void set_drift(std::map<std::string, double> drift) { drift_ = std::move(drift); }
 
  private:
   const tolerances& t_;
   comparison& out_;
+  std::map<std::string, double> drift_;
 };
 
 // Scenarios by key; a key seen twice keeps its first scenario (and says so).
@@ -257,6 +285,71 @@ std::vector<double> time_samples(const scenario_result& s, const launch_cost& l,
   }
   if (v.empty()) v.push_back(wall ? l.wall.median_us : l.host.median_us);
   return v;
+}
+
+// The reserved high watermark of each trial.
+std::vector<double> reserved_samples(const scenario_result& s) {
+  return samples(s, [](const analysis_summary& a) { return a.reserved_high_bytes; },
+                 [](const trial_sample& t) { return t.reserved_high_bytes; });
+}
+
+// The least and most that the trials of both sides reserved.
+std::pair<double, double> reserved_range(const scenario_result& b, const scenario_result& c) {
+  std::vector<double> reserved = reserved_samples(b);
+  const std::vector<double> more = reserved_samples(c);
+  reserved.insert(reserved.end(), more.begin(), more.end());
+  const auto [low, high] = std::minmax_element(reserved.begin(), reserved.end());
+  return {*low, *high};
+}
+
+// How each time metric moved across the suite (issue 21): the hosts the GPUs are lent on run
+// whole suites at 0.6 to 0.75 of their usual instantiate and launch times for seconds at a time
+// (reports/check-quality/), and a baseline made in such a period makes every later run slower.
+// Per metric ("host.instantiate", "wall.steady_launch"), the median over the scenarios both
+// reports hold (ok on both sides, trials that reserved alike) of current / baseline medians,
+// where at least min_scenarios have it (a report of a few scenarios, or a change that moved most
+// of them, gets none), held within [1 / (1 + host_drift), 1 + host_drift]. Times only.
+std::map<std::string, double> suite_drift(
+    const std::vector<std::pair<const scenario_result*, const scenario_result*>>& pairs,
+    const tolerances& t) {
+  constexpr std::size_t min_scenarios = 8;
+  std::map<std::string, std::vector<double>> ratios;
+  for (const auto& [b, c] : pairs) {
+    const auto [low, high] = reserved_range(*b, *c);
+    if (relative(high, low) > t.memory + slack) continue;
+    for (const auto& bl : b->launch_costs) {
+      const auto cl = std::find_if(c->launch_costs.begin(), c->launch_costs.end(),
+                                   [&](const launch_cost& l) { return l.phase == bl.phase; });
+      if (cl == c->launch_costs.end()) continue;
+      for (const bool wall : {false, true}) {
+        const double bm = median(time_samples(*b, bl, wall));
+        const double cm = median(time_samples(*c, *cl, wall));
+        if (std::isfinite(bm) && std::isfinite(cm) && bm > 0 && cm > 0) {
+          ratios[(wall ? "wall." : "host.") + bl.phase].push_back(cm / bm);
+        }
+      }
+    }
+  }
+  // A metric of fewer scenarios (a phase few scenarios have) takes the median over every host
+  // (wall) time row instead.
+  std::map<std::string, std::vector<double>> all;
+  for (const auto& [metric, r] : ratios) {
+    auto& side = all[metric.substr(0, 5)];
+    side.insert(side.end(), r.begin(), r.end());
+  }
+  const auto held = [&t](std::vector<double> r) {
+    return std::clamp(median(std::move(r)), 1 / (1 + t.host_drift), 1 + t.host_drift);
+  };
+  std::map<std::string, double> drift;
+  for (auto& [metric, r] : ratios) {
+    const auto& side = all[metric.substr(0, 5)];
+    if (r.size() >= min_scenarios) {
+      drift[metric] = held(r);
+    } else if (side.size() >= min_scenarios) {
+      drift[metric] = held(side);
+    }
+  }
+  return drift;
 }
 
 // A recorded graph's side of a comparison: its recorded calls (null where the recording does not
@@ -300,11 +393,7 @@ void compare_scenario(const std::string& key, const scenario_result& b, const sc
                       comparer& out, const recorded_pair* rec = nullptr) {
   using a_t = analysis_summary;
   using t_t = trial_sample;
-  const auto reserved_of = [](const scenario_result& s) {
-    return samples(s, [](const a_t& a) { return a.reserved_high_bytes; },
-                   [](const t_t& t) { return t.reserved_high_bytes; });
-  };
-  const std::vector<double> b_reserved = reserved_of(b), c_reserved = reserved_of(c);
+  const std::vector<double> b_reserved = reserved_samples(b), c_reserved = reserved_samples(c);
   if (!rec || rec->analysed) {
     out.judge(key, "used_high_bytes", "memory",
               samples(b, [](const a_t& a) { return a.used_high_bytes; },
@@ -334,13 +423,11 @@ void compare_scenario(const std::string& key, const scenario_result& b, const sc
   // own footprint, not the state its calls met: what its calls mapped decides (below).
   bool comparable = true;
   if (!rec) {
-    std::vector<double> reserved = b_reserved;
-    reserved.insert(reserved.end(), c_reserved.begin(), c_reserved.end());
-    const auto [low, high] = std::minmax_element(reserved.begin(), reserved.end());
-    comparable = relative(*high, *low) <= out.memory_tolerance() + slack;
+    const auto [low, high] = reserved_range(b, c);
+    comparable = relative(high, low) <= out.memory_tolerance() + slack;
     if (!comparable && !b.launch_costs.empty()) {
-      out.note(key + ": its trials reserved from " + format_bytes(*low) + " to " +
-               format_bytes(*high) +
+      out.note(key + ": its trials reserved from " + format_bytes(low) + " to " +
+               format_bytes(high) +
                ": launch costs measured against different reservations are not compared "
                "(unstable)");
     }
@@ -641,6 +728,8 @@ void set_tolerance(tolerances& t, const std::string& assignment) {
     t.time_floor_us = value;
   } else if (name == "time_separation") {
     t.time_separation = value;
+  } else if (name == "host_drift") {
+    t.host_drift = value;
   } else if (name == "memory") {
     t.memory = value;
   } else if (name == "reuse") {
@@ -652,7 +741,7 @@ void set_tolerance(tolerances& t, const std::string& assignment) {
   } else {
     throw std::invalid_argument(
         "tolerance '" + assignment + "': unknown name '" + name +
-        "'; use memory, reuse, time, time_floor_us, time_separation, or a metric: used_high_bytes, reserved_high_bytes, "
+        "'; use memory, reuse, time, time_floor_us, time_separation, host_drift, or a metric: used_high_bytes, reserved_high_bytes, "
         "va_reuse_ratio, physical_reuse_ratio, host.<phase>, wall.<phase>, and for recordings "
         "held_granule_bytes, high_bytes, end_bytes, capture_pool_growth_bytes, private_pool_bytes");
   }
@@ -736,6 +825,16 @@ comparison compare_reports(const report& baseline, const report& current, const 
   }
   const auto base_index = index_by_key(baseline, "baseline", out);
   const auto current_index = index_by_key(current, "current", out);
+
+  std::vector<std::pair<const scenario_result*, const scenario_result*>> pairs;
+  for (const auto& [key, b] : base_index) {
+    const auto it = current_index.find(key);
+    if (b->status == scenario_status::ok && it != current_index.end() &&
+        it->second->status == scenario_status::ok) {
+      pairs.emplace_back(b, it->second);
+    }
+  }
+  out.set_drift(suite_drift(pairs, t));
 
   std::set<std::string> seen;
   for (const auto& b : baseline.scenarios) {

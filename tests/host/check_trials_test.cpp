@@ -263,4 +263,71 @@ TEST(CombineTrials, CountMinAndMaxCoverEveryTrial) {
 }
 
 }  // namespace
+// A host period (issue 21): on the hosts the GPUs are lent on, whole suite runs took 0.6 to
+// 0.75 of their usual times for seconds at a time. `n` scenarios with 5 trials of one launch
+// cost each; scenario `slow` (if any) launches `slow_factor` times slower than the others.
+report suite(int n, double factor, int slow = -1, double slow_factor = 1) {
+  report r;
+  r.env.device_name = "gpu";
+  for (int i = 0; i < n; ++i) {
+    const double f = factor * (i == slow ? slow_factor : 1.0);
+    const double base = 20.0 + i;  // 20 to 20 + n us
+    scenario_result s = with_trials({64 * MiB, 64 * MiB, 64 * MiB, 64 * MiB, 64 * MiB},
+                                    {base * f, base * f * 1.01, base * f * 1.02,
+                                     base * f * 0.99, base * f * 1.03});
+    s.params = {{"bytes", std::int64_t{i + 1}}};
+    r.scenarios.push_back(std::move(s));
+  }
+  return r;
+}
+
+std::size_t count(const comparison& c, const std::string& verdict) {
+  std::size_t k = 0;
+  for (const auto& r : c.rows) k += r.verdict == verdict;
+  return k;
+}
+
+TEST(CheckDrift, ASuiteThatRanSlowerAsAWholeIsUnstableNotARegression) {
+  // Every scenario 1.4x slower (a baseline made in a fast host period): each time alone is
+  // +40%, every trial beyond the baseline's slowest by more than time_separation.
+  const comparison c = compare_reports(suite(10, 1.0), suite(10, 1.4), tolerances{});
+  EXPECT_FALSE(c.regressed());
+  EXPECT_EQ(count(c, "regression"), 0U);
+  EXPECT_EQ(count(c, "unstable"), 20U);  // host and wall of ten scenarios
+  // Without the allowance every one of them regresses.
+  tolerances off;
+  off.host_drift = 0;
+  EXPECT_EQ(count(compare_reports(suite(10, 1.0), suite(10, 1.4), off), "regression"), 20U);
+  // Faster as a whole: unstable, not improvements.
+  const comparison f = compare_reports(suite(10, 1.4), suite(10, 1.0), tolerances{});
+  EXPECT_EQ(count(f, "improvement"), 0U);
+  EXPECT_EQ(count(f, "unstable"), 20U);
+}
+
+TEST(CheckDrift, OneScenarioSlowerThanTheSuiteStillRegresses) {
+  // The suite 1.2x slower, one scenario 2x beyond that: it moved further than the suite did.
+  const comparison c = compare_reports(suite(10, 1.0), suite(10, 1.2, 3, 2.0), tolerances{});
+  EXPECT_TRUE(c.regressed());
+  EXPECT_EQ(count(c, "regression"), 2U);
+  EXPECT_EQ(row(c, "host.steady_launch").verdict, "unstable");  // scenario 1: only the suite's 1.2x
+  for (const auto& r : c.rows) {
+    if (r.verdict == "regression") {
+      EXPECT_EQ(r.scenario, "s[bytes=4]");
+    }
+  }
+}
+
+TEST(CheckDrift, AllowanceIsHeldWithinHostDrift) {
+  // 2x slower everywhere is beyond the 1.6x the allowance holds to: it regresses.
+  const comparison c = compare_reports(suite(10, 1.0), suite(10, 2.0), tolerances{});
+  EXPECT_EQ(count(c, "regression"), 20U);
+}
+
+TEST(CheckDrift, TooFewScenariosGetNoAllowance) {
+  // Seven scenarios (host and wall: fourteen rows, but only seven of each side) are too few to
+  // tell a host period from a change: each is judged alone.
+  const comparison c = compare_reports(suite(7, 1.0), suite(7, 1.4), tolerances{});
+  EXPECT_EQ(count(c, "regression"), 14U);
+}
+
 }  // namespace gmem::profiler

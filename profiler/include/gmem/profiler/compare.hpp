@@ -38,6 +38,11 @@ struct tolerances {
   /// by more than this fraction (no floor): a small graph's launch twice as slow is caught
   /// although it grows by a few microseconds (issue 21; measured in reports/check-quality/).
   double time_separation = 0.15;
+  /// A time that regresses (improves) only as far as its metric moved across the whole suite
+  /// (the median over at least 8 scenarios of current / baseline, held within
+  /// [1 / (1 + host_drift), 1 + host_drift]) is "unstable", not judged: the hosts the GPUs are
+  /// lent on run whole suites 0.6 to 0.75 as fast for seconds at a time (issue 21). 0: off.
+  double host_drift = 0.6;
   /// Overrides by exact metric name, e.g. "reserved_high_bytes", "wall.first_launch_no_upload" or
   /// (recordings) "high_bytes", "end_bytes", "held_granule_bytes".
   std::map<std::string, double> per_metric;
