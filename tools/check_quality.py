@@ -91,11 +91,14 @@ for k in sorted({1, 2, 3, K} | set(range(1, K + 1))):
 for name in sorted({re.findall(r"inj-(.+)-\d+\.json$", p)[0]
                     for p in glob.glob(os.path.join(d, "inj-*.json"))}):
     runs = sorted(glob.glob(os.path.join(d, f"inj-{name}-*.json")))
-    caught, metrics, every = 0, {}, 0
+    caught, metrics, every, bases_of = 0, {}, 0, {}
     for p in runs:
         cur = load(p)
-        keep = {scenario_key(s) for s in cur["scenarios"]}
-        bases = [write(cut(r, K, keep), f"base-{name}-{i}.json") for i, r in enumerate(reps)]
+        keep = frozenset(scenario_key(s) for s in cur["scenarios"])
+        if keep not in bases_of:  # the clean runs cut to these scenarios, written once
+            bases_of[keep] = [write(cut(r, K, keep), f"base-{name}-{len(bases_of)}-{i}.json")
+                              for i, r in enumerate(reps)]
+        bases = bases_of[keep]
         every += sum(check(b, p)[0] == 1 for b in bases[1:])
         rc, out = check(bases[0], p)
         caught += rc == 1

@@ -262,7 +262,6 @@ TEST(CombineTrials, CountMinAndMaxCoverEveryTrial) {
   EXPECT_EQ(l.host.max_us, 20);
 }
 
-}  // namespace
 // A host period (issue 21): on the hosts the GPUs are lent on, whole suite runs took 0.6 to
 // 0.75 of their usual times for seconds at a time. `n` scenarios with 5 trials of one launch
 // cost each; scenario `slow` (if any) launches `slow_factor` times slower than the others.
@@ -330,4 +329,5 @@ TEST(CheckDrift, TooFewScenariosGetNoAllowance) {
   EXPECT_EQ(count(c, "regression"), 14U);
 }
 
+}  // namespace
 }  // namespace gmem::profiler
