@@ -1,6 +1,7 @@
 #include "gmem/profiler/timing.hpp"
 
 #include <chrono>
+#include <cstdint>
 
 #include "gmem/error.hpp"
 #include "measure/nvtx_range.hpp"
@@ -18,16 +19,58 @@ timed time_call(const std::function<void()>& api_call, cudaStream_t s) {
           std::chrono::duration<double, std::micro>(t2 - t0).count()};
 }
 
+reference_launch::reference_launch() {
+  try {
+    GMEM_CUDA_TRY(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    GMEM_CUDA_TRY(cudaMalloc(&buffer_, sizeof(std::uint32_t)));
+    GMEM_CUDA_TRY(cudaGraphCreate(&graph_, 0));
+    cudaMemsetParams p{};
+    p.dst = buffer_;
+    p.value = 0;
+    p.elementSize = sizeof(std::uint32_t);
+    p.width = 1;
+    p.height = 1;
+    cudaGraphNode_t node = nullptr;
+    GMEM_CUDA_TRY(cudaGraphAddMemsetNode(&node, graph_, nullptr, 0, &p));
+    GMEM_CUDA_TRY(cudaGraphInstantiate(&exec_, graph_, 0));
+    (void)sample();  // the first launch uploads the graph
+  } catch (...) {
+    release();
+    throw;
+  }
+}
+
+reference_launch::~reference_launch() { release(); }
+
+void reference_launch::release() noexcept {
+  if (exec_) (void)cudaGraphExecDestroy(exec_);
+  if (graph_) (void)cudaGraphDestroy(graph_);
+  if (buffer_) (void)cudaFree(buffer_);
+  if (stream_) (void)cudaStreamDestroy(stream_);
+  exec_ = nullptr;
+  graph_ = nullptr;
+  buffer_ = nullptr;
+  stream_ = nullptr;
+}
+
+timed reference_launch::sample() const {
+  return time_call([this] { GMEM_CUDA_TRY(cudaGraphLaunch(exec_, stream_)); }, stream_);
+}
+
 launch_cost measure_phase(const phase_plan& plan, int warmups, int reps) {
   const nvtx_range range(plan.phase);
-  std::vector<double> host, wall;
+  const reference_launch reference;
+  std::vector<double> host, wall, ref_host, ref_wall;
   for (int i = 0; i < warmups + reps; ++i) {
     if (plan.reset) plan.reset();
     const timed t = plan.sample();
     if (plan.cleanup) plan.cleanup();
+    const timed r = reference.sample();
     if (i >= warmups) {
       host.push_back(t.host_us);
       wall.push_back(t.wall_us);
+      ref_host.push_back(r.host_us);
+      ref_wall.push_back(r.wall_us);
     }
   }
   launch_cost c;
@@ -35,6 +78,8 @@ launch_cost measure_phase(const phase_plan& plan, int warmups, int reps) {
   c.warmups = static_cast<std::size_t>(warmups);
   c.host = summarize_samples(host);
   c.wall = summarize_samples(wall);
+  c.reference_host = summarize_samples(ref_host);
+  c.reference_wall = summarize_samples(ref_wall);
   return c;
 }
 

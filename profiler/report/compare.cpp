@@ -93,7 +93,22 @@ std::string format_value(const comparison_row& r, double v) {
 std::string format_change(const comparison_row& r) {
   if (r.category == "scenario" || std::isnan(r.change)) return "-";
   if (std::isinf(r.change)) return r.change > 0 ? "up from 0" : "down to 0";
-  return format_double("%+.1f%%", r.change * 100.0);
+  return format_double("%+.1f%%", r.change * 100.0) + (r.per_reference ? "*" : "");
+}
+
+bool notable(const comparison_row& r) {
+  return r.verdict != "pass" && r.verdict != "skipped";
+}
+
+// The footnote of a table whose shown rows include one judged per reference ("" otherwise).
+std::string reference_footnote(const comparison& c, bool all) {
+  const bool any = std::any_of(c.rows.begin(), c.rows.end(), [all](const comparison_row& r) {
+    return r.per_reference && (all || notable(r));
+  });
+  return any ? "* the change at the baseline's reference-launch speed: each trial's time divided "
+               "by the profiler's reference launch, timed beside it in the same process (it "
+               "explained the trials' spread); baseline and current are the medians measured\n"
+             : "";
 }
 
 std::string format_tolerance(const comparison_row& r) {
@@ -102,8 +117,40 @@ std::string format_tolerance(const comparison_row& r) {
   return format_double(r.category == "reuse" ? "-%.1f%%" : "+%.1f%%", r.tolerance * 100.0);
 }
 
-bool notable(const comparison_row& r) {
-  return r.verdict != "pass" && r.verdict != "skipped";
+// Issue 21: a time row's trials at the baseline's reference-launch speed. Each trial's value
+// times (median of the baseline trials' references / the trial's reference), where `b_ref` and
+// `c_ref` hold a reference (timing.hpp's reference_launch, measured beside the phase in the same
+// process) for every trial, both sides have at least two trials, and the reference explains the
+// trials' spread: the sum over both sides of squared deviations from the side's mean, of the
+// logarithms, is smaller for the adjusted values than for the raw ones. A launch's host time moves
+// with its process's speed (1 or about 1.6 times the fastest, per process, on the hosts measured);
+// a large graph's mapping or a long kernel does not, and stays raw. Returns whether it adjusted;
+// `b` and `c` are left as they were when it did not.
+bool to_reference_speed(std::vector<double>& b, std::vector<double>& c,
+                        const std::vector<double>& b_ref, const std::vector<double>& c_ref) {
+  if (b.size() < 2 || c.size() < 2 || b_ref.size() != b.size() || c_ref.size() != c.size()) {
+    return false;
+  }
+  const auto usable = [](const std::vector<double>& v) {
+    return std::all_of(v.begin(), v.end(), [](double x) { return std::isfinite(x) && x > 0; });
+  };
+  if (!usable(b) || !usable(c) || !usable(b_ref) || !usable(c_ref)) return false;
+  const auto spread = [](const std::vector<double>& v, const std::vector<double>* ref) {
+    std::vector<double> x;
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      x.push_back(std::log(v[i]) - (ref ? std::log((*ref)[i]) : 0.0));
+    }
+    double mean = 0;
+    for (double e : x) mean += e / static_cast<double>(x.size());
+    double sum = 0;
+    for (double e : x) sum += (e - mean) * (e - mean);
+    return sum;
+  };
+  if (spread(b, &b_ref) + spread(c, &c_ref) >= spread(b, nullptr) + spread(c, nullptr)) return false;
+  const double speed = median(b_ref);
+  for (std::size_t i = 0; i < b.size(); ++i) b[i] *= speed / b_ref[i];
+  for (std::size_t i = 0; i < c.size(); ++i) c[i] *= speed / c_ref[i];
+  return true;
 }
 
 class comparer {
@@ -115,9 +162,12 @@ class comparer {
   // report without trials).
   // `comparable` false: the trials ran against different reservations (see compare_scenario),
   // so their times are not compared: the row is "unstable".
+  // `b_ref`, `c_ref` (times of suite reports): the reference launch beside each trial
+  // (to_reference_speed); empty where there is none.
   void judge(const std::string& scenario, const std::string& metric, const std::string& category,
              std::vector<double> b, std::vector<double> c, bool growth_regresses,
-             bool comparable = true) {
+             bool comparable = true, const std::vector<double>& b_ref = {},
+             const std::vector<double>& c_ref = {}) {
     const auto finite = [](std::vector<double>& v) {
       v.erase(std::remove_if(v.begin(), v.end(), [](double x) { return !std::isfinite(x); }),
               v.end());
@@ -128,8 +178,12 @@ class comparer {
     row.scenario = scenario;
     row.metric = metric;
     row.category = category;
+    // What the trials measured; the judgement below may see them at the reference's speed.
     row.baseline = b.empty() ? std::numeric_limits<double>::quiet_NaN() : median(b);
     row.current = c.empty() ? std::numeric_limits<double>::quiet_NaN() : median(c);
+    row.raw_change = b.empty() || c.empty() ? std::numeric_limits<double>::quiet_NaN()
+                                            : relative(row.current, row.baseline);
+    row.per_reference = category == "time" && to_reference_speed(b, c, b_ref, c_ref);
     row.baseline_trials = b.size();
     row.current_trials = c.size();
     row.tolerance = t_.for_metric(metric, category);
@@ -151,7 +205,7 @@ class comparer {
       out_.rows.push_back(std::move(row));
       return;
     }
-    const double baseline = row.baseline, current = row.current;
+    const double baseline = median(b), current = median(c);
     row.change = relative(current, baseline);
     const double bmin = *std::min_element(b.begin(), b.end());
     const double bmax = *std::max_element(b.begin(), b.end());
@@ -173,8 +227,11 @@ class comparer {
     double drift = 1;
     if (category == "time") {
       // How this metric moved across the whole suite (set_drift): a time that regresses or
-      // improves only by as much as its phase did everywhere is "unstable".
-      if (const auto d = drift_.find(metric); d != drift_.end()) drift = d->second;
+      // improves only by as much as its phase did everywhere is "unstable". Not for a row seen
+      // at the reference's speed: the reference already took the host's speed out.
+      if (const auto d = drift_.find(metric); d != drift_.end() && !row.per_reference) {
+        drift = d->second;
+      }
       // The effect is measured from the edge of what the baseline's trials showed (its slowest
       // trial for a regression, its fastest for an improvement): processes of one binary settle
       // in different modes (e.g. 1.7 or 2.8 us for one launch), and a current run entirely in
@@ -284,6 +341,21 @@ std::vector<double> time_samples(const scenario_result& s, const launch_cost& l,
     }
   }
   if (v.empty()) v.push_back(wall ? l.wall.median_us : l.host.median_us);
+  return v;
+}
+
+// The reference launch's medians (host or wall) beside a launch cost, in each trial; empty where
+// any trial has none (reports before the reference, recordings).
+std::vector<double> reference_samples(const scenario_result& s, const launch_cost& l, bool wall) {
+  std::vector<double> v;
+  for (const auto& t : s.trials) {
+    for (const auto& tl : t.launches) {
+      if (tl.phase != l.phase) continue;
+      const double r = wall ? tl.reference_wall_median_us : tl.reference_host_median_us;
+      if (!(r > 0)) return {};
+      v.push_back(r);
+    }
+  }
   return v;
 }
 
@@ -459,10 +531,11 @@ void compare_scenario(const std::string& key, const scenario_result& b, const sc
     }
     const launch_cost& cl = *c_same[c_same.size() - 1 - from_last];
     if (!rec) {
-      out.judge(key, "host." + phase, "time", time_samples(b, bl, false),
-                time_samples(c, cl, false), true, comparable);
-      out.judge(key, "wall." + phase, "time", time_samples(b, bl, true),
-                time_samples(c, cl, true), true, comparable);
+      for (const bool wall : {false, true}) {
+        out.judge(key, (wall ? "wall." : "host.") + phase, "time", time_samples(b, bl, wall),
+                  time_samples(c, cl, wall), true, comparable, reference_samples(b, bl, wall),
+                  reference_samples(c, cl, wall));
+      }
       continue;
     }
     // Which graph's first launch (or upload) maps memory depends on the order the program's
@@ -900,6 +973,7 @@ std::string format_comparison(const comparison& c, bool all) {
     out += line(header);
     for (const auto& row : cells) out += line(row);
   }
+  out += reference_footnote(c, all);
   for (const auto& n : c.notes) out += "note: " + n + "\n";
 
   const auto compared = std::count_if(
@@ -936,6 +1010,8 @@ std::string format_markdown(const comparison& c, bool all) {
     out += "| `" + r.scenario + "` | " + r.metric + " | " + format_value(r, r.baseline) + " | " +
            format_value(r, r.current) + " | " + format_change(r) + " | " + r.verdict + " |\n";
   }
+  const std::string footnote = reference_footnote(c, all);
+  if (!footnote.empty()) out += "\n" + footnote;
   for (const auto& n : c.notes) out += "\n- " + n;
   return out + (c.notes.empty() ? "" : "\n");
 }
@@ -957,6 +1033,8 @@ std::string format_comparison_json(const comparison& c, bool all) {
                     {"baseline", num(r.baseline)},
                     {"current", num(r.current)},
                     {"change", num(r.change)},
+                    {"raw_change", num(r.raw_change)},
+                    {"per_reference", r.per_reference},
                     {"tolerance", r.tolerance},
                     {"baseline_trials", r.baseline_trials},
                     {"current_trials", r.current_trials},

@@ -145,6 +145,9 @@ json to_json(const scenario_result& s) {
     c["warmups"] = l.warmups;
     c["host"] = to_json(l.host);
     c["wall"] = to_json(l.wall);
+    if (l.reference_host.count > 0) {  // issue 21: optional member
+      c["reference"] = {{"host", to_json(l.reference_host)}, {"wall", to_json(l.reference_wall)}};
+    }
     costs.push_back(std::move(c));
   }
   j["launch_costs"] = std::move(costs);
@@ -186,9 +189,14 @@ json to_json(const scenario_result& s) {
       c["physical_reuse_ratio"] = number(t.physical_reuse_ratio);
       json launches = json::array();
       for (const auto& l : t.launches) {
-        launches.push_back({{"phase", l.phase},
-                            {"host_median_us", number(l.host_median_us)},
-                            {"wall_median_us", number(l.wall_median_us)}});
+        json tl{{"phase", l.phase},
+                {"host_median_us", number(l.host_median_us)},
+                {"wall_median_us", number(l.wall_median_us)}};
+        if (l.reference_host_median_us > 0) {  // issue 21: optional members
+          tl["reference_host_median_us"] = number(l.reference_host_median_us);
+          tl["reference_wall_median_us"] = number(l.reference_wall_median_us);
+        }
+        launches.push_back(std::move(tl));
       }
       c["launches"] = std::move(launches);
       trials.push_back(std::move(c));
@@ -498,6 +506,12 @@ scenario_result read_scenario(const reader& in, const json& j, const std::string
     l.warmups = in.size(c, "warmups", p);
     l.host = read_stats(in, c, "host", p);
     l.wall = read_stats(in, c, "wall", p);
+    if (c.contains("reference")) {  // issue 21: optional member
+      const json& ref = in.object(c, "reference", p);
+      const std::string rp = reader::join(p, "reference");
+      l.reference_host = read_stats(in, ref, "host", rp);
+      l.reference_wall = read_stats(in, ref, "wall", rp);
+    }
     s.launch_costs.push_back(std::move(l));
   }
 
@@ -572,8 +586,13 @@ scenario_result read_scenario(const reader& in, const json& j, const std::string
       for (std::size_t k = 0; k < launches.size(); ++k) {
         const std::string q = reader::at(lp, k);
         const json& l = element(in, launches, k, q);
-        t.launches.push_back({in.name(l, "phase", q), in.time_us(l, "host_median_us", q),
-                              in.time_us(l, "wall_median_us", q)});
+        trial_sample::launch tl{in.name(l, "phase", q), in.time_us(l, "host_median_us", q),
+                                in.time_us(l, "wall_median_us", q)};
+        if (l.contains("reference_host_median_us")) {  // issue 21: optional members
+          tl.reference_host_median_us = in.time_us(l, "reference_host_median_us", q);
+          tl.reference_wall_median_us = in.time_us(l, "reference_wall_median_us", q);
+        }
+        t.launches.push_back(std::move(tl));
       }
       s.trials.push_back(std::move(t));
     }

@@ -30,7 +30,8 @@ trial_sample sample_of(const scenario_result& r) {
   t.va_reuse_ratio = r.analysis.va_reuse_ratio;
   t.physical_reuse_ratio = r.analysis.physical_reuse_ratio;
   for (const auto& l : r.launch_costs) {
-    t.launches.push_back({l.phase, l.host.median_us, l.wall.median_us});
+    t.launches.push_back({l.phase, l.host.median_us, l.wall.median_us, l.reference_host.median_us,
+                          l.reference_wall.median_us});
   }
   return t;
 }
@@ -73,7 +74,10 @@ std::vector<scenario_result> combine_trials(std::vector<std::vector<scenario_res
       for (const auto& entry : same) {
         for (const auto& ol : entry.second->launch_costs) {
           if (ol.phase != l.phase) continue;
-          for (auto [mine, theirs] : {std::pair{&l.host, &ol.host}, std::pair{&l.wall, &ol.wall}}) {
+          for (auto [mine, theirs] :
+               {std::pair{&l.host, &ol.host}, std::pair{&l.wall, &ol.wall},
+                std::pair{&l.reference_host, &ol.reference_host},
+                std::pair{&l.reference_wall, &ol.reference_wall}}) {
             if (theirs->count == 0) continue;
             mine->min_us = mine->count ? std::min(mine->min_us, theirs->min_us) : theirs->min_us;
             mine->max_us = mine->count ? std::max(mine->max_us, theirs->max_us) : theirs->max_us;
@@ -81,17 +85,21 @@ std::vector<scenario_result> combine_trials(std::vector<std::vector<scenario_res
           }
         }
       }
-      std::vector<double> host, wall;
+      std::vector<double> host, wall, ref_host, ref_wall;
       for (const auto& t : r.trials) {
         for (const auto& tl : t.launches) {
           if (tl.phase == l.phase) {
             host.push_back(tl.host_median_us);
             wall.push_back(tl.wall_median_us);
+            ref_host.push_back(tl.reference_host_median_us);
+            ref_wall.push_back(tl.reference_wall_median_us);
           }
         }
       }
       if (!host.empty()) l.host.median_us = median_of(host);
       if (!wall.empty()) l.wall.median_us = median_of(wall);
+      if (l.reference_host.count > 0) l.reference_host.median_us = median_of(ref_host);
+      if (l.reference_wall.count > 0) l.reference_wall.median_us = median_of(ref_wall);
     }
   }
   return out;

@@ -166,6 +166,33 @@ TEST_F(Profiler, UnfreedAllocationIsDiagnosedAndEveryPhaseRuns) {
   EXPECT_EQ(read_counters(0).reserved_current, 0u);  // the profiler leaves the pool trimmed
 }
 
+// Issue 21: the reference launch the check compares times with is timed after every sample of
+// every phase, and touches no graph memory (a plain allocation and a memset node).
+TEST_F(Profiler, ReferenceLaunchIsTimedBesideEveryPhaseWithoutGraphMemory) {
+  graph g("referenced");
+  const auto a = g.add_alloc({32 * MiB, 0});
+  (void)g.add_free(a.ptr, {g.add_memset({a.node}, a.ptr, 0, 4096)});
+  const scenario_result r = profile_graph(g, quick({}));
+  ASSERT_EQ(r.launch_costs.size(), all_phases().size());
+  for (const auto& l : r.launch_costs) {
+    EXPECT_EQ(l.reference_host.count, l.host.count) << l.phase;
+    EXPECT_GT(l.reference_host.median_us, 0.0) << l.phase;
+    EXPECT_GE(l.reference_wall.min_us, l.reference_host.min_us) << l.phase;
+  }
+  const counters before = read_counters(0);
+  {
+    const reference_launch ref;
+    for (int i = 0; i < 10; ++i) {
+      const timed t = ref.sample();
+      EXPECT_GT(t.host_us, 0.0);
+      EXPECT_GE(t.wall_us, t.host_us);
+    }
+    const counters during = read_counters(0);
+    EXPECT_EQ(during.used_current, before.used_current);
+    EXPECT_EQ(during.reserved_current, before.reserved_current);
+  }
+}
+
 TEST_F(Profiler, UnknownPhaseIsRefusedWithTheValidOnes) {
   graph g("phases");
   (void)g.add_empty({});

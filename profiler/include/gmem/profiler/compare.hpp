@@ -72,7 +72,15 @@ struct comparison_row {
   std::string category;  ///< "memory", "reuse", "time"; "scenario" for a missing one
   double baseline = 0;
   double current = 0;
-  double change = 0;  ///< (current - baseline) / baseline; 0 when both are 0, +inf from 0 to more
+  /// The change judged: (current - baseline) / baseline, 0 when both are 0, +inf from 0 to
+  /// more; for a row judged per_reference, the change at the baseline's reference speed.
+  double change = 0;
+  /// (current - baseline) / baseline of the medians shown (equals change unless per_reference).
+  double raw_change = 0;
+  /// A time row judged with its trials at the baseline's reference-launch speed (issue 21): each
+  /// trial's time divided by the profiler's reference launch measured beside it in the same
+  /// process, because that explained the trials' spread (docs/checks.md).
+  bool per_reference = false;
   double tolerance = 0;
   /// "pass", "regression", "improvement", "unstable" (not judged: trials against different
   /// reservations, or a recording's concurrent or rare calls; fails only with strict),

@@ -65,6 +65,11 @@ struct launch_cost {
   std::size_t warmups = 0;
   stats host;
   stats wall;
+  /// The profiler's reference_launch (timing.hpp), timed after every sample of this phase, in
+  /// the same process: how fast the process launched while the phase was measured. Count 0
+  /// where it was not measured (recordings; reports before it: an optional member "reference").
+  stats reference_host;
+  stats reference_wall;
 };
 
 
@@ -110,6 +115,9 @@ struct trial_sample {
     std::string phase;
     double host_median_us = 0;
     double wall_median_us = 0;
+    /// The reference launch's medians in this trial (launch_cost::reference_host); 0: none.
+    double reference_host_median_us = 0;
+    double reference_wall_median_us = 0;
   };
   std::vector<launch> launches;  ///< each launch cost's medians over this trial's repetitions
 };

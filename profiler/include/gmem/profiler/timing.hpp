@@ -31,7 +31,35 @@ struct phase_plan {
   std::function<void()> cleanup;
 };
 
-/// Runs `warmups` unrecorded and `reps` recorded samples of `plan`. Throws what they throw.
+/// A fixed graph of one 4-byte memset node on its own stream, owned by the profiler: its launch,
+/// timed beside every sample of a phase, measures how fast this process launches at that moment.
+/// The hosts the GPUs are lent on run a whole process's API calls (instantiate, upload, launch)
+/// at 1 or about 1.6 times the fastest for seconds at a time (reports/check-quality/), and
+/// `gmemprof check` compares times relative to it where it explains the trials' spread.
+class reference_launch {
+ public:
+  /// Builds and instantiates the graph on the current device and launches it once. Throws
+  /// cuda_error.
+  reference_launch();
+  ~reference_launch();
+  reference_launch(const reference_launch&) = delete;
+  reference_launch& operator=(const reference_launch&) = delete;
+
+  /// One launch: host time of cudaGraphLaunch, wall time until its stream is done.
+  [[nodiscard]] timed sample() const;
+
+ private:
+  void release() noexcept;
+
+  cudaStream_t stream_ = nullptr;
+  void* buffer_ = nullptr;
+  cudaGraph_t graph_ = nullptr;
+  cudaGraphExec_t exec_ = nullptr;
+};
+
+/// Runs `warmups` unrecorded and `reps` recorded samples of `plan`, each followed (after its
+/// cleanup) by a reference_launch sample, recorded as the launch cost's `reference_host` and
+/// `reference_wall`. Throws what they throw.
 [[nodiscard]] launch_cost measure_phase(const phase_plan& plan, int warmups, int reps);
 
 }  // namespace gmem::profiler

@@ -1,0 +1,161 @@
+// Times judged at the reference launch's speed (issue 21): the profiler times a fixed one-memset
+// graph beside every sample of a phase, in the same process, and the check divides each trial's
+// time by it where that explains the trials' spread. Synthetic trials shaped like the H100
+// measurements in reports/check-quality/: processes launch at about 1.8 or 2.9 us (one mode per
+// process), and a reference launch moves with them.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "gmem/profiler/compare.hpp"
+#include "gmem/profiler/report_io.hpp"
+#include "suite/runner.hpp"
+
+namespace gmem::profiler {
+namespace {
+
+// One scenario, one launch cost (steady_launch), a trial per value: host and wall both `us`,
+// their references `ref` (none where `ref` is empty).
+report trials(const std::vector<double>& us, const std::vector<double>& ref) {
+  scenario_result s;
+  s.name = "s";
+  s.params = {{"bytes", std::int64_t{2097152}}};
+  launch_cost l;
+  l.phase = "steady_launch";
+  s.launch_costs.push_back(l);
+  for (std::size_t i = 0; i < us.size(); ++i) {
+    trial_sample t;
+    t.used_high_bytes = t.reserved_high_bytes = 32u << 20;
+    t.va_reuse_ratio = t.physical_reuse_ratio = 1;
+    const double r = ref.empty() ? 0.0 : ref[i];
+    t.launches.push_back({"steady_launch", us[i], us[i], r, r});
+    s.trials.push_back(t);
+  }
+  s.analysis.used_high_bytes = s.analysis.reserved_high_bytes = 32u << 20;
+  report out;
+  out.env.device_name = "gpu";
+  out.scenarios.push_back(std::move(s));
+  return out;
+}
+
+const comparison_row& host_row(const comparison& c) {
+  for (const auto& r : c.rows)
+    if (r.metric == "host.steady_launch") return r;
+  throw std::runtime_error("no host.steady_launch row");
+}
+
+TEST(CheckReference, AProcessModeTheReferenceSharesIsNotARegression) {
+  // Baseline processes all in the fast mode, current ones all in the slow mode: every current
+  // trial is more than 15% above the baseline's slowest, a regression without the reference.
+  const std::vector<double> b = {1.80, 1.82, 1.90, 1.81, 1.85}, b_ref = {2.00, 2.02, 2.10, 2.00, 2.05};
+  const std::vector<double> c = {2.90, 3.00, 2.95, 2.92, 3.02}, c_ref = {3.20, 3.31, 3.26, 3.22, 3.30};
+  const comparison without = compare_reports(trials(b, {}), trials(c, {}), tolerances{});
+  EXPECT_EQ(host_row(without).verdict, "regression");
+  EXPECT_FALSE(host_row(without).per_reference);
+  const comparison with = compare_reports(trials(b, b_ref), trials(c, c_ref), tolerances{});
+  const comparison_row& r = host_row(with);
+  EXPECT_EQ(r.verdict, "pass");
+  EXPECT_TRUE(r.per_reference);
+  // The medians shown are those measured; the change judged is at the baseline's speed.
+  EXPECT_DOUBLE_EQ(r.baseline, 1.82);
+  EXPECT_DOUBLE_EQ(r.current, 2.95);
+  EXPECT_NEAR(r.raw_change, 2.95 / 1.82 - 1, 1e-12);
+  EXPECT_LT(std::fabs(r.change), 0.05);
+  EXPECT_FALSE(with.regressed());
+}
+
+TEST(CheckReference, ALaunchTwiceAsSlowAtTheSameSpeedIsCaught) {
+  // Mixed modes on both sides. Without the reference the current trials overlap the baseline's
+  // slowest (3.5 against 3.3: 6%, under time_separation) and the median moved by 0.3 us (under
+  // the floor): passed. At the reference's speed every trial doubled.
+  const std::vector<double> b = {1.80, 3.20, 1.80, 3.30, 3.10}, b_ref = {2.00, 3.55, 2.00, 3.65, 3.45};
+  const std::vector<double> c = {3.60, 3.50, 3.70, 6.40, 3.60}, c_ref = {2.00, 1.95, 2.05, 3.55, 2.00};
+  const comparison without = compare_reports(trials(b, {}), trials(c, {}), tolerances{});
+  EXPECT_EQ(host_row(without).verdict, "pass");
+  const comparison with = compare_reports(trials(b, b_ref), trials(c, c_ref), tolerances{});
+  const comparison_row& r = host_row(with);
+  EXPECT_EQ(r.verdict, "regression");
+  EXPECT_TRUE(r.per_reference);
+  EXPECT_NEAR(r.change, 1.0, 0.05);  // twice as slow at equal speed
+  EXPECT_TRUE(with.regressed());
+  const std::string table = format_comparison(with, false);
+  EXPECT_NE(table.find("%*"), std::string::npos) << table;
+  EXPECT_NE(table.find("* the change at the baseline's reference-launch speed"), std::string::npos)
+      << table;
+}
+
+TEST(CheckReference, ATimeTheReferenceDoesNotExplainStaysRaw) {
+  // A 500 us launch (mapping, long kernels) does not move with the process's launch speed:
+  // dividing by the reference would add its 1.6x modes to a steady figure.
+  const std::vector<double> b = {500, 502, 499, 501, 500}, b_ref = {2.0, 3.2, 2.0, 3.3, 2.1};
+  const std::vector<double> same = {501, 500, 502, 499, 500}, c_ref = {3.2, 2.0, 3.3, 2.0, 3.2};
+  const comparison_row& r = host_row(compare_reports(trials(b, b_ref), trials(same, c_ref), tolerances{}));
+  EXPECT_FALSE(r.per_reference);
+  EXPECT_EQ(r.verdict, "pass");
+  EXPECT_DOUBLE_EQ(r.change, r.raw_change);
+  const std::vector<double> slower = {900, 905, 899, 902, 901};
+  const comparison_row& s = host_row(compare_reports(trials(b, b_ref), trials(slower, c_ref), tolerances{}));
+  EXPECT_FALSE(s.per_reference);
+  EXPECT_EQ(s.verdict, "regression");
+}
+
+TEST(CheckReference, NoReferenceInEveryTrialMeansRaw) {
+  // A baseline from before the reference (or one trial without it) is judged as before.
+  const std::vector<double> b = {1.80, 1.82, 1.90, 1.81, 1.85}, c = {2.90, 3.00, 2.95, 2.92, 3.02};
+  std::vector<double> c_ref = {3.20, 3.31, 3.26, 3.22, 3.30};
+  EXPECT_EQ(host_row(compare_reports(trials(b, {}), trials(c, c_ref), tolerances{})).verdict,
+            "regression");
+  c_ref[2] = 0;
+  const std::vector<double> b_ref = {2.00, 2.02, 2.10, 2.00, 2.05};
+  const comparison_row& r = host_row(compare_reports(trials(b, b_ref), trials(c, c_ref), tolerances{}));
+  EXPECT_FALSE(r.per_reference);
+  EXPECT_EQ(r.verdict, "regression");
+}
+
+TEST(CheckReference, ReferenceIsWrittenReadAndJoinedAcrossTrials) {
+  const auto make = [](double us, double ref) {
+    scenario_result s;
+    s.name = "s";
+    launch_cost l;
+    l.phase = "steady_launch";
+    l.host = l.wall = {50, us, us, us};
+    l.reference_host = {50, ref, ref / 2, ref * 2};
+    l.reference_wall = {50, ref * 4, ref * 3, ref * 5};
+    s.launch_costs.push_back(l);
+    return std::vector<scenario_result>{s};
+  };
+  report r;
+  r.env.device_name = "gpu";
+  r.scenarios = combine_trials({make(10, 2.0), make(30, 3.0), make(20, 2.5)});
+  const launch_cost& l = r.scenarios[0].launch_costs[0];
+  EXPECT_EQ(l.reference_host.count, 150u);
+  EXPECT_DOUBLE_EQ(l.reference_host.median_us, 2.5);  // the median of the trials' medians
+  EXPECT_DOUBLE_EQ(l.reference_host.min_us, 1.0);
+  EXPECT_DOUBLE_EQ(l.reference_wall.max_us, 15.0);
+  ASSERT_EQ(r.scenarios[0].trials.size(), 3u);
+  EXPECT_DOUBLE_EQ(r.scenarios[0].trials[1].launches[0].reference_host_median_us, 3.0);
+  EXPECT_DOUBLE_EQ(r.scenarios[0].trials[1].launches[0].reference_wall_median_us, 12.0);
+
+  const std::string text = to_json_string(r);
+  EXPECT_NE(text.find("\"reference\""), std::string::npos);
+  const report back = from_json_string(text, "round trip");
+  const launch_cost& lb = back.scenarios[0].launch_costs[0];
+  EXPECT_EQ(lb.reference_host.count, 150u);
+  EXPECT_DOUBLE_EQ(lb.reference_wall.median_us, l.reference_wall.median_us);
+  EXPECT_DOUBLE_EQ(back.scenarios[0].trials[2].launches[0].reference_host_median_us, 2.5);
+
+  // Without a reference nothing is written, and a report without one reads as 0 (none).
+  report plain;
+  plain.env.device_name = "gpu";
+  plain.scenarios = make(10, 0);
+  plain.scenarios[0].launch_costs[0].reference_host = {};
+  plain.scenarios[0].launch_costs[0].reference_wall = {};
+  const std::string plain_text = to_json_string(plain);
+  EXPECT_EQ(plain_text.find("reference"), std::string::npos);
+  EXPECT_EQ(from_json_string(plain_text, "plain").scenarios[0].launch_costs[0].reference_host.count, 0u);
+}
+
+}  // namespace
+}  // namespace gmem::profiler
