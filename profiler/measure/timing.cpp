@@ -54,7 +54,16 @@ void reference_launch::release() noexcept {
 }
 
 timed reference_launch::sample() const {
-  return time_call([this] { GMEM_CUDA_TRY(cudaGraphLaunch(exec_, stream_)); }, stream_);
+  // The fastest of three: the first launch after a phase's cleanup (a trim, an executable graph
+  // of 8 GiB destroyed) can wait for the driver's deferred work, 4 to 10 times the usual on an
+  // H100 (reports/check-quality/), which is not the process's speed.
+  timed best;
+  for (int i = 0; i < 3; ++i) {
+    const timed t = time_call([this] { GMEM_CUDA_TRY(cudaGraphLaunch(exec_, stream_)); }, stream_);
+    if (i == 0 || t.host_us < best.host_us) best.host_us = t.host_us;
+    if (i == 0 || t.wall_us < best.wall_us) best.wall_us = t.wall_us;
+  }
+  return best;
 }
 
 launch_cost measure_phase(const phase_plan& plan, int warmups, int reps) {

@@ -117,40 +117,47 @@ std::string format_tolerance(const comparison_row& r) {
   return format_double(r.category == "reuse" ? "-%.1f%%" : "+%.1f%%", r.tolerance * 100.0);
 }
 
-// Issue 21: a time row's trials at the baseline's reference-launch speed. Each trial's value
-// times (median of the baseline trials' references / the trial's reference), where `b_ref` and
-// `c_ref` hold a reference (timing.hpp's reference_launch, measured beside the phase in the same
-// process) for every trial, both sides have at least two trials, and the reference explains the
-// trials' spread: the sum over both sides of squared deviations from the side's mean, of the
-// logarithms, is smaller for the adjusted values than for the raw ones. A launch's host time moves
-// with its process's speed (1 or about 1.6 times the fastest, per process, on the hosts measured);
-// a large graph's mapping or a long kernel does not, and stays raw. Returns whether it adjusted;
-// `b` and `c` are left as they were when it did not.
-bool to_reference_speed(std::vector<double>& b, std::vector<double>& c,
-                        const std::vector<double>& b_ref, const std::vector<double>& c_ref) {
+// Issue 21: a time row's trials at the baseline's reference-launch speed. `b_ref` and `c_ref`
+// hold the reference launch (timing.hpp's reference_launch, timed beside the phase in the same
+// process) for every trial. In logarithms, each trial's time minus weight * (its reference's
+// minus the baseline references' median): the weight is the slope of time on reference within
+// each side (pooled over both, held within [0, 1]). A small launch's host time moves with its
+// process's speed (weight near 1; on the H100 measured, per-trial spread from 0.25-0.49 down to
+// 0.03-0.08 in logarithms); a large graph's mapping or a long kernel moves less or not at all
+// (weight near 0: left as measured). Needs two trials a side and every value and reference
+// positive. Returns the weight (0: nothing changed).
+double to_reference_speed(std::vector<double>& b, std::vector<double>& c,
+                          const std::vector<double>& b_ref, const std::vector<double>& c_ref) {
   if (b.size() < 2 || c.size() < 2 || b_ref.size() != b.size() || c_ref.size() != c.size()) {
-    return false;
+    return 0;
   }
   const auto usable = [](const std::vector<double>& v) {
     return std::all_of(v.begin(), v.end(), [](double x) { return std::isfinite(x) && x > 0; });
   };
-  if (!usable(b) || !usable(c) || !usable(b_ref) || !usable(c_ref)) return false;
-  const auto spread = [](const std::vector<double>& v, const std::vector<double>* ref) {
-    std::vector<double> x;
-    for (std::size_t i = 0; i < v.size(); ++i) {
-      x.push_back(std::log(v[i]) - (ref ? std::log((*ref)[i]) : 0.0));
+  if (!usable(b) || !usable(c) || !usable(b_ref) || !usable(c_ref)) return 0;
+  // Sums over both sides of (time - its side's mean) * (reference - its side's mean), in logs.
+  double cross = 0, ref_square = 0;
+  for (const auto* side : {&b, &c}) {
+    const std::vector<double>& ref = side == &b ? b_ref : c_ref;
+    const double n = static_cast<double>(side->size());
+    double mean_x = 0, mean_r = 0;
+    for (std::size_t i = 0; i < side->size(); ++i) {
+      mean_x += std::log((*side)[i]) / n;
+      mean_r += std::log(ref[i]) / n;
     }
-    double mean = 0;
-    for (double e : x) mean += e / static_cast<double>(x.size());
-    double sum = 0;
-    for (double e : x) sum += (e - mean) * (e - mean);
-    return sum;
-  };
-  if (spread(b, &b_ref) + spread(c, &c_ref) >= spread(b, nullptr) + spread(c, nullptr)) return false;
+    for (std::size_t i = 0; i < side->size(); ++i) {
+      const double dr = std::log(ref[i]) - mean_r;
+      cross += (std::log((*side)[i]) - mean_x) * dr;
+      ref_square += dr * dr;
+    }
+  }
+  if (!(ref_square > 0)) return 0;
+  const double weight = std::clamp(cross / ref_square, 0.0, 1.0);
+  if (weight == 0) return 0;
   const double speed = median(b_ref);
-  for (std::size_t i = 0; i < b.size(); ++i) b[i] *= speed / b_ref[i];
-  for (std::size_t i = 0; i < c.size(); ++i) c[i] *= speed / c_ref[i];
-  return true;
+  for (std::size_t i = 0; i < b.size(); ++i) b[i] *= std::pow(speed / b_ref[i], weight);
+  for (std::size_t i = 0; i < c.size(); ++i) c[i] *= std::pow(speed / c_ref[i], weight);
+  return weight;
 }
 
 class comparer {
@@ -183,7 +190,8 @@ class comparer {
     row.current = c.empty() ? std::numeric_limits<double>::quiet_NaN() : median(c);
     row.raw_change = b.empty() || c.empty() ? std::numeric_limits<double>::quiet_NaN()
                                             : relative(row.current, row.baseline);
-    row.per_reference = category == "time" && to_reference_speed(b, c, b_ref, c_ref);
+    if (category == "time") row.reference_weight = to_reference_speed(b, c, b_ref, c_ref);
+    row.per_reference = row.reference_weight > 0;
     row.baseline_trials = b.size();
     row.current_trials = c.size();
     row.tolerance = t_.for_metric(metric, category);
@@ -344,16 +352,18 @@ std::vector<double> time_samples(const scenario_result& s, const launch_cost& l,
   return v;
 }
 
-// The reference launch's medians (host or wall) beside a launch cost, in each trial; empty where
-// any trial has none (reports before the reference, recordings).
-std::vector<double> reference_samples(const scenario_result& s, const launch_cost& l, bool wall) {
+// The reference launch's host medians beside a launch cost, in each trial; empty where any trial
+// has none (reports before the reference, recordings). Host and wall rows alike are judged
+// against the host time of the reference: what a process's speed changes is the driver's host
+// work, which an instantiate's wall time is too (measured: with the reference's wall time, which
+// adds its GPU latency, wall.instantiate kept most of its spread and was 4 of 5 false alarms).
+std::vector<double> reference_samples(const scenario_result& s, const launch_cost& l) {
   std::vector<double> v;
   for (const auto& t : s.trials) {
     for (const auto& tl : t.launches) {
       if (tl.phase != l.phase) continue;
-      const double r = wall ? tl.reference_wall_median_us : tl.reference_host_median_us;
-      if (!(r > 0)) return {};
-      v.push_back(r);
+      if (!(tl.reference_host_median_us > 0)) return {};
+      v.push_back(tl.reference_host_median_us);
     }
   }
   return v;
@@ -533,8 +543,8 @@ void compare_scenario(const std::string& key, const scenario_result& b, const sc
     if (!rec) {
       for (const bool wall : {false, true}) {
         out.judge(key, (wall ? "wall." : "host.") + phase, "time", time_samples(b, bl, wall),
-                  time_samples(c, cl, wall), true, comparable, reference_samples(b, bl, wall),
-                  reference_samples(c, cl, wall));
+                  time_samples(c, cl, wall), true, comparable, reference_samples(b, bl),
+                  reference_samples(c, cl));
       }
       continue;
     }
@@ -1035,6 +1045,7 @@ std::string format_comparison_json(const comparison& c, bool all) {
                     {"change", num(r.change)},
                     {"raw_change", num(r.raw_change)},
                     {"per_reference", r.per_reference},
+                    {"reference_weight", r.reference_weight},
                     {"tolerance", r.tolerance},
                     {"baseline_trials", r.baseline_trials},
                     {"current_trials", r.current_trials},

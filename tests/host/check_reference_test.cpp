@@ -1,6 +1,7 @@
 // Times judged at the reference launch's speed (issue 21): the profiler times a fixed one-memset
-// graph beside every sample of a phase, in the same process, and the check divides each trial's
-// time by it where that explains the trials' spread. Synthetic trials shaped like the H100
+// graph beside every sample of a phase, in the same process, and the check scales each trial's
+// time to the baseline's reference speed, by as much as the time moves with the reference within
+// the trials (the slope, 0 to 1). Synthetic trials shaped like the H100
 // measurements in reports/check-quality/: processes launch at about 1.8 or 2.9 us (one mode per
 // process), and a reference launch moves with them.
 #include <gtest/gtest.h>
@@ -58,6 +59,7 @@ TEST(CheckReference, AProcessModeTheReferenceSharesIsNotARegression) {
   const comparison_row& r = host_row(with);
   EXPECT_EQ(r.verdict, "pass");
   EXPECT_TRUE(r.per_reference);
+  EXPECT_GT(r.reference_weight, 0.8);  // the times moved with their references
   // The medians shown are those measured; the change judged is at the baseline's speed.
   EXPECT_DOUBLE_EQ(r.baseline, 1.82);
   EXPECT_DOUBLE_EQ(r.current, 2.95);
@@ -89,16 +91,35 @@ TEST(CheckReference, ALaunchTwiceAsSlowAtTheSameSpeedIsCaught) {
 TEST(CheckReference, ATimeTheReferenceDoesNotExplainStaysRaw) {
   // A 500 us launch (mapping, long kernels) does not move with the process's launch speed:
   // dividing by the reference would add its 1.6x modes to a steady figure.
-  const std::vector<double> b = {500, 502, 499, 501, 500}, b_ref = {2.0, 3.2, 2.0, 3.3, 2.1};
-  const std::vector<double> same = {501, 500, 502, 499, 500}, c_ref = {3.2, 2.0, 3.3, 2.0, 3.2};
+  // Here the trials with the slower references were, if anything, faster: weight 0.
+  const std::vector<double> b = {500, 499, 502, 500, 501}, b_ref = {2.0, 3.2, 2.0, 3.3, 2.1};
+  const std::vector<double> same = {499, 501, 499, 502, 500}, c_ref = {3.2, 2.0, 3.3, 2.0, 3.2};
   const comparison_row& r = host_row(compare_reports(trials(b, b_ref), trials(same, c_ref), tolerances{}));
   EXPECT_FALSE(r.per_reference);
   EXPECT_EQ(r.verdict, "pass");
   EXPECT_DOUBLE_EQ(r.change, r.raw_change);
-  const std::vector<double> slower = {900, 905, 899, 902, 901};
+  const std::vector<double> slower = {899, 905, 899, 906, 901};
   const comparison_row& s = host_row(compare_reports(trials(b, b_ref), trials(slower, c_ref), tolerances{}));
   EXPECT_FALSE(s.per_reference);
   EXPECT_EQ(s.verdict, "regression");
+}
+
+TEST(CheckReference, ATimeThatMovesHalfAsMuchAsItsReferenceIsScaledByHalf) {
+  // An upload whose time grows as the square root of its reference (on the H100 an 8 GiB
+  // upload's reference, right after it, slowed far more than the upload did). All of the
+  // reference's move would call the current run an improvement, none of it a regression.
+  const auto times = [](const std::vector<double>& ref) {
+    std::vector<double> v;
+    for (double r : ref) v.push_back(1000 * std::sqrt(r / 2));
+    return v;
+  };
+  const std::vector<double> b_ref = {2.0, 2.2, 2.1, 1.9, 2.05}, c_ref = {8.0, 8.8, 8.1, 7.6, 8.3};
+  const comparison_row& r =
+      host_row(compare_reports(trials(times(b_ref), b_ref), trials(times(c_ref), c_ref), tolerances{}));
+  EXPECT_NEAR(r.reference_weight, 0.5, 1e-9);
+  EXPECT_NEAR(r.change, 0.0, 1e-9);
+  EXPECT_EQ(r.verdict, "pass");
+  EXPECT_GT(r.raw_change, 0.9);
 }
 
 TEST(CheckReference, NoReferenceInEveryTrialMeansRaw) {

@@ -78,9 +78,10 @@ struct comparison_row {
   /// (current - baseline) / baseline of the medians shown (equals change unless per_reference).
   double raw_change = 0;
   /// A time row judged with its trials at the baseline's reference-launch speed (issue 21): each
-  /// trial's time divided by the profiler's reference launch measured beside it in the same
-  /// process, because that explained the trials' spread (docs/checks.md).
+  /// trial's time divided by (its reference launch / the baseline's median reference) to the
+  /// power reference_weight, the slope of time on reference within the trials (docs/checks.md).
   bool per_reference = false;
+  double reference_weight = 0;  ///< in (0, 1] where per_reference, else 0
   double tolerance = 0;
   /// "pass", "regression", "improvement", "unstable" (not judged: trials against different
   /// reservations, or a recording's concurrent or rare calls; fails only with strict),

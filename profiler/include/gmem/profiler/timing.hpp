@@ -45,7 +45,8 @@ class reference_launch {
   reference_launch(const reference_launch&) = delete;
   reference_launch& operator=(const reference_launch&) = delete;
 
-  /// One launch: host time of cudaGraphLaunch, wall time until its stream is done.
+  /// Three launches: the least host time of cudaGraphLaunch, and the least wall time until its
+  /// stream was done.
   [[nodiscard]] timed sample() const;
 
  private:
