@@ -58,6 +58,8 @@ def test_profile_torch_graph_and_assert_footprint():
     assert "torch_step" in str(e.value) and "diagnostics:" in str(e.value)
     assert "unfreed_allocation" in [d.code for d in report.diagnostics]
     assert {c.phase for c in report.launch_costs} == set(gmem.phases())
+    # issue 21: every phase timed the reference launch beside each of its samples
+    assert all(c.reference_host.count == c.host.count > 0 for c in report.launch_costs)
     # The report checks against itself, and round-trips through JSON.
     assert not gmem.check(report, report).regressed()
     assert gmem.report_from_json(report.to_json()).analysis.reserved_high_bytes == \
