@@ -60,7 +60,8 @@ class reference_launch {
 
 /// Runs `warmups` unrecorded and `reps` recorded samples of `plan`, each followed (after its
 /// cleanup) by a reference_launch sample, recorded as the launch cost's `reference_host` and
-/// `reference_wall`. Throws what they throw.
+/// `reference_wall` (none, count 0, where the reference could not be built: no device memory
+/// left for its 4 bytes). Throws what the plan's steps throw.
 [[nodiscard]] launch_cost measure_phase(const phase_plan& plan, int warmups, int reps);
 
 }  // namespace gmem::profiler
