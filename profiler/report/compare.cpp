@@ -105,9 +105,10 @@ std::string reference_footnote(const comparison& c, bool all) {
   const bool any = std::any_of(c.rows.begin(), c.rows.end(), [all](const comparison_row& r) {
     return r.per_reference && (all || notable(r));
   });
-  return any ? "* the change at the baseline's reference-launch speed: each trial's time divided "
-               "by the profiler's reference launch, timed beside it in the same process (it "
-               "explained the trials' spread); baseline and current are the medians measured\n"
+  return any ? "* the change at the baseline's reference-launch speed: each trial's time scaled "
+               "by its reference launch (timed beside it in the same process) as far as the "
+               "trials' times moved with it (reference_weight); baseline and current are the "
+               "medians measured\n"
              : "";
 }
 
