@@ -278,10 +278,23 @@ class comparer {
       better = growth_regresses ? below && significant_down : above && significant_up;
     }
     if (!comparable) worse = better = false;
-    row.verdict = worse                       ? "regression"
-                  : better                    ? "improvement"
-                  : !comparable || with_phase ? "unstable"
-                                              : "pass";
+    // A time judged at the reference's speed regresses only if it also grew as measured, and
+    // improves only if it also fell: the slope is learned within each report's trials, and
+    // carried to a process speed that only the other report saw it can turn a faster launch
+    // into a slower one (an H200: wall.first_launch_after_upload 10.6 -> 9.2 us as measured,
+    // +29% at the reference's speed). Such a row is not judged.
+    bool disagree = false;
+    if (row.per_reference && ((worse && !(row.raw_change > 0)) || (better && !(row.raw_change < 0)))) {
+      worse = better = false;
+      disagree = true;
+      note(scenario + ": " + metric + " changed " + format_double("%+.0f%%", 100 * row.change) +
+           " at the baseline's reference speed but " + format_double("%+.0f%%", 100 * row.raw_change) +
+           " as measured: the two disagree, so it is not judged (unstable)");
+    }
+    row.verdict = worse                                   ? "regression"
+                  : better                                ? "improvement"
+                  : !comparable || with_phase || disagree ? "unstable"
+                                                          : "pass";
     if (with_phase) {
       note(scenario + ": " + metric + " moved " + format_double("%+.0f%%", 100 * row.change) +
            ", no further than " + metric + " moved across the suite (" +
