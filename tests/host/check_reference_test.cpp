@@ -141,6 +141,58 @@ TEST(CheckReference, FasterAsMeasuredIsNeverARegressionAtTheReferencesSpeed) {
   EXPECT_TRUE(noted);
 }
 
+// Scenario `i` with trials of `us` and references `ref` (one launch cost, steady_launch).
+scenario_result scenario(int i, const std::vector<double>& us, const std::vector<double>& ref) {
+  scenario_result s = trials(us, ref).scenarios.front();
+  s.params = {{"bytes", std::int64_t{i + 1}}};
+  return s;
+}
+
+TEST(CheckReference, ATimeThatOutgrowsItsReferenceStillMeetsTheSuitesMove) {
+  // A host period: the current run's processes all 1.6x slower, in eight scenarios whose times
+  // follow their references exactly, and in one (an H200's upload then launch on another
+  // stream) whose time grows as the square root of its reference within each run but 1.8x
+  // between the two speeds. At the reference's speed that one is 45% slower; as measured it
+  // moved no further beyond the baseline than the whole suite did: unstable, not a regression.
+  const std::vector<double> ref = {1.60, 1.62, 1.64, 1.66, 1.68};
+  std::vector<double> slow_ref;
+  for (double r : ref) slow_ref.push_back(1.6 * r);
+  const auto follow = [](const std::vector<double>& refs, double scale, double power) {
+    std::vector<double> v;
+    for (double r : refs) v.push_back(scale * std::pow(r / refs[2], power));
+    return v;
+  };
+  report b, c;
+  b.env.device_name = c.env.device_name = "gpu";
+  b.scenarios.push_back(scenario(0, follow(ref, 4.1, 0.5), ref));
+  c.scenarios.push_back(scenario(0, follow(slow_ref, 7.5, 0.5), slow_ref));
+  const comparison alone = compare_reports(b, c, tolerances{});
+  EXPECT_EQ(host_row(alone).verdict, "regression");  // no suite to say the host moved
+  EXPECT_NEAR(host_row(alone).reference_weight, 0.5, 1e-9);
+  for (int i = 1; i <= 8; ++i) {
+    b.scenarios.push_back(scenario(i, follow(ref, 10.0 * i, 1), ref));
+    c.scenarios.push_back(scenario(i, follow(slow_ref, 16.0 * i, 1), slow_ref));
+  }
+  // And a ninth that follows its reference but is 1.5x slower on top of the host period: at the
+  // reference's speed +50%, as measured 2.4x against the suite's 1.6x. A regression: the suite's
+  // move is held against the times as measured, not against the times at the reference's speed
+  // (there it would take the host's speed out twice and pass it).
+  b.scenarios.push_back(scenario(9, follow(ref, 90.0, 1), ref));
+  c.scenarios.push_back(scenario(9, follow(slow_ref, 90.0 * 1.6 * 1.5, 1), slow_ref));
+  const comparison cmp = compare_reports(b, c, tolerances{});
+  EXPECT_EQ(host_row(cmp).verdict, "unstable");  // host_row: the first, scenario 0
+  EXPECT_TRUE(host_row(cmp).per_reference);
+  EXPECT_GT(host_row(cmp).change, 0.4);
+  for (const auto& r : cmp.rows) {
+    if (r.category != "time" || r.scenario == host_row(cmp).scenario) continue;
+    const bool slower = r.scenario.find("bytes=10") != std::string::npos;
+    EXPECT_EQ(r.verdict, slower ? "regression" : "pass") << r.scenario << " " << r.metric;
+    if (slower) {
+      EXPECT_NEAR(r.change, 0.5, 1e-9) << r.metric;
+    }
+  }
+}
+
 TEST(CheckReference, NoReferenceInEveryTrialMeansRaw) {
   // A baseline from before the reference (or one trial without it) is judged as before.
   const std::vector<double> b = {1.80, 1.82, 1.90, 1.81, 1.85}, c = {2.90, 3.00, 2.95, 2.92, 3.02};
