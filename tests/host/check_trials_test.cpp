@@ -110,6 +110,26 @@ TEST(CheckTrials, CounterSetByARaceIsJudgedByItsDistribution) {
   EXPECT_GT(row(cmp, "reserved_high_bytes").p_value, 0.01);
 }
 
+TEST(CheckTrials, ABaselineThatSawOneValueOfARaceIsNotTheEdge) {
+  // An H200 (reports/check-quality/h200-ef15b63.json): a baseline run whose five trials all
+  // reserved 256 MiB, the least the race gives, against a run whose 15 trials (the extra ones
+  // its disagreeing trials got) reserved 256 to 416 MiB: significant (p < 0.01) and the median
+  // above every baseline trial, but the current run itself reserved 256 MiB four times. Not a
+  // regression; a run whose every trial reserved more is.
+  std::vector<double> steady(15, 50);
+  const auto b = with_trials({256 * MiB, 256 * MiB, 256 * MiB, 256 * MiB, 256 * MiB}, {50, 50, 50, 50, 50});
+  const auto c = with_trials({384 * MiB, 256 * MiB, 288 * MiB, 320 * MiB, 256 * MiB, 320 * MiB,
+                              288 * MiB, 416 * MiB, 256 * MiB, 256 * MiB, 384 * MiB, 352 * MiB,
+                              288 * MiB, 416 * MiB, 384 * MiB},
+                             steady);
+  const comparison cmp = compare_reports(one(b), one(c), tolerances{});
+  EXPECT_LT(row(cmp, "reserved_high_bytes").p_value, 0.01);
+  EXPECT_EQ(row(cmp, "reserved_high_bytes").verdict, "pass");
+  const auto all_above = with_trials({320 * MiB, 288 * MiB, 416 * MiB, 288 * MiB, 384 * MiB}, {50, 50, 50, 50, 50});
+  EXPECT_EQ(row(compare_reports(one(b), one(all_above), tolerances{}), "reserved_high_bytes").verdict,
+            "regression");
+}
+
 TEST(CheckTrials, TimeNeedsSignificanceAndEffect) {
   const std::vector<std::uint64_t> r(5, 2 * MiB);
   // Medians 100 vs 200 us but the current trials overlap the baseline's entirely except
