@@ -311,8 +311,11 @@ class comparer {
                   : !comparable || with_phase || disagree ? "unstable"
                                                           : "pass";
     if (with_phase) {
-      note(scenario + ": " + metric + " moved " + format_double("%+.0f%%", 100 * row.change) +
-           ", no further than " + metric + " moved across the suite (" +
+      // As measured: what was held against the suite's move.
+      const double moved_by = row.per_reference ? row.raw_change : row.change;
+      note(scenario + ": " + metric + " moved " + format_double("%+.0f%%", 100 * moved_by) +
+           (row.per_reference ? " as measured" : "") + ", no further than " + metric +
+           " moved across the suite (" +
            format_double("%.2fx", drift) +
            "): the host ran slower or faster as a whole, so it is not judged (unstable)");
     }
