@@ -94,12 +94,12 @@ TEST(CheckReference, ATimeTheReferenceDoesNotExplainStaysRaw) {
   // Here the trials with the slower references were, if anything, faster: weight 0.
   const std::vector<double> b = {500, 499, 502, 500, 501}, b_ref = {2.0, 3.2, 2.0, 3.3, 2.1};
   const std::vector<double> same = {499, 501, 499, 502, 500}, c_ref = {3.2, 2.0, 3.3, 2.0, 3.2};
-  const comparison_row& r = host_row(compare_reports(trials(b, b_ref), trials(same, c_ref), tolerances{}));
+  const comparison_row r = host_row(compare_reports(trials(b, b_ref), trials(same, c_ref), tolerances{}));
   EXPECT_FALSE(r.per_reference);
   EXPECT_EQ(r.verdict, "pass");
   EXPECT_DOUBLE_EQ(r.change, r.raw_change);
   const std::vector<double> slower = {899, 905, 899, 906, 901};
-  const comparison_row& s = host_row(compare_reports(trials(b, b_ref), trials(slower, c_ref), tolerances{}));
+  const comparison_row s = host_row(compare_reports(trials(b, b_ref), trials(slower, c_ref), tolerances{}));
   EXPECT_FALSE(s.per_reference);
   EXPECT_EQ(s.verdict, "regression");
 }
@@ -114,7 +114,7 @@ TEST(CheckReference, ATimeThatMovesHalfAsMuchAsItsReferenceIsScaledByHalf) {
     return v;
   };
   const std::vector<double> b_ref = {2.0, 2.2, 2.1, 1.9, 2.05}, c_ref = {8.0, 8.8, 8.1, 7.6, 8.3};
-  const comparison_row& r =
+  const comparison_row r =
       host_row(compare_reports(trials(times(b_ref), b_ref), trials(times(c_ref), c_ref), tolerances{}));
   EXPECT_NEAR(r.reference_weight, 0.5, 1e-9);
   EXPECT_NEAR(r.change, 0.0, 1e-9);
@@ -204,7 +204,7 @@ TEST(CheckReference, NoReferenceInEveryTrialMeansRaw) {
             "regression");
   c_ref[2] = 0;
   const std::vector<double> b_ref = {2.00, 2.02, 2.10, 2.00, 2.05};
-  const comparison_row& r = host_row(compare_reports(trials(b, b_ref), trials(c, c_ref), tolerances{}));
+  const comparison_row r = host_row(compare_reports(trials(b, b_ref), trials(c, c_ref), tolerances{}));
   EXPECT_FALSE(r.per_reference);
   EXPECT_EQ(r.verdict, "regression");
 }
