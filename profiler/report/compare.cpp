@@ -93,7 +93,7 @@ std::string format_value(const comparison_row& r, double v) {
 std::string format_change(const comparison_row& r) {
   if (r.category == "scenario" || std::isnan(r.change)) return "-";
   if (std::isinf(r.change)) return r.change > 0 ? "up from 0" : "down to 0";
-  return format_double("%+.1f%%", r.change * 100.0) + (r.per_reference ? "*" : "");
+  return format_double("%+.1f%%", r.change * 100.0) + (r.per_reference() ? "*" : "");
 }
 
 bool notable(const comparison_row& r) {
@@ -103,7 +103,7 @@ bool notable(const comparison_row& r) {
 // The footnote of a table whose shown rows include one judged per reference ("" otherwise).
 std::string reference_footnote(const comparison& c, bool all) {
   const bool any = std::any_of(c.rows.begin(), c.rows.end(), [all](const comparison_row& r) {
-    return r.per_reference && (all || notable(r));
+    return r.per_reference() && (all || notable(r));
   });
   return any ? "* the change at the baseline's reference-launch speed: each trial's time scaled "
                "by its reference launch (timed beside it in the same process) as far as the "
@@ -194,7 +194,6 @@ class comparer {
     // As measured, for the suite's move below.
     const std::vector<double> b_measured = b, c_measured = c;
     if (category == "time") row.reference_weight = to_reference_speed(b, c, b_ref, c_ref);
-    row.per_reference = row.reference_weight > 0;
     row.baseline_trials = b.size();
     row.current_trials = c.size();
     row.tolerance = t_.for_metric(metric, category);
@@ -269,7 +268,7 @@ class comparer {
       // than its reference between two speeds (an H200's upload then launch on another stream:
       // 4.1 us at the fast speed, 7.1 to 7.9 us at a slower one) is explained by the second.
       const auto moved = [&](double scale) {
-        return row.per_reference ? moved_in(b_measured, c_measured, scale) : moved_in(b, c, scale);
+        return row.per_reference() ? moved_in(b_measured, c_measured, scale) : moved_in(b, c, scale);
       };
       if ((worse && drift > 1 && !moved(drift).first) ||
           (better && drift < 1 && !moved(drift).second)) {
@@ -299,7 +298,7 @@ class comparer {
     // into a slower one (an H200: wall.first_launch_after_upload 10.6 -> 9.2 us as measured,
     // +29% at the reference's speed). Such a row is not judged.
     bool disagree = false;
-    if (row.per_reference && ((worse && !(row.raw_change > 0)) || (better && !(row.raw_change < 0)))) {
+    if (row.per_reference() && ((worse && !(row.raw_change > 0)) || (better && !(row.raw_change < 0)))) {
       worse = better = false;
       disagree = true;
       note(scenario + ": " + metric + " changed " + format_double("%+.0f%%", 100 * row.change) +
@@ -312,9 +311,9 @@ class comparer {
                                                           : "pass";
     if (with_phase) {
       // As measured: what was held against the suite's move.
-      const double moved_by = row.per_reference ? row.raw_change : row.change;
+      const double moved_by = row.per_reference() ? row.raw_change : row.change;
       note(scenario + ": " + metric + " moved " + format_double("%+.0f%%", 100 * moved_by) +
-           (row.per_reference ? " as measured" : "") + ", no further than " + metric +
+           (row.per_reference() ? " as measured" : "") + ", no further than " + metric +
            " moved across the suite (" +
            format_double("%.2fx", drift) +
            "): the host ran slower or faster as a whole, so it is not judged (unstable)");
@@ -372,14 +371,22 @@ std::vector<double> samples(const scenario_result& s, Get get, GetTrial get_tria
   return v;
 }
 
-// A launch cost's medians (host or wall) in each trial.
-std::vector<double> time_samples(const scenario_result& s, const launch_cost& l, bool wall) {
+// One figure of a launch cost's phase (a trial_sample::launch member) in each trial.
+std::vector<double> per_trial(const scenario_result& s, const std::string& phase,
+                              double trial_sample::launch::*figure) {
   std::vector<double> v;
   for (const auto& t : s.trials) {
     for (const auto& tl : t.launches) {
-      if (tl.phase == l.phase) v.push_back(wall ? tl.wall_median_us : tl.host_median_us);
+      if (tl.phase == phase) v.push_back(tl.*figure);
     }
   }
+  return v;
+}
+
+// A launch cost's medians (host or wall) in each trial.
+std::vector<double> time_samples(const scenario_result& s, const launch_cost& l, bool wall) {
+  std::vector<double> v = per_trial(
+      s, l.phase, wall ? &trial_sample::launch::wall_median_us : &trial_sample::launch::host_median_us);
   if (v.empty()) v.push_back(wall ? l.wall.median_us : l.host.median_us);
   return v;
 }
@@ -390,15 +397,9 @@ std::vector<double> time_samples(const scenario_result& s, const launch_cost& l,
 // work, which an instantiate's wall time is too (measured: with the reference's wall time, which
 // adds its GPU latency, wall.instantiate kept most of its spread and was 4 of 5 false alarms).
 std::vector<double> reference_samples(const scenario_result& s, const launch_cost& l) {
-  std::vector<double> v;
-  for (const auto& t : s.trials) {
-    for (const auto& tl : t.launches) {
-      if (tl.phase != l.phase) continue;
-      if (!(tl.reference_host_median_us > 0)) return {};
-      v.push_back(tl.reference_host_median_us);
-    }
-  }
-  return v;
+  std::vector<double> v = per_trial(s, l.phase, &trial_sample::launch::reference_host_median_us);
+  const bool every = std::all_of(v.begin(), v.end(), [](double r) { return r > 0; });
+  return every ? v : std::vector<double>{};
 }
 
 // The reserved high watermark of each trial.
@@ -1076,7 +1077,7 @@ std::string format_comparison_json(const comparison& c, bool all) {
                     {"current", num(r.current)},
                     {"change", num(r.change)},
                     {"raw_change", num(r.raw_change)},
-                    {"per_reference", r.per_reference},
+                    {"per_reference", r.per_reference()},
                     {"reference_weight", r.reference_weight},
                     {"tolerance", r.tolerance},
                     {"baseline_trials", r.baseline_trials},

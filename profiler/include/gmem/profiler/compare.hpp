@@ -77,11 +77,12 @@ struct comparison_row {
   double change = 0;
   /// (current - baseline) / baseline of the medians shown (equals change unless per_reference).
   double raw_change = 0;
-  /// A time row judged with its trials at the baseline's reference-launch speed (issue 21): each
-  /// trial's time divided by (its reference launch / the baseline's median reference) to the
-  /// power reference_weight, the slope of time on reference within the trials (docs/checks.md).
-  bool per_reference = false;
-  double reference_weight = 0;  ///< in (0, 1] where per_reference, else 0
+  /// The slope of time on reference within the trials, in [0, 1] (issue 21, docs/checks.md):
+  /// above 0, each trial's time was judged divided by (its reference launch / the baseline's
+  /// median reference) to this power.
+  double reference_weight = 0;
+  /// A time row judged with its trials at the baseline's reference-launch speed.
+  [[nodiscard]] bool per_reference() const noexcept { return reference_weight > 0; }
   double tolerance = 0;
   /// "pass", "regression", "improvement", "unstable" (not judged: trials against different
   /// reservations, or a recording's concurrent or rare calls; fails only with strict),
