@@ -14,6 +14,22 @@ std::uintptr_t as_uint(const void* p) { return reinterpret_cast<std::uintptr_t>(
 
 std::string in_graph(const std::string& name) { return "graph '" + name + "'"; }
 
+// The driver's refusals of memory nodes, out of line: the path of every node stays short (the
+// driver's calls in between evict the instruction cache).
+[[noreturn, gnu::cold, gnu::noinline]] void refuse_alloc_node(cudaError_t err, std::size_t bytes,
+                                                             int device, const std::string& graph) {
+  detail::throw_cuda_error(err, "cudaGraphAddMemAllocNode", __FILE__, __LINE__,
+                           "alloc node of " + format_bytes(bytes) + " on device " +
+                               std::to_string(device) + " in " + in_graph(graph));
+}
+
+[[noreturn, gnu::cold, gnu::noinline]] void refuse_free_node(cudaError_t err, const void* ptr,
+                                                            const std::string& graph) {
+  detail::throw_cuda_error(err, "cudaGraphAddMemFreeNode", __FILE__, __LINE__,
+                           "free node of " + format_address(as_uint(ptr)) + " in " +
+                               in_graph(graph));
+}
+
 }  // namespace
 
 graph::graph(std::string name) : ledger_(std::make_shared<graph_ledger>(std::move(name))) {
@@ -72,11 +88,7 @@ graph_allocation graph::add_alloc(const alloc_request& request, const node_list&
       is_plain_request(request, devices)
           ? cudaGraphAddMemAllocNode(&node, handle_, deps.data(), deps.size(), &params)
           : add_alloc_node_checked(request, devices, deps, params, node);
-  if (err != cudaSuccess) {
-    detail::throw_cuda_error(err, "cudaGraphAddMemAllocNode", __FILE__, __LINE__,
-                             "alloc node of " + format_bytes(request.bytes) + " on device " +
-                                 std::to_string(request.device) + " in " + in_graph(name()));
-  }
+  if (err != cudaSuccess) refuse_alloc_node(err, request.bytes, request.device, name());
   ledger_->record_alloc(
       {as_uint(params.dptr), request.bytes, as_uint(node), std::nullopt, request.device});
   return {params.dptr, node, request.bytes, request.device};
@@ -107,11 +119,7 @@ cudaGraphNode_t graph::add_free(void* ptr, const node_list& deps) {
     err = cudaGraphAddMemFreeNode(&node, handle_, deps.data(), deps.size(), ptr);
     return err == cudaSuccess ? std::optional<node_handle>(as_uint(node)) : std::nullopt;
   });
-  if (!added) {  // nothing was added, and the ledger gave the claim back
-    detail::throw_cuda_error(err, "cudaGraphAddMemFreeNode", __FILE__, __LINE__,
-                             "free node of " + format_address(as_uint(ptr)) + " in " +
-                                 in_graph(name()));
-  }
+  if (!added) refuse_free_node(err, ptr, name());  // nothing was added, the claim given back
   return node;
 }
 
