@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The host suite under AddressSanitizer and UndefinedBehaviorSanitizer (-fno-sanitize-recover:
-# any finding fails), built with clang, plus a short run of every fuzz target (issue 13).
+# any finding fails), built with clang, plus a short run of every fuzz target (issue 13), and
+# the ledger's tests under ThreadSanitizer (other threads' graphs read a graph's allocations
+# through the registry while it records them).
 # tools/test.sh runs it after the main suite; CI runs that.
 # Usage: tools/sanitize.sh [BUILD_DIR] [FUZZ_SECONDS]   (defaults: build-san, 60)
 set -euo pipefail
@@ -27,4 +29,12 @@ status=0
 ctest --test-dir "$build" --output-on-failure -L host \
   -E '^(package\.|python\.|views\.html|model_scale)' || status=1
 ctest --test-dir "$build" --output-on-failure -L fuzz -j "$(nproc)" || status=1
+# Plain C++ (no CUDA): the ledger, its index and the registry, with the tests that use threads.
+echo "sanitize: the ledger's tests under ThreadSanitizer" >&2
+tsan="$build/gmem_ledger_tsan"
+clang++ -std=c++17 -O1 -g -fsanitize=thread -Ialloc/include \
+  tests/host/graph_ledger_test.cpp tests/host/address_index_test.cpp tests/host/free_paths_test.cpp \
+  alloc/src/graph_ledger.cpp alloc/src/allocation_registry.cpp alloc/src/format.cpp \
+  -lgtest -lgtest_main -pthread -o "$tsan" || status=1
+TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1}" "$tsan" --gtest_brief=1 || status=1
 exit "$status"

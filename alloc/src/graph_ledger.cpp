@@ -17,12 +17,12 @@ static_assert(sizeof(alloc_record) == 48 && std::is_trivially_copyable_v<alloc_r
 
 namespace {
 
-// The storage of a destroyed graph's ledger, kept for the next graph that makes room: a fresh
-// heap block costs the first graph nodes that write it more than the bookkeeping itself (its
-// growth copies and cold cache lines: 1.9% of the raw build of 1000 memory nodes on an H100,
-// issue 20). One spare for the process, taken and given with one exchange; a spare of more
-// than `spare_records_max` records is let go instead, so that one large graph does not hold
-// its storage for a small one.
+// The storage of a destroyed graph's ledger, kept for the next graph that makes room: fresh
+// heap blocks cost the nodes that write them their growth copies and cold cache lines (on an
+// H100, the build of 1000 memory nodes went from 5.0% to 4.0% over the raw calls, median of
+// ten processes: docs/benchmarks.md). One spare for the process, taken and given with one
+// exchange; a spare of more than `spare_records_max` records is let go instead, so that one
+// large graph does not hold its storage for a small one.
 struct ledger_storage {
   std::vector<alloc_record> records;
   address_index index;

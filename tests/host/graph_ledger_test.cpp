@@ -1,7 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <optional>
 #include <random>
+#include <thread>
 #include <vector>
 
 #include "gmem/detail/graph_ledger.hpp"
@@ -251,6 +253,46 @@ TEST_F(GraphLedger, AbsorbedChildsUnfreedAllocationsAreTheParentsUnfreed) {
   const auto unfreed = parent.unfreed();
   ASSERT_EQ(unfreed.size(), 2u);
   EXPECT_EQ(unfreed[0].bytes + unfreed[1].bytes, 64u + 128u);
+}
+
+// Another thread's graph, reading this graph's records through the registry while they are
+// added and their storage grows, finds every allocation announced to it and claims some of
+// them; this graph then refuses those frees. (tools/sanitize.sh runs it under ThreadSanitizer.)
+TEST_F(GraphLedger, AllocationsRecordedWhileAnotherThreadsGraphFreesThemAreAllFound) {
+  constexpr std::size_t n = 20000;
+  const auto address = [](std::size_t i) { return std::uintptr_t{0x7d0000000000} + (i << 21); };
+  graph_ledger owner("owner", graph_ledger::kind::ordinary, registry);
+  graph_ledger consumer("consumer", graph_ledger::kind::ordinary, registry);  // used by `other`
+  std::atomic<std::size_t> announced{0};
+  std::atomic<std::size_t> missed{0};
+  std::thread other([&] {
+    std::size_t done = 0;
+    while (done < n) {
+      const std::size_t upto = announced.load(std::memory_order_acquire);
+      for (std::size_t i = done; i < upto; ++i) {
+        try {
+          if (i % 7 == 0) {
+            consumer.record_free(address(i), 1000000 + i);  // claims it in the owner's ledger
+          } else if (consumer.check_free(address(i)) != free_target::foreign_allocation) {
+            ++missed;
+          }
+        } catch (const usage_error&) {
+          ++missed;
+        }
+      }
+      done = upto;
+    }
+  });
+  for (std::size_t i = 0; i < n; ++i) {  // the storage grows from 256 records up
+    owner.record_alloc(rec(address(i), 64, i + 1));
+    announced.store(i + 1, std::memory_order_release);
+  }
+  other.join();
+  EXPECT_EQ(missed.load(), 0u);
+  const std::string msg = error_of([&] { (void)owner.check_free(address(7)); });
+  EXPECT_NE(msg.find("already has a free node in graph 'consumer'"), std::string::npos) << msg;
+  EXPECT_EQ(owner.check_free(address(8)), free_target::own_allocation);
+  EXPECT_EQ(owner.unfreed().size(), n);
 }
 
 // A destroyed graph's storage serves the next graph (issue 20): cleared, so that nothing of
