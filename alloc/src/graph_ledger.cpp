@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <new>
 #include <sstream>
 #include <type_traits>
 
@@ -16,23 +15,6 @@ static_assert(sizeof(alloc_record) == 48 && std::is_trivially_copyable_v<alloc_r
               "alloc_record is no longer a 48-byte trivially copyable record");
 
 namespace {
-
-// The storage of a destroyed graph's ledger, kept for the next graph that makes room: fresh
-// heap blocks cost the nodes that write them their growth copies and cold cache lines (on an
-// H100, the build of 1000 memory nodes went from 5.0% to 4.0% over the raw calls, median of
-// ten processes: docs/benchmarks.md). One spare for the process, taken and given with one
-// exchange; a spare of more than `spare_records_max` records is let go instead, so that one
-// large graph does not hold its storage for a small one.
-struct ledger_storage {
-  std::vector<alloc_record> records;
-  address_index index;
-};
-constexpr std::size_t spare_records_max = 4096;
-
-std::atomic<ledger_storage*>& spare_storage() {
-  static std::atomic<ledger_storage*> spare{nullptr};  // left at exit: one block, still reachable
-  return spare;
-}
 
 graph_id next_graph_id() {
   static std::atomic<graph_id> counter{1};
@@ -54,16 +36,6 @@ graph_ledger::~graph_ledger() {
   // (they can still be freed in a stream or by another graph) and takes back this graph's
   // claims on other graphs' allocations.
   registry_->leave(this);
-  // Only this thread sees the ledger now: its storage goes to the spare, cleared.
-  const std::size_t capacity = allocs_.capacity();
-  if (capacity == 0 || capacity > spare_records_max) return;
-  auto* kept = new (std::nothrow) ledger_storage;
-  if (!kept) return;
-  allocs_.clear();
-  latest_.clear();
-  kept->records.swap(allocs_);
-  kept->index.swap(latest_);
-  delete spare_storage().exchange(kept, std::memory_order_acq_rel);
 }
 
 void graph_ledger::refuse_memory_node(const char* what) const {
@@ -80,17 +52,8 @@ void graph_ledger::refuse_memory_node(const char* what) const {
 }
 
 void graph_ledger::make_room() {
-  // Graphs without memory nodes keep nothing; a graph's first alloc node takes the spare
-  // storage of a destroyed graph, or makes room for 256 (20 KiB), and the index grows with
-  // the records, not on the path of every node.
-  if (allocs_.capacity() == 0) {
-    if (ledger_storage* spare = spare_storage().exchange(nullptr, std::memory_order_acq_rel)) {
-      allocs_.swap(spare->records);
-      latest_.swap(spare->index);
-      delete spare;
-      return;
-    }
-  }
+  // Graphs without memory nodes keep nothing; a graph's first alloc node makes room for 256
+  // (20 KiB), and the index grows with the records, not on the path of every node.
   allocs_.reserve(std::max<std::size_t>(256, 2 * allocs_.size()));
   latest_.reserve(allocs_.capacity());
 }

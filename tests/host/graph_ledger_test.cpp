@@ -295,28 +295,6 @@ TEST_F(GraphLedger, AllocationsRecordedWhileAnotherThreadsGraphFreesThemAreAllFo
   EXPECT_EQ(owner.unfreed().size(), n);
 }
 
-// A destroyed graph's storage serves the next graph (issue 20): cleared, so that nothing of
-// the first graph's allocations is found in the second.
-TEST_F(GraphLedger, StorageOfADestroyedGraphComesBackEmpty) {
-  const std::uintptr_t base = 0x7e0000000000;
-  {
-    graph_ledger first("first", graph_ledger::kind::ordinary, registry);
-    for (std::uintptr_t i = 0; i < 300; ++i) first.record_alloc(rec(base + (i << 21), 64, i + 1));
-    for (std::uintptr_t i = 0; i < 300; ++i) first.record_free(base + (i << 21), 1000 + i);
-  }
-  graph_ledger second("second", graph_ledger::kind::ordinary, registry);
-  second.record_alloc(rec(base, 128, 7));  // an address the first graph held
-  ASSERT_EQ(second.allocations().size(), 1u);
-  EXPECT_EQ(second.allocations()[0].bytes, 128u);
-  EXPECT_EQ(second.unfreed().size(), 1u);
-  const std::string msg = error_of([&] { (void)second.check_free(base + (5u << 21)); });
-  EXPECT_NE(msg.find("no alloc node returned"), std::string::npos) << msg;
-  second.record_free(base, 8);
-  EXPECT_TRUE(second.unfreed().empty());
-  for (std::uintptr_t i = 1; i < 300; ++i) second.record_alloc(rec(base + (i << 21), 64, 9 + i));
-  EXPECT_EQ(second.unfreed().size(), 299u);
-}
-
 // The ledger against a plain model, through growth, address reuse, refused calls and claims
 // given back: what is unfreed, how many frees, and which node freed each allocation.
 TEST_F(GraphLedger, AgreesWithAPlainModelOverRandomOperations) {

@@ -65,14 +65,6 @@ class address_index {
     size_ = 0;
   }
 
-  /// Exchanges the entries and the room of two indexes.
-  void swap(address_index& other) noexcept {
-    std::swap(slots_, other.slots_);
-    std::swap(mask_, other.mask_);
-    std::swap(size_, other.size_);
-    std::swap(shift_, other.shift_);
-  }
-
   [[nodiscard]] std::size_t size() const noexcept { return size_; }
 
   /// Calls f(address, index) for every entry, in no particular order.
