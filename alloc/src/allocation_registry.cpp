@@ -62,19 +62,20 @@ void allocation_registry::leave(graph_ledger* ledger) noexcept {
   std::vector<std::uintptr_t> claims_made;
   {
     std::lock_guard<detail::spin_mutex> own(ledger->mu_);
-    ledger->latest_.for_each([&](std::uintptr_t address, std::size_t index) {
-      const alloc_record& r = ledger->allocs_[index];
+    // Oldest first, so that the latest record of an address decides (no index needed).
+    for (const alloc_record& r : ledger->allocs_) {
+      const std::uintptr_t address = r.address;
       // Whatever is known of this address from older graphs is stale now.
       forget_freed(address);
       if (r.free_node) {
         orphans_.erase(address);
-        return;
+        continue;
       }
       const auto* c = ledger->claim_of(address);
       if (c && c->first == outside_free_done) {  // freed in a stream or by cudaFree: no orphan
         orphans_.erase(address);
         remember_freed(address, {ledger->name_, r.bytes, c->second, 0});
-        return;
+        continue;
       }
       orphan o{ledger->id_, ledger->name_, r.bytes, r.device, std::nullopt, nullptr};
       if (c) {
@@ -82,7 +83,7 @@ void allocation_registry::leave(graph_ledger* ledger) noexcept {
         o.claimed_name = c->second;
       }
       orphans_[address] = std::move(o);
-    });
+    }
     for (const auto& f : ledger->foreign_frees_) claims_made.push_back(f.address);
   }
   for (std::uintptr_t address : claims_made) {  // one ledger lock at a time
@@ -104,7 +105,7 @@ bool allocation_registry::claim_foreign(std::uintptr_t address, const graph_ledg
   for (graph_ledger* owner : live_) {
     if (owner == &claimer) continue;
     std::lock_guard<detail::spin_mutex> l(owner->mu_);
-    const std::size_t i = owner->latest_.find(address);
+    const std::size_t i = owner->find_latest(address);
     if (i == address_index::npos) continue;
     const alloc_record& r = owner->allocs_[i];
     if (r.free_node) {
@@ -150,7 +151,7 @@ allocation_registry::outside_claim allocation_registry::claim_outside_free(
   std::lock_guard<std::mutex> lock(mutex_);
   for (graph_ledger* owner : live_) {
     std::lock_guard<detail::spin_mutex> l(owner->mu_);
-    const std::size_t i = owner->latest_.find(address);
+    const std::size_t i = owner->find_latest(address);
     if (i == address_index::npos) continue;
     const alloc_record& r = owner->allocs_[i];
     if (r.free_node) already_freed(how, r.bytes, address, owner->name(), owner->id(), owner->name());
@@ -252,7 +253,7 @@ std::optional<allocation_registry::entry> allocation_registry::find(
   std::lock_guard<std::mutex> lock(mutex_);
   for (const graph_ledger* owner : live_) {
     std::lock_guard<detail::spin_mutex> l(owner->mu_);
-    const std::size_t i = owner->latest_.find(address);
+    const std::size_t i = owner->find_latest(address);
     if (i == address_index::npos) continue;
     const alloc_record& r = owner->allocs_[i];
     entry e{owner->id(), owner->name(), r.bytes, r.device, std::nullopt, {}};

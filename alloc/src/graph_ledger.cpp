@@ -10,7 +10,7 @@
 namespace gmem {
 
 // The hot fields of graph_ledger fit one cache line only at these sizes.
-static_assert(sizeof(address_index) == 24, "address_index grew past 24 bytes");
+static_assert(sizeof(address_index) == 16, "address_index grew past 16 bytes");
 static_assert(sizeof(alloc_record) == 48 && std::is_trivially_copyable_v<alloc_record>,
               "alloc_record is no longer a 48-byte trivially copyable record");
 
@@ -53,16 +53,21 @@ void graph_ledger::refuse_memory_node(const char* what) const {
 
 void graph_ledger::make_room() {
   // Graphs without memory nodes keep nothing; a graph's first alloc node makes room for 256
-  // (20 KiB), and the index grows with the records, not on the path of every node.
+  // records (12 KiB). The index is made when a lookup first needs it.
   allocs_.reserve(std::max<std::size_t>(256, 2 * allocs_.size()));
-  latest_.reserve(allocs_.capacity());
 }
 
-std::size_t graph_ledger::reuse_address(std::uintptr_t address, std::size_t latest) const {
-  const alloc_record& live = allocs_[latest];
-  if (live.free_node) return allocs_.size();  // the driver reused the address after its free
+void graph_ledger::index_records() const {
+  latest_.reserve(allocs_.size());
+  for (std::size_t i = allocs_.size() - unindexed_; i < allocs_.size(); ++i) {
+    latest_.insert_or_assign(allocs_[i].address, i);
+  }
+  unindexed_ = 0;
+}
+
+void graph_ledger::refuse_held_address(std::uintptr_t address, std::size_t held) const {
   throw usage_error("alloc node in graph '" + name() + "': address " + format_address(address) +
-                    " is already held by an unfreed " + format_bytes(live.bytes) +
+                    " is already held by an unfreed " + format_bytes(allocs_[held].bytes) +
                     " allocation of this graph; an address can only be reused after its free "
                     "node");
 }
@@ -201,7 +206,7 @@ void graph_ledger::record_observed_free(std::uintptr_t address, node_handle free
         return;
       }
     }
-    const std::size_t i = latest_.find(address);
+    const std::size_t i = find_latest(address);
     if (i != address_index::npos && allocs_[i].free_node == captured_free_node) {
       allocs_[i].free_node = free_node;
       --captured_frees_;
@@ -260,15 +265,19 @@ void graph_ledger::absorb_child(graph_ledger& child) {
     child.outside_frees_.store(0, std::memory_order_relaxed);
     std::swap(unfreed, child.unfreed_count_);
     child.latest_.clear();
+    child.unindexed_ = 0;
+    child.max_address_ = 0;
     child.mark_moved();
   }
   std::vector<std::uintptr_t> claimed;
   for (const auto& f : frees) claimed.push_back(f.address);
   registry_->transfer_claims(claimed, child.id_, id_, name_);
   std::lock_guard<detail::spin_mutex> lock(mu_);
+  index_records();
   for (const auto& r : records) {
     latest_.insert_or_assign(r.address, allocs_.size());
     allocs_.push_back(r);
+    if (r.address > max_address_) max_address_ = r.address;
   }
   unfreed_count_ += unfreed;
   foreign_frees_.insert(foreign_frees_.end(), frees.begin(), frees.end());

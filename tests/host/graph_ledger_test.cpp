@@ -295,6 +295,27 @@ TEST_F(GraphLedger, AllocationsRecordedWhileAnotherThreadsGraphFreesThemAreAllFo
   EXPECT_EQ(owner.unfreed().size(), n);
 }
 
+// The index is made only when a lookup looks past the newest records (issue 20): an address
+// at or below the highest one seen is looked up at once, and refused while it is held.
+TEST_F(GraphLedger, AddressBelowTheHighestIsLookedUpAndRefusedWhileHeld) {
+  graph_ledger g("g", graph_ledger::kind::ordinary, registry);
+  const auto address = [](std::uintptr_t i) { return 0x7c0000000000 + (i << 21); };
+  for (std::uintptr_t i = 0; i < 10; ++i) g.record_alloc(rec(address(i), 64, i + 1));
+  const std::string msg = error_of([&] { g.record_alloc(rec(address(0), 128, 99)); });
+  EXPECT_NE(msg.find("already held by an unfreed 64 B allocation"), std::string::npos) << msg;
+  EXPECT_EQ(g.alloc_count(), 10u);
+  g.record_free(address(1), 50);                  // past the newest four: indexed now
+  g.record_alloc(rec(address(1), 256, 51));       // the driver reusing the freed address
+  g.record_alloc(rec(0x100000, 64, 52));          // below them all, new
+  EXPECT_NE(error_of([&] { g.record_alloc(rec(address(1), 64, 53)); }), "");
+  g.record_free(address(1), 54);                  // the newest allocation of the address
+  ASSERT_EQ(g.alloc_count(), 12u);
+  EXPECT_EQ(g.allocations()[1].free_node, gmem::node_handle{50});
+  EXPECT_EQ(g.allocations()[10].free_node, gmem::node_handle{54});
+  EXPECT_EQ(g.unfreed().size(), 10u);
+  EXPECT_NE(error_of([&] { g.record_free(address(1), 55); }), "");  // freed twice
+}
+
 // The ledger against a plain model, through growth, address reuse, refused calls and claims
 // given back: what is unfreed, how many frees, and which node freed each allocation.
 TEST_F(GraphLedger, AgreesWithAPlainModelOverRandomOperations) {

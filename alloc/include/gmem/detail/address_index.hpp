@@ -93,27 +93,26 @@ class address_index {
   [[nodiscard]] std::size_t slot_of(std::uintptr_t address) const noexcept {
     // Fibonacci hashing of the address above its page offset: graph allocations are aligned,
     // so their low bits carry nothing.
-    return static_cast<std::size_t>(((address >> 12) * 0x9E3779B97F4A7C15ull) >> shift_);
+    const unsigned shift = 64u - static_cast<unsigned>(__builtin_ctzll(mask_ + 1ull));
+    return static_cast<std::size_t>(((address >> 12) * 0x9E3779B97F4A7C15ull) >> shift);
   }
 
   [[gnu::noinline]] void rehash(std::size_t capacity) {
     std::unique_ptr<entry[]> old = std::move(slots_);
     const std::size_t old_capacity = old ? mask_ + 1 : 0;
     slots_ = std::make_unique<entry[]>(capacity);
-    mask_ = capacity - 1;
-    shift_ = 64;
-    for (std::size_t c = capacity; c > 1; c >>= 1) --shift_;
+    mask_ = static_cast<std::uint32_t>(capacity - 1);
     size_ = 0;
     for (std::size_t i = 0; i < old_capacity; ++i) {
       if (old[i].key != empty) find_or_insert(old[i].key, old[i].value);
     }
   }
 
-  // 24 bytes, so that the ledger keeps its hot fields in one cache line.
+  // 16 bytes, so that the ledger keeps its hot fields in one cache line (the hash's shift is
+  // the capacity's: 64 - log2).
   std::unique_ptr<entry[]> slots_;
-  std::size_t mask_ = 0;
+  std::uint32_t mask_ = 0;
   std::uint32_t size_ = 0;
-  std::uint32_t shift_ = 64;
 };
 
 }  // namespace gmem

@@ -13,6 +13,10 @@
 //  - while a free node is being added, its record holds `pending_free`, so that no other
 //    graph can claim the same allocation in the meantime.
 //  - `live_execs` counts executable graphs instantiated from this graph and not yet destroyed.
+//  - the index (`latest_`) holds every record but the newest `unindexed_`; a lookup reads the
+//    newest `tail_probe` records first and indexes the rest only when it must look further;
+//  - `max_address_` is the highest address of any record: an allocation above it is no second
+//    allocation of an unfreed address, and needs no lookup.
 //  - a free of this graph's allocation outside every graph (free_in_stream, free_now) is kept
 //    as a claim too (allocation_registry::claim_outside_free) until an executable graph of
 //    this graph launches again: the launch makes the allocation anew.
@@ -184,14 +188,18 @@ class alignas(64) graph_ledger {
   /// usage_error when it did and the allocation already has a free node (here or, by claim,
   /// in another graph). Call with mu_.
   [[nodiscard]] std::size_t own_unfreed_or_throw(std::uintptr_t address) const;
+  /// The index in allocs_ of the latest record of `address`, or npos. Indexes the unindexed
+  /// records when the address is not among the newest `tail_probe`. Call with mu_.
+  [[nodiscard]] std::size_t find_latest(std::uintptr_t address) const;
+  /// Moves the unindexed records into the index (the newest of an address wins). Call with mu_.
+  void index_records() const;
 
   // The slow paths of the inline functions below, out of line so that what runs for every
   // node stays small (the driver's calls in between evict the instruction cache too).
   [[noreturn]] void refuse_memory_node(const char* what) const;
   void make_room();
-  /// `address` is in the index at `latest`: returns where its new record goes, or throws
-  /// usage_error if that allocation is still unfreed.
-  [[nodiscard]] std::size_t reuse_address(std::uintptr_t address, std::size_t latest) const;
+  /// Throws usage_error: the unfreed allocation allocs_[held] holds `address` already.
+  [[noreturn]] void refuse_held_address(std::uintptr_t address, std::size_t held) const;
   /// Throws usage_error if the allocation at `index` has a free node here or a claim from
   /// another graph.
   void check_not_freed(std::uintptr_t address, std::size_t index) const;
@@ -208,17 +216,23 @@ class alignas(64) graph_ledger {
   void forget_outside_frees() noexcept;
 
   // What every alloc and free node reads or writes, first and in one cache line (the driver's
-  // calls in between evict the cache): the lock, the kind, the unfreed count, the index, the
-  // records and the (usually absent) claims.
+  // calls in between evict the cache): the lock, the kind, the counts, the index, the highest
+  // address, the records and the (usually absent) claims.
   /// Guards what other threads may read through the registry (latest_, allocs_' free nodes,
   /// claims_); the owner's own calls take it too, uncontended.
   mutable detail::spin_mutex mu_;
   kind kind_;
+  /// The newest records, allocs_[size - unindexed_, size), are not in latest_ yet.
+  mutable std::uint16_t unindexed_ = 0;
   /// Records without a free node: unfreed() is free when it is 0.
   std::uint32_t unfreed_count_ = 0;
   /// Address -> index in allocs_ of its latest record (the unfreed one, if any: an address is
-  /// allocated again only after its free). Keeps add_alloc / add_free O(1).
-  address_index latest_;
+  /// allocated again only after its free), but for the unindexed ones. Keeps add_free O(1).
+  /// Written after every alloc node, its random cache line was much of gmem's cost per node
+  /// (issue 20): a graph whose frees follow their allocations and whose addresses grow (the
+  /// driver hands them out one after another) never needs it.
+  mutable address_index latest_;
+  std::uintptr_t max_address_ = 0;
   std::vector<alloc_record> allocs_;
   /// Allocations of this graph that another graph frees: address -> that graph. Made on the
   /// first such claim.
@@ -234,26 +248,46 @@ class alignas(64) graph_ledger {
   static constexpr node_handle captured_free_node = 0;
   /// Claims in claims_ by frees outside every graph (written under mu_, read by launched()).
   std::atomic<std::uint32_t> outside_frees_{0};
+  /// How many of the newest records a lookup reads before it indexes them all, and how many
+  /// wait for the index at most.
+  static constexpr std::size_t tail_probe = 4;
+  static constexpr std::size_t unindexed_max = 4096;
 };
 
 inline void graph_ledger::check_can_add_memory_node(const char* what) const {
   if (kind_ != kind::ordinary) refuse_memory_node(what);
 }
 
+inline std::size_t graph_ledger::find_latest(std::uintptr_t address) const {
+  const std::size_t n = allocs_.size();
+  const std::size_t probe = unindexed_ < tail_probe ? unindexed_ : tail_probe;
+  for (std::size_t i = n; i-- > n - probe;) {
+    if (allocs_[i].address == address) return i;
+  }
+  if (unindexed_ > probe) index_records();
+  return latest_.find(address);
+}
+
 inline std::size_t graph_ledger::own_unfreed_or_throw(std::uintptr_t address) const {
-  const std::size_t i = latest_.find(address);
+  const std::size_t i = find_latest(address);
   if (i != address_index::npos && (allocs_[i].free_node || claims_)) check_not_freed(address, i);
   return i;
 }
 
 inline void graph_ledger::record_alloc(const alloc_record& record) {
   std::lock_guard<detail::spin_mutex> lock(mu_);
-  // Room first, so that push_back cannot throw once the index holds the address.
+  if (record.address <= max_address_) {  // may be a second allocation of an unfreed address
+    const std::size_t held = find_latest(record.address);
+    if (held != address_index::npos && !allocs_[held].free_node) {
+      refuse_held_address(record.address, held);
+    }  // else the driver reused the address after that allocation's free
+  } else {
+    max_address_ = record.address;
+  }
   if (allocs_.size() == allocs_.capacity()) make_room();
-  auto [index, added] = latest_.find_or_insert(record.address, allocs_.size());
-  if (!added) index = reuse_address(record.address, index);
   allocs_.push_back(record);
   if (!record.free_node) ++unfreed_count_;
+  if (++unindexed_ == unindexed_max) index_records();
 }
 
 inline free_claim graph_ledger::claim_free(std::uintptr_t address) {
