@@ -1,8 +1,9 @@
 #pragma once
 // A flat, open-addressing map from a graph allocation's address to an index (of its ledger
 // record). The ledger only ever adds or overwrites entries, so there is no erase, and a lookup
-// touches one cache line instead of a bucket and a node: on the path of every alloc and free
-// node, between driver calls that evict the cache, that is most of gmem's cost. Plain C++.
+// touches one cache line instead of a bucket and a node (between driver calls that evict the
+// cache, each line counts). The ledger makes it only when a lookup must look past its newest
+// records. Plain C++.
 
 #include <cstddef>
 #include <cstdint>
@@ -88,18 +89,20 @@ class address_index {
     return c;
   }
 
-  [[nodiscard]] std::size_t capacity() const noexcept { return slots_ ? mask_ + 1 : 0; }
+  [[nodiscard]] std::size_t capacity() const noexcept {
+    return slots_ ? std::size_t{mask_} + 1 : 0;
+  }
 
   [[nodiscard]] std::size_t slot_of(std::uintptr_t address) const noexcept {
     // Fibonacci hashing of the address above its page offset: graph allocations are aligned,
     // so their low bits carry nothing.
-    const unsigned shift = 64u - static_cast<unsigned>(__builtin_ctzll(mask_ + 1ull));
+    const unsigned shift = 64u - static_cast<unsigned>(__builtin_ctzll(std::uint64_t{mask_} + 1));
     return static_cast<std::size_t>(((address >> 12) * 0x9E3779B97F4A7C15ull) >> shift);
   }
 
   [[gnu::noinline]] void rehash(std::size_t capacity) {
     std::unique_ptr<entry[]> old = std::move(slots_);
-    const std::size_t old_capacity = old ? mask_ + 1 : 0;
+    const std::size_t old_capacity = old ? std::size_t{mask_} + 1 : 0;
     slots_ = std::make_unique<entry[]>(capacity);
     mask_ = static_cast<std::uint32_t>(capacity - 1);
     size_ = 0;

@@ -232,6 +232,7 @@ class alignas(64) graph_ledger {
   /// (issue 20): a graph whose frees follow their allocations and whose addresses grow (the
   /// driver hands them out one after another) never needs it.
   mutable address_index latest_;
+  /// The highest address of any record: an alloc node above it needs no lookup.
   std::uintptr_t max_address_ = 0;
   std::vector<alloc_record> allocs_;
   /// Allocations of this graph that another graph frees: address -> that graph. Made on the
