@@ -218,8 +218,9 @@ class alignas(64) graph_ledger {
   // What every alloc and free node reads or writes, first and in one cache line (the driver's
   // calls in between evict the cache): the lock, the kind, the counts, the index, the highest
   // address, the records and the (usually absent) claims.
-  /// Guards what other threads may read through the registry (latest_, allocs_' free nodes,
-  /// claims_); the owner's own calls take it too, uncontended.
+  /// Guards what other threads reach through the registry (allocs_' free nodes, claims_, and
+  /// latest_ with unindexed_, which their lookups may bring up to date); the owner's own calls
+  /// take it too, uncontended.
   mutable detail::spin_mutex mu_;
   kind kind_;
   /// The newest records, allocs_[size - unindexed_, size), are not in latest_ yet.
