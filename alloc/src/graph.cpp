@@ -6,6 +6,7 @@
 
 #include "gmem/capability.hpp"
 #include "gmem/error.hpp"
+#include "memory_node_calls.hpp"
 
 namespace gmem {
 namespace {
@@ -77,26 +78,22 @@ graph_allocation graph::add_alloc(const alloc_request& request, const node_list&
   require_ordinary("adding an alloc node");
   ledger_->check_can_add_memory_node("alloc node");
   static const int devices = device_count();  // fixed for the process
-  cudaMemAllocNodeParams params{};
-  params.poolProps.allocType = cudaMemAllocationTypePinned;
-  params.poolProps.handleTypes = cudaMemHandleTypeNone;
-  params.poolProps.location.type = cudaMemLocationTypeDevice;
-  params.poolProps.location.id = request.device;
-  params.bytesize = request.bytes;
+  void* ptr = nullptr;
   cudaGraphNode_t node = nullptr;
   const cudaError_t err =
       is_plain_request(request, devices)
-          ? cudaGraphAddMemAllocNode(&node, handle_, deps.data(), deps.size(), &params)
-          : add_alloc_node_checked(request, devices, deps, params, node);
+          ? detail::add_mem_alloc_node(&node, handle_, deps.data(), deps.size(), request.device,
+                                       request.bytes, &ptr)
+          : add_alloc_node_checked(request, devices, deps, node, ptr);
   if (err != cudaSuccess) refuse_alloc_node(err, request.bytes, request.device, name());
   ledger_->record_alloc(
-      {as_uint(params.dptr), request.bytes, as_uint(node), std::nullopt, request.device});
-  return {params.dptr, node, request.bytes, request.device};
+      {as_uint(ptr), request.bytes, as_uint(node), std::nullopt, request.device});
+  return {ptr, node, request.bytes, request.device};
 }
 
 cudaError_t graph::add_alloc_node_checked(const alloc_request& request, int devices,
-                                          const node_list& deps, cudaMemAllocNodeParams& params,
-                                          cudaGraphNode_t& node) {
+                                          const node_list& deps, cudaGraphNode_t& node,
+                                          void*& ptr) {
   static const peer_access_query query = can_access_peer;
   const std::vector<int> peers = validate_alloc_request(request, devices, query, name());
   std::vector<cudaMemAccessDesc> descs(peers.size());
@@ -105,9 +102,13 @@ cudaError_t graph::add_alloc_node_checked(const alloc_request& request, int devi
     descs[i].location.type = cudaMemLocationTypeDevice;
     descs[i].location.id = peers[i];
   }
+  cudaMemAllocNodeParams params = detail::pinned_alloc_params(request.device, request.bytes);
   params.accessDescs = descs.empty() ? nullptr : descs.data();
   params.accessDescCount = descs.size();
-  return cudaGraphAddMemAllocNode(&node, handle_, deps.data(), deps.size(), &params);
+  const cudaError_t err =
+      cudaGraphAddMemAllocNode(&node, handle_, deps.data(), deps.size(), &params);
+  ptr = params.dptr;
+  return err;
 }
 
 cudaGraphNode_t graph::add_free(void* ptr, const node_list& deps) {
@@ -116,7 +117,7 @@ cudaGraphNode_t graph::add_free(void* ptr, const node_list& deps) {
   cudaGraphNode_t node = nullptr;
   cudaError_t err = cudaSuccess;
   const auto added = ledger_->free_in_one_step(as_uint(ptr), [&]() noexcept -> std::optional<node_handle> {
-    err = cudaGraphAddMemFreeNode(&node, handle_, deps.data(), deps.size(), ptr);
+    err = detail::add_mem_free_node(&node, handle_, deps.data(), deps.size(), ptr);
     return err == cudaSuccess ? std::optional<node_handle>(as_uint(node)) : std::nullopt;
   });
   if (!added) refuse_free_node(err, ptr, name());  // nothing was added, the claim given back

@@ -156,10 +156,10 @@ class graph {
   }
   [[noreturn]] static void refuse_empty(const char* what);
   /// add_alloc's path for a request with peers or one that fails validation (which throws
-  /// usage_error): validates, describes the peers' access and adds the node.
+  /// usage_error): validates, describes the peers' access and adds the node (the runtime's
+  /// call), its address into `ptr`.
   cudaError_t add_alloc_node_checked(const alloc_request& request, int devices,
-                                     const node_list& deps, cudaMemAllocNodeParams& params,
-                                     cudaGraphNode_t& node);
+                                     const node_list& deps, cudaGraphNode_t& node, void*& ptr);
 
   cudaGraph_t handle_ = nullptr;
   bool owning_ = true;
