@@ -35,29 +35,17 @@ struct vmm_api {
   decltype(&cuMemGetAllocationGranularity) granularity = nullptr;
 };
 
-template <typename F>
-void fetch(F*& fn, const char* symbol) {
-  void* p = nullptr;
-  cudaDriverEntryPointQueryResult status{};
-  GMEM_CUDA_TRY_CTX(cudaGetDriverEntryPointByVersion(symbol, &p, 12000, cudaEnableDefault, &status),
-                    std::string("looking up ") + symbol);
-  if (status != cudaDriverEntryPointSuccess || !p) {
-    throw unsupported_error(std::string("the driver has no ") + symbol);
-  }
-  fn = reinterpret_cast<F*>(p);
-}
-
 const vmm_api& vmm() {
   static const vmm_api api = [] {
     vmm_api a;
-    fetch(a.create, "cuMemCreate");
-    fetch(a.release, "cuMemRelease");
-    fetch(a.reserve, "cuMemAddressReserve");
-    fetch(a.address_free, "cuMemAddressFree");
-    fetch(a.map, "cuMemMap");
-    fetch(a.unmap, "cuMemUnmap");
-    fetch(a.set_access, "cuMemSetAccess");
-    fetch(a.granularity, "cuMemGetAllocationGranularity");
+    fetch_driver_entry(a.create, "cuMemCreate");
+    fetch_driver_entry(a.release, "cuMemRelease");
+    fetch_driver_entry(a.reserve, "cuMemAddressReserve");
+    fetch_driver_entry(a.address_free, "cuMemAddressFree");
+    fetch_driver_entry(a.map, "cuMemMap");
+    fetch_driver_entry(a.unmap, "cuMemUnmap");
+    fetch_driver_entry(a.set_access, "cuMemSetAccess");
+    fetch_driver_entry(a.granularity, "cuMemGetAllocationGranularity");
     return a;
   }();
   return api;

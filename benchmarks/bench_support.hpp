@@ -71,6 +71,21 @@ double host_seconds(F&& call) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+/// Sets `fn` to the driver's entry point `symbol` (CUDA 12.0 ABI), fetched at run time so that
+/// the binaries do not link libcuda (they must start, and skip, on machines without a driver).
+/// Throws unsupported_error if the driver lacks it, cuda_error if the lookup fails.
+template <typename F>
+void fetch_driver_entry(F*& fn, const char* symbol) {
+  void* p = nullptr;
+  cudaDriverEntryPointQueryResult status{};
+  GMEM_CUDA_TRY_CTX(cudaGetDriverEntryPointByVersion(symbol, &p, 12000, cudaEnableDefault, &status),
+                    std::string("looking up ") + symbol);
+  if (status != cudaDriverEntryPointSuccess || !p) {
+    throw unsupported_error(std::string("the driver has no ") + symbol);
+  }
+  fn = reinterpret_cast<F*>(p);
+}
+
 /// `allocs` independent allocations of `bytes` each (alloc -> memset of 4 KiB -> free).
 graph make_graph(std::uint64_t bytes, int allocs, int device);
 
