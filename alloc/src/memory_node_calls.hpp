@@ -1,14 +1,16 @@
 #pragma once
 // The two driver calls every memory node makes, through the driver's own entry points.
 //
-// Measured on an H100 host (driver 580.159.04): the runtime's wrappers of
-// cudaGraphAddMemAllocNode and cudaGraphAddMemFreeNode cost about 85 ns a call over the
-// driver's cuGraphAddMemAllocNode and cuGraphAddMemFreeNode, a tenth of the node's build
-// (issue 20). Each call here asks the driver first; when the entry point is missing or the
-// driver refuses (no context current on this thread, a bad dependency...), it makes the
-// runtime's own call, so that the result, the error (cudaGetLastError included) and the
-// binding of the thread's context are exactly the runtime's. A refused call adds nothing, so
-// making it twice changes nothing.
+// Measured on H100 hosts (driver 580.159.04): the runtime's wrappers, cudaGraphAddMemAllocNode
+// and cudaGraphAddMemFreeNode, built 1000 memory nodes 1.07x to 1.14x as slowly as these
+// (reports/bench/issue20-h100-processes-4a6eda7.json), more than all of gmem's bookkeeping
+// costs (issue 20). Each call here asks the driver first; when the entry point is missing or the
+// driver refuses (a dependency from another graph, an address it did not hand out...), it makes
+// the runtime's own call, so that the result and the error (cudaGetLastError included) are
+// exactly the runtime's. A refused call adds nothing, so making it twice changes nothing.
+// The driver's calls need no current context (seen on an H100, driver 580.159.04: a thread that
+// never made a runtime call added both nodes), so, unlike the runtime's, they leave a thread
+// without one as it is; the thread's next runtime call binds the device's primary context.
 
 #include <cuda_runtime_api.h>
 
