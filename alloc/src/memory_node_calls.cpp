@@ -8,8 +8,8 @@ namespace gmem::detail {
 namespace {
 
 struct entry_points {
-  decltype(&cuGraphAddMemAllocNode) alloc = nullptr;
-  decltype(&cuGraphAddMemFreeNode) free = nullptr;
+  decltype(&cuGraphAddMemAllocNode) add_alloc = nullptr;
+  decltype(&cuGraphAddMemFreeNode) add_free = nullptr;
 };
 
 template <typename Fn>
@@ -31,8 +31,8 @@ void lookup(Fn*& fn, const char* symbol) {
 const entry_points& driver() {
   static const entry_points e = [] {
     entry_points found;
-    lookup(found.alloc, "cuGraphAddMemAllocNode");
-    lookup(found.free, "cuGraphAddMemFreeNode");
+    lookup(found.add_alloc, "cuGraphAddMemAllocNode");
+    lookup(found.add_free, "cuGraphAddMemFreeNode");
     return found;
   }();
   return e;
@@ -53,14 +53,14 @@ cudaMemAllocNodeParams pinned_alloc_params(int device, std::size_t bytes) {
 cudaError_t add_mem_alloc_node(cudaGraphNode_t* node, cudaGraph_t graph,
                                const cudaGraphNode_t* deps, std::size_t count, int device,
                                std::size_t bytes, void** dptr) {
-  if (const auto alloc = driver().alloc) {
+  if (const auto add = driver().add_alloc) {
     CUDA_MEM_ALLOC_NODE_PARAMS p{};
     p.poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
     p.poolProps.handleTypes = CU_MEM_HANDLE_TYPE_NONE;
     p.poolProps.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
     p.poolProps.location.id = device;
     p.bytesize = bytes;
-    if (alloc(node, graph, deps, count, &p) == CUDA_SUCCESS) {
+    if (add(node, graph, deps, count, &p) == CUDA_SUCCESS) {
       *dptr = reinterpret_cast<void*>(static_cast<std::uintptr_t>(p.dptr));
       return cudaSuccess;
     }
@@ -73,8 +73,8 @@ cudaError_t add_mem_alloc_node(cudaGraphNode_t* node, cudaGraph_t graph,
 
 cudaError_t add_mem_free_node(cudaGraphNode_t* node, cudaGraph_t graph,
                               const cudaGraphNode_t* deps, std::size_t count, void* ptr) {
-  if (const auto free = driver().free) {
-    if (free(node, graph, deps, count, reinterpret_cast<std::uintptr_t>(ptr)) == CUDA_SUCCESS) {
+  if (const auto add = driver().add_free) {
+    if (add(node, graph, deps, count, reinterpret_cast<std::uintptr_t>(ptr)) == CUDA_SUCCESS) {
       return cudaSuccess;
     }
   }
