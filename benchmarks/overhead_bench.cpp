@@ -99,27 +99,16 @@ const node_calls& driver_calls() {
   return calls;
 }
 
-// The same nodes through the driver's calls: what gmem's own bookkeeping costs, apart from
-// the runtime's wrappers that gmem does not pay.
-build_times build_raw_driver() {
-  const node_calls& d = driver_calls();
+/// Times creating a graph and adding `pairs` alloc and free nodes with `add_pair(graph)`, then
+/// its instantiation; destroys both untimed.
+template <typename AddPair>
+build_times time_raw_build(AddPair&& add_pair) {
   cudaGraph_t g = nullptr;
   cudaGraphExec_t exec = nullptr;
   build_times t;
   t.build = host_seconds([&] {
     GMEM_CUDA_TRY(cudaGraphCreate(&g, 0));
-    for (int i = 0; i < pairs; ++i) {
-      CUDA_MEM_ALLOC_NODE_PARAMS p{};
-      p.poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
-      p.poolProps.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-      p.poolProps.location.id = ctx().device;
-      p.bytesize = node_bytes;
-      CUgraphNode a = nullptr, f = nullptr;
-      if (d.alloc(&a, g, nullptr, 0, &p) != CUDA_SUCCESS ||
-          d.free(&f, g, &a, 1, p.dptr) != CUDA_SUCCESS) {
-        throw std::runtime_error("the driver refused a memory node of the raw driver build");
-      }
-    }
+    for (int i = 0; i < pairs; ++i) add_pair(g);
   });
   t.instantiate = host_seconds([&] { GMEM_CUDA_TRY(cudaGraphInstantiate(&exec, g, 0)); });
   GMEM_CUDA_TRY(cudaGraphExecDestroy(exec));
@@ -127,23 +116,31 @@ build_times build_raw_driver() {
   return t;
 }
 
-build_times build_raw() {
-  cudaGraph_t g = nullptr;
-  cudaGraphExec_t exec = nullptr;
-  build_times t;
-  t.build = host_seconds([&] {
-    GMEM_CUDA_TRY(cudaGraphCreate(&g, 0));
-    for (int i = 0; i < pairs; ++i) {
-      cudaMemAllocNodeParams p = raw_alloc_params();
-      cudaGraphNode_t a = nullptr, f = nullptr;
-      GMEM_CUDA_TRY(cudaGraphAddMemAllocNode(&a, g, nullptr, 0, &p));
-      GMEM_CUDA_TRY(cudaGraphAddMemFreeNode(&f, g, &a, 1, p.dptr));
+// The same nodes through the driver's calls: what gmem's own bookkeeping costs, apart from
+// the runtime's wrappers that gmem does not pay.
+build_times build_raw_driver() {
+  const node_calls& d = driver_calls();
+  return time_raw_build([&d](cudaGraph_t g) {
+    CUDA_MEM_ALLOC_NODE_PARAMS p{};
+    p.poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    p.poolProps.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    p.poolProps.location.id = ctx().device;
+    p.bytesize = node_bytes;
+    CUgraphNode a = nullptr, f = nullptr;
+    if (d.alloc(&a, g, nullptr, 0, &p) != CUDA_SUCCESS ||
+        d.free(&f, g, &a, 1, p.dptr) != CUDA_SUCCESS) {
+      throw std::runtime_error("the driver refused a memory node of the raw driver build");
     }
   });
-  t.instantiate = host_seconds([&] { GMEM_CUDA_TRY(cudaGraphInstantiate(&exec, g, 0)); });
-  GMEM_CUDA_TRY(cudaGraphExecDestroy(exec));
-  GMEM_CUDA_TRY(cudaGraphDestroy(g));
-  return t;
+}
+
+build_times build_raw() {
+  return time_raw_build([](cudaGraph_t g) {
+    cudaMemAllocNodeParams p = raw_alloc_params();
+    cudaGraphNode_t a = nullptr, f = nullptr;
+    GMEM_CUDA_TRY(cudaGraphAddMemAllocNode(&a, g, nullptr, 0, &p));
+    GMEM_CUDA_TRY(cudaGraphAddMemFreeNode(&f, g, &a, 1, p.dptr));
+  });
 }
 
 /// The median of `v` (the profiler's order statistics).
