@@ -12,9 +12,17 @@
 //            ITEM wSIZE: working memory (allocated and freed inside the graph), oSIZE: an output
 //            (allocated and left allocated); SIZE in MiB. The alloc nodes are created in the
 //            order given, with no dependencies between them (all live at once).
-//   PROGRAM  LK[@s] launch graph K into stream s (0..3, default 0); UK[@s] upload it;
+//   PROGRAM  LK[@s] launch graph K into stream s (0..3 non-blocking, 4 a blocking stream;
+//            default 0); LK*N[@s] launch it N times back to back (one summary line: how many
+//            took 15 us or more, the slowest, the reservation's change); UK[@s] upload it;
 //            FK[@s] free graph K's outputs (cudaFreeAsync into stream s); DK destroy graph K's
 //            executable graph; S synchronize the device; T synchronize and trim.
+//            Completions and orderings the program makes without a device synchronize:
+//            R@s record stream s's event; EK cudaEventSynchronize on stream K's event; QK
+//            poll cudaEventQuery on it until it reports done; YK poll cudaStreamQuery(stream K)
+//            until idle; WK@s make stream s wait on stream K's event; C a synchronous 4-byte
+//            cudaMemcpy device to host (the legacy stream); ZMS sleep MS milliseconds on the
+//            host, no CUDA call (does the driver share memory of work that completed unseen?).
 // Every graph is instantiated (in the order defined) before the program runs. Each step prints
 //   step I TOKEN rc=.. rh=.. uc=.. uh=.. host_us=..
 // (reserved / used, current / high, MiB), each case starts from a trimmed pool with its high
@@ -26,6 +34,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -140,6 +149,10 @@ void print_step(int i, const std::string& token, double host_us) {
               attr(cudaGraphMemAttrUsedMemHigh) / double(MiB), host_us);
 }
 
+constexpr int stream_count = 5;  // 0..3 non-blocking, 4 blocking (synchronous with the legacy stream)
+cudaEvent_t stream_events[stream_count];
+void* copy_source = nullptr;
+
 bool run_case(const std::string& arg, cudaStream_t* streams) {
   const std::size_t colon = arg.find(':');
   const std::size_t bar = arg.find('|');
@@ -169,13 +182,46 @@ bool run_case(const std::string& arg, cudaStream_t* streams) {
     ++i;
     const char op = tok[0];
     int k = -1, s = 0;
+    if (const std::size_t at = tok.find('@'); at != std::string::npos) {
+      s = std::atoi(tok.c_str() + at + 1);
+      if (s < 0 || s >= stream_count) {
+        std::printf("bad stream in step %s\n", tok.c_str());
+        return false;
+      }
+    }
     if (op == 'L' || op == 'U' || op == 'F' || op == 'D') {
       k = std::atoi(tok.c_str() + 1);
       if (k < 0 || k >= static_cast<int>(graphs.size())) {
         std::printf("bad step %s\n", tok.c_str());
         return false;
       }
-      if (const std::size_t at = tok.find('@'); at != std::string::npos) s = std::atoi(tok.c_str() + at + 1) & 3;
+    } else if (op == 'E' || op == 'Q' || op == 'Y' || op == 'W') {
+      k = std::atoi(tok.c_str() + 1);
+      if (k < 0 || k >= stream_count) {
+        std::printf("bad stream in step %s\n", tok.c_str());
+        return false;
+      }
+    }
+    const std::size_t star = tok.find('*');
+    const long repeat = op == 'L' && star != std::string::npos ? std::atol(tok.c_str() + star + 1) : 0;
+    if (repeat > 0) {  // back to back: how many launches were slow, and did anything map?
+      const std::uint64_t before = attr(cudaGraphMemAttrReservedMemCurrent);
+      long slow = 0;
+      double slowest = 0, total = 0;
+      for (long n = 0; n < repeat; ++n) {
+        const auto t = std::chrono::steady_clock::now();
+        CK(cudaGraphLaunch(graphs[k].exec, streams[s]));
+        const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t).count();
+        slow += us >= 15.0;
+        slowest = us > slowest ? us : slowest;
+        total += us;
+      }
+      freed[k] = graphs[k].outputs.empty();
+      std::printf("  loop %s: %ld launches, %ld took 15 us or more, slowest %.1f us, %.1f ms in all, "
+                  "reserved %+.0f MiB\n", tok.c_str(), repeat, slow, slowest, total / 1000,
+                  (double(attr(cudaGraphMemAttrReservedMemCurrent)) - double(before)) / double(MiB));
+      print_step(i, tok, slowest);
+      continue;
     }
     const auto t0 = std::chrono::steady_clock::now();
     switch (op) {
@@ -183,6 +229,23 @@ bool run_case(const std::string& arg, cudaStream_t* streams) {
         CK(cudaGraphLaunch(graphs[k].exec, streams[s]));
         freed[k] = graphs[k].outputs.empty();
         break;
+      case 'R': CK(cudaEventRecord(stream_events[s], streams[s])); break;
+      case 'E': CK(cudaEventSynchronize(stream_events[k])); break;
+      case 'Q':
+        while (cudaEventQuery(stream_events[k]) == cudaErrorNotReady) {
+        }
+        break;
+      case 'Y':
+        while (cudaStreamQuery(streams[k]) == cudaErrorNotReady) {
+        }
+        break;
+      case 'W': CK(cudaStreamWaitEvent(streams[s], stream_events[k], 0)); break;
+      case 'C': {
+        int host = 0;
+        CK(cudaMemcpy(&host, copy_source, sizeof host, cudaMemcpyDeviceToHost));
+        break;
+      }
+      case 'Z': std::this_thread::sleep_for(std::chrono::milliseconds(std::atoi(tok.c_str() + 1))); break;
       case 'U': CK(cudaGraphUpload(graphs[k].exec, streams[s])); break;
       case 'F':
         for (void* p : graphs[k].outputs) CK(cudaFreeAsync(p, streams[s]));
@@ -234,8 +297,12 @@ int main(int argc, char** argv) {
   clock_rate_khz = rate;
   std::printf("device %d: %s, driver API %d\n", dev, prop.name, drv);
   CK(cudaFree(nullptr));
-  cudaStream_t streams[4];
-  for (auto& s : streams) CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  cudaStream_t streams[stream_count];
+  for (int k = 0; k < stream_count; ++k) {
+    CK(cudaStreamCreateWithFlags(&streams[k], k < 4 ? cudaStreamNonBlocking : cudaStreamDefault));
+    CK(cudaEventCreateWithFlags(&stream_events[k], cudaEventDisableTiming));
+  }
+  CK(cudaMalloc(&copy_source, 4));
   bool good = true;
   for (int i = first; i < argc; ++i) good = run_case(argv[i], streams) && good;
   std::printf("done%s\n", failed ? " (with CUDA errors)" : "");
