@@ -49,6 +49,7 @@ json graph_json(const recorded_graph& g) {
   j["nodes"] = g.nodes;
   j["launches"] = g.launches;
   j["steady_launches"] = g.steady_launches;
+  if (g.slow_launches) j["slow_launches"] = g.slow_launches;
   j["failed_calls"] = g.failed_calls;
   if (g.instances != 1) j["instances"] = g.instances;
   if (g.events_dropped) j["events_dropped"] = g.events_dropped;
@@ -258,6 +259,7 @@ recorded_graph read_graph(const json& j, const std::string& path) {
   g.nodes = u64(j, "nodes", path);
   g.launches = u64(j, "launches", path);
   g.steady_launches = u64(j, "steady_launches", path);
+  g.slow_launches = u64(j, "slow_launches", path);
   g.failed_calls = u64(j, "failed_calls", path);
   g.instances = find(j, "instances") ? u64(j, "instances", path) : 1;
   g.events_dropped = u64(j, "events_dropped", path);
@@ -358,6 +360,7 @@ std::string recording_to_json_text(const recording& r) {
     if (s.address) js["address"] = s.address;
     if (s.held >= 0) js["held"] = s.held;
     if (s.event >= 0) js["event"] = s.event;
+    if (s.upto >= 0) js["upto"] = s.upto;
     sequence.push_back(std::move(js));
   }
   j["sequence"] = std::move(sequence);
@@ -420,6 +423,7 @@ recording recording_from_json_text(const std::string& text_, const std::string& 
     st.address = u64(s, "address", ip);
     st.held = find(s, "held") ? i64(s, "held", ip) : -1;
     st.event = find(s, "event") ? i64(s, "event", ip) : -1;
+    st.upto = find(s, "upto") ? i64(s, "upto", ip) : -1;
     if (st.event >= 0 && (st.graph < 0 || static_cast<std::size_t>(st.event) >=
                                               r.graphs[static_cast<std::size_t>(st.graph)].events.size())) {
       fail(join(ip, "event"), "names no event of its graph");

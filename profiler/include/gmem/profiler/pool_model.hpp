@@ -17,8 +17,16 @@
 //  - An allocation a graph leaves allocated (an output) occupies every granule its bytes touch
 //    until it is freed: by the graph's next launch with AutoFreeOnLaunch, or outside the graph
 //    (cudaFreeAsync, cudaFree). So each held output costs whole granules (P1: 512 + 6 x 32 MiB).
-//  - A launch in another stream may run at the same time: its granules are not shared until the
-//    work is known complete (a synchronize; P5 against P6, P14). The same stream orders them.
+//  - A launch in another stream may run at the same time: its granules are not shared while its
+//    work runs (P6, P14). The driver shares them once that work has completed, whether or not the
+//    program waited for it (tools/completion_cases.sh on an H100: after an event synchronize, an
+//    event or stream query that reported done, a synchronous copy behind a blocking stream, and
+//    after a host sleep with no CUDA call at all, C1-C3, C6, C7). A stream waiting on an event
+//    recorded after the launch orders the work but does not let the driver share (C4). The model
+//    takes the completions the program saw (synchronize, with the stream's launch ordinal for an
+//    event) and, where a call's growth was measured, the completions the driver saw unseen: a
+//    launch that grew the pool less than the model predicts with other streams' work running
+//    had that work complete (launch's measured_growth). The same stream orders them.
 //  - cudaDeviceGraphMemTrim returns every granule no live allocation occupies (P1, P9); the
 //    graphs that mapped them map again at their next launch, except a slot no allocation of
 //    the graph touches (the end of a mapping step, P3, P17), which only the first launch maps.
@@ -79,6 +87,8 @@ struct pool_step {
   bool refused = false;           ///< a relaunch without AutoFreeOnLaunch while its outputs live
   std::size_t mapped_slots = 0;   ///< slots (re)mapped: 0 = nothing mapped (a steady launch)
   std::uint64_t grown_bytes = 0;  ///< the pool's growth, all devices
+  /// The measured growth said that other streams' work had completed unseen (see the header).
+  bool others_completed = false;
 };
 
 /// Who holds a part of a device's pool at one moment, and why.
@@ -103,10 +113,24 @@ class pool_model {
   /// A launch into `stream`: frees the graph's held allocations first with AutoFreeOnLaunch,
   /// maps every slot that has no granule or whose granule another graph's live allocation or a
   /// launch in another stream occupies, then the allocations it leaves allocated occupy their
-  /// granules. Throws std::out_of_range for an unknown graph.
-  pool_step launch(std::size_t g, std::uint64_t stream);
+  /// granules. `ordinal` numbers the stream's launches and uploads (synchronize(stream, upto)
+  /// completes those up to one). `measured_growth`, where the driver's counters were read
+  /// around the call: when the model would grow the pool more than that while other streams'
+  /// work is running, that work had completed (the driver shares it, seen or not) and is taken
+  /// as complete first. Throws std::out_of_range for an unknown graph, std::invalid_argument for
+  /// a destroyed one.
+  pool_step launch(std::size_t g, std::uint64_t stream, std::uint64_t ordinal = 0,
+                   std::optional<std::uint64_t> measured_growth = std::nullopt);
   /// An upload into `stream`: maps as a launch would, runs nothing and holds nothing.
-  pool_step upload(std::size_t g, std::uint64_t stream);
+  pool_step upload(std::size_t g, std::uint64_t stream, std::uint64_t ordinal = 0,
+                   std::optional<std::uint64_t> measured_growth = std::nullopt);
+  /// The pool growth a launch (`run`) or upload of `g` into `stream` would cause now, changing
+  /// nothing. Throws as launch.
+  [[nodiscard]] std::uint64_t growth_if_mapped(std::size_t g, std::uint64_t stream, bool run) const;
+  /// A destroyed graph made again (an executable graph of the same structure instantiated
+  /// after it was destroyed): it has no mapping, as a new executable graph has none; its live
+  /// allocations stay live. Throws std::out_of_range for an unknown graph.
+  void instantiate(std::size_t g);
   /// The graph's held allocations freed outside it (cudaFreeAsync / cudaFree): all of them, or
   /// the one whose index in the graph's device layout is `allocation` on `device`.
   void free_held(std::size_t g, std::optional<std::size_t> allocation = std::nullopt,
@@ -114,11 +138,16 @@ class pool_model {
   /// The executable graph destroyed: its granules stay in the pool, free; its live allocations
   /// stay live until freed.
   void destroy(std::size_t g);
-  /// Every launch so far is complete (cudaDeviceSynchronize), or every launch into `stream`.
+  /// Every launch so far is complete (cudaDeviceSynchronize), or every launch into `stream`,
+  /// or those into `stream` whose ordinal is `upto` or less (an event recorded after them).
   void synchronize();
   void synchronize(std::uint64_t stream);
+  void synchronize(std::uint64_t stream, std::uint64_t upto);
+  /// Whether a launch in another stream than `stream` may still use a granule.
+  [[nodiscard]] bool others_running(std::uint64_t stream) const;
   /// cudaDeviceGraphMemTrim: returns the granules of `device` no live allocation occupies and
-  /// no running launch uses.
+  /// no running launch uses. Linear in the pool's granules: a graph finds out at its next call
+  /// that a granule of its mapping is gone.
   void trim(int device);
 
   [[nodiscard]] std::uint64_t reserved(int device) const;
@@ -142,6 +171,15 @@ class pool_model {
     int device = 0;
     std::size_t pins = 0;             ///< live allocations occupying it
     std::optional<std::uint64_t> busy_stream;  ///< a launch into this stream may still use it
+    std::uint64_t busy_ordinal = 0;   ///< that launch's ordinal in its stream
+    std::size_t last_graph = static_cast<std::size_t>(-1);  ///< the graph that last ran on it
+  };
+  /// What mapping graph g now takes, per device layout: the slots to map, the free granules the
+  /// last of them take (the rest are new granules), and the slots it gives up.
+  struct device_plan {
+    std::vector<std::size_t> need;
+    std::vector<std::uint64_t> reuse;
+    std::vector<std::size_t> drop;  ///< mapped slots no allocation touches whose granule is gone
   };
   struct graph_state {
     pool_graph layout;
@@ -151,7 +189,14 @@ class pool_model {
     std::vector<std::vector<std::uint64_t>> slots;  ///< per device layout: chunk id per slot, 0 = none
     std::vector<std::vector<bool>> live;            ///< per device layout, per allocation: held and live
   };
-  pool_step map(std::size_t g, std::uint64_t stream, bool run);
+  pool_step map(std::size_t g, std::uint64_t stream, bool run, std::uint64_t ordinal,
+                std::optional<std::uint64_t> measured_growth);
+  [[nodiscard]] std::vector<device_plan> plan(const graph_state& gs, std::uint64_t stream) const;
+  [[nodiscard]] static bool holds_live(const graph_state& gs);
+  [[nodiscard]] bool busy_for(const chunk& c, std::uint64_t stream) const {
+    return c.busy_stream && *c.busy_stream != stream;
+  }
+  [[nodiscard]] bool exists(std::uint64_t id) const { return id != 0 && chunks_.count(id) != 0; }
   void unpin(graph_state& gs, std::size_t d, std::size_t a);
 
   std::uint64_t granularity_;

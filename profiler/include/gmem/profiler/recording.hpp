@@ -26,7 +26,12 @@ namespace gmem::profiler {
 struct recorded_event {
   double t_us = 0;
   std::string kind;  ///< "instantiate", "upload", "launch", "trim", "free"
-  std::string cls;   ///< launches: "first_launch", "steady", "remap_after_trim", ...
+  /// launches: "first_launch", "steady", "remap_after_trim", "remap_contention" (the pool model
+  /// says another graph's live allocation held granules it had mapped), "slow_launch" (a
+  /// relaunch that took 15 us or more and mapped nothing: the launch queue was full, or the
+  /// host busy), "remap_unexplained" (the pool grew inside a relaunch the pool model says
+  /// needed nothing), ...
+  std::string cls;
   int device = 0;
   double host_us = 0;
   std::optional<counters> before;
@@ -64,6 +69,10 @@ struct recorded_graph {
   std::size_t nodes = 0;
   std::uint64_t launches = 0;
   std::uint64_t steady_launches = 0;
+  /// Of the steady launches, those that took 15 us or more although nothing since the graph's
+  /// last launch could have taken its memory (no other stream, no held output): the launch
+  /// queue was full, or the host busy.
+  std::uint64_t slow_launches = 0;
   std::uint64_t failed_calls = 0;
   /// Executable graphs of this site and structure the program made and destroyed, recorded as
   /// one (their launches and events together).
@@ -127,7 +136,10 @@ struct recorded_pool {
 
 /// A run of identical calls in the order the program made them: what `replay --set` replays.
 struct sequence_step {
-  std::string op;  ///< "launch", "upload", "free", "destroy", "trim", "sync"
+  /// "launch", "upload", "free", "destroy", "trim", "sync", or "instantiate": an executable
+  /// graph of a destroyed graph's site and structure made again (recorded as that graph: its
+  /// instances grow by one; it starts with no mapping).
+  std::string op;
   std::int64_t graph = -1;  ///< index into recording::graphs, -1 for trim and sync
   std::string stream;       ///< launches, uploads, frees, stream syncs
   int device = -1;          ///< trims
@@ -136,6 +148,10 @@ struct sequence_step {
   /// frees: which of the graph's held allocations (in the order of its alloc nodes), -1 all
   std::int64_t held = -1;
   std::int64_t event = -1;    ///< the graph's recorded event for this call, if any
+  /// syncs of one stream: the program saw that stream's launches and uploads complete up to
+  /// this one (counting from 1 in sequence order, runs by their count: an event synchronize or
+  /// query); -1: all of them (a stream synchronize or query).
+  std::int64_t upto = -1;
 };
 
 /// One process of the recorded command.
