@@ -1,3 +1,6 @@
+// The recorder's bookkeeping of graphs and their calls. Folding of instances lives in
+// recorder_fold.cpp, the completions the program sees in recorder_completions.cpp, launch
+// classes in classify.cpp.
 #include "record/recorder.hpp"
 
 #include <algorithm>
@@ -32,33 +35,6 @@ std::optional<name_source> parse_name_source(const std::string& text) noexcept {
   if (text == "stream") return name_source::stream;
   if (text == "sequence") return name_source::sequence;
   return std::nullopt;
-}
-
-const char* to_string(launch_class c) noexcept {
-  switch (c) {
-    case launch_class::first_launch: return "first_launch";
-    case launch_class::first_launch_after_upload: return "first_launch_after_upload";
-    case launch_class::steady: return "steady";
-    case launch_class::remap_after_trim: return "remap_after_trim";
-    case launch_class::remap_after_stream_switch: return "remap_after_stream_switch";
-    case launch_class::remap_contention: return "remap_contention";
-  }
-  return "steady";
-}
-
-launch_class classify(const launch_history& h, const std::optional<counters>& before,
-                      const std::optional<counters>& after, bool slow) noexcept {
-  if (!h.launched_before) {
-    return h.uploaded ? launch_class::first_launch_after_upload : launch_class::first_launch;
-  }
-  const bool mapped = before && after && after->reserved_current > before->reserved_current;
-  if (!mapped && !slow) return launch_class::steady;
-  if (h.trimmed_since_last) return launch_class::remap_after_trim;
-  if (h.stream_changed) return launch_class::remap_after_stream_switch;
-  // Slow without growth: it mapped granules already in the pool, which another graph's
-  // allocation had taken from it (measured: 19 to 240 us on an H100, steady launches at most
-  // 14 us; the pool probe's cases P1, P2, P18).
-  return launch_class::remap_contention;
 }
 
 std::string recorder::make_name(name_source s, const std::string& nvtx, const std::string& stream,
@@ -103,7 +79,8 @@ bool recorder::on_capture_memory_free(std::uint64_t handle, double t_us) {
   if (it->second.record < graphs_.size()) {
     graph_record& g = graphs_[it->second.record];
     g.released_bytes += it->second.bytes;
-    push_event(g, {t_us, "release", "", g.devices.front(), 0, std::nullopt, std::nullopt, 0, "", false, handle});
+    const int device = g.devices.empty() ? 0 : g.devices.front();
+    push_event(g, {t_us, "release", "", device, 0, std::nullopt, std::nullopt, 0, "", false, handle});
   }
   capture_memory_.erase(it);
   return true;
@@ -130,6 +107,10 @@ void recorder::on_capture_end(std::uint64_t stream, std::uint64_t graph) {
       if (m.graph == 0 && m.stream == stream) m.graph = graph;
     }
   }
+  // A handle the driver gives again after cuGraphDestroy went unseen: the earlier capture's
+  // memory is still the pool's, recorded before it is forgotten.
+  const auto earlier = graph_origin_.find(graph);
+  if (earlier != graph_origin_.end() && !earlier->second.instantiated) record_uninstantiated(graph, earlier->second);
   graph_origin_[graph] = o;
 }
 
@@ -143,22 +124,6 @@ void recorder::point(double t_us, int device, const std::string& event, const st
   timeline_.push_back({t_us, device, event, graph, c});
 }
 
-std::uint64_t recorder::shape_of(const graph_record& g) {
-  std::uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a over the site and the structure
-  const auto mix = [&h](const std::string& text) {
-    for (unsigned char c : text) h = (h ^ c) * 0x100000001b3ull;
-    h = (h ^ 0xff) * 0x100000001b3ull;
-  };
-  for (const std::string& frame : g.instantiate_stack) mix(frame);
-  mix(g.nvtx);
-  for (const auto& n : g.model.nodes) mix(std::to_string(static_cast<int>(n.kind)) + ":" + std::to_string(n.bytes));
-  for (const auto& [a, b] : g.model.edges) mix(std::to_string(a) + ">" + std::to_string(b));
-  mix(std::to_string(g.model.children.size()));
-  return h;
-}
-
-void recorder::on_graph_destroy(std::uint64_t graph) { graph_origin_.erase(graph); }
-
 std::int64_t recorder::push_event(graph_record& g, const graph_event& e) {
   if (g.events.size() >= max_events) {
     ++g.events_dropped;
@@ -170,6 +135,8 @@ std::int64_t recorder::push_event(graph_record& g, const graph_event& e) {
 
 void recorder::log(sequence_entry e) {
   if (e.t_us < 0 && !sequence_.empty()) e.t_us = sequence_.back().t_us;
+  // Every launch and upload numbers its stream's work, logged or not (a sync names an ordinal).
+  if (e.op == 'L' || e.op == 'U') ++stream_work_[e.stream];
   if (!sequence_.empty()) {
     sequence_entry& last = sequence_.back();
     // A run of identical launches with nothing recorded about them (steady ones) counts once.
@@ -197,56 +164,95 @@ void recorder::on_instantiate_failed(const std::string& nvtx, double t_us, const
                    "executable graph at a time)");
 }
 
+std::vector<std::uint64_t> recorder::held_of(const profiler::graph_model& model) {
+  // An allocation is held when no free node of the graph frees it: per address, the last
+  // allocations in node order beyond the frees of that address.
+  const profiler::flat_graph flat = profiler::flatten(model);
+  std::map<std::uint64_t, std::vector<std::size_t>> allocs;
+  std::map<std::uint64_t, std::size_t> frees;
+  for (std::size_t v = 0; v < flat.nodes.size(); ++v) {
+    const auto& n = flat.nodes[v];
+    if (n.kind == profiler::node_kind::mem_alloc) allocs[n.address].push_back(v);
+    if (n.kind == profiler::node_kind::mem_free) ++frees[n.address];
+  }
+  std::vector<std::pair<std::size_t, std::uint64_t>> held;  // node, address
+  for (const auto& [address, nodes] : allocs) {
+    const std::size_t freed = std::min(frees[address], nodes.size());
+    for (std::size_t k = freed; k < nodes.size(); ++k) held.emplace_back(nodes[k], address);
+  }
+  std::sort(held.begin(), held.end());
+  std::vector<std::uint64_t> out;
+  for (const auto& [node, address] : held) out.push_back(address);
+  return out;
+}
+
+void recorder::hold(std::size_t gi, std::vector<std::uint64_t> addresses) {
+  graph_record& g = graphs_[gi];
+  for (std::uint64_t a : g.held_addresses) {
+    const auto it = held_.find(a);
+    if (it != held_.end() && it->second == gi) held_.erase(it);
+  }
+  g.held_addresses = std::move(addresses);
+  g.held_live.assign(g.held_addresses.size(), false);
+  for (std::uint64_t a : g.held_addresses) held_[a] = gi;
+}
+
 void recorder::on_instantiate(std::uint64_t exec, std::uint64_t graph, profiler::graph_model model,
                               const std::string& nvtx, double t_us, double host_us,
                               const std::optional<counters>& before,
                               const std::optional<counters>& after,
-                              const profiler::instantiate_flags& flags) {
+                              const profiler::instantiate_flags& flags, std::vector<std::string> stack) {
   std::vector<int> devices;
-  std::map<std::uint64_t, int> balance;  // address -> allocations minus frees
   for (const auto& n : profiler::flatten(model).nodes) {
-    if (n.kind == profiler::node_kind::mem_alloc) {
-      devices.push_back(n.device);
-      ++balance[n.address];
-    } else if (n.kind == profiler::node_kind::mem_free) {
-      --balance[n.address];
-    }
+    if (n.kind == profiler::node_kind::mem_alloc) devices.push_back(n.device);
   }
-  const auto origin_of = graph_origin_.find(graph);
+  const auto origin = graph_origin_.find(graph);
   // A captured graph without memory nodes is a private-pool graph once some capture of the
   // process took memory from the device (an allocator that grows pools while capturing, as
   // PyTorch's native one does): a later capture into a shared pool may add nothing, and
   // that zero is its figure (issue 22).
-  const bool private_pool = devices.empty() && origin_of != graph_origin_.end() &&
-                            (origin_of->second.capture_bytes > 0 || capture_device_ >= 0);
+  const bool private_pool = devices.empty() && origin != graph_origin_.end() &&
+                            (origin->second.capture_bytes > 0 || capture_device_ >= 0);
   if (devices.empty() && !private_pool) {
     ++no_memory_nodes_;
+    if (origin != graph_origin_.end()) origin->second.instantiated = true;
     return;
   }
   if (private_pool) {
-    devices.push_back(origin_of->second.capture_allocations ? origin_of->second.device : capture_device_);
+    devices.push_back(origin->second.capture_allocations ? origin->second.device : capture_device_);
   }
   std::sort(devices.begin(), devices.end());
   devices.erase(std::unique(devices.begin(), devices.end()), devices.end());
 
+  std::string capture_nvtx;
+  if (origin != graph_origin_.end()) capture_nvtx = origin->second.nvtx;
+  const std::string& graph_nvtx = capture_nvtx.empty() ? nvtx : capture_nvtx;
+  const std::string kind = private_pool ? "private_pool" : "memory_nodes";
+  const std::uint64_t shape = shape_of(stack, graph_nvtx, kind, flags, model);
+  if (const std::optional<std::size_t> twin = revivable(shape)) {
+    revive(*twin, exec, graph, model, t_us, host_us, before, after);
+    return;
+  }
+
   graph_record g;
   g.sequence = graphs_.size() + 1;
+  g.shape = shape;
+  g.kind = kind;
+  g.instantiate_stack = std::move(stack);
   if (private_pool) {
-    g.kind = "private_pool";
-    g.capture_bytes = origin_of->second.capture_bytes;
-    g.capture_allocations = origin_of->second.capture_allocations;
+    g.capture_bytes = origin->second.capture_bytes;
+    g.capture_allocations = origin->second.capture_allocations;
     for (auto& [handle, m] : capture_memory_) {
       if (m.graph == graph && m.record == static_cast<std::size_t>(-1)) m.record = graphs_.size();
     }
   }
   std::uint64_t stream_sequence = 0;
-  const auto origin = graph_origin_.find(graph);
   if (origin != graph_origin_.end()) {
     g.stream = "stream " + std::to_string(origin->second.stream_label);
     stream_sequence = origin->second.stream_sequence;
-    g.nvtx = origin->second.nvtx;
+    origin->second.instantiated = true;
   }
-  if (g.nvtx.empty()) g.nvtx = nvtx;
+  g.nvtx = graph_nvtx;
   std::string name = make_name(names_, g.nvtx, g.stream, stream_sequence, g.sequence);
   // Two execs of one name (an NVTX range around a loop of captures) stay apart in reports.
   const int uses = ++name_uses_[name];
@@ -257,11 +263,6 @@ void recorder::on_instantiate(std::uint64_t exec, std::uint64_t graph, profiler:
   g.devices = devices;
   g.trims_seen = trims_[devices.front()];
   g.flags = flags;
-  for (const auto& [address, n] : balance) {
-    if (n > 0) g.held_addresses.push_back(address);
-  }
-  for (std::uint64_t address : g.held_addresses) held_[address] = graphs_.size();
-
   graph_event e;
   e.t_us = t_us;
   e.kind = "instantiate";
@@ -271,13 +272,16 @@ void recorder::on_instantiate(std::uint64_t exec, std::uint64_t graph, profiler:
   e.after = after;
   g.events.push_back(e);
   if (after) point(t_us, e.device, "instantiate", g.name, *after);
-  execs_[exec] = graphs_.size();
+  const std::size_t gi = graphs_.size();
+  execs_[exec] = gi;
+  std::vector<std::uint64_t> held = held_of(g.model);
   graphs_.push_back(std::move(g));
+  hold(gi, std::move(held));
 }
 
 int recorder::device_of(std::uint64_t exec) const {
   const auto it = execs_.find(exec);
-  return it == execs_.end() ? -1 : graphs_[it->second].devices.front();
+  return it == execs_.end() || graphs_[it->second].devices.empty() ? -1 : graphs_[it->second].devices.front();
 }
 
 std::vector<int> recorder::devices_of(std::uint64_t exec) const {
@@ -306,9 +310,10 @@ launch_history recorder::history(std::uint64_t exec, std::uint64_t stream) const
   const graph_record& g = graphs_[it->second];
   h.launched_before = g.launched;
   h.uploaded = g.uploaded;
-  const auto t = trims_.find(g.devices.front());
+  const auto t = g.devices.empty() ? trims_.end() : trims_.find(g.devices.front());
   h.trimmed_since_last = t != trims_.end() && t->second != g.trims_seen;
   h.stream_changed = g.last_stream != 0 && g.last_stream != stream;
+  h.graph_memory = g.kind == "memory_nodes";
   return h;
 }
 
@@ -356,6 +361,16 @@ void add_steady(graph_record& g, double host_us) {
 
 }  // namespace
 
+void recorder::launched(graph_record& g, std::uint64_t stream) {
+  if (!g.held_addresses.empty()) {
+    g.held_live.assign(g.held_addresses.size(), true);
+    ++epoch_;  // its outputs now occupy granules other graphs may have mapped
+  }
+  if (stream != last_call_stream_) ++epoch_;  // another stream may run beside the last call's
+  last_call_stream_ = stream;
+  g.epoch = epoch_;
+}
+
 recorder::launch_plan recorder::plan_launch(std::uint64_t exec, std::uint64_t stream_handle) {
   launch_plan p;
   const auto it = execs_.find(exec);
@@ -386,13 +401,9 @@ bool recorder::on_steady_launch(const launch_plan& plan, double host_us, double 
   }
   ++g.launches;
   add_steady(g, host_us);
+  launched(g, plan.stream);
   log({'L', plan.graph, plan.stream, -1, 1, 0, -1, t_us});
   return true;
-}
-
-void recorder::set_instantiate_stack(std::uint64_t exec, std::vector<std::string> frames) {
-  const auto it = execs_.find(exec);
-  if (it != execs_.end()) graphs_[it->second].instantiate_stack = std::move(frames);
 }
 
 void recorder::mark_uploaded(std::uint64_t exec, std::uint64_t stream) {
@@ -402,7 +413,11 @@ void recorder::mark_uploaded(std::uint64_t exec, std::uint64_t stream) {
   g.uploaded = true;
   g.last_stream = stream;
   // The instantiation mapped the memory (its event holds the counters around it).
-  log({'U', it->second, stream, -1, 1, 0, g.events.empty() ? -1 : 0, g.events.empty() ? -1 : g.events[0].t_us});
+  const std::int64_t ev = g.events.empty() || g.events.back().kind != "instantiate"
+                              ? -1
+                              : static_cast<std::int64_t>(g.events.size() - 1);
+  ++epoch_;
+  log({'U', it->second, stream, -1, 1, 0, ev, ev < 0 ? -1 : g.events[static_cast<std::size_t>(ev)].t_us});
 }
 
 void recorder::on_upload(std::uint64_t exec, std::uint64_t stream, double t_us, double host_us,
@@ -421,6 +436,7 @@ void recorder::on_upload(std::uint64_t exec, std::uint64_t stream, double t_us, 
   g.uploaded = true;
   g.last_stream = stream;
   g.trims_seen = trims_[g.devices.front()];
+  ++epoch_;  // it maps granules other graphs may have mapped
   log({'U', it->second, stream, -1, 1, 0, push_event(g, e), t_us});
   if (after) point(t_us, e.device, "upload", g.name, *after);
 }
@@ -439,14 +455,20 @@ void recorder::on_launch(std::uint64_t exec, std::uint64_t stream, double t_us, 
     return;
   }
   const launch_history h = history(exec, stream);
-  const launch_class c = classify(h, before, after, slow(exec, host_us));
+  launch_class c = classify(h, before, after, slow(exec, host_us), concurrent);
   graph_record& g = graphs_[it->second];
+  // A slow relaunch of a graph whose memory nothing could have taken since its last launch (no
+  // launch of a graph holding outputs, no other stream, no upload) is a slow launch: the launch
+  // queue was full or the host busy. It is counted with the steady ones.
+  const bool untouched = c == launch_class::slow_launch && g.epoch == epoch_ && last_call_stream_ == stream;
   ++g.launches;
   g.launched = true;
   g.uploaded = false;
   g.last_stream = stream;
   g.trims_seen = trims_[g.devices.front()];
-  if (c == launch_class::steady && !(h.trimmed_since_last || h.stream_changed)) {
+  launched(g, stream);
+  if (untouched || (c == launch_class::steady && !(h.trimmed_since_last || h.stream_changed))) {
+    if (untouched) ++g.slow_launches;
     add_steady(g, host_us);
     if (after) last_[g.devices.front()] = *after;
     log({'L', it->second, stream, -1, 1, 0, -1, t_us});
@@ -483,55 +505,23 @@ void recorder::on_exec_destroy(std::uint64_t exec, double t_us) {
   graph_record& g = graphs_[gi];
   g.destroyed = true;
   log({'D', gi, 0, -1, 1, 0, -1, t_us});
-  // A program that makes the same graph again and again (the same site, the same structure)
-  // keeps one record of it, with a count, so that the recorder's memory stays flat.
-  const std::uint64_t shape = shape_of(g);
-  const auto twin = destroyed_shapes_.find(shape);
-  if (twin == destroyed_shapes_.end() || gi + 1 != graphs_.size() || twin->second == gi) {
-    destroyed_shapes_.emplace(shape, gi);
-    return;
-  }
-  graph_record& into = graphs_[twin->second];
-  const std::int64_t base = static_cast<std::int64_t>(into.events.size());
-  into.instances += g.instances;
-  into.launches += g.launches;
-  into.failed_calls += g.failed_calls;
-  for (const graph_event& e : g.events) {
-    if (into.events.size() < max_events) {
-      into.events.push_back(e);
-    } else {
-      ++into.events_dropped;
-    }
-  }
-  into.events_dropped += g.events_dropped;
-  const double lo = into.steady_count ? std::min(into.steady_min_us, g.steady_min_us) : g.steady_min_us;
-  const double hi = into.steady_count ? std::max(into.steady_max_us, g.steady_max_us) : g.steady_max_us;
-  for (double us : g.steady_host_us) add_steady(into, us);
-  into.steady_count += g.steady_count - g.steady_host_us.size();  // the ones a sample left out
-  if (into.steady_count) into.steady_min_us = lo, into.steady_max_us = hi;
-  for (std::uint64_t address : g.held_addresses) held_[address] = twin->second;
-  for (auto e = sequence_.rbegin(); e != sequence_.rend() && e->graph == gi; ++e) {
-    e->graph = twin->second;
-    e->event = e->event >= 0 && base + e->event < static_cast<std::int64_t>(into.events.size()) ? base + e->event : -1;
-  }
-  if (--name_uses_[g.name] <= 0) name_uses_.erase(g.name);
-  graphs_.pop_back();
+  destroyed_shapes_[g.shape].push_back(gi);
 }
 
 bool recorder::on_free(std::uint64_t address, std::uint64_t stream, double t_us) {
   const auto it = held_.find(address);
   if (it == held_.end()) return false;
   graph_record& g = graphs_[it->second];
-  const std::int64_t ev = push_event(g, {t_us, "free", "", g.devices.front(), 0, std::nullopt, std::nullopt,
+  const auto k = std::find(g.held_addresses.begin(), g.held_addresses.end(), address);
+  const std::int64_t held = k == g.held_addresses.end() ? -1 : k - g.held_addresses.begin();
+  if (held >= 0) g.held_live[static_cast<std::size_t>(held)] = false;
+  const int device = g.devices.empty() ? 0 : g.devices.front();
+  const std::int64_t ev = push_event(g, {t_us, "free", "", device, 0, std::nullopt, std::nullopt,
                                          stream, "", false, address});
-  log({'F', it->second, stream, -1, 1, address, ev, t_us});
+  sequence_entry e{'F', it->second, stream, -1, 1, address, ev, t_us};
+  e.held = held;
+  log(e);
   return true;
-}
-
-void recorder::on_sync(std::uint64_t stream, double t_us) {
-  if (graphs_.empty()) return;
-  if (!sequence_.empty() && sequence_.back().op == 'S' && sequence_.back().stream == stream) return;
-  log({'S', 0, stream, -1, 1, 0, -1, t_us});
 }
 
 std::optional<counters> recorder::last_counters(int device) const {

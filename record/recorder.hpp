@@ -36,16 +36,23 @@ enum class name_source { nvtx, stream, sequence };
 /// `text` is absent or not such a number (the library then reads the driver's own figure).
 [[nodiscard]] std::uint64_t granularity_from_text(const char* text) noexcept;
 
-/// What a launch was, decided from the graph's history and the counters around the call.
+/// What a launch was, decided from the graph's history and the counters around the call. Two
+/// classes are provisional until the pool model has followed the call sequence (pool_analysis):
+/// a slow_launch becomes remap_contention where the model says another graph's live allocation
+/// held granules the launch needed, and a remap_contention the model cannot explain becomes
+/// remap_unexplained.
 enum class launch_class {
   first_launch,               ///< never launched, not uploaded: the launch maps its memory
   first_launch_after_upload,  ///< never launched, uploaded before: mapping was paid by the upload
   steady,                     ///< launched before, nothing mapped
   remap_after_trim,           ///< memory was trimmed since its last launch and mapped again
   remap_after_stream_switch,  ///< launched into another stream than last time and remapped
-  remap_contention            ///< mapped again with no trim and no stream switch (the pool grew
-                              ///< inside the call, or it was slow): another graph's allocation
-                              ///< took memory it had mapped
+  remap_contention,           ///< the pool grew inside the call (no trim, no stream switch, no
+                              ///< other thread's call in its window): it mapped memory again
+  slow_launch                 ///< took map_floor_us or more and the pool did not grow: the launch
+                              ///< queue was full or the host busy, unless the pool model finds
+                              ///< contention (tools/completion_cases.sh C10: 2934 of 4000
+                              ///< back-to-back launches took 15 us or more, none mapped)
 };
 /// "first_launch", "steady", "remap_after_trim", ...
 [[nodiscard]] const char* to_string(launch_class c) noexcept;
@@ -56,6 +63,7 @@ struct launch_history {
   bool uploaded = false;             ///< uploaded since its last launch (or ever, if none)
   bool trimmed_since_last = false;   ///< its device was trimmed since its last launch
   bool stream_changed = false;       ///< another stream than its last launch (or upload)
+  bool graph_memory = true;          ///< false: no memory nodes (a private-pool graph): nothing to remap
 };
 
 /// A launch this long may have mapped memory, so the counters are read after it: measured on an
@@ -63,22 +71,23 @@ struct launch_history {
 /// 14.4 us or less (tools/pool_probe.cu, 159 calls). Any growth of the pool is thus seen by the
 /// call that caused it, at the cost of one reading for the rare steady launch this slow.
 inline constexpr double map_floor_us = 15.0;
-/// A relaunch is slow, so it mapped memory even where the pool did not grow, when it took
-/// map_floor_us or more and this many times the graph's steady median (a busy host can stretch a
-/// steady launch past the floor; not three times its usual cost as often).
+/// A relaunch is slow, so it may have mapped memory even where the pool did not grow, when it
+/// took map_floor_us or more and this many times the graph's steady median (a busy host can
+/// stretch a steady launch past the floor; not three times its usual cost as often).
 inline constexpr double slow_factor = 3.0;
 
 /// Classifies a launch. `before`/`after` are the device's counters around the call when they
 /// were read (nullopt: not read, the launch looked steady); `slow` says the host time was above
-/// the slow threshold. Mapping is seen as reserved_current growing inside the call, or a slow
-/// relaunch. Throws nothing.
+/// the slow threshold; `concurrent` that another thread's graph call overlapped the window (the
+/// counters' growth may be that call's). Throws nothing.
 [[nodiscard]] launch_class classify(const launch_history& h, const std::optional<counters>& before,
-                                    const std::optional<counters>& after, bool slow) noexcept;
+                                    const std::optional<counters>& after, bool slow,
+                                    bool concurrent = false) noexcept;
 
 /// One event of one graph: instantiate, upload, launch or trim, with host time and counters.
 struct graph_event {
   double t_us = 0;
-  std::string kind;  ///< "instantiate", "upload", "launch", "trim"
+  std::string kind;  ///< "instantiate", "upload", "launch", "trim", "free", "release", "capture"
   std::string cls;   ///< launch class for launches, else empty
   int device = 0;
   double host_us = 0;
@@ -119,6 +128,8 @@ struct graph_record {
   /// of them (reservoir), so that a loop of 10^6 launches costs bounded memory.
   std::vector<double> steady_host_us;
   std::uint64_t steady_count = 0;  ///< steady launches in all
+  std::uint64_t slow_launches = 0; ///< of those, taking map_floor_us or more with nothing that
+                                   ///< could have taken the graph's memory since its last launch
   double steady_min_us = 0;
   double steady_max_us = 0;
   double steady_median_us = 0;  ///< median of the last (up to) 32 steady launches, refreshed
@@ -126,11 +137,19 @@ struct graph_record {
   std::array<double, 32> recent{};  ///< the last 32 steady host times (a ring)
   std::uint64_t launches = 0;
   std::uint64_t failed_calls = 0;  ///< launches and uploads the driver refused
-  std::uint64_t instances = 1;     ///< executable graphs of this site and shape, made and destroyed
+  /// Executable graphs of this site and shape recorded here, one after the other: a new one is
+  /// folded into this record only when this one was destroyed before it was made and left no
+  /// live allocation, so that instances never coexist.
+  std::uint64_t instances = 1;
   std::uint64_t events_dropped = 0;  ///< past max_events
   profiler::instantiate_flags flags;
-  /// Addresses of the allocations it leaves allocated (alloc nodes without a free node).
+  /// Addresses of the allocations its current instance leaves allocated (alloc nodes without a
+  /// free node), in the order of their alloc nodes; and which of them are live (allocated by a
+  /// launch, not yet freed).
   std::vector<std::uint64_t> held_addresses;
+  std::vector<bool> held_live;
+  std::uint64_t shape = 0;  ///< site and structure (see recorder::shape_of)
+  std::uint64_t epoch = 0;  ///< the recorder's contention epoch at its last launch
   // History for classification.
   bool launched = false;
   bool uploaded = false;
@@ -153,7 +172,7 @@ inline constexpr std::size_t max_timeline = 1u << 16;
 
 /// One entry of the sequence of calls that change a pool (see profiler::sequence_step).
 struct sequence_entry {
-  char op = 'L';  ///< L launch, U upload, F free, D destroy, T trim, S sync
+  char op = 'L';  ///< L launch, U upload, F free, D destroy, T trim, S sync, I instantiate again
   std::size_t graph = 0;
   std::uint64_t stream = 0;  ///< label; 0 = none (sync: every stream)
   int device = -1;
@@ -165,15 +184,25 @@ struct sequence_entry {
   /// mapping is decided while it runs, so a launch that began before another thread's
   /// synchronize returned could not share what that synchronize completed.
   double t_us = -1;
+  std::int64_t held = -1;  ///< frees: which held allocation (alloc node order), -1 all
+  std::int64_t upto = -1;  ///< syncs of one stream: complete up to this launch ordinal, -1 all
 };
 
-/// Records what the adapter reports; not thread-safe (the adapter holds a lock).
+/// Records what the adapter reports; not thread-safe (the adapter holds a lock). Its state is
+/// bounded whatever the program does: records by live graph or distinct site and structure
+/// (recorder_fold.cpp), events per graph, the sequence and the timeline by the constants above.
 class recorder {
  public:
   explicit recorder(name_source names = name_source::nvtx) : names_(names) {}
 
   /// A stable label for a stream handle: "stream 1" for the first stream seen, and so on.
   std::uint64_t stream_label(std::uint64_t handle);
+  /// Whether `handle` has a label already.
+  [[nodiscard]] bool knows_stream(std::uint64_t handle) const { return stream_labels_.count(handle) != 0; }
+  /// Whether the stream of `label` synchronizes with the legacy default stream (a blocking
+  /// stream, the legacy stream itself, a per-thread default stream): a synchronous copy
+  /// completes its work. Unknown streams are taken as non-blocking.
+  void set_blocking(std::uint64_t label, bool blocking) { blocking_[label] = blocking; }
   /// A capture began on `stream` with `nvtx` the innermost active NVTX range ("" if none).
   void on_capture_begin(std::uint64_t stream, const std::string& nvtx);
   /// A capture on `stream` ended with `graph`.
@@ -188,16 +217,18 @@ class recorder {
   /// Whether `handle` is memory a capture allocated (one look-up).
   [[nodiscard]] bool is_capture_memory(std::uint64_t handle) const { return capture_memory_.count(handle) != 0; }
   /// `exec` was instantiated from `graph` whose model is `model`; counters of its devices
-  /// before and after. Graphs without alloc nodes only count (graphs_without_memory_nodes).
+  /// before and after; `stack` the call stack of the instantiation (graph_record::
+  /// instantiate_stack). Graphs without alloc nodes only count (graphs_without_memory_nodes),
+  /// unless their capture took memory (a private pool). An instantiation of the site and
+  /// structure of a destroyed graph that left nothing allocated is recorded as that graph again
+  /// (recorder_fold.cpp).
   void on_instantiate(std::uint64_t exec, std::uint64_t graph, profiler::graph_model model,
                       const std::string& nvtx, double t_us, double host_us,
                       const std::optional<counters>& before, const std::optional<counters>& after,
-                      const profiler::instantiate_flags& flags = {});
+                      const profiler::instantiate_flags& flags = {}, std::vector<std::string> stack = {});
   /// An instantiation of a graph with memory nodes that the driver refused (`result`, the
   /// CUresult name): kept as a note, the graph is not tracked.
   void on_instantiate_failed(const std::string& nvtx, double t_us, const std::string& result);
-  /// The call stack of `exec`'s instantiation (see graph_record::instantiate_stack).
-  void set_instantiate_stack(std::uint64_t exec, std::vector<std::string> frames);
   /// Whether `exec` is a graph with memory nodes the recorder tracks.
   [[nodiscard]] bool tracks(std::uint64_t exec) const { return execs_.count(exec) != 0; }
   /// What a launch of `exec` into stream `handle` needs, in one look-up: whether it is tracked,
@@ -244,21 +275,42 @@ class recorder {
                  const std::string& failure = "", bool concurrent = false);
   void on_trim(int device, double t_us, double host_us, const counters& before,
                const counters& after);
-  /// The executable graph destroyed. When an earlier destroyed graph had the same site and
-  /// structure and this one is the newest record, it is folded into that one (instances,
-  /// launches, steady times, events up to max_events): a program that makes the same graph
-  /// 10^4 times keeps one record, and the recorder's memory stays flat.
+  /// The executable graph destroyed: its record stays (a later instantiation of its site and
+  /// structure may be recorded as it again, recorder_fold.cpp).
   void on_exec_destroy(std::uint64_t exec, double t_us = -1);
-  /// cuGraphDestroy: forgets the graph's capture origin.
+  /// cuGraphDestroy: forgets the graph's capture origin; a capture that took memory and was
+  /// never instantiated becomes a record of its own (every capture is recorded).
   void on_graph_destroy(std::uint64_t graph);
+  /// The end of the recording: captures never instantiated whose graphs are still alive become
+  /// records. Call once, before assemble.
+  void finish();
   [[nodiscard]] bool timeline_truncated() const { return timeline_truncated_; }
   /// cuMemFreeAsync / cuMemFree of `address` into stream label `stream` (0: cuMemFree). When it
   /// is an allocation a tracked graph leaves allocated, records the free and returns true.
   bool on_free(std::uint64_t address, std::uint64_t stream, double t_us);
   /// Whether `address` is an allocation a tracked graph leaves allocated (one look-up).
   [[nodiscard]] bool is_held(std::uint64_t address) const { return held_.count(address) != 0; }
-  /// A synchronize: of a stream (its label), or of every stream (0).
+
+  // Completions the program saw (recorder_completions.cpp): the pool model shares the granules
+  // of work known complete with launches in other streams. Each is logged only when it completes
+  // tracked work not yet known complete, so a program that queries events in a loop adds nothing.
+  /// A synchronize or a query that reported idle: of a stream (its label), or of every stream (0).
   void on_sync(std::uint64_t stream, double t_us = -1);
+  /// cuEventRecord of `event` (a handle) into stream label `stream`.
+  void on_event_record(std::uint64_t event, std::uint64_t stream);
+  /// cuEventSynchronize, or a cuEventQuery that reported done: the work before the event's
+  /// record is complete.
+  void on_event_complete(std::uint64_t event, double t_us = -1);
+  /// cuEventDestroy.
+  void on_event_destroy(std::uint64_t event) { events_.erase(event); }
+  /// A synchronous copy to the host returned: the legacy stream's work is complete, and every
+  /// blocking stream's (`per_thread`: the calling thread's default stream's only, label given).
+  void on_sync_copy(std::uint64_t per_thread_label, bool per_thread, double t_us = -1);
+
+  /// Whether a completion could change anything now: tracked work not yet known complete, or an
+  /// event that stands for some.
+  [[nodiscard]] bool awaiting_completion() const;
+
   /// The sequence of calls that change a pool, in order.
   [[nodiscard]] const std::vector<sequence_entry>& sequence() const { return sequence_; }
   [[nodiscard]] bool sequence_truncated() const { return sequence_truncated_; }
@@ -269,6 +321,9 @@ class recorder {
   [[nodiscard]] const std::vector<graph_record>& graphs() const { return graphs_; }
   [[nodiscard]] const std::vector<timeline_point>& timeline() const { return timeline_; }
   [[nodiscard]] std::uint64_t graphs_without_memory_nodes() const { return no_memory_nodes_; }
+  /// Captures whose graphs were destroyed (or alive at the end) without an instantiation and
+  /// without taking memory: they cost nothing, and are counted.
+  [[nodiscard]] std::uint64_t captures_never_instantiated() const { return never_instantiated_; }
   [[nodiscard]] name_source names() const { return names_; }
 
   /// The name for a graph: per the name source, "<nvtx range>", "stream 2 #3" (the third graph
@@ -278,17 +333,13 @@ class recorder {
                                              const std::string& stream,
                                              std::uint64_t stream_sequence,
                                              std::uint64_t sequence);
+  /// The site and structure of a graph: its instantiation stack, NVTX range, kind, flags, node
+  /// kinds and sizes, edges and children, hashed. Instances of one shape are one record.
+  [[nodiscard]] static std::uint64_t shape_of(const std::vector<std::string>& stack, const std::string& nvtx,
+                                              const std::string& kind, const profiler::instantiate_flags& flags,
+                                              const profiler::graph_model& model);
 
  private:
-  void point(double t_us, int device, const std::string& event, const std::string& graph,
-             const counters& c);
-  void log(sequence_entry e);
-  std::int64_t push_event(graph_record& g, const graph_event& e);
-  static std::uint64_t shape_of(const graph_record& g);
-
-  name_source names_;
-  std::unordered_map<std::uint64_t, std::uint64_t> stream_labels_;
-  std::map<std::uint64_t, std::string> capture_nvtx_;   ///< stream handle -> nvtx at begin
   struct capture_origin {
     std::uint64_t stream_label = 0;
     std::uint64_t stream_sequence = 0;
@@ -297,7 +348,32 @@ class recorder {
     std::uint64_t capture_allocations = 0;
     int device = 0;
     double t_us = 0;
+    bool instantiated = false;
   };
+  void point(double t_us, int device, const std::string& event, const std::string& graph,
+             const counters& c);
+  void log(sequence_entry e);
+  std::int64_t push_event(graph_record& g, const graph_event& e);
+  /// A graph's held allocations' addresses in the order of their alloc nodes.
+  static std::vector<std::uint64_t> held_of(const profiler::graph_model& model);
+  /// Points held_ at record `gi`'s current held addresses (and forgets its earlier ones).
+  void hold(std::size_t gi, std::vector<std::uint64_t> addresses);
+  /// A launch of record `gi` into stream label `stream` ran: its held allocations are live, and
+  /// it may have taken granules other graphs had mapped.
+  void launched(graph_record& g, std::uint64_t stream);
+  /// recorder_fold.cpp: the destroyed record of `shape` that a new instance may be, if any.
+  std::optional<std::size_t> revivable(std::uint64_t shape) const;
+  void revive(std::size_t gi, std::uint64_t exec, std::uint64_t graph, const profiler::graph_model& model,
+              double t_us, double host_us, const std::optional<counters>& before,
+              const std::optional<counters>& after);
+  /// A capture that took memory and was never instantiated, as a private-pool record.
+  void record_uninstantiated(std::uint64_t graph, const capture_origin& o);
+  void complete(std::uint64_t stream, std::int64_t upto, double t_us);
+
+  name_source names_;
+  std::unordered_map<std::uint64_t, std::uint64_t> stream_labels_;
+  std::unordered_map<std::uint64_t, bool> blocking_;            ///< stream label -> blocking
+  std::map<std::uint64_t, std::string> capture_nvtx_;   ///< stream handle -> nvtx at begin
   std::map<std::uint64_t, std::uint64_t> captures_per_stream_;  ///< label -> count
   std::map<std::uint64_t, capture_origin> graph_origin_;        ///< graph handle -> origin
   std::unordered_map<std::uint64_t, std::size_t> execs_;  ///< exec handle -> graphs_ index
@@ -307,6 +383,7 @@ class recorder {
   std::vector<timeline_point> timeline_;
   std::map<std::string, int> name_uses_;
   std::uint64_t no_memory_nodes_ = 0;
+  std::uint64_t never_instantiated_ = 0;
   std::unordered_map<std::uint64_t, std::size_t> held_;  ///< held allocation address -> graph
   struct capture_memory {
     std::uint64_t bytes = 0;
@@ -320,34 +397,22 @@ class recorder {
   std::vector<sequence_entry> sequence_;
   bool sequence_truncated_ = false;
   std::vector<std::string> notes_;
-  std::unordered_map<std::uint64_t, std::size_t> destroyed_shapes_;  ///< shape -> its record
+  /// Destroyed records by shape, for recorder_fold.cpp.
+  std::unordered_map<std::uint64_t, std::vector<std::size_t>> destroyed_shapes_;
   bool timeline_truncated_ = false;
+  /// Rises at every launch or upload that may take granules another graph mapped (one of a
+  /// graph holding outputs, or into another stream than the call before): a slow relaunch of a
+  /// graph launched since the last rise had nothing to remap.
+  std::uint64_t epoch_ = 0;
+  std::uint64_t last_call_stream_ = 0;
+  // Completions (recorder_completions.cpp).
+  std::unordered_map<std::uint64_t, std::uint64_t> stream_work_;    ///< label -> launches and uploads logged
+  std::unordered_map<std::uint64_t, std::uint64_t> complete_upto_;  ///< label -> known complete
+  struct recorded_event_mark {
+    std::uint64_t stream = 0;
+    std::uint64_t ordinal = 0;
+  };
+  std::unordered_map<std::uint64_t, recorded_event_mark> events_;  ///< event handle -> its record
 };
-
-/// How the recording ended and in what process.
-struct recording_info {
-  bool partial = false;
-  std::string partial_reason;  ///< "signal 15 (SIGTERM)", ...
-  std::string command;         ///< the recorded command line
-  long pid = 0;
-  std::vector<std::string> notes;  ///< one line each, e.g. CUPTI was taken
-};
-
-/// The report of a recording: one scenario_result per graph with memory nodes (name = graph
-/// name, parameter source="recorded"; counters after each recorded event; launch costs per
-/// class, host time only; analysis and diagnostics from the model: the graph's own figures,
-/// its reservation the reuse model's prediction for the graph alone; its skeleton), and the
-/// "recorded" section: the events, each device's pool (growth by graph, high watermark and its
-/// attribution, set diagnostics), the call sequence. `granularity` is the reservation
-/// granularity of the graphs' device.
-[[nodiscard]] profiler::report assemble(const recorder& r, const profiler::environment& env,
-                                        std::uint64_t granularity,
-                                        const recording_info& info = {});
-
-/// The status message of a graph whose analysis at exit was deferred past the budget.
-[[nodiscard]] std::string deferred_message(double budget_s);
-
-/// Writes the recording atomically to `path`. Throws profiler::report_error(unwritable).
-void write_recording(const profiler::report& rep, const std::string& path);
 
 }  // namespace gmem::record

@@ -7,10 +7,7 @@
 #include <cstdlib>
 #include <map>
 #include <cstdio>
-#include <fstream>
 #include <set>
-
-#include <nlohmann/json.hpp>
 
 #include "gmem/profiler/analysis.hpp"
 #include "gmem/profiler/diagnostics.hpp"
@@ -19,18 +16,10 @@
 #include "gmem/profiler/pool_analysis.hpp"
 #include "gmem/profiler/report_io.hpp"
 #include "gmem/profiler/reuse_model.hpp"
-#include "record/recorder.hpp"
-#include "record/record_command.hpp"
+#include "record/recording_report.hpp"
 
 namespace gmem::record {
 namespace {
-
-using json = nlohmann::ordered_json;
-
-std::string phase_of(const graph_event& e) {
-  if (!e.result.empty()) return e.kind + "_failed";
-  return e.kind == "launch" ? e.cls : e.kind;
-}
 
 std::string stream_name(std::uint64_t label) { return label ? "stream " + std::to_string(label) : ""; }
 
@@ -41,6 +30,7 @@ const char* op_name(char op) {
     case 'F': return "free";
     case 'D': return "destroy";
     case 'T': return "trim";
+    case 'I': return "instantiate";
     default: return "sync";
   }
 }
@@ -87,8 +77,164 @@ std::string identity_of(const graph_record& g, const profiler::flat_graph& flat)
 
 }  // namespace
 
+namespace {
+
+// One graph's scenario: what its events say (launch costs by class, counters after each call)
+// and, per `mode`, its own figures (analysed alone, or only its skeleton).
+enum class analysis_mode { full, deferred, none };
+
+struct graph_figures {
+  profiler::scenario_result scenario;
+  profiler::recorded_graph graph;
+  profiler::skeleton skeleton;
+};
+
+profiler::recorded_event to_recorded(const graph_event& e) {
+  profiler::recorded_event re;
+  re.t_us = e.t_us;
+  re.kind = e.kind;
+  re.cls = e.cls;
+  re.device = e.device;
+  re.host_us = e.host_us;
+  re.before = e.before;
+  re.after = e.after;
+  re.stream = stream_name(e.stream);
+  re.result = e.result;
+  re.concurrent = e.concurrent;
+  return re;
+}
+
+graph_figures figures_of(const graph_record& g, std::uint64_t granularity, analysis_mode mode,
+                         double budget_s, long pid) {
+  graph_figures out;
+  // Flattened once: the analysis, the skeleton, the peers and the identity all read it.
+  const profiler::flat_graph flat = profiler::flatten(g.model);
+  profiler::scenario_result& s = out.scenario;
+  s.name = g.name;
+  s.params.emplace_back("source", std::string("recorded"));
+  profiler::recorded_graph& rg = out.graph;
+  std::set<std::uint64_t> streams;
+  for (const graph_event& e : g.events) {
+    rg.events.push_back(to_recorded(e));
+    if (e.stream && e.result.empty() && e.kind != "free") streams.insert(e.stream);
+  }
+  if (g.kind == "private_pool") {
+    // No memory nodes: its memory is what the application's allocator took while it was
+    // captured. Its figures are that growth (the "recorded" section), not graph memory.
+    s.diagnostics.push_back(
+        {"private_pool", "info",
+         "graph '" + g.name + "' has no memory nodes: its memory came from the application's "
+         "allocator, which took " + profiler::describe_bytes(g.capture_bytes) + " in " +
+             std::to_string(g.capture_allocations) +
+             " allocation(s) from the device while the graph was being captured (its private "
+             "memory pool grew by that much; PyTorch's native caching allocator works so). A "
+             "later capture into the same pool adds only what the pool lacked." +
+             (g.instances == 0 ? " The graph was never instantiated." : ""),
+         g.capture_bytes});
+  } else if (mode != analysis_mode::full) {
+    out.skeleton = profiler::skeleton_without_analysis(flat, g.name);
+    s.status = profiler::scenario_status::skipped;
+    s.status_message = mode == analysis_mode::deferred
+                           ? deferred_message(budget_s)
+                           : "not analysed: the report was written on a fatal signal, with the graph's "
+                             "skeleton only (`gmemprof replay` measures it)";
+    s.skeletons.push_back(out.skeleton);
+  } else {
+    try {
+      std::vector<std::string> launched_into;
+      for (std::uint64_t st : streams) launched_into.push_back(stream_name(st));
+      // The graph's own figures: what it reserves alone, not the device's watermark, which
+      // holds every graph's memory (the "recorded" section has it, as the pool's).
+      const profiler::graph_alone alone =
+          profiler::study_alone(flat, g.name, granularity, g.flags.auto_free_on_launch, launched_into);
+      rg.own_footprint_bytes = alone.reserved_bytes;
+      rg.own_footprint_method =
+          "reuse model: the graph alone from a trimmed pool, predicted (gmemprof replay measures it)";
+      s.analysis = alone.summary;
+      s.diagnostics = alone.diagnostics;
+      out.skeleton = alone.shape;
+      s.skeletons.push_back(out.skeleton);
+      s.allocations = profiler::lifetimes(alone.flat, alone.analysis);
+    } catch (const std::exception& e) {
+      s.status = profiler::scenario_status::error;
+      s.status_message = std::string("the recorded graph could not be analysed: ") + e.what();
+      out.skeleton = profiler::skeleton{};
+    }
+  }
+  rg.name = g.name;
+  rg.kind = g.kind;
+  rg.capture_pool_growth_bytes = g.capture_bytes;
+  rg.nvtx = g.nvtx;
+  rg.stream = g.stream;
+  rg.sequence = g.sequence;
+  rg.pid = pid;
+  rg.devices = g.devices;
+  std::set<int> peers;
+  for (const auto& n : flat.nodes) peers.insert(n.peers.begin(), n.peers.end());
+  rg.peers.assign(peers.begin(), peers.end());
+  rg.nodes = flat.nodes.size();
+  rg.launches = g.launches;
+  rg.steady_launches = g.steady_count;
+  rg.slow_launches = g.slow_launches;
+  rg.failed_calls = g.failed_calls;
+  rg.instances = g.instances;
+  rg.events_dropped = g.events_dropped;
+  rg.flags = g.flags;
+  rg.flags_known = true;
+  rg.identity = identity_of(g, flat);
+  rg.instantiate_stack = g.instantiate_stack;
+  return out;
+}
+
+// Launch costs by class and the counters after each call, from the events as the pool model
+// left their classes (a slow launch it found contention for is a remap).
+void add_launch_costs(profiler::scenario_result& s, const profiler::recorded_graph& rg, const graph_record& g) {
+  std::map<std::string, std::vector<double>> host_by_phase;
+  std::vector<std::string> phase_order;
+  for (const profiler::recorded_event& e : rg.events) {
+    if (e.kind == "free" || e.kind == "release" || e.kind == "capture") continue;
+    const std::string phase = !e.result.empty() ? e.kind + "_failed" : e.kind == "launch" ? e.cls : e.kind;
+    if (!host_by_phase.count(phase)) phase_order.push_back(phase);
+    host_by_phase[phase].push_back(e.host_us);
+    if (e.after) s.counters_after_phase.push_back({phase, *e.after});
+  }
+  for (const std::string& phase : phase_order) {
+    profiler::launch_cost c;
+    c.phase = phase;
+    c.host = profiler::summarize_samples(host_by_phase[phase]);
+    // No wall time: measuring it would synchronize the application's streams.
+    s.launch_costs.push_back(c);
+  }
+  if (g.steady_count > 0) {
+    profiler::launch_cost c;
+    c.phase = "steady";
+    c.host = profiler::summarize_samples(g.steady_host_us);  // every launch, or a uniform sample past 4096
+    c.host.count = g.steady_count;
+    c.host.min_us = g.steady_min_us;
+    c.host.max_us = g.steady_max_us;
+    s.launch_costs.push_back(c);
+  }
+}
+
+profiler::sequence_step to_step(const sequence_entry& e) {
+  profiler::sequence_step st;
+  st.op = op_name(e.op);
+  if (e.op != 'T' && e.op != 'S') st.graph = static_cast<std::int64_t>(e.graph);
+  st.stream = stream_name(e.stream);
+  st.device = e.device;
+  st.count = e.count;
+  st.address = e.address;
+  st.held = e.op == 'F' ? e.held : -1;
+  st.upto = e.op == 'S' ? e.upto : -1;
+  st.event = e.event;
+  return st;
+}
+
+}  // namespace
+
 profiler::report assemble(const recorder& r, const profiler::environment& env,
-                          std::uint64_t granularity, const recording_info& info) {
+                          std::uint64_t granularity, const recording_info& info,
+                          const assemble_options& options) {
   profiler::report rep;
   rep.env = env;
   profiler::recording rec;
@@ -108,223 +254,72 @@ profiler::report assemble(const recorder& r, const profiler::environment& env,
                         "error. PyTorch makes memory nodes with "
                         "PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync");
   }
+  if (r.captures_never_instantiated() > 0) {
+    rec.notes.push_back(std::to_string(r.captures_never_instantiated()) +
+                        " captured graph(s) were never instantiated and took no memory: they cost nothing");
+  }
   rec.sequence_truncated = r.sequence_truncated();
   if (r.timeline_truncated()) {
     rec.notes.push_back("the counter timeline keeps its first " + std::to_string(max_timeline) + " points");
   }
+  if (!options.analyse) rec.notes.push_back("written on a fatal signal: graphs not analysed, no pool model");
   std::vector<profiler::skeleton> skeletons;
-  std::vector<std::map<std::uint64_t, std::int64_t>> held_index(r.graphs().size());
   // The analysis runs at exit, inside the program: past its budget the graphs left keep their
   // skeletons and `gmemprof show` analyses them (GMEM_RECORD_ANALYSIS_BUDGET_S, default 30 s;
   // 10,000 independent memory nodes take 0.2 s on a 2-core machine).
   const auto started = std::chrono::steady_clock::now();
-  const double budget_s = analysis_budget_seconds();
-  for (std::size_t gi = 0; gi < r.graphs().size(); ++gi) {
-    const graph_record& g = r.graphs()[gi];
-    // Flattened once: the analysis, the skeleton, the peers and the identity all read it.
-    const profiler::flat_graph flat = profiler::flatten(g.model);
-    profiler::scenario_result s;
-    s.name = g.name;
-    s.params.emplace_back("source", std::string("recorded"));
-    std::map<std::string, std::vector<double>> host_by_phase;
-    std::vector<std::string> phase_order;
-    std::set<std::uint64_t> streams;
-    profiler::recorded_graph rg;
-    for (const graph_event& e : g.events) {
-      profiler::recorded_event re;
-      re.t_us = e.t_us;
-      re.kind = e.kind;
-      re.cls = e.cls;
-      re.device = e.device;
-      re.host_us = e.host_us;
-      re.before = e.before;
-      re.after = e.after;
-      re.stream = stream_name(e.stream);
-      re.result = e.result;
-      re.concurrent = e.concurrent;
-      rg.events.push_back(std::move(re));
-      if (e.kind == "free") continue;
-      const std::string phase = phase_of(e);
-      if (!host_by_phase.count(phase)) phase_order.push_back(phase);
-      host_by_phase[phase].push_back(e.host_us);
-      if (e.stream && e.result.empty()) streams.insert(e.stream);
-      if (e.after) s.counters_after_phase.push_back({phase, *e.after});
-    }
-    for (const std::string& phase : phase_order) {
-      profiler::launch_cost c;
-      c.phase = phase;
-      c.host = profiler::summarize_samples(host_by_phase[phase]);
-      // No wall time: measuring it would synchronize the application's streams.
-      s.launch_costs.push_back(c);
-    }
-    if (g.steady_count > 0) {
-      profiler::launch_cost c;
-      c.phase = "steady";
-      c.host = profiler::summarize_samples(g.steady_host_us);  // every launch, or a uniform sample past 4096
-      c.host.count = g.steady_count;
-      c.host.min_us = g.steady_min_us;
-      c.host.max_us = g.steady_max_us;
-      s.launch_costs.push_back(c);
-    }
-    profiler::skeleton sk;
-    if (g.kind == "private_pool") {
-      // No memory nodes: its memory is what the application's allocator took while it was
-      // captured. Its figures are that growth (the "recorded" section), not graph memory.
-      s.diagnostics.push_back(
-          {"private_pool", "info",
-           "graph '" + g.name + "' has no memory nodes: its memory came from the application's "
-           "allocator, which took " + profiler::describe_bytes(g.capture_bytes) + " in " +
-               std::to_string(g.capture_allocations) +
-               " allocation(s) from the device while the graph was being captured (its private "
-               "memory pool grew by that much; PyTorch's native caching allocator works so). A "
-               "later capture into the same pool adds only what the pool lacked.",
-           g.capture_bytes});
-    } else if (std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() > budget_s) {
-      sk = profiler::skeleton_without_analysis(flat, g.name);
-      s.status = profiler::scenario_status::skipped;
-      s.status_message = deferred_message(budget_s);
-      s.skeletons.push_back(sk);
+  const double budget_s = options.budget_s >= 0 ? options.budget_s : analysis_budget_seconds();
+  for (const graph_record& g : r.graphs()) {
+    analysis_mode mode = options.analyse ? analysis_mode::full : analysis_mode::none;
+    if (mode == analysis_mode::full &&
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() > budget_s) {
+      mode = analysis_mode::deferred;
       rec.analysis_deferred = true;
-    } else {
-      try {
-        std::vector<std::string> launched_into;
-        for (std::uint64_t st : streams) launched_into.push_back(stream_name(st));
-        // The graph's own figures: what it reserves alone, not the device's watermark, which
-        // holds every graph's memory (the "recorded" section has it, as the pool's).
-        const profiler::graph_alone alone =
-            profiler::study_alone(flat, g.name, granularity, g.flags.auto_free_on_launch, launched_into);
-        rg.own_footprint_bytes = alone.reserved_bytes;
-        rg.own_footprint_method =
-            "reuse model: the graph alone from a trimmed pool, predicted (gmemprof replay measures it)";
-        s.analysis = alone.summary;
-        s.diagnostics = alone.diagnostics;
-        for (std::size_t k = 0; k < alone.held_addresses.size(); ++k) {
-          held_index[gi].emplace(alone.held_addresses[k], static_cast<std::int64_t>(k));
-        }
-        sk = alone.shape;
-        s.skeletons.push_back(sk);
-        s.allocations = profiler::lifetimes(alone.flat, alone.analysis);
-      } catch (const std::exception& e) {
-        s.status = profiler::scenario_status::error;
-        s.status_message = std::string("the recorded graph could not be analysed: ") + e.what();
-        sk = profiler::skeleton{};
-      }
     }
-    skeletons.push_back(std::move(sk));
-    rep.scenarios.push_back(std::move(s));
-
-    rg.name = g.name;
-    rg.kind = g.kind;
-    rg.capture_pool_growth_bytes = g.capture_bytes;
-    rg.nvtx = g.nvtx;
-    rg.stream = g.stream;
-    rg.sequence = g.sequence;
-    rg.pid = info.pid;
-    rg.devices = g.devices;
-    std::set<int> peers;
-    for (const auto& n : flat.nodes) peers.insert(n.peers.begin(), n.peers.end());
-    rg.peers.assign(peers.begin(), peers.end());
-    rg.nodes = flat.nodes.size();
-    rg.launches = g.launches;
-    rg.steady_launches = g.steady_count;
-    rg.failed_calls = g.failed_calls;
-    rg.instances = g.instances;
-    rg.events_dropped = g.events_dropped;
-    rg.flags = g.flags;
-    rg.flags_known = true;
-    rg.identity = identity_of(g, flat);
-    rg.instantiate_stack = g.instantiate_stack;
-    rec.graphs.push_back(std::move(rg));
+    graph_figures f = figures_of(g, granularity, mode, budget_s, info.pid);
+    skeletons.push_back(std::move(f.skeleton));
+    rep.scenarios.push_back(std::move(f.scenario));
+    rec.graphs.push_back(std::move(f.graph));
   }
   // Calls in the order they began (a synchronize: returned): several threads' calls are logged
   // in the order they returned, and a launch's mapping is decided while it runs.
   std::vector<sequence_entry> ordered = r.sequence();
   std::stable_sort(ordered.begin(), ordered.end(),
                    [](const sequence_entry& a, const sequence_entry& b) { return a.t_us < b.t_us; });
-  for (const sequence_entry& e : ordered) {
-    profiler::sequence_step st;
-    st.op = op_name(e.op);
-    if (e.op != 'T' && e.op != 'S') st.graph = static_cast<std::int64_t>(e.graph);
-    st.stream = stream_name(e.stream);
-    st.device = e.device;
-    st.count = e.count;
-    st.address = e.address;
-    if (e.op == 'F') {
-      const auto k = held_index[e.graph].find(e.address);
-      st.held = k == held_index[e.graph].end() ? -1 : k->second;
-    }
-    st.event = e.event;
-    rec.sequence.push_back(std::move(st));
-  }
+  for (const sequence_entry& e : ordered) rec.sequence.push_back(to_step(e));
   std::map<std::string, int> identities;
   for (auto& g : rec.graphs) {
     const int n = ++identities[g.identity];
     if (n > 1) g.identity += " #" + std::to_string(n);
   }
   for (const timeline_point& p : r.timeline()) rec.timeline.push_back({p.t_us, p.device, p.event, p.graph, p.values});
-  if (granularity) profiler::analyse_pools(rec, skeletons, granularity);
+  if (granularity && options.analyse) profiler::analyse_pools(rec, skeletons, granularity);
+  for (std::size_t gi = 0; gi < rec.graphs.size(); ++gi) {
+    add_launch_costs(rep.scenarios[gi], rec.graphs[gi], r.graphs()[gi]);
+  }
   rep.recorded = std::move(rec);
   return rep;
 }
 
 void write_recording(const profiler::report& rep, const std::string& path) {
-  profiler::write_report(rep, path);
+  const std::string text = profiler::to_json_string(rep);
+  try {
+    (void)profiler::from_json_string(text, path);
+  } catch (const profiler::report_error& e) {
+    // A bug of gmem's, never the program's: keep the text for a report of it, under another
+    // name, so that a good report at `path` is not replaced by one gmemprof refuses.
+    const std::string kept = path + ".unreadable.json";
+    try {
+      profiler::write_text_atomically(text + "\n", kept);
+    } catch (const std::exception&) {
+    }
+    throw profiler::report_error(profiler::report_error::kind::invalid,
+                                 std::string("the recording would not read back (") + e.what() +
+                                     "): not written to '" + path + "'; its text is in '" + kept +
+                                     "': please report it to gmem's developers");
+  }
+  profiler::write_text_atomically(text + "\n", path);
 }
 
 }  // namespace gmem::record
 
-namespace gmem::record {
-
-std::vector<std::string> summarize_recording(const std::string& path) {
-  const profiler::report rep = profiler::read_report(path);
-  const profiler::recording empty;
-  const profiler::recording& rec = rep.recorded ? *rep.recorded : empty;
-  std::vector<std::string> lines;
-  std::string head = "wrote " + path + ": " + std::to_string(rep.scenarios.size()) +
-                     " graph(s) with memory nodes on " +
-                     (rep.env.device_name.empty() ? std::string("no device") : rep.env.device_name);
-  if (rec.partial) head += " (PARTIAL: " + rec.partial_reason + ")";
-  lines.push_back(head);
-  for (std::size_t i = 0; i < rep.scenarios.size(); ++i) {
-    const auto& s = rep.scenarios[i];
-    double first_us = -1;
-    for (const auto& c : s.launch_costs) {
-      if (c.phase == "first_launch" || c.phase == "first_launch_after_upload") first_us = c.host.median_us;
-    }
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.1f us", first_us);
-    std::string grew;
-    if (i < rec.graphs.size() && !rec.pools.empty()) {
-      grew = ", grew the pool by " + profiler::describe_bytes(rec.graphs[i].growth_bytes);
-    }
-    lines.push_back("  '" + s.name + "': " + std::to_string(s.analysis.alloc_nodes) +
-                    " alloc nodes, requested " + profiler::describe_bytes(s.analysis.requested_bytes) +
-                    ", alone " + profiler::describe_bytes(s.analysis.reserved_high_bytes) +
-                    " (predicted), lower bound " +
-                    profiler::describe_bytes(s.analysis.lower_bound_rounded_bytes) + grew +
-                    ", first launch " + (first_us < 0 ? std::string("not launched") : buf) + ", " +
-                    std::to_string(s.diagnostics.size()) + " diagnostic(s)");
-  }
-  for (const auto& p : rec.pools) {
-    std::string line = "pool of device " + std::to_string(p.device) + ": high watermark " +
-                       profiler::describe_bytes(p.high_bytes);
-    if (!p.high_graph.empty()) line += " (reached by '" + p.high_graph + "', " + p.high_event + ")";
-    line += ", " + profiler::describe_bytes(p.end_bytes) + " at the end";
-    if (!p.attribution.empty()) {
-      line += "; at the high watermark:";
-      for (std::size_t k = 0; k < p.attribution.size() && k < 6; ++k) {
-        const auto& a = p.attribution[k];
-        line += std::string(k ? "," : "") + " " + (a.graph.empty() ? "no graph" : "'" + a.graph + "'") +
-                " " + a.why + " " + profiler::describe_bytes(a.bytes);
-      }
-      if (p.attribution.size() > 6) line += ", ...";
-    }
-    lines.push_back(line);
-    for (const auto& d : p.diagnostics) lines.push_back("  " + d.code + ": " + d.message);
-  }
-  for (const auto& n : rec.notes) lines.push_back("note: " + n);
-  lines.push_back("details: gmemprof show " + path);
-  return lines;
-}
-
-}  // namespace gmem::record

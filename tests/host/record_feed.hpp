@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "probe_cases.hpp"
-#include "record/recorder.hpp"
+#include "record/recording_report.hpp"
 
 namespace gmem::record::test {
 

@@ -12,7 +12,7 @@
 
 #include "gmem/profiler/report_io.hpp"
 #include "probe_cases.hpp"
-#include "record/recorder.hpp"
+#include "record/recording_report.hpp"
 #include "record_feed.hpp"
 #include "report/show.hpp"
 
@@ -241,8 +241,8 @@ TEST(RecordBounded, TenThousandGraphsMadeAndDestroyedKeepOneRecord) {
     const std::uint64_t graph = 0x1000 + i, exec = 0x100000 + i;
     r.on_capture_begin(0xAAA, "");
     r.on_capture_end(0xAAA, graph);
-    r.on_instantiate(exec, graph, profiler::probe::model_of_spec("g=w2", 1ull << 40), "", i, 10, zero, zero);
-    r.set_instantiate_stack(exec, {"program+0x1234", "program+0x5678"});
+    r.on_instantiate(exec, graph, profiler::probe::model_of_spec("g=w2", 1ull << 40), "", i, 10, zero, zero, {},
+                     {"program+0x1234", "program+0x5678"});
     r.on_launch(exec, r.stream_label(0xAAA), i, 80, zero, mapped);
     r.on_launch(exec, r.stream_label(0xAAA), i, 3, std::nullopt, std::nullopt);
     r.on_exec_destroy(exec);

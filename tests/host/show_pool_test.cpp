@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "probe_cases.hpp"
-#include "record/recorder.hpp"
+#include "record/recording_report.hpp"
 #include "record_feed.hpp"
 #include "report/show.hpp"
 

@@ -1,0 +1,268 @@
+// The driver behind the recording session: the graph memory counters, a graph read back into
+// the plain model, streams, the call stack, the device's description. Driver API calls only:
+// the application's CUDA runtime may be another instance than any this library could link, so
+// it makes no runtime calls at all.
+#include <cuda.h>
+#include <cxxabi.h>
+#include <dlfcn.h>
+#include <execinfo.h>
+
+#include <cctype>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "record/injected.hpp"
+
+namespace gmem::record::injected {
+namespace {
+
+std::optional<counters> read_counters(int ordinal) {
+  CUdevice dev = 0;
+  if (cuDeviceGet(&dev, ordinal) != CUDA_SUCCESS) return std::nullopt;
+  counters c;
+  cuuint64_t v = 0;
+  if (cuDeviceGetGraphMemAttribute(dev, CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT, &v) != CUDA_SUCCESS) {
+    return std::nullopt;
+  }
+  c.used_current = v;
+  cuDeviceGetGraphMemAttribute(dev, CU_GRAPH_MEM_ATTR_USED_MEM_HIGH, &v);
+  c.used_high = v;
+  cuDeviceGetGraphMemAttribute(dev, CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT, &v);
+  c.reserved_current = v;
+  cuDeviceGetGraphMemAttribute(dev, CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH, &v);
+  c.reserved_high = v;
+  return c;
+}
+
+profiler::node_kind kind_of(CUgraphNodeType t) {
+  using profiler::node_kind;
+  switch (t) {
+    case CU_GRAPH_NODE_TYPE_KERNEL: return node_kind::kernel;
+    case CU_GRAPH_NODE_TYPE_MEMCPY: return node_kind::memcpy;
+    case CU_GRAPH_NODE_TYPE_MEMSET: return node_kind::memset;
+    case CU_GRAPH_NODE_TYPE_HOST: return node_kind::host;
+    case CU_GRAPH_NODE_TYPE_GRAPH: return node_kind::child_graph;
+    case CU_GRAPH_NODE_TYPE_EMPTY: return node_kind::empty;
+    case CU_GRAPH_NODE_TYPE_WAIT_EVENT: return node_kind::event_wait;
+    case CU_GRAPH_NODE_TYPE_EVENT_RECORD: return node_kind::event_record;
+    case CU_GRAPH_NODE_TYPE_MEM_ALLOC: return node_kind::mem_alloc;
+    case CU_GRAPH_NODE_TYPE_MEM_FREE: return node_kind::mem_free;
+    case CU_GRAPH_NODE_TYPE_CONDITIONAL: return node_kind::conditional;
+    default: return node_kind::other;
+  }
+}
+
+// The driver-API twin of profiler::read_graph. Edges are read with their data: the driver
+// refuses a query without it (CUDA_ERROR_LOSSY_QUERY) when a graph has edges of another kind
+// than full completion, as programmatic dependent launch makes. Every edge orders its nodes, so
+// each is an edge of the model.
+bool read_graph_into(CUgraph graph, profiler::graph_model& m, bool& has_alloc) {
+  std::size_t n = 0;
+  if (cuGraphGetNodes(graph, nullptr, &n) != CUDA_SUCCESS) return false;
+  std::vector<CUgraphNode> nodes(n);
+  if (n && cuGraphGetNodes(graph, nodes.data(), &n) != CUDA_SUCCESS) return false;
+  nodes.resize(n);
+  std::map<CUgraphNode, std::size_t> index;
+  for (std::size_t i = 0; i < n; ++i) index[nodes[i]] = i;
+  for (CUgraphNode node : nodes) {
+    CUgraphNodeType t{};
+    if (cuGraphNodeGetType(node, &t) != CUDA_SUCCESS) return false;
+    profiler::model_node mn;
+    mn.kind = kind_of(t);
+    if (mn.kind == profiler::node_kind::mem_alloc) {
+      CUDA_MEM_ALLOC_NODE_PARAMS p{};
+      if (cuGraphMemAllocNodeGetParams(node, &p) != CUDA_SUCCESS) return false;
+      has_alloc = true;
+      mn.address = p.dptr;
+      mn.bytes = p.bytesize;
+      mn.device = p.poolProps.location.id;
+      for (std::size_t i = 0; i < p.accessDescCount; ++i) {
+        if (p.accessDescs[i].location.id != mn.device) mn.peers.push_back(p.accessDescs[i].location.id);
+      }
+    } else if (mn.kind == profiler::node_kind::mem_free) {
+      CUdeviceptr d = 0;
+      if (cuGraphMemFreeNodeGetParams(node, &d) != CUDA_SUCCESS) return false;
+      mn.address = d;
+    } else if (mn.kind == profiler::node_kind::child_graph) {
+      CUgraph child = nullptr;
+      if (cuGraphChildGraphNodeGetGraph(node, &child) != CUDA_SUCCESS) return false;
+      mn.child = m.children.size();
+      profiler::graph_model cm;
+      cm.name = m.name + " / child " + std::to_string(m.children.size());
+      if (!read_graph_into(child, cm, has_alloc)) return false;
+      m.children.push_back(std::move(cm));
+    }
+    m.nodes.push_back(std::move(mn));
+  }
+  std::size_t e = 0;
+  if (cuGraphGetEdges(graph, nullptr, nullptr, nullptr, &e) != CUDA_SUCCESS) return false;
+  std::vector<CUgraphNode> from(e), to(e);
+  std::vector<CUgraphEdgeData> data(e);
+  if (e && cuGraphGetEdges(graph, from.data(), to.data(), data.data(), &e) != CUDA_SUCCESS) return false;
+  for (std::size_t i = 0; i < e && i < from.size(); ++i) {
+    const auto a = index.find(from[i]), b = index.find(to[i]);
+    if (a == index.end() || b == index.end()) return false;
+    m.edges.emplace_back(a->second, b->second);
+  }
+  return true;
+}
+
+bool read_graph(std::uint64_t graph, profiler::graph_model& m, bool& has_alloc) {
+  return read_graph_into(reinterpret_cast<CUgraph>(graph), m, has_alloc);
+}
+
+int current_device() {
+  CUdevice d = 0;
+  return cuCtxGetDevice(&d) == CUDA_SUCCESS ? static_cast<int>(d) : 0;
+}
+
+bool stream_blocking(std::uint64_t stream) {
+  if (stream == legacy_stream || stream == per_thread_stream) return true;
+  unsigned int flags = 0;
+  return cuStreamGetFlags(reinterpret_cast<CUstream>(stream), &flags) == CUDA_SUCCESS &&
+         !(flags & CU_STREAM_NON_BLOCKING);
+}
+
+// The native call stack of the instantiation, taken in the callback after the call (its host
+// time is already measured): backtrace() and dladdr(), a few microseconds once per graph.
+// Frames of the driver, CUPTI and this library are left out; symbols are demangled.
+std::vector<std::string> call_stack() {
+  void* frames[64];
+  const int n = backtrace(frames, 64);
+  std::vector<std::string> out;
+  for (int i = 0; i < n && out.size() < 24; ++i) {
+    Dl_info info{};
+    if (!dladdr(frames[i], &info) || !info.dli_fname) {
+      out.push_back("?");
+      continue;
+    }
+    std::string object = info.dli_fname;
+    object = object.substr(object.find_last_of('/') + 1);
+    if (object.rfind("libcuda.so", 0) == 0 || object.rfind("libcupti.so", 0) == 0 ||
+        object.rfind("libgmem_record.so", 0) == 0) {
+      continue;
+    }
+    std::string frame = object;
+    // Offset from the symbol when dladdr names one, else from the object's base.
+    const void* base = info.dli_sname ? info.dli_saddr : info.dli_fbase;
+    if (info.dli_sname) {
+      int status = -1;
+      char* demangled = abi::__cxa_demangle(info.dli_sname, nullptr, nullptr, &status);
+      frame += "!" + std::string(status == 0 && demangled ? demangled : info.dli_sname);
+      std::free(demangled);
+    }
+    char offset[32];
+    std::snprintf(offset, sizeof offset, "+0x%zx",
+                  static_cast<std::size_t>(static_cast<const char*>(frames[i]) -
+                                           static_cast<const char*>(base)));
+    frame += offset;
+    out.push_back(std::move(frame));
+  }
+  return out;
+}
+
+const auto t0 = std::chrono::steady_clock::now();
+
+double now_us() {
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Called from a callback (a context exists, the driver is initialised).
+bool describe(int ordinal, profiler::environment& e, std::uint64_t& granularity) {
+  CUdevice dev = 0;
+  if (cuDeviceGet(&dev, ordinal) != CUDA_SUCCESS) return false;
+  char name[256] = {};
+  cuDeviceGetName(name, sizeof name, dev);
+  e.device_name = name;
+  e.device_index = ordinal;
+  cuDeviceGetAttribute(&e.cc_major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
+  cuDeviceGetAttribute(&e.cc_minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
+  std::size_t total = 0;
+  cuDeviceTotalMem(&total, dev);
+  e.total_memory_bytes = total;
+  cuDriverGetVersion(&e.driver_version);
+  cuDeviceGetCount(&e.device_count);
+  std::ifstream v("/proc/driver/nvidia/version");
+  std::string line;
+  // "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release Build ...":
+  // the first word that is digits and dots with a dot in it.
+  std::string word;
+  while (std::getline(v, line) && e.driver_release.empty()) {
+    std::istringstream words(line);
+    while (words >> word) {
+      if (word.find('.') != std::string::npos && std::isdigit(static_cast<unsigned char>(word[0])) &&
+          word.find_first_not_of("0123456789.") == std::string::npos) {
+        e.driver_release = word;
+        break;
+      }
+    }
+  }
+  CUmemAllocationProp prop{};
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop.location.id = ordinal;
+  std::size_t gran = 0;
+  cuMemGetAllocationGranularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM);
+  granularity = gran;
+  e.granularity_bytes = gran;
+  e.granularity_method = "cuMemGetAllocationGranularity (minimum), read by the recording library";
+  // What the driver really reserves per graph allocation (32 MiB on H100 and H200, against 2 MiB
+  // from cuMemGetAllocationGranularity), measured by `gmemprof record` before the command
+  // started: the lower bound is rounded to it.
+  if (const std::uint64_t measured = granularity_from_text(std::getenv("GMEM_RECORD_GRANULARITY"))) {
+    granularity = measured;
+    e.granularity_bytes = measured;
+    const char* method = std::getenv("GMEM_RECORD_GRANULARITY_METHOD");
+    e.granularity_method = method && *method ? method : "measured by gmemprof record";
+  }
+  return true;
+}
+
+bool is_host_pointer(std::uint64_t address) {
+  CUmemorytype type{};
+  // Pageable host memory the driver never saw is not a device pointer: the query fails.
+  const CUresult r = cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, static_cast<CUdeviceptr>(address));
+  return r != CUDA_SUCCESS || type == CU_MEMORYTYPE_HOST;
+}
+
+}  // namespace
+
+driver_api real_driver() {
+  driver_api d;
+  d.read_counters = read_counters;
+  d.read_graph = read_graph;
+  d.current_device = current_device;
+  d.stream_blocking = stream_blocking;
+  d.call_stack = call_stack;
+  d.now_us = now_us;
+  d.describe = describe;
+  d.is_host_pointer = is_host_pointer;
+  return d;
+}
+
+std::string iso_now() {
+  char buf[32];
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string process_command_line() {
+  std::ifstream f("/proc/self/cmdline", std::ios::binary);
+  std::string s((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  for (char& c : s) {
+    if (c == '\0') c = ' ';
+  }
+  while (!s.empty() && s.back() == ' ') s.pop_back();
+  return s;
+}
+
+}  // namespace gmem::record::injected

@@ -1,0 +1,139 @@
+// Bounds on the recorder's records: an executable graph of the site and structure of a
+// destroyed one (a program that makes the same graph again and again, or alternates two) is
+// recorded as that graph again, with a count of instances, so that the recorder's memory stays
+// flat. A record is taken again only when its graph was destroyed before the new one was made
+// and left no allocation live: two graphs that exist together are never one record (identical
+// live graphs, as vLLM's piecewise layers, stay apart), and the pool model sees the new
+// instance start with no mapping (a sequence entry "instantiate").
+#include <algorithm>
+
+#include "gmem/profiler/analysis.hpp"
+#include "record/recorder.hpp"
+
+namespace gmem::record {
+
+std::uint64_t recorder::shape_of(const std::vector<std::string>& stack, const std::string& nvtx,
+                                 const std::string& kind, const profiler::instantiate_flags& flags,
+                                 const profiler::graph_model& model) {
+  std::uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a over the site and the structure
+  const auto mix = [&h](const std::string& text) {
+    for (unsigned char c : text) h = (h ^ c) * 0x100000001b3ull;
+    h = (h ^ 0xff) * 0x100000001b3ull;
+  };
+  for (const std::string& frame : stack) mix(frame);
+  mix(nvtx);
+  mix(kind);
+  mix(std::string{static_cast<char>('0' + flags.auto_free_on_launch), static_cast<char>('0' + flags.upload),
+                  static_cast<char>('0' + flags.device_launch), static_cast<char>('0' + flags.use_node_priority)});
+  const auto structure = [&mix](const profiler::graph_model& m, const auto& self) -> void {
+    for (const auto& n : m.nodes) {
+      mix(std::to_string(static_cast<int>(n.kind)) + ":" + std::to_string(n.bytes) + "@" + std::to_string(n.device));
+    }
+    for (const auto& [a, b] : m.edges) mix(std::to_string(a) + ">" + std::to_string(b));
+    mix(std::to_string(m.children.size()));
+    for (const auto& c : m.children) self(c, self);
+  };
+  structure(model, structure);
+  return h;
+}
+
+std::optional<std::size_t> recorder::revivable(std::uint64_t shape) const {
+  const auto it = destroyed_shapes_.find(shape);
+  if (it == destroyed_shapes_.end()) return std::nullopt;
+  for (auto k = it->second.rbegin(); k != it->second.rend(); ++k) {
+    const graph_record& g = graphs_[*k];
+    // Its allocations still live are the earlier instance's: the pool model could not tell them
+    // from the new one's.
+    if (g.destroyed && std::find(g.held_live.begin(), g.held_live.end(), true) == g.held_live.end()) return *k;
+  }
+  return std::nullopt;
+}
+
+void recorder::revive(std::size_t gi, std::uint64_t exec, std::uint64_t graph,
+                      const profiler::graph_model& model, double t_us, double host_us,
+                      const std::optional<counters>& before, const std::optional<counters>& after) {
+  auto& list = destroyed_shapes_[graphs_[gi].shape];
+  list.erase(std::remove(list.begin(), list.end(), gi), list.end());
+  if (list.empty()) destroyed_shapes_.erase(graphs_[gi].shape);
+  graph_record& g = graphs_[gi];
+  ++g.instances;
+  g.destroyed = false;
+  g.launched = false;
+  g.uploaded = false;
+  g.last_stream = 0;
+  g.trims_seen = trims_[g.devices.front()];
+  const auto origin = graph_origin_.find(graph);
+  if (origin != graph_origin_.end()) {
+    origin->second.instantiated = true;
+    if (g.kind == "private_pool") {
+      g.capture_bytes += origin->second.capture_bytes;
+      g.capture_allocations += origin->second.capture_allocations;
+      for (auto& [handle, m] : capture_memory_) {
+        if (m.graph == graph && m.record == static_cast<std::size_t>(-1)) m.record = gi;
+      }
+    }
+  }
+  graph_event e;
+  e.t_us = t_us;
+  e.kind = "instantiate";
+  e.device = g.devices.front();
+  e.host_us = host_us;
+  e.before = before;
+  e.after = after;
+  const std::int64_t ev = push_event(g, e);
+  if (after) point(t_us, e.device, "instantiate", g.name, *after);
+  execs_[exec] = gi;
+  hold(gi, held_of(model));  // this instance's addresses, in the order of the first's alloc nodes
+  sequence_entry s{'I', gi, 0, -1, 1, 0, ev, t_us};
+  log(s);
+}
+
+void recorder::record_uninstantiated(std::uint64_t graph, const capture_origin& o) {
+  (void)graph;
+  if (o.capture_bytes == 0) {
+    ++never_instantiated_;
+    return;
+  }
+  // Its capture grew the application's pool: that memory is the graph's cost whether or not it
+  // was ever instantiated (PyTorch's keep_graph=True instantiates at the first replay).
+  graph_record g;
+  g.sequence = graphs_.size() + 1;
+  g.kind = "private_pool";
+  g.capture_bytes = o.capture_bytes;
+  g.capture_allocations = o.capture_allocations;
+  g.stream = "stream " + std::to_string(o.stream_label);
+  g.nvtx = o.nvtx;
+  std::string name = make_name(names_, g.nvtx, g.stream, o.stream_sequence, g.sequence);
+  const int uses = ++name_uses_[name];
+  if (uses > 1) name += " (" + std::to_string(uses) + ")";
+  g.name = name;
+  g.model.name = name;
+  g.devices = {o.device};
+  g.destroyed = true;
+  g.instances = 0;  // never instantiated
+  graph_event e;
+  e.t_us = o.t_us;
+  e.kind = "capture";
+  e.device = o.device;
+  g.events.push_back(e);
+  for (auto& [handle, m] : capture_memory_) {
+    if (m.graph == graph && m.record == static_cast<std::size_t>(-1)) m.record = graphs_.size();
+  }
+  graphs_.push_back(std::move(g));
+}
+
+void recorder::on_graph_destroy(std::uint64_t graph) {
+  const auto it = graph_origin_.find(graph);
+  if (it == graph_origin_.end()) return;
+  if (!it->second.instantiated) record_uninstantiated(graph, it->second);
+  graph_origin_.erase(it);
+}
+
+void recorder::finish() {
+  for (auto& [graph, o] : graph_origin_) {
+    if (!o.instantiated) record_uninstantiated(graph, o);
+    o.instantiated = true;  // once
+  }
+}
+
+}  // namespace gmem::record

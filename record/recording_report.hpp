@@ -1,0 +1,52 @@
+#pragma once
+// A recording as a report: what the recorder holds, analysed (each graph's own figures, each
+// device's pool) and written. Plain C++ (no CUDA).
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gmem/profiler/report.hpp"
+#include "record/recorder.hpp"
+
+namespace gmem::record {
+
+/// How the recording ended and in what process.
+struct recording_info {
+  bool partial = false;
+  std::string partial_reason;  ///< "signal 15 (SIGTERM)", ...
+  std::string command;         ///< the recorded command line
+  long pid = 0;
+  std::vector<std::string> notes;  ///< one line each, e.g. CUPTI was taken
+};
+
+/// How much analysis a report gets.
+struct assemble_options {
+  /// Seconds of per-graph analysis at the most (GMEM_RECORD_ANALYSIS_BUDGET_S, default 30):
+  /// the graphs past it keep their skeletons (analysis_deferred). Negative: read the variable.
+  double budget_s = -1;
+  /// false: no analysis at all, skeletons only and no pool model (a fatal signal's report,
+  /// written while the process waits to die: bounded in time by the graphs' size alone).
+  bool analyse = true;
+};
+
+/// The report of a recording: one scenario_result per graph (name = graph name, parameter
+/// source="recorded"; counters after each recorded event; launch costs per class, host time
+/// only; analysis and diagnostics from the model: the graph's own figures, its reservation the
+/// reuse model's prediction for the graph alone; its skeleton), and the "recorded" section: the
+/// events, each device's pool (growth by graph, high watermark and its attribution, set
+/// diagnostics), the call sequence. `granularity` is the reservation granularity of the graphs'
+/// device. Call recorder::finish() first.
+[[nodiscard]] profiler::report assemble(const recorder& r, const profiler::environment& env,
+                                        std::uint64_t granularity, const recording_info& info = {},
+                                        const assemble_options& options = {});
+
+/// The status message of a graph whose analysis at exit was deferred past the budget.
+[[nodiscard]] std::string deferred_message(double budget_s);
+
+/// Writes the recording atomically to `path`, after reading it back as gmemprof would from the
+/// text it is about to write (a report gmemprof cannot read is never written). Throws
+/// profiler::report_error (unwritable, or invalid naming what the reader refused).
+void write_recording(const profiler::report& rep, const std::string& path);
+
+}  // namespace gmem::record

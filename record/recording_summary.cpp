@@ -1,0 +1,62 @@
+// The lines `gmemprof record` prints about a report it wrote.
+#include <cstdio>
+
+#include "gmem/profiler/diagnostics.hpp"
+#include "gmem/profiler/report_io.hpp"
+#include "record/record_command.hpp"
+
+namespace gmem::record {
+
+std::vector<std::string> summarize_recording(const std::string& path) {
+  const profiler::report rep = profiler::read_report(path);
+  const profiler::recording empty;
+  const profiler::recording& rec = rep.recorded ? *rep.recorded : empty;
+  std::vector<std::string> lines;
+  std::string head = "wrote " + path + ": " + std::to_string(rep.scenarios.size()) +
+                     " graph(s) with memory nodes on " +
+                     (rep.env.device_name.empty() ? std::string("no device") : rep.env.device_name);
+  if (rec.partial) head += " (PARTIAL: " + rec.partial_reason + ")";
+  lines.push_back(head);
+  for (std::size_t i = 0; i < rep.scenarios.size(); ++i) {
+    const auto& s = rep.scenarios[i];
+    double first_us = -1;
+    for (const auto& c : s.launch_costs) {
+      if (c.phase == "first_launch" || c.phase == "first_launch_after_upload") first_us = c.host.median_us;
+    }
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.1f us", first_us);
+    std::string grew;
+    if (i < rec.graphs.size() && !rec.pools.empty()) {
+      grew = ", grew the pool by " + profiler::describe_bytes(rec.graphs[i].growth_bytes);
+    }
+    lines.push_back("  '" + s.name + "': " + std::to_string(s.analysis.alloc_nodes) +
+                    " alloc nodes, requested " + profiler::describe_bytes(s.analysis.requested_bytes) +
+                    ", alone " + profiler::describe_bytes(s.analysis.reserved_high_bytes) +
+                    " (predicted), lower bound " +
+                    profiler::describe_bytes(s.analysis.lower_bound_rounded_bytes) + grew +
+                    ", first launch " + (first_us < 0 ? std::string("not launched") : buf) + ", " +
+                    std::to_string(s.diagnostics.size()) + " diagnostic(s)");
+  }
+  for (const auto& p : rec.pools) {
+    std::string line = "pool of device " + std::to_string(p.device) + ": high watermark " +
+                       profiler::describe_bytes(p.high_bytes);
+    if (!p.high_graph.empty()) line += " (reached by '" + p.high_graph + "', " + p.high_event + ")";
+    line += ", " + profiler::describe_bytes(p.end_bytes) + " at the end";
+    if (!p.attribution.empty()) {
+      line += "; at the high watermark:";
+      for (std::size_t k = 0; k < p.attribution.size() && k < 6; ++k) {
+        const auto& a = p.attribution[k];
+        line += std::string(k ? "," : "") + " " + (a.graph.empty() ? "no graph" : "'" + a.graph + "'") +
+                " " + a.why + " " + profiler::describe_bytes(a.bytes);
+      }
+      if (p.attribution.size() > 6) line += ", ...";
+    }
+    lines.push_back(line);
+    for (const auto& d : p.diagnostics) lines.push_back("  " + d.code + ": " + d.message);
+  }
+  for (const auto& n : rec.notes) lines.push_back("note: " + n);
+  lines.push_back("details: gmemprof show " + path);
+  return lines;
+}
+
+}  // namespace gmem::record

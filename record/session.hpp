@@ -1,0 +1,161 @@
+#pragma once
+// A recording session: what the injected library does for each driver call it is told about,
+// by family (graph calls, captures, completions, NVTX), and how the report is written at exit
+// or on a fatal signal. It sees the driver only through `driver_api`, a table of plain function
+// pointers, and CUPTI only as the plain arguments inject.cpp decodes from CUPTI's parameter
+// structs: a host test drives it with a fake driver, call by call, on as many threads as it
+// likes (tests/host/record_session_test.cpp).
+//
+// Every handler is safe to call from any thread, takes the session's lock for a few map
+// look-ups at most, and throws nothing (the program must never see the recorder fail).
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gmem/profiler/environment.hpp"
+#include "gmem/profiler/graph_model.hpp"
+#include "record/recorder.hpp"
+#include "record/recording_report.hpp"
+
+namespace gmem::record {
+
+/// What the session asks of the driver. The injected library fills it with driver API calls
+/// (inject.cpp); tests with fakes.
+struct driver_api {
+  /// The device's four graph memory counters; nullopt when the driver refused.
+  std::optional<counters> (*read_counters)(int device) = nullptr;
+  /// Reads graph `graph` (a CUgraph) into `m`; false when the driver refused a query.
+  /// `has_alloc` is set when the graph (or a child) has alloc nodes.
+  bool (*read_graph)(std::uint64_t graph, profiler::graph_model& m, bool& has_alloc) = nullptr;
+  /// The calling thread's current device (0 when none).
+  int (*current_device)() = nullptr;
+  /// Whether a stream (a handle as the program passed it) synchronizes with the legacy default
+  /// stream.
+  bool (*stream_blocking)(std::uint64_t stream) = nullptr;
+  /// The caller's call stack, innermost first, without the driver's, CUPTI's and the
+  /// recording library's frames.
+  std::vector<std::string> (*call_stack)() = nullptr;
+  /// Microseconds on a steady clock.
+  double (*now_us)() = nullptr;
+  /// The device's description for the report, and the reservation granularity; false when the
+  /// driver could not say.
+  bool (*describe)(int device, profiler::environment& env, std::uint64_t& granularity) = nullptr;
+  /// Whether `address` is host memory (a synchronous copy to it returns when the copy is done).
+  bool (*is_host_pointer)(std::uint64_t address) = nullptr;
+};
+
+/// Stream handles as the driver takes them: 0 and CU_STREAM_LEGACY name the legacy default
+/// stream, CU_STREAM_PER_THREAD (and 0 in a per-thread-stream call) the calling thread's.
+inline constexpr std::uint64_t legacy_stream = 0;
+inline constexpr std::uint64_t per_thread_stream = 2;
+
+class session {
+ public:
+  session(const driver_api& driver, name_source names, std::string out_path, int device_filter = -1);
+  session(const session&) = delete;
+  session& operator=(const session&) = delete;
+
+  // Graph calls. `failure` is the CUresult's name when the call failed, else empty.
+  void launch_enter(std::uint64_t exec, std::uint64_t stream) noexcept;
+  void launch_exit(std::uint64_t exec, const std::string& failure) noexcept;
+  void upload_enter(std::uint64_t exec, std::uint64_t stream) noexcept;
+  void upload_exit(std::uint64_t exec, const std::string& failure) noexcept;
+  void instantiate_enter(std::uint64_t graph) noexcept;
+  /// `upload_stream`: the stream of CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD, when given.
+  void instantiate_exit(std::uint64_t exec, std::uint64_t graph, const std::string& failure,
+                        const profiler::instantiate_flags& flags,
+                        std::optional<std::uint64_t> upload_stream) noexcept;
+  void trim_enter(int device) noexcept;
+  void trim_exit(int device) noexcept;
+  void exec_destroy(std::uint64_t exec) noexcept;
+  void graph_destroy(std::uint64_t graph) noexcept;
+
+  // Captures, and memory the capturing thread takes meanwhile (a private pool growing).
+  void capture_begin(std::uint64_t stream) noexcept;
+  void capture_began(std::uint64_t stream, bool ok) noexcept;
+  void capture_end(std::uint64_t stream, std::uint64_t graph) noexcept;
+  /// cuMemAlloc / cuMemCreate returned `handle` (an address or an allocation handle).
+  void device_alloc(std::uint64_t handle, std::uint64_t bytes, std::optional<int> device) noexcept;
+  /// cuMemFree (no stream) or cuMemFreeAsync of `address`.
+  void device_free(std::uint64_t address, std::optional<std::uint64_t> stream) noexcept;
+  void release(std::uint64_t handle) noexcept;
+
+  // Completions the program saw (recorder_completions.cpp).
+  void device_synchronized() noexcept;
+  /// A stream synchronize, or a stream query that reported idle.
+  void stream_synchronized(std::uint64_t stream) noexcept;
+  void event_recorded(std::uint64_t event, std::uint64_t stream) noexcept;
+  /// An event synchronize, or an event query that reported done.
+  void event_completed(std::uint64_t event) noexcept;
+  void event_destroyed(std::uint64_t event) noexcept;
+  /// A synchronous copy returned: `to_host` whether its destination is host memory (a copy of
+  /// unknown direction asks the driver when it matters), `per_thread` from a per-thread-stream
+  /// call.
+  void copied(std::uint64_t destination, std::optional<bool> to_host, bool per_thread) noexcept;
+
+  // NVTX ranges of the calling thread.
+  void nvtx_push(const char* message) noexcept;
+  void nvtx_pop() noexcept;
+
+  // Writing the report.
+  /// At exit: the report, analysed. Never waits on a lock this thread holds (exit() called
+  /// from a signal handler that interrupted a callback) and at most `wait_s` for another
+  /// thread's; false (and `why`) when it could not write.
+  bool write_at_exit(std::string* why = nullptr, double wait_s = 2.0) noexcept;
+  /// On a fatal signal whose default action follows: a partial report with skeletons only (no
+  /// analysis, no pool model: bounded by the graphs' size), waiting `wait_s` at most for the
+  /// lock. False when it could not write.
+  bool write_on_signal(int signal, const char* signal_name, double wait_s = 2.0) noexcept;
+
+  recording_info& info() noexcept { return info_; }
+  /// The report's environment: the tool's version, commit, command line and date, set before the
+  /// first callback; the device's description is added at the first instantiation.
+  profiler::environment& environment() noexcept { return env_; }
+  [[nodiscard]] const recorder& rec() const noexcept { return rec_; }
+  [[nodiscard]] const std::string& out_path() const noexcept { return out_path_; }
+  [[nodiscard]] bool written() const noexcept { return written_; }
+  /// A child of fork(): records nothing and writes nothing (the parent's report is the
+  /// parent's).
+  void forked() noexcept { forked_ = true; }
+  [[nodiscard]] bool is_forked() const noexcept { return forked_; }
+
+ private:
+  struct lock;  // the session's lock, marked as held by this thread while held
+  /// The stream's label, its blocking flag read once when it is new (the caller holds the lock).
+  std::uint64_t label_of(std::uint64_t stream);
+  void window_enter() noexcept;
+  bool window_exit() noexcept;
+  void read_other_devices_before(std::uint64_t exec, int primary);
+  void record_other_devices(std::uint64_t exec, int primary, double t_us);
+  void describe(int device);
+  bool write(bool partial, const std::string& reason, bool analyse, std::string* why) noexcept;
+  void note_completions() noexcept { completions_matter_.store(rec_.awaiting_completion(), std::memory_order_relaxed); }
+
+  driver_api driver_;
+  std::mutex mutex_;
+  recorder rec_;
+  recording_info info_;
+  std::string out_path_;
+  int device_filter_ = -1;
+  bool have_env_ = false;
+  profiler::environment env_;
+  std::uint64_t granularity_ = 0;
+  bool written_ = false;
+  std::atomic<bool> forked_{false};
+  /// Windows of graph calls (launches, uploads, instantiations of graphs with memory nodes,
+  /// trims) across threads: a call whose counter window another such call overlapped reads the
+  /// device-wide counters with the other's mapping in them, so it is marked concurrent and its
+  /// growth split by the pool model (profiler/pool_analysis.hpp), never given to one graph by
+  /// guess.
+  std::atomic<int> calls_in_flight_{0};
+  std::atomic<std::uint64_t> calls_started_{0};
+  /// Whether a completion can change anything (tracked work not yet known complete): event
+  /// calls, queries and copies skip the lock when not.
+  std::atomic<bool> completions_matter_{false};
+};
+
+}  // namespace gmem::record
