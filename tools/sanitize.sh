@@ -2,7 +2,7 @@
 # The host suite under AddressSanitizer and UndefinedBehaviorSanitizer (-fno-sanitize-recover:
 # any finding fails), built with clang, plus a short run of every fuzz target (issue 13), and
 # the ledger's tests under ThreadSanitizer (other threads' graphs read a graph's allocations
-# through the registry while it records them).
+# through the registry while it records them), and the recording session's.
 # tools/test.sh runs it after the main suite; CI runs that.
 # Usage: tools/sanitize.sh [BUILD_DIR] [FUZZ_SECONDS]   (defaults: build-san, 60)
 set -euo pipefail
@@ -37,4 +37,18 @@ clang++ -std=c++17 -O1 -g -fsanitize=thread -Ialloc/include \
   alloc/src/graph_ledger.cpp alloc/src/allocation_registry.cpp alloc/src/format.cpp \
   -lgtest -lgtest_main -pthread -o "$tsan" || status=1
 TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1}" "$tsan" --gtest_brief=1 || status=1
+# The recording session's handlers, called from several threads at once as CUPTI calls them,
+# and its exit path waiting on another thread's hold (record/session.cpp, with a fake driver).
+echo "sanitize: the recording session's tests under ThreadSanitizer" >&2
+tsan_record="$build/gmem_record_tsan"
+profiler_core=$(sed -n '/^add_library(gmem_profiler_core STATIC/,/)/p' profiler/CMakeLists.txt |
+  grep -oE '(model|report)/[a-z_]+\.cpp' | sed 's|^|profiler/|')
+record_core=$(sed -n '/^add_library(gmem_record_core STATIC/,/)/p' record/CMakeLists.txt |
+  grep -oE '[a-z_]+\.cpp' | sed 's|^|record/|')
+# shellcheck disable=SC2086  # the lists are words
+clang++ -std=c++17 -O1 -g -fsanitize=thread -I. -Iprofiler -Iprofiler/include -Itests/host \
+  -DGMEM_SOURCE_DIR="\"$PWD\"" tests/host/record_session_test.cpp $profiler_core $record_core \
+  -lgtest -lgtest_main -pthread -o "$tsan_record" || status=1
+TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1}" "$tsan_record" --gtest_brief=1 \
+  --gtest_filter='RecordSession.Threads*:RecordSession.Exit*:RecordSession.Completions*' || status=1
 exit "$status"

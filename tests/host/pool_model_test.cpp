@@ -5,6 +5,9 @@
 // graphs and its program), so a new case there is tested without touching this file.
 #include <gtest/gtest.h>
 
+#include <cctype>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -76,6 +79,72 @@ TEST_P(PoolModelOn, EveryStepOfTheProbeCasesMeasuredOnTheDriver) {
   }
   EXPECT_GT(steps, 200u);
   EXPECT_GT(calls, 150u);
+}
+
+// Completions the program makes without a device synchronize, and launches back to back
+// (tools/completion_cases.sh on an H100): the model takes an event synchronize or a query that
+// reported done as the work before the event complete, a synchronous copy as the blocking
+// streams' work complete, a stream wait as nothing (C4: the driver did not share), and, where
+// the recorder reads the counters around a launch (a graph's first launch, a slow one), the
+// driver's measured growth: work that completed unseen (C6, a host sleep) is then complete. A
+// launch that waited for room in the launch queue took 15 us or more and mapped nothing.
+TEST(PoolModel, EveryStepOfTheCompletionCasesMeasuredOnTheDriver) {
+  const std::vector<probe_case> cases = read_cases(probe::completion_output);
+  ASSERT_EQ(cases.size(), 11u) << "the committed probe output " << probe::completion_output;
+  constexpr std::uint64_t blocking_stream = 4;  // the probe's stream 4; 0..3 are non-blocking
+  std::size_t steps = 0;
+  for (const probe_case& c : cases) {
+    SCOPED_TRACE(c.name);
+    ASSERT_EQ(c.steps.size(), c.program.size());
+    pool_model m(granule);
+    for (const std::string& def : c.graphs) m.add(probe_graph(def));
+    std::map<std::uint64_t, std::uint64_t> ordinal;         // launches per stream
+    std::map<std::uint64_t, std::uint64_t> event_at;        // the stream's event: its ordinal
+    std::set<std::size_t> launched;
+    std::uint64_t reserved = 0;
+    for (std::size_t i = 0; i < c.program.size(); ++i) {
+      const std::string& t = c.program[i];
+      ASSERT_EQ(t, c.steps[i].token);
+      const std::size_t at = t.find('@');
+      const std::uint64_t stream = at == std::string::npos ? 0 : std::stoull(t.substr(at + 1));
+      const std::size_t k = t.size() > 1 && std::isdigit(static_cast<unsigned char>(t[1])) ? std::stoul(t.substr(1)) : 0;
+      const std::uint64_t measured = c.steps[i].reserved - reserved;
+      switch (t[0]) {
+        case 'L': {
+          const std::size_t star = t.find('*');
+          const std::uint64_t n = star == std::string::npos ? 1 : std::stoull(t.substr(star + 1));
+          // Counters are read around a first launch and a slow one (a loop's slowest stands
+          // for its slow launches: none of them grew the pool).
+          const bool read = !launched.count(k) || c.steps[i].host_us >= 15.0;
+          launched.insert(k);
+          const std::uint64_t first = ordinal[stream] + 1;
+          ordinal[stream] += n;
+          const pool_step r = m.launch(k, stream, first, read ? std::optional<std::uint64_t>(measured) : std::nullopt);
+          if (n > 1) {
+            const pool_step again = m.launch(k, stream, ordinal[stream]);
+            EXPECT_EQ(r.mapped_slots + again.mapped_slots, 0u)
+                << t << ": " << n << " launches back to back, the slowest " << c.steps[i].host_us
+                << " us, mapped nothing on the driver";
+          }
+          break;
+        }
+        case 'R': event_at[stream] = ordinal[stream]; break;
+        case 'E':
+        case 'Q': m.synchronize(k, event_at[k]); break;
+        case 'Y': m.synchronize(k); break;
+        case 'W': break;  // ordered, not complete: the driver does not share (C4)
+        case 'C': m.synchronize(blocking_stream); break;
+        case 'Z': break;  // completed unseen: only a measured growth says so (C6)
+        case 'S': m.synchronize(); break;
+        default: FAIL() << "unknown step " << t;
+      }
+      reserved = c.steps[i].reserved;
+      EXPECT_EQ(m.reserved(0) / MiB, c.steps[i].reserved / MiB) << "after step " << i + 1 << " " << t;
+      EXPECT_EQ(m.used(0) / MiB, c.steps[i].used / MiB) << "used, after step " << i + 1 << " " << t;
+      ++steps;
+    }
+  }
+  EXPECT_GT(steps, 50u);
 }
 
 INSTANTIATE_TEST_SUITE_P(H100AndH200, PoolModelOn,

@@ -19,6 +19,8 @@ constexpr std::uint64_t granule = 32 * MiB;
 inline const char* probe_output = GMEM_SOURCE_DIR "/reports/gpu-runs/2026-11-23-H100-issue24-pool-probe.txt";
 /// The same cases run on an H200 (the same driver): every reservation and used figure equal.
 inline const char* probe_output_h200 = GMEM_SOURCE_DIR "/reports/gpu-runs/2026-11-23-H200-issue24-pool-probe.txt";
+/// Completions without a device synchronize, and back-to-back launches (tools/completion_cases.sh).
+inline const char* completion_output = GMEM_SOURCE_DIR "/reports/gpu-runs/2026-11-25-H100-completion-probe.txt";
 
 inline std::vector<std::string> words(const std::string& s) {
   std::istringstream in(s);
