@@ -1,0 +1,76 @@
+// The recording session's handlers of captures, and of memory the capturing thread takes and frees.
+#include "record/session_state.hpp"
+
+namespace gmem::record {
+
+using detail::here;
+using detail::thread_state;
+
+void session::capture_begin(std::uint64_t stream) noexcept {
+  if (forked_) return;
+  try {
+    thread_state& t = here(this);
+    lock l(*this);
+    rec_.on_capture_begin(stream, t.nvtx.empty() ? "" : t.nvtx.back());
+  } catch (...) {
+  }
+}
+
+void session::capture_began(std::uint64_t stream, bool ok) noexcept {
+  thread_state& t = here(this);
+  if (ok) {
+    t.capturing = stream;
+    t.capturing_any = true;
+  }
+}
+
+void session::capture_end(std::uint64_t stream, std::uint64_t graph) noexcept {
+  if (forked_) return;
+  try {
+    thread_state& t = here(this);
+    t.capturing = 0;
+    t.capturing_any = false;
+    if (graph == 0) return;
+    lock l(*this);
+    rec_.on_capture_end(stream, graph);
+  } catch (...) {
+  }
+}
+
+void session::device_alloc(std::uint64_t handle, std::uint64_t bytes, std::optional<int> device) noexcept {
+  if (forked_) return;
+  try {
+    thread_state& t = here(this);
+    if (!t.capturing_any) return;  // memory a capture takes: a private pool growing
+    const int d = device ? *device : driver_.current_device();
+    const double now = driver_.now_us();
+    lock l(*this);
+    rec_.on_capture_alloc(t.capturing, handle, bytes, d, now);
+  } catch (...) {
+  }
+}
+
+void session::device_free(std::uint64_t address, std::optional<std::uint64_t> stream) noexcept {
+  if (forked_) return;
+  try {
+    const double now = driver_.now_us();
+    lock l(*this);
+    // An allocation a graph left allocated, freed outside it: its granules are free again.
+    if (!stream && rec_.on_capture_memory_free(address, now)) return;
+    if (!rec_.is_held(address)) return;
+    rec_.on_free(address, stream ? label_of(*stream) : 0, now);
+  } catch (...) {
+  }
+}
+
+void session::release(std::uint64_t handle) noexcept {
+  if (forked_) return;
+  try {
+    const double now = driver_.now_us();
+    lock l(*this);
+    rec_.on_capture_memory_free(handle, now);
+  } catch (...) {
+  }
+}
+
+}  // namespace gmem::record

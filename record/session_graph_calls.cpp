@@ -1,0 +1,214 @@
+// The recording session's handlers of graph calls: launches, uploads, instantiations, trims, destroys.
+#include <algorithm>
+
+#include "gmem/profiler/analysis.hpp"
+#include "record/session_state.hpp"
+
+namespace gmem::record {
+
+using detail::here;
+using detail::pending_call;
+using detail::thread_state;
+
+void session::launch_enter(std::uint64_t exec, std::uint64_t stream) noexcept {
+  if (forked_) return;
+  try {
+    thread_state& t = here(this);
+    pending_call& p = t.pending;
+    {
+      lock l(*this);
+      if (rec_.tracks(exec)) label_of(stream);
+      p.plan = rec_.plan_launch(exec, stream);
+    }
+    p.tracked = p.plan.tracked;
+    if (!p.tracked) return;
+    p.stream = p.plan.stream;
+    p.device = p.plan.device;
+    p.before.reset();
+    window_enter();
+    p.others.clear();
+    if (p.plan.read_counters) {
+      p.before = driver_.read_counters(p.device);
+      lock l(*this);
+      read_other_devices_before(exec, p.device);
+    }
+    p.start_us = driver_.now_us();
+  } catch (...) {
+  }
+}
+
+void session::launch_exit(std::uint64_t exec, const std::string& failure) noexcept {
+  if (forked_) return;
+  try {
+    pending_call& p = here(this).pending;
+    if (!p.tracked) return;
+    p.tracked = false;
+    const double end_us = driver_.now_us();
+    const double host_us = end_us - p.start_us;
+    std::optional<counters> after;
+    if (p.before || !failure.empty() || host_us >= map_floor_us) {
+      after = driver_.read_counters(p.device);  // inside the window, before it closes
+    }
+    const bool concurrent = window_exit();
+    lock l(*this);
+    std::optional<counters> before = p.before;
+    if (!before && after) before = rec_.last_counters(p.device);
+    const bool grew = before && after && after->reserved_current > before->reserved_current;
+    if (failure.empty() && !p.before && !grew && rec_.on_steady_launch(p.plan, host_us, p.start_us)) return;
+    if (!grew && failure.empty() && !p.before && !rec_.slow(exec, host_us)) {
+      before.reset();  // steady: nothing mapped, nothing to keep
+      after.reset();
+    }
+    rec_.on_launch(exec, p.stream, p.start_us, host_us, before, after, failure, concurrent);
+    if (after && failure.empty()) record_other_devices(exec, p.device, p.start_us);
+    note_completions();
+  } catch (...) {
+  }
+}
+
+void session::upload_enter(std::uint64_t exec, std::uint64_t stream) noexcept {
+  if (forked_) return;
+  try {
+    pending_call& p = here(this).pending;
+    lock l(*this);
+    p.tracked = rec_.tracks(exec);
+    if (!p.tracked) return;
+    p.stream = label_of(stream);
+    p.device = rec_.device_of(exec);
+    window_enter();
+    p.before = driver_.read_counters(p.device);
+    read_other_devices_before(exec, p.device);
+    p.t_us = p.start_us = driver_.now_us();
+  } catch (...) {
+  }
+}
+
+void session::upload_exit(std::uint64_t exec, const std::string& failure) noexcept {
+  if (forked_) return;
+  try {
+    pending_call& p = here(this).pending;
+    if (!p.tracked) return;
+    p.tracked = false;
+    const double host_us = driver_.now_us() - p.start_us;
+    const auto after = driver_.read_counters(p.device);
+    const bool concurrent = window_exit();
+    lock l(*this);
+    rec_.on_upload(exec, p.stream, p.t_us, host_us, p.before, after, failure, concurrent);
+    if (failure.empty()) record_other_devices(exec, p.device, p.t_us);
+    note_completions();
+  } catch (...) {
+  }
+}
+
+void session::instantiate_enter(std::uint64_t graph) noexcept {
+  if (forked_) return;
+  try {
+    pending_call& p = here(this).pending;
+    p.model = profiler::graph_model{};
+    p.has_memory_nodes = false;
+    p.tracked = driver_.read_graph(graph, p.model, p.has_memory_nodes);
+    p.before.reset();
+    p.device = driver_.current_device();
+    std::vector<int> devices;  // the recorder's order: its first (lowest) device is the primary
+    if (p.has_memory_nodes) {
+      for (const auto& n : profiler::flatten(p.model).nodes) {
+        if (n.kind == profiler::node_kind::mem_alloc) devices.push_back(n.device);
+      }
+      std::sort(devices.begin(), devices.end());
+      devices.erase(std::unique(devices.begin(), devices.end()), devices.end());
+      if (!devices.empty()) p.device = devices.front();
+    }
+    p.others.clear();
+    if (p.tracked && p.has_memory_nodes) {
+      window_enter();
+      p.before = driver_.read_counters(p.device);
+      for (std::size_t k = 1; k < devices.size(); ++k) {
+        p.others.emplace_back(devices[k], driver_.read_counters(devices[k]));
+      }
+    }
+    p.t_us = p.start_us = driver_.now_us();
+  } catch (...) {
+  }
+}
+
+void session::instantiate_exit(std::uint64_t exec, std::uint64_t graph, const std::string& failure,
+                               const profiler::instantiate_flags& flags,
+                               std::optional<std::uint64_t> upload_stream) noexcept {
+  if (forked_) return;
+  try {
+    thread_state& t = here(this);
+    pending_call& p = t.pending;
+    const double host_us = driver_.now_us() - p.start_us;
+    if (!p.tracked) {
+      window_exit();
+      return;
+    }
+    p.tracked = false;
+    std::optional<counters> after;
+    if (p.has_memory_nodes) after = driver_.read_counters(p.device);
+    window_exit();  // an instantiation maps memory only with the upload flag
+    // The call stack before the lock: a few microseconds, once per graph.
+    std::vector<std::string> stack;
+    if (failure.empty() && driver_.call_stack) stack = driver_.call_stack();
+    lock l(*this);
+    const std::string nvtx = t.nvtx.empty() ? "" : t.nvtx.back();
+    if (!failure.empty()) {
+      if (p.has_memory_nodes) rec_.on_instantiate_failed(nvtx, p.t_us, failure);
+      return;
+    }
+    if (device_filter_ >= 0 && p.has_memory_nodes && p.device != device_filter_) return;
+    describe(p.device);
+    rec_.on_instantiate(exec, graph, std::move(p.model), nvtx, p.t_us, host_us, p.before, after, flags,
+                        std::move(stack));
+    if (p.has_memory_nodes) record_other_devices(exec, p.device, p.t_us);
+    if (upload_stream && flags.upload) {
+      rec_.mark_uploaded(exec, label_of(*upload_stream));
+    }
+    note_completions();
+  } catch (...) {
+  }
+}
+
+void session::trim_enter(int device) noexcept {
+  if (forked_) return;
+  try {
+    pending_call& p = here(this).pending;
+    window_enter();
+    p.before = driver_.read_counters(device);
+    p.t_us = p.start_us = driver_.now_us();
+  } catch (...) {
+  }
+}
+
+void session::trim_exit(int device) noexcept {
+  if (forked_) return;
+  try {
+    pending_call& p = here(this).pending;
+    const double host_us = driver_.now_us() - p.start_us;
+    const auto after = driver_.read_counters(device);
+    window_exit();
+    lock l(*this);
+    if (p.before && after) rec_.on_trim(device, p.t_us, host_us, *p.before, *after);
+  } catch (...) {
+  }
+}
+
+void session::exec_destroy(std::uint64_t exec) noexcept {
+  if (forked_) return;
+  try {
+    lock l(*this);
+    rec_.on_exec_destroy(exec, driver_.now_us());
+  } catch (...) {
+  }
+}
+
+void session::graph_destroy(std::uint64_t graph) noexcept {
+  if (forked_) return;
+  try {
+    lock l(*this);
+    rec_.on_graph_destroy(graph);
+  } catch (...) {
+  }
+}
+
+}  // namespace gmem::record

@@ -1,0 +1,68 @@
+#pragma once
+// The recording session's state per thread and its lock (record/session*.cpp only). Per-thread
+// state (the call in flight, NVTX ranges, the stream being captured, whether this thread holds
+// the lock) lives in one thread_local record that belongs to one session at a time.
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "record/session.hpp"
+
+namespace gmem::record::detail {
+
+struct pending_call {
+  double t_us = 0;
+  double start_us = 0;
+  std::optional<counters> before;
+  int device = -1;
+  bool tracked = false;
+  std::uint64_t stream = 0;
+  recorder::launch_plan plan;
+  profiler::graph_model model;
+  bool has_memory_nodes = false;
+  std::uint64_t epoch = 0;
+  bool busy_at_enter = false;
+  bool windowed = false;
+  /// The counters of the call's graph's other devices, read before the call (a graph that
+  /// allocates on several devices maps on each: issue 19).
+  std::vector<std::pair<int, std::optional<counters>>> others;
+};
+
+struct thread_state {
+  const session* owner = nullptr;
+  pending_call pending;
+  std::vector<std::string> nvtx;
+  std::uint64_t capturing = 0;  ///< the stream this thread captures into (0: none)
+  bool capturing_any = false;
+  bool holding = false;         ///< this thread holds its session's lock
+};
+
+/// This thread's state for session `s` (reset when the thread last served another session).
+thread_state& here(const session* s);
+
+}  // namespace gmem::record::detail
+
+namespace gmem::record {
+
+// The session's lock, marked as this thread's while held: exit() on this thread (from a signal
+// handler that interrupted a callback) must not wait for it.
+struct session::lock {
+  explicit lock(session& s) : s_(s), t_(detail::here(&s)) {
+    s_.mutex_.lock();
+    t_.holding = true;
+  }
+  ~lock() {
+    t_.holding = false;
+    s_.mutex_.unlock();
+  }
+  lock(const lock&) = delete;
+  lock& operator=(const lock&) = delete;
+
+ private:
+  session& s_;
+  detail::thread_state& t_;
+};
+
+}  // namespace gmem::record
