@@ -1,0 +1,108 @@
+"""Checks of the corpus's C++ programs (tests/record/corpus_client.cu) against what each read
+itself. check(mode, self_doc, report, entry) -> [(ok, detail)]."""
+
+MIB = 1 << 20
+
+
+def _mib(b):
+    return f"{b / MIB:.0f} MiB"
+
+
+def _rec(report):
+    return report.get("recorded") or {}
+
+
+def _graphs(report, kind="memory_nodes"):
+    return [g for g in _rec(report).get("graphs", []) if g.get("kind", "memory_nodes") == kind]
+
+
+def _first_launch(g):
+    return next((e for e in g.get("events", []) if e.get("kind") == "launch" and
+                 e.get("class", "").startswith("first_launch")), None)
+
+
+def _high(report):
+    pools = _rec(report).get("pools", [])
+    return pools[0].get("high_bytes") if pools else None
+
+
+def _no_remap(report):
+    events = sum(1 for g in _rec(report).get("graphs", []) for e in g.get("events", []) if e.get("class") == "remap_contention")
+    diags = [d for p in _rec(report).get("pools", []) for d in p.get("diagnostics", []) if d.get("code") == "remap_contention"]
+    return [(events == 0 and not diags, f"no remap_contention: {events} event(s), {len(diags)} diagnostic(s)")]
+
+
+def _first_growth(out, g, before, after, what):
+    e = _first_launch(g) if g else None
+    want = after["reserved_current"] - before["reserved_current"]
+    got = e.get("growth_bytes", 0) if e else None
+    out.append((got == want, f"{what}: first launch grew the pool by {_mib(want)} as read by the program, "
+                             f"recorded {'no first launch' if got is None else _mib(got)}"))
+
+
+def _high_is(out, report, want):
+    got = _high(report)
+    out.append((got == want, f"pool high watermark {_mib(want)} as read by the program, recorded "
+                             f"{'none' if got is None else _mib(got)}"))
+
+
+def check(mode, self_doc, report, entry):
+    out = []
+    graphs = _graphs(report) if report else []
+    if mode == "pdl":
+        out.append((self_doc.get("programmatic_edges", 0) >= 1,
+                    f"the capture made {self_doc.get('programmatic_edges', 0)} programmatic edge(s)"))
+        out.append((len(graphs) == 1, f"the PDL graph is recorded ({len(graphs)} graph(s) with memory nodes)"))
+        if graphs:
+            _first_growth(out, graphs[0], self_doc["before"], self_doc["after"], "the PDL graph")
+        _high_is(out, report, self_doc["final"]["reserved_high"])
+    elif mode == "events":
+        variants = self_doc.get("variants", [])
+        out.append((len(graphs) == 2 * len(variants), f"{len(graphs)} graphs recorded for {len(variants)} pairs"))
+        for i, v in enumerate(variants):
+            if 2 * i + 1 >= len(graphs):
+                break
+            first = v["second_launches"][0]
+            _first_growth(out, graphs[2 * i + 1], first["before"], first["after"], f"{v['way']}: the second stream's graph")
+            total = sum(max(0, r["after"]["reserved_current"] - r["before"]["reserved_current"]) for r in v["second_launches"])
+            got = graphs[2 * i + 1].get("growth_bytes")
+            out.append((got == total, f"{v['way']}: the second stream's graph grew the pool by {_mib(total)} in all as "
+                                      f"read by the program, recorded {_mib(got or 0)}"))
+        _high_is(out, report, max(v["final"]["reserved_high"] for v in variants) if variants else 0)
+        pool = (_rec(report).get("pools") or [{}])[0]
+        out.append((pool.get("model_high_bytes") == pool.get("high_bytes"),
+                    f"the pool model at the high watermark {_mib(pool.get('model_high_bytes') or 0)}, "
+                    f"measured {_mib(pool.get('high_bytes') or 0)}"))
+        out += _no_remap(report)
+    elif mode == "tight":
+        out.append((len(graphs) == 1, f"{len(graphs)} graph(s) recorded"))
+        if graphs:
+            out.append((graphs[0].get("launches") == self_doc["launches"],
+                        f"{graphs[0].get('launches')} launches recorded, {self_doc['launches']} made"))
+        _high_is(out, report, self_doc["final"]["reserved_high"])
+        out += _no_remap(report)
+    elif mode == "back-to-back":
+        out.append((len(graphs) == self_doc["graphs"], f"{len(graphs)} graphs recorded, {self_doc['graphs']} made"))
+        _high_is(out, report, self_doc["final"]["reserved_high"])
+        out += _no_remap(report)
+    elif mode == "identical":
+        firsts = self_doc.get("first_launches", [])
+        out.append((len(graphs) == len(firsts) and all(g.get("instances", 1) == 1 for g in graphs),
+                    f"{len(graphs)} graphs recorded, {len(firsts)} alive together, each one instance"))
+        for k, f in enumerate(firsts[:len(graphs)]):
+            _first_growth(out, graphs[k], f["before"], f["after"], f"graph {k + 1}")
+        _high_is(out, report, self_doc["final"]["reserved_high"])
+        out += _no_remap(report)
+    elif mode == "segv-handled":
+        out.append((self_doc.get("recovered") == 200, f"{self_doc.get('recovered')} of 200 faults recovered recorded"))
+        out.append((self_doc.get("fault_loop_s", 99) < 0.5,
+                    f"200 handled faults took {self_doc.get('fault_loop_s', 0):.3f} s recorded (nothing written on a handled fault)"))
+        out.append((not _rec(report).get("partial"), "the report is the whole one written at exit, not a signal's"))
+    elif mode == "sigterm-exit":
+        runs = entry.get("runs", [])
+        out.append((all(r["recorded"]["exit"] == 3 for r in runs),
+                    f"exit() from the SIGTERM handler ended every recorded run with 3: "
+                    f"{[r['recorded']['exit'] for r in runs]} (unrecorded {[r['unrecorded']['exit'] for r in runs]})"))
+    else:
+        out.append((False, f"no check for mode {mode}"))
+    return out
