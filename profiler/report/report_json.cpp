@@ -639,6 +639,37 @@ scenario_result read_scenario(const reader& in, const json& j, const std::string
 }
 
 // ---------------------------------------------------------------------------------------------
+// Input from elsewhere: checks made on the text before nlohmann sees it.
+
+// The byte offset at which `text` opens an array or object deeper than `limit` (outside
+// strings), or nullopt. One pass that tracks only strings, escapes and brackets: whether the
+// text is JSON at all is the parser's business once the depth is known to be safe.
+std::optional<std::size_t> offset_beyond_depth(const std::string& text, std::size_t limit) noexcept {
+  std::size_t depth = 0;
+  bool in_string = false;
+  bool escaped = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > limit) return i;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return std::nullopt;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Files
 
 std::string errno_text(int err) { return std::strerror(err); }
@@ -759,6 +790,18 @@ std::string to_json_string(const report& r) {
 }
 
 report from_json_string(const std::string& text, const std::string& source) {
+  // Before parsing: nlohmann parses deep text without recursion, but copies and destroys it
+  // recursively (a key after ~100,000 nested arrays overflowed the stack, issue 32).
+  if (const auto at = offset_beyond_depth(text, report_max_depth)) {
+    throw report_error(report_error::kind::invalid,
+                       "report '" + source + "' nests arrays and objects deeper than " +
+                           std::to_string(report_max_depth) + " levels (level " +
+                           std::to_string(report_max_depth + 1) + " opens at byte " +
+                           std::to_string(*at) +
+                           "); gmemprof's reports nest far less, so it did not write this file: pass a "
+                           "report written by `gmemprof run --out FILE` or `gmemprof record --out FILE "
+                           "-- COMMAND`");
+  }
   json root;
   try {
     root = json::parse(text);

@@ -168,6 +168,66 @@ TEST(ReportRefusals, ANumberBeyondDoubleIsARefusalNotACrash) {
   EXPECT_TRUE(has(m, "number overflow")) << m;
 }
 
+// ---- Deep nesting (issue 32) ------------------------------------------------------------------
+// A fuzzed report nested ~120,000 levels deep and followed by another key overflowed the stack
+// (exit 139): nlohmann parses without recursion but copies the document recursively. Text
+// nested deeper than report_max_depth is refused before it is parsed.
+
+// The base report with one more top-level member, "extra", of `levels` nested arrays: the
+// document nests 1 + levels deep. The reader ignores members it does not know.
+std::string with_nested_extra(std::size_t levels, const std::string& after = "") {
+  std::string text = to_json_string(base_report());
+  const std::string nested = std::string(levels, '[') + std::string(levels, ']');
+  text.insert(text.rfind('}'), ",\n  \"extra\": " + nested + after);
+  return text;
+}
+
+// `{"a": [[...]], "b": 1}`: the shape the fuzzer found; level L (2..) opens at byte 5 + L - 2.
+std::string deep_then_key(std::size_t levels) {
+  return "{\"a\":" + std::string(levels, '[') + std::string(levels, ']') + ",\"b\":1}";
+}
+
+TEST(ReportRefusals, NestingOf120000LevelsThenAKeyIsRefusedNamingTheLimitAndTheByte) {
+  const std::string m = refusal(deep_then_key(120000));
+  EXPECT_TRUE(has(m, "deeper than 256 levels")) << m;
+  EXPECT_TRUE(has(m, "level 257 opens at byte 260")) << m;
+}
+
+TEST(ReportRefusals, NestingOf100000LevelsIsRefused) {
+  const std::string m = refusal(deep_then_key(100000));
+  EXPECT_TRUE(has(m, "deeper than 256 levels")) << m;
+}
+
+TEST(ReportRefusals, NestingExactlyAtTheLimitIsReadAndOneMoreLevelIsRefused) {
+  static_assert(report_max_depth == 256, "the messages and docs/checks.md say 256");
+  const report back = from_json_string(with_nested_extra(report_max_depth - 1), "current.json");
+  EXPECT_EQ(back.scenarios.size(), 1u);
+  const std::string text = with_nested_extra(report_max_depth);
+  const std::string m = refusal(text);
+  const std::size_t deepest = text.find(std::string(report_max_depth, '['));
+  EXPECT_TRUE(has(m, "opens at byte " + std::to_string(deepest + report_max_depth - 1))) << m;
+}
+
+// The scan counts brackets outside strings only, and an escaped quote does not end a string.
+TEST(ReportRefusals, BracketsInsideStringsDoNotCountAsNesting) {
+  report r = base_report();
+  r.env.command_line = "run \"" + std::string(1000, '[') + "\\\" {{{";
+  r.scenarios[0].params.emplace_back("label", std::string(600, '{') + "\\");
+  const report back = from_json_string(to_json_string(r), "current.json");
+  EXPECT_EQ(back.env.command_line, r.env.command_line);
+  EXPECT_EQ(std::get<std::string>(back.scenarios[0].params[1].second), std::string(600, '{') + "\\");
+}
+
+TEST(ReportRefusals, ShowOfA120000LevelDeepFileExits2WithTheReason) {
+  const fs::path path = fs::temp_directory_path() / ("gmem-deep-" + std::to_string(::getpid()) + ".json");
+  std::ofstream(path) << deep_then_key(120000);
+  std::ostringstream out, err;
+  EXPECT_EQ(run_show(path.string(), out, err), 2);
+  EXPECT_TRUE(has(err.str(), path.string())) << err.str();
+  EXPECT_TRUE(has(err.str(), "deeper than 256 levels")) << err.str();
+  fs::remove(path);
+}
+
 // The check: each refusal is exit 2 with the message on stderr, never a pass or a regression.
 class CheckRefusals : public ::testing::Test {
  protected:
