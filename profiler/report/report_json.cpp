@@ -669,6 +669,128 @@ std::optional<std::size_t> offset_beyond_depth(const std::string& text, std::siz
   return std::nullopt;
 }
 
+// Strings from a report reach terminals (show, check, record's summary, messages) and pages:
+// a graph name, an NVTX range, a device name or a stack frame comes from someone else's program
+// or file. Each is made printable once, when the report is read, so every view gets clean text:
+// C0 controls (tab and newline too: the views lay text out themselves), DEL and bytes that are
+// not UTF-8 become `\xHH`; the C1 controls U+0080..U+009F (CSI among them) become `\u00HH`.
+// Clean text is unchanged, so reading what was written from a read report gives the same report.
+
+// How many bytes the well-formed UTF-8 sequence at s[i] takes, or 0 where none starts.
+std::size_t utf8_length(const std::string& s, std::size_t i) noexcept {
+  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char c = byte(i);
+  if (c < 0x80) return 1;
+  std::size_t n = 0;
+  unsigned char lo = 0x80, hi = 0xBF;  // the second byte's range (RFC 3629, section 4)
+  if (c >= 0xC2 && c <= 0xDF) {
+    n = 2;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    n = 3;
+    if (c == 0xE0) lo = 0xA0;
+    if (c == 0xED) hi = 0x9F;  // no surrogates
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    n = 4;
+    if (c == 0xF0) lo = 0x90;
+    if (c == 0xF4) hi = 0x8F;  // nothing above U+10FFFF
+  } else {
+    return 0;
+  }
+  if (i + n > s.size() || byte(i + 1) < lo || byte(i + 1) > hi) return 0;
+  for (std::size_t k = 2; k < n; ++k) {
+    if (byte(i + k) < 0x80 || byte(i + k) > 0xBF) return 0;
+  }
+  return n;
+}
+
+// Whether the `n`-byte character at s[i] must be escaped (n == 0: not UTF-8).
+bool controls_a_terminal(const std::string& s, std::size_t i, std::size_t n) noexcept {
+  const auto c = static_cast<unsigned char>(s[i]);
+  if (n == 0) return true;
+  if (n == 1) return c < 0x20 || c == 0x7F;
+  return n == 2 && c == 0xC2 && static_cast<unsigned char>(s[i + 1]) <= 0x9F;  // U+0080..U+009F
+}
+
+bool is_printable(const std::string& s) noexcept {
+  for (std::size_t i = 0; i < s.size();) {
+    const std::size_t n = utf8_length(s, i);
+    if (controls_a_terminal(s, i, n)) return false;
+    i += n;
+  }
+  return true;
+}
+
+std::string printable(const std::string& s) {
+  if (is_printable(s)) return s;
+  static constexpr char hex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(s.size() + 16);
+  for (std::size_t i = 0; i < s.size();) {
+    const std::size_t n = utf8_length(s, i);
+    if (!controls_a_terminal(s, i, n)) {
+      out.append(s, i, n);
+      i += n;
+      continue;
+    }
+    // A C1 control is one character (two bytes): named by its code point; anything else by its byte.
+    const auto b = static_cast<unsigned char>(n == 2 ? s[i + 1] : s[i]);
+    out += n == 2 ? "\\u00" : "\\x";
+    out += hex[b >> 4];
+    out += hex[b & 0xF];
+    i += n == 0 ? 1 : n;
+  }
+  return out;
+}
+
+// Where a value sits in the document, for a message: frames on the stack, joined on failure only.
+struct where {
+  const where* parent;
+  const std::string* key;  // nullptr: an array element
+  std::size_t index;
+};
+
+std::string path_of(const where* w) {
+  if (!w) return "";
+  const std::string up = path_of(w->parent);
+  if (!w->key) return reader::at(up, w->index);
+  return reader::join(up, printable(*w->key).c_str());
+}
+
+// Every string and key of `j` made printable (keys too: parameter names are printed). Two keys
+// that read the same afterwards ("a" + BEL and the text "a\x07") are refused: one would be lost.
+// Recursion is bounded by report_max_depth, checked before parsing.
+void make_printable(const reader& in, json& j, const where* here) {
+  if (j.is_string()) {
+    auto& s = j.get_ref<std::string&>();
+    if (!is_printable(s)) s = printable(s);
+  } else if (j.is_array()) {
+    for (std::size_t i = 0; i < j.size(); ++i) {
+      const where w{here, nullptr, i};
+      make_printable(in, j[i], &w);
+    }
+  } else if (j.is_object()) {
+    bool keys_printable = true;
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      const where w{here, &it.key(), 0};
+      make_printable(in, it.value(), &w);
+      keys_printable = keys_printable && is_printable(it.key());
+    }
+    if (keys_printable) return;
+    json out = json::object();
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      std::string key = printable(it.key());
+      if (out.contains(key)) {
+        const std::string path = path_of(here);
+        in.fail(path.empty() ? "the top level" : path,
+                "has two keys that read \"" + key +
+                    "\" once control characters are escaped: rename one of them");
+      }
+      out.emplace(std::move(key), std::move(it.value()));
+    }
+    j = std::move(out);
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Files
 
@@ -807,10 +929,11 @@ report from_json_string(const std::string& text, const std::string& source) {
     root = json::parse(text);
   } catch (const json::exception& e) {  // parse_error, and out_of_range for a number beyond double
     throw report_error(report_error::kind::not_json,
-                       "report '" + source + "' is not JSON (" + e.what() +
+                       "report '" + source + "' is not JSON (" + printable(e.what()) +
                            "); pass a report written by `gmemprof run --out FILE`");
   }
   const reader in(source);
+  make_printable(in, root, nullptr);
   if (!root.is_object()) {
     in.fail("the top level", "must be an object, is " + reader::kind_of(root));
   }

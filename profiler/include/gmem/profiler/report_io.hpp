@@ -50,7 +50,10 @@ inline constexpr std::size_t report_max_depth = 256;
 
 /// Parses a report from JSON text; throws report_error (not_json, wrong_schema_version or
 /// invalid) whose message names `source` and the offending field. Text nested deeper than
-/// report_max_depth is refused (invalid) before it is parsed.
+/// report_max_depth is refused (invalid) before it is parsed. Every string and key read is
+/// printable: C0 controls (tab and newline too), DEL and the C1 controls are replaced by the
+/// text `\xHH` (C1: `\u00HH`), so a report cannot drive the terminal that shows it; printable
+/// text is unchanged, so a report read, written and read again is the same.
 [[nodiscard]] report from_json_string(const std::string& text, const std::string& source);
 
 /// Writes atomically: a temporary file in the same directory, fsync, then rename over `path`; on
@@ -67,8 +70,9 @@ void write_text_atomically(const std::string& text, const std::string& path);
 /// existing file at `path`. Call it before a long run starts.
 void check_writable(const std::string& path);
 
-/// Reads and validates a report file; throws report_error (missing, unreadable, not_json,
-/// wrong_schema_version, invalid) whose message names the file and what to do.
+/// Reads and validates a report file as from_json_string does; throws report_error (missing,
+/// unreadable, not_json, wrong_schema_version, invalid) whose message names the file and what
+/// to do.
 [[nodiscard]] report read_report(const std::string& path);
 
 }  // namespace gmem::profiler
