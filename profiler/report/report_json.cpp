@@ -290,7 +290,10 @@ class reader {
 
   std::size_t size(const json& object_, const char* key, const std::string& path) const {
     const std::uint64_t v = u64(object_, key, path);
-    if (v > std::numeric_limits<std::size_t>::max()) fail(join(path, key), "is too large");
+    if (v > std::numeric_limits<std::size_t>::max()) {
+      fail(join(path, key), "is too large: " + std::to_string(v) + " (at most " +
+                                std::to_string(std::numeric_limits<std::size_t>::max()) + ")");
+    }
     return static_cast<std::size_t>(v);
   }
 
@@ -298,7 +301,8 @@ class reader {
   int integer(const json& object_, const char* key, const std::string& path) const {
     const std::uint64_t v = u64(object_, key, path);
     if (v > static_cast<std::uint64_t>(std::numeric_limits<int>::max())) {
-      fail(join(path, key), "is out of range: " + std::to_string(v));
+      fail(join(path, key), "is out of range: " + std::to_string(v) + " (0 to " +
+                                std::to_string(std::numeric_limits<int>::max()) + ")");
     }
     return static_cast<int>(v);
   }
@@ -426,7 +430,9 @@ param_value read_param(const reader& in, const json& j, const std::string& path)
   if (j.is_null()) return std::numeric_limits<double>::quiet_NaN();
   if (j.is_number()) {
     if (const auto v = reader::as_int64(j)) return *v;
-    in.fail(path, "is an integer beyond the int64 range: " + j.dump());
+    in.fail(path, "is an integer beyond the int64 range (" +
+                      std::to_string(std::numeric_limits<std::int64_t>::min()) + " to " +
+                      std::to_string(std::numeric_limits<std::int64_t>::max()) + "): " + j.dump());
   }
   in.fail(path, "must be a number, string or bool, is " + reader::kind_of(j));
 }
@@ -547,7 +553,10 @@ scenario_result read_scenario(const reader& in, const json& j, const std::string
       const json& f = in.field(c, "free_step", p);
       if (!f.is_null()) {
         const std::uint64_t step = in.u64(c, "free_step", p);
-        if (step <= a.alloc_step) in.fail(p + ".free_step", "must come after alloc_step");
+        if (step <= a.alloc_step) {
+          in.fail(p + ".free_step", "is " + std::to_string(step) + ", but must come after alloc_step " +
+                                        std::to_string(a.alloc_step));
+        }
         a.free_step = static_cast<std::int64_t>(step);
       }
       s.allocations.push_back(a);

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 
@@ -226,6 +227,100 @@ TEST(ReportRefusals, ShowOfA120000LevelDeepFileExits2WithTheReason) {
   EXPECT_TRUE(has(err.str(), path.string())) << err.str();
   EXPECT_TRUE(has(err.str(), "deeper than 256 levels")) << err.str();
   fs::remove(path);
+}
+
+// ---- Range errors say the range (issue 32) -----------------------------------------------------
+
+using ojson = nlohmann::ordered_json;
+
+// The base report with a recording of `graphs` graphs (three events each) and one launch of
+// graph 0 in its sequence, as JSON to edit.
+ojson recorded_json(std::size_t graphs) {
+  report r = base_report();
+  recording rec;
+  for (std::size_t i = 0; i < graphs; ++i) {
+    recorded_graph g;
+    g.name = "g" + std::to_string(i);
+    g.devices = {0};
+    g.events.resize(3);
+    for (auto& e : g.events) e.kind = "launch";
+    rec.graphs.push_back(g);
+  }
+  sequence_step st;
+  st.op = "launch";
+  st.graph = graphs ? 0 : -1;
+  rec.sequence = {st};
+  r.recorded = rec;
+  return ojson::parse(to_json_string(r));
+}
+
+std::string refusal(const ojson& j) { return refusal(j.dump(1)); }
+
+TEST(ReportRefusals, ASequenceStepNamingAGraphBeyondTheListSaysHowManyThereAre) {
+  ojson j = recorded_json(7);
+  j["recorded"]["sequence"][0]["graph"] = 7;
+  std::string m = refusal(j);
+  EXPECT_TRUE(has(m, "recorded.sequence[0].graph names graph 7; recorded.graphs has 7 graphs (0 to 6)"))
+      << m;
+  j["recorded"]["sequence"][0]["graph"] = -2;
+  m = refusal(j);
+  EXPECT_TRUE(has(m, "names graph -2; recorded.graphs has 7 graphs (0 to 6)")) << m;
+
+  j = recorded_json(1);
+  j["recorded"]["sequence"][0]["graph"] = 1;
+  EXPECT_TRUE(has(refusal(j), "names graph 1; recorded.graphs has 1 graph (index 0)"));
+  j = recorded_json(0);
+  j["recorded"]["sequence"][0]["graph"] = 0;
+  EXPECT_TRUE(has(refusal(j), "names graph 0; recorded.graphs has no graphs"));
+}
+
+TEST(ReportRefusals, ASequenceStepNamingAnEventBeyondItsGraphsSaysHowManyItHas) {
+  ojson j = recorded_json(2);
+  j["recorded"]["sequence"][0]["event"] = 3;
+  std::string m = refusal(j);
+  EXPECT_TRUE(has(m, "recorded.sequence[0].event names event 3 of graph 0, which has 3 events (0 to 2)"))
+      << m;
+  j["recorded"]["graphs"][0]["events"] = ojson::array();
+  m = refusal(j);
+  EXPECT_TRUE(has(m, "names event 3 of graph 0, which has no events")) << m;
+  j["recorded"]["sequence"][0].erase("graph");
+  m = refusal(j);
+  EXPECT_TRUE(has(m, "names event 3, but the step names no graph")) << m;
+}
+
+TEST(ReportRefusals, DeviceIndexesAndSmallIntegersOutOfRangeSayTheRange) {
+  ojson j = recorded_json(1);
+  j["recorded"]["graphs"][0]["devices"] = {0, 1025};
+  std::string m = refusal(j);
+  EXPECT_TRUE(has(m, "recorded.graphs[0].devices[1] must be a device index from 0 to 1024, is 1025"))
+      << m;
+  j["recorded"]["graphs"][0]["devices"] = {-1};
+  EXPECT_TRUE(has(refusal(j), "devices[0] must be a device index from 0 to 1024, is -1"));
+  j["recorded"]["graphs"][0]["devices"] = {"0"};
+  EXPECT_TRUE(has(refusal(j), "devices[0] must be a device index from 0 to 1024, is a string"));
+
+  j = recorded_json(1);
+  j["recorded"]["graphs"][0]["events"][0]["device"] = 3000000000u;
+  m = refusal(j);
+  EXPECT_TRUE(has(m, "recorded.graphs[0].events[0].device is out of range: 3000000000 (0 to 2147483647)"))
+      << m;
+  j = recorded_json(1);
+  j["recorded"]["pid"] = 18446744073709551615u;
+  m = refusal(j);
+  EXPECT_TRUE(has(m, "recorded.pid is out of range: 18446744073709551615 (at most 9223372036854775807)"))
+      << m;
+
+  j = recorded_json(0);
+  j["environment"]["device_index"] = 3000000000u;
+  m = refusal(j);
+  EXPECT_TRUE(has(m, "environment.device_index is out of range: 3000000000 (0 to 2147483647)")) << m;
+}
+
+TEST(ReportRefusals, AFreeStepBeforeItsAllocStepSaysBoth) {
+  ojson j = recorded_json(0);
+  j["scenarios"][0]["allocations"] = {{{"address", 4096}, {"bytes", 64}, {"alloc_step", 5}, {"free_step", 3}}};
+  const std::string m = refusal(j);
+  EXPECT_TRUE(has(m, "scenarios[0].allocations[0].free_step is 3, but must come after alloc_step 5")) << m;
 }
 
 // The check: each refusal is exit 2 with the message on stderr, never a pass or a regression.
