@@ -235,18 +235,31 @@ json to_json(const scenario_result& s) {
 // Reading: every accessor takes the JSON path of the value so that a message can say exactly
 // which field of which file is wrong.
 
-constexpr const char* invalid_advice =
+// What to do about an invalid report depends on what made it: the suite's reports are written
+// again by `gmemprof run`, a program's recording only by recording the program again.
+constexpr const char* suite_advice =
     "; the file was not written by this gmemprof or was edited by hand: write it again with "
     "`gmemprof run --out FILE`, or list every problem with tools/validate_report.py "
     "reports/schema/report.schema.json FILE";
+constexpr const char* recording_advice =
+    "; this recording was written by another gmemprof or edited by hand (if this gmemprof "
+    "recorded it, that is a bug: please report it): record it again with "
+    "`gmemprof record --out FILE -- COMMAND`, or list every problem with "
+    "tools/validate_report.py reports/schema/report.schema.json FILE";
 
 class reader {
  public:
-  explicit reader(const std::string& source) : source_(source) {}
+  // `recording`: the report has a "recorded" section (gmemprof record wrote it).
+  reader(const std::string& source, bool recording)
+      : source_(source), advice_(recording ? recording_advice : suite_advice) {}
 
   [[noreturn]] void fail(const std::string& path, const std::string& problem) const {
-    throw report_error(report_error::kind::invalid,
-                       "report '" + source_ + "': " + path + " " + problem + invalid_advice);
+    fail(path + " " + problem);
+  }
+
+  // `what` names the field and the problem.
+  [[noreturn]] void fail(const std::string& what) const {
+    throw report_error(report_error::kind::invalid, "report '" + source_ + "': " + what + advice_);
   }
 
   const json& field(const json& object, const char* key, const std::string& path) const {
@@ -358,6 +371,7 @@ class reader {
 
  private:
   const std::string& source_;
+  const char* advice_;
 };
 
 stats read_stats(const reader& in, const json& parent, const char* key, const std::string& path) {
@@ -939,9 +953,10 @@ report from_json_string(const std::string& text, const std::string& source) {
   } catch (const json::exception& e) {  // parse_error, and out_of_range for a number beyond double
     throw report_error(report_error::kind::not_json,
                        "report '" + source + "' is not JSON (" + printable(e.what()) +
-                           "); pass a report written by `gmemprof run --out FILE`");
+                           "); pass a report written by `gmemprof run --out FILE` or "
+                           "`gmemprof record --out FILE -- COMMAND`");
   }
-  const reader in(source);
+  const reader in(source, root.is_object() && root.contains("recorded"));
   make_printable(in, root, nullptr);
   if (!root.is_object()) {
     in.fail("the top level", "must be an object, is " + reader::kind_of(root));
@@ -980,7 +995,7 @@ report from_json_string(const std::string& text, const std::string& source) {
     try {
       r.recorded = recording_from_json_text(rec->dump(), "recorded");
     } catch (const std::invalid_argument& e) {
-      in.fail(e.what(), "(a recording of `gmemprof record`)");
+      in.fail(e.what());
     }
   }
   return r;
@@ -1013,8 +1028,8 @@ report read_report(const std::string& path) {
     throw report_error(report_error::kind::missing,
                        "report '" + path +
                            "' does not exist; check the path, or write it with `gmemprof run "
-                           "--out " +
-                           path + "`");
+                           "--out " + path + "` (the suite) or `gmemprof record --out " + path +
+                           " -- COMMAND` (a program)");
   }
   if (fs::is_directory(st)) {
     throw report_error(report_error::kind::unreadable,

@@ -323,6 +323,52 @@ TEST(ReportRefusals, AFreeStepBeforeItsAllocStepSaysBoth) {
   EXPECT_TRUE(has(m, "scenarios[0].allocations[0].free_step is 3, but must come after alloc_step 5")) << m;
 }
 
+// ---- The advice fits the report's kind (issue 32) ---------------------------------------------
+// A recording is made again by recording the program, not by running the suite.
+
+constexpr const char* run_hint = "write it again with `gmemprof run --out FILE`";
+constexpr const char* record_hint = "record it again with `gmemprof record --out FILE -- COMMAND`";
+
+TEST(ReportRefusals, AnInvalidRecordingSaysToRecordItAgainNotToRunTheSuite) {
+  ojson j = recorded_json(7);
+  j["recorded"]["sequence"][0]["graph"] = 7;  // the defect issue 32 met in vLLM's recordings
+  std::string m = refusal(j);
+  EXPECT_TRUE(has(m, record_hint)) << m;
+  EXPECT_FALSE(has(m, "gmemprof run")) << m;
+
+  j = recorded_json(1);  // a field outside the recorded section, in a recording
+  j["environment"]["device_index"] = -1;
+  m = refusal(j);
+  EXPECT_TRUE(has(m, "environment.device_index")) << m;
+  EXPECT_TRUE(has(m, record_hint)) << m;
+  EXPECT_FALSE(has(m, "gmemprof run")) << m;
+}
+
+TEST(ReportRefusals, AnInvalidSuiteReportSaysToRunTheSuiteAgain) {
+  report r = base_report();
+  r.scenarios.push_back(r.scenarios[0]);
+  const std::string m = refusal(r);
+  EXPECT_TRUE(has(m, run_hint)) << m;
+  EXPECT_FALSE(has(m, "gmemprof record")) << m;
+}
+
+// Before a file is parsed its kind is unknown: both ways to write one are named.
+TEST(ReportRefusals, AMissingFileTextThatIsNotJsonAndDeepTextNameBothRunAndRecord) {
+  std::vector<std::string> messages = {refusal("{\"recorded\": ", report_error::kind::not_json),
+                                       refusal(deep_then_key(300))};
+  try {
+    (void)read_report("/nonexistent/gmem-report.json");
+    ADD_FAILURE() << "read a missing file";
+  } catch (const report_error& e) {
+    EXPECT_EQ(e.error_kind(), report_error::kind::missing);
+    messages.push_back(e.what());
+  }
+  for (const auto& m : messages) {
+    EXPECT_TRUE(has(m, "`gmemprof run --out ")) << m;
+    EXPECT_TRUE(has(m, "`gmemprof record --out ")) << m;
+  }
+}
+
 // The check: each refusal is exit 2 with the message on stderr, never a pass or a regression.
 class CheckRefusals : public ::testing::Test {
  protected:
