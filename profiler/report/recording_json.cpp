@@ -120,6 +120,19 @@ json pool_json(const recorded_pool& p) {
 std::string at(const std::string& path, std::size_t i) { return path + "[" + std::to_string(i) + "]"; }
 std::string join(const std::string& path, const char* key) { return path + "." + key; }
 
+// A value for a message: a number as written, anything else by its type.
+std::string shown(const json& j) {
+  return j.is_number() ? j.dump() : std::string("a ") + j.type_name();
+}
+
+// "7 graphs (0 to 6)", "1 event (index 0)", "no events": the indexes that `count` things allow.
+std::string valid_indexes(std::size_t count, const char* one, const char* many) {
+  if (count == 0) return std::string("no ") + many;
+  const std::string n = std::to_string(count);
+  if (count == 1) return n + " " + one + " (index 0)";
+  return n + " " + many + " (0 to " + std::to_string(count - 1) + ")";
+}
+
 const json* find(const json& o, const char* key) {
   const auto it = o.find(key);
   return it == o.end() ? nullptr : &*it;
@@ -149,24 +162,28 @@ bool flag(const json& o, const char* key, const std::string& path, bool fallback
 std::uint64_t u64(const json& o, const char* key, const std::string& path, bool required = false) {
   const json* j = required ? &need(o, key, path) : find(o, key);
   if (!j) return 0;
-  if (!j->is_number_unsigned()) fail(join(path, key), "must be an integer >= 0");
+  if (!j->is_number_unsigned()) fail(join(path, key), "must be an integer >= 0, is " + shown(*j));
   return j->get<std::uint64_t>();
 }
 
 std::int64_t i64(const json& o, const char* key, const std::string& path) {
   const json* j = find(o, key);
   if (!j) return 0;
-  if (!j->is_number_integer()) fail(join(path, key), "must be an integer");
+  if (!j->is_number_integer()) fail(join(path, key), "must be an integer, is " + shown(*j));
   if (j->is_number_unsigned() &&
       j->get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
-    fail(join(path, key), "is out of range");
+    fail(join(path, key), "is out of range: " + j->dump() + " (at most " +
+                              std::to_string(std::numeric_limits<std::int64_t>::max()) + ")");
   }
   return j->get<std::int64_t>();
 }
 
 int small(const json& o, const char* key, const std::string& path, bool required = false) {
   const std::uint64_t v = u64(o, key, path, required);
-  if (v > static_cast<std::uint64_t>(std::numeric_limits<int>::max())) fail(join(path, key), "is out of range");
+  if (v > static_cast<std::uint64_t>(std::numeric_limits<int>::max())) {
+    fail(join(path, key), "is out of range: " + std::to_string(v) + " (0 to " +
+                              std::to_string(std::numeric_limits<int>::max()) + ")");
+  }
   return static_cast<int>(v);
 }
 
@@ -198,7 +215,7 @@ std::vector<int> ints(const json& o, const char* key, const std::string& path) {
   const json& a = array(o, key, path);
   for (std::size_t i = 0; i < a.size(); ++i) {
     if (!a[i].is_number_unsigned() || a[i].get<std::uint64_t>() > 1024) {
-      fail(at(join(path, key), i), "must be a device index");
+      fail(at(join(path, key), i), "must be a device index from 0 to 1024, is " + shown(a[i]));
     }
     out.push_back(a[i].get<int>());
   }
@@ -415,7 +432,8 @@ recording recording_from_json_text(const std::string& text_, const std::string& 
     st.op = text(s, "op", ip, true);
     st.graph = find(s, "graph") ? i64(s, "graph", ip) : -1;
     if (st.graph >= static_cast<std::int64_t>(r.graphs.size()) || st.graph < -1) {
-      fail(join(ip, "graph"), "names no graph of recorded.graphs");
+      fail(join(ip, "graph"), "names graph " + std::to_string(st.graph) + "; " + join(path, "graphs") +
+                                  " has " + valid_indexes(r.graphs.size(), "graph", "graphs"));
     }
     st.stream = text(s, "stream", ip);
     st.device = find(s, "device") ? small(s, "device", ip) : -1;
@@ -424,9 +442,16 @@ recording recording_from_json_text(const std::string& text_, const std::string& 
     st.held = find(s, "held") ? i64(s, "held", ip) : -1;
     st.event = find(s, "event") ? i64(s, "event", ip) : -1;
     st.upto = find(s, "upto") ? i64(s, "upto", ip) : -1;
-    if (st.event >= 0 && (st.graph < 0 || static_cast<std::size_t>(st.event) >=
-                                              r.graphs[static_cast<std::size_t>(st.graph)].events.size())) {
-      fail(join(ip, "event"), "names no event of its graph");
+    if (st.event >= 0 && st.graph < 0) {
+      fail(join(ip, "event"), "names event " + std::to_string(st.event) + ", but the step names no graph");
+    }
+    if (st.event >= 0) {
+      const std::size_t events = r.graphs[static_cast<std::size_t>(st.graph)].events.size();
+      if (static_cast<std::size_t>(st.event) >= events) {
+        fail(join(ip, "event"), "names event " + std::to_string(st.event) + " of graph " +
+                                    std::to_string(st.graph) + ", which has " +
+                                    valid_indexes(events, "event", "events"));
+      }
     }
     r.sequence.push_back(std::move(st));
   }

@@ -14,7 +14,8 @@ namespace gmem::profiler {
 
 /// Reads what recording_to_json_text wrote, and recordings of earlier gmem versions (fields
 /// added since are optional). Throws std::invalid_argument whose message starts with `path`
-/// and names the field that is wrong.
+/// and names the field that is wrong. It neither limits nesting nor escapes control
+/// characters: from_json_string did both before it hands the section over.
 [[nodiscard]] recording recording_from_json_text(const std::string& text, const std::string& path);
 
 }  // namespace gmem::profiler

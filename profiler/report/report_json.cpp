@@ -235,18 +235,31 @@ json to_json(const scenario_result& s) {
 // Reading: every accessor takes the JSON path of the value so that a message can say exactly
 // which field of which file is wrong.
 
-constexpr const char* invalid_advice =
+// What to do about an invalid report depends on what made it: the suite's reports are written
+// again by `gmemprof run`, a program's recording only by recording the program again.
+constexpr const char* suite_advice =
     "; the file was not written by this gmemprof or was edited by hand: write it again with "
     "`gmemprof run --out FILE`, or list every problem with tools/validate_report.py "
     "reports/schema/report.schema.json FILE";
+constexpr const char* recording_advice =
+    "; this recording was written by another gmemprof or edited by hand (if this gmemprof "
+    "recorded it, that is a bug: please report it): record it again with "
+    "`gmemprof record --out FILE -- COMMAND`, or list every problem with "
+    "tools/validate_report.py reports/schema/report.schema.json FILE";
 
 class reader {
  public:
-  explicit reader(const std::string& source) : source_(source) {}
+  // `recording`: the report has a "recorded" section (gmemprof record wrote it).
+  reader(const std::string& source, bool recording)
+      : source_(source), advice_(recording ? recording_advice : suite_advice) {}
 
   [[noreturn]] void fail(const std::string& path, const std::string& problem) const {
-    throw report_error(report_error::kind::invalid,
-                       "report '" + source_ + "': " + path + " " + problem + invalid_advice);
+    fail(path + " " + problem);
+  }
+
+  // `what` names the field and the problem.
+  [[noreturn]] void fail(const std::string& what) const {
+    throw report_error(report_error::kind::invalid, "report '" + source_ + "': " + what + advice_);
   }
 
   const json& field(const json& object, const char* key, const std::string& path) const {
@@ -290,7 +303,10 @@ class reader {
 
   std::size_t size(const json& object_, const char* key, const std::string& path) const {
     const std::uint64_t v = u64(object_, key, path);
-    if (v > std::numeric_limits<std::size_t>::max()) fail(join(path, key), "is too large");
+    if (v > std::numeric_limits<std::size_t>::max()) {
+      fail(join(path, key), "is too large: " + std::to_string(v) + " (at most " +
+                                std::to_string(std::numeric_limits<std::size_t>::max()) + ")");
+    }
     return static_cast<std::size_t>(v);
   }
 
@@ -298,7 +314,8 @@ class reader {
   int integer(const json& object_, const char* key, const std::string& path) const {
     const std::uint64_t v = u64(object_, key, path);
     if (v > static_cast<std::uint64_t>(std::numeric_limits<int>::max())) {
-      fail(join(path, key), "is out of range: " + std::to_string(v));
+      fail(join(path, key), "is out of range: " + std::to_string(v) + " (0 to " +
+                                std::to_string(std::numeric_limits<int>::max()) + ")");
     }
     return static_cast<int>(v);
   }
@@ -354,6 +371,7 @@ class reader {
 
  private:
   const std::string& source_;
+  const char* advice_;
 };
 
 stats read_stats(const reader& in, const json& parent, const char* key, const std::string& path) {
@@ -426,7 +444,9 @@ param_value read_param(const reader& in, const json& j, const std::string& path)
   if (j.is_null()) return std::numeric_limits<double>::quiet_NaN();
   if (j.is_number()) {
     if (const auto v = reader::as_int64(j)) return *v;
-    in.fail(path, "is an integer beyond the int64 range: " + j.dump());
+    in.fail(path, "is an integer beyond the int64 range (" +
+                      std::to_string(std::numeric_limits<std::int64_t>::min()) + " to " +
+                      std::to_string(std::numeric_limits<std::int64_t>::max()) + "): " + j.dump());
   }
   in.fail(path, "must be a number, string or bool, is " + reader::kind_of(j));
 }
@@ -547,7 +567,10 @@ scenario_result read_scenario(const reader& in, const json& j, const std::string
       const json& f = in.field(c, "free_step", p);
       if (!f.is_null()) {
         const std::uint64_t step = in.u64(c, "free_step", p);
-        if (step <= a.alloc_step) in.fail(p + ".free_step", "must come after alloc_step");
+        if (step <= a.alloc_step) {
+          in.fail(p + ".free_step", "is " + std::to_string(step) + ", but must come after alloc_step " +
+                                        std::to_string(a.alloc_step));
+        }
         a.free_step = static_cast<std::int64_t>(step);
       }
       s.allocations.push_back(a);
@@ -636,6 +659,159 @@ scenario_result read_scenario(const reader& in, const json& j, const std::string
     s.advice = std::move(adv);
   }
   return s;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Input from elsewhere: checks made on the text before nlohmann sees it.
+
+// The byte offset at which `text` opens an array or object deeper than `limit` (outside
+// strings), or nullopt. One pass that tracks only strings, escapes and brackets: whether the
+// text is JSON at all is the parser's business once the depth is known to be safe.
+std::optional<std::size_t> offset_beyond_depth(const std::string& text, std::size_t limit) noexcept {
+  std::size_t depth = 0;
+  bool in_string = false;
+  bool escaped = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > limit) return i;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return std::nullopt;
+}
+
+// Strings from a report reach terminals (show, check, record's summary, messages) and pages:
+// a graph name, an NVTX range, a device name or a stack frame comes from someone else's program
+// or file. Each is made printable once, when the report is read, so every view gets clean text:
+// C0 controls (tab and newline too: the views lay text out themselves), DEL and bytes that are
+// not UTF-8 become `\xHH`; the C1 controls U+0080..U+009F (CSI among them) become `\u00HH`.
+// Clean text is unchanged, so reading what was written from a read report gives the same report.
+
+// How many bytes the well-formed UTF-8 sequence at s[i] takes, or 0 where none starts.
+std::size_t utf8_length(const std::string& s, std::size_t i) noexcept {
+  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char c = byte(i);
+  if (c < 0x80) return 1;
+  std::size_t n = 0;
+  unsigned char lo = 0x80, hi = 0xBF;  // the second byte's range (RFC 3629, section 4)
+  if (c >= 0xC2 && c <= 0xDF) {
+    n = 2;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    n = 3;
+    if (c == 0xE0) lo = 0xA0;
+    if (c == 0xED) hi = 0x9F;  // no surrogates
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    n = 4;
+    if (c == 0xF0) lo = 0x90;
+    if (c == 0xF4) hi = 0x8F;  // nothing above U+10FFFF
+  } else {
+    return 0;
+  }
+  if (i + n > s.size() || byte(i + 1) < lo || byte(i + 1) > hi) return 0;
+  for (std::size_t k = 2; k < n; ++k) {
+    if (byte(i + k) < 0x80 || byte(i + k) > 0xBF) return 0;
+  }
+  return n;
+}
+
+// Whether the `n`-byte character at s[i] must be escaped (n == 0: not UTF-8).
+bool controls_a_terminal(const std::string& s, std::size_t i, std::size_t n) noexcept {
+  const auto c = static_cast<unsigned char>(s[i]);
+  if (n == 0) return true;
+  if (n == 1) return c < 0x20 || c == 0x7F;
+  return n == 2 && c == 0xC2 && static_cast<unsigned char>(s[i + 1]) <= 0x9F;  // U+0080..U+009F
+}
+
+bool is_printable(const std::string& s) noexcept {
+  for (std::size_t i = 0; i < s.size();) {
+    const std::size_t n = utf8_length(s, i);
+    if (controls_a_terminal(s, i, n)) return false;
+    i += n;
+  }
+  return true;
+}
+
+std::string printable(const std::string& s) {
+  if (is_printable(s)) return s;
+  static constexpr char hex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(s.size() + 16);
+  for (std::size_t i = 0; i < s.size();) {
+    const std::size_t n = utf8_length(s, i);
+    if (!controls_a_terminal(s, i, n)) {
+      out.append(s, i, n);
+      i += n;
+      continue;
+    }
+    // A C1 control is one character (two bytes): named by its code point; anything else by its byte.
+    const auto b = static_cast<unsigned char>(n == 2 ? s[i + 1] : s[i]);
+    out += n == 2 ? "\\u00" : "\\x";
+    out += hex[b >> 4];
+    out += hex[b & 0xF];
+    i += n == 0 ? 1 : n;
+  }
+  return out;
+}
+
+// Where a value sits in the document, for a message: frames on the stack, joined on failure only.
+struct where {
+  const where* parent;
+  const std::string* key;  // nullptr: an array element
+  std::size_t index;
+};
+
+std::string path_of(const where* w) {
+  if (!w) return "";
+  const std::string up = path_of(w->parent);
+  if (!w->key) return reader::at(up, w->index);
+  return reader::join(up, printable(*w->key).c_str());
+}
+
+// Every string and key of `j` made printable (keys too: parameter names are printed). Two keys
+// that read the same afterwards ("a" + BEL and the text "a\x07") are refused: one would be lost.
+// Recursion is bounded by report_max_depth, checked before parsing.
+void make_printable(const reader& in, json& j, const where* here) {
+  if (j.is_string()) {
+    auto& s = j.get_ref<std::string&>();
+    if (!is_printable(s)) s = printable(s);
+  } else if (j.is_array()) {
+    for (std::size_t i = 0; i < j.size(); ++i) {
+      const where w{here, nullptr, i};
+      make_printable(in, j[i], &w);
+    }
+  } else if (j.is_object()) {
+    bool keys_printable = true;
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      const where w{here, &it.key(), 0};
+      make_printable(in, it.value(), &w);
+      keys_printable = keys_printable && is_printable(it.key());
+    }
+    if (keys_printable) return;
+    json out = json::object();
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      std::string key = printable(it.key());
+      if (out.contains(key)) {
+        const std::string path = path_of(here);
+        in.fail(path.empty() ? "the top level" : path,
+                "has two keys that read \"" + key +
+                    "\" once control characters are escaped: rename one of them");
+      }
+      out.emplace(std::move(key), std::move(it.value()));
+    }
+    j = std::move(out);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -759,15 +935,29 @@ std::string to_json_string(const report& r) {
 }
 
 report from_json_string(const std::string& text, const std::string& source) {
+  // Before parsing: nlohmann parses deep text without recursion, but copies and destroys it
+  // recursively (a key after ~100,000 nested arrays overflowed the stack, issue 32).
+  if (const auto at = offset_beyond_depth(text, report_max_depth)) {
+    throw report_error(report_error::kind::invalid,
+                       "report '" + source + "' nests arrays and objects deeper than " +
+                           std::to_string(report_max_depth) + " levels (level " +
+                           std::to_string(report_max_depth + 1) + " opens at byte " +
+                           std::to_string(*at) +
+                           "); gmemprof's reports nest far less, so it did not write this file: pass a "
+                           "report written by `gmemprof run --out FILE` or `gmemprof record --out FILE "
+                           "-- COMMAND`");
+  }
   json root;
   try {
     root = json::parse(text);
   } catch (const json::exception& e) {  // parse_error, and out_of_range for a number beyond double
     throw report_error(report_error::kind::not_json,
-                       "report '" + source + "' is not JSON (" + e.what() +
-                           "); pass a report written by `gmemprof run --out FILE`");
+                       "report '" + source + "' is not JSON (" + printable(e.what()) +
+                           "); pass a report written by `gmemprof run --out FILE` or "
+                           "`gmemprof record --out FILE -- COMMAND`");
   }
-  const reader in(source);
+  const reader in(source, root.is_object() && root.contains("recorded"));
+  make_printable(in, root, nullptr);
   if (!root.is_object()) {
     in.fail("the top level", "must be an object, is " + reader::kind_of(root));
   }
@@ -805,7 +995,7 @@ report from_json_string(const std::string& text, const std::string& source) {
     try {
       r.recorded = recording_from_json_text(rec->dump(), "recorded");
     } catch (const std::invalid_argument& e) {
-      in.fail(e.what(), "(a recording of `gmemprof record`)");
+      in.fail(e.what());
     }
   }
   return r;
@@ -838,8 +1028,8 @@ report read_report(const std::string& path) {
     throw report_error(report_error::kind::missing,
                        "report '" + path +
                            "' does not exist; check the path, or write it with `gmemprof run "
-                           "--out " +
-                           path + "`");
+                           "--out " + path + "` (the suite) or `gmemprof record --out " + path +
+                           " -- COMMAND` (a program)");
   }
   if (fs::is_directory(st)) {
     throw report_error(report_error::kind::unreadable,

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 
@@ -166,6 +167,206 @@ TEST(ReportRefusals, ANumberBeyondDoubleIsARefusalNotACrash) {
   text.replace(text.find(from), from.size(), "\"min_us\": 3355e432");
   const std::string m = refusal(text, report_error::kind::not_json);
   EXPECT_TRUE(has(m, "number overflow")) << m;
+}
+
+// ---- Deep nesting (issue 32) ------------------------------------------------------------------
+// A fuzzed report nested ~120,000 levels deep and followed by another key overflowed the stack
+// (exit 139): nlohmann parses without recursion but copies the document recursively. Text
+// nested deeper than report_max_depth is refused before it is parsed.
+
+// The base report with one more top-level member, "extra", of `levels` nested arrays: the
+// document nests 1 + levels deep. The reader ignores members it does not know.
+std::string with_nested_extra(std::size_t levels, const std::string& after = "") {
+  std::string text = to_json_string(base_report());
+  const std::string nested = std::string(levels, '[') + std::string(levels, ']');
+  text.insert(text.rfind('}'), ",\n  \"extra\": " + nested + after);
+  return text;
+}
+
+// `{"a": [[...]], "b": 1}`: the shape the fuzzer found; level L (2..) opens at byte 5 + L - 2.
+std::string deep_then_key(std::size_t levels) {
+  return "{\"a\":" + std::string(levels, '[') + std::string(levels, ']') + ",\"b\":1}";
+}
+
+TEST(ReportRefusals, NestingOf120000LevelsThenAKeyIsRefusedNamingTheLimitAndTheByte) {
+  const std::string m = refusal(deep_then_key(120000));
+  EXPECT_TRUE(has(m, "deeper than 256 levels")) << m;
+  EXPECT_TRUE(has(m, "level 257 opens at byte 260")) << m;
+}
+
+TEST(ReportRefusals, NestingOf100000LevelsIsRefused) {
+  const std::string m = refusal(deep_then_key(100000));
+  EXPECT_TRUE(has(m, "deeper than 256 levels")) << m;
+}
+
+TEST(ReportRefusals, NestingExactlyAtTheLimitIsReadAndOneMoreLevelIsRefused) {
+  static_assert(report_max_depth == 256, "the messages and docs/checks.md say 256");
+  const report back = from_json_string(with_nested_extra(report_max_depth - 1), "current.json");
+  EXPECT_EQ(back.scenarios.size(), 1u);
+  const std::string text = with_nested_extra(report_max_depth);
+  const std::string m = refusal(text);
+  const std::size_t deepest = text.find(std::string(report_max_depth, '['));
+  EXPECT_TRUE(has(m, "opens at byte " + std::to_string(deepest + report_max_depth - 1))) << m;
+}
+
+// The scan counts brackets outside strings only, and an escaped quote does not end a string.
+TEST(ReportRefusals, BracketsInsideStringsDoNotCountAsNesting) {
+  report r = base_report();
+  r.env.command_line = "run \"" + std::string(1000, '[') + "\\\" {{{";
+  r.scenarios[0].params.emplace_back("label", std::string(600, '{') + "\\");
+  const report back = from_json_string(to_json_string(r), "current.json");
+  EXPECT_EQ(back.env.command_line, r.env.command_line);
+  EXPECT_EQ(std::get<std::string>(back.scenarios[0].params[1].second), std::string(600, '{') + "\\");
+}
+
+TEST(ReportRefusals, ShowOfA120000LevelDeepFileExits2WithTheReason) {
+  const fs::path path = fs::temp_directory_path() / ("gmem-deep-" + std::to_string(::getpid()) + ".json");
+  std::ofstream(path) << deep_then_key(120000);
+  std::ostringstream out, err;
+  EXPECT_EQ(run_show(path.string(), out, err), 2);
+  EXPECT_TRUE(has(err.str(), path.string())) << err.str();
+  EXPECT_TRUE(has(err.str(), "deeper than 256 levels")) << err.str();
+  fs::remove(path);
+}
+
+// ---- Range errors say the range (issue 32) -----------------------------------------------------
+
+using ojson = nlohmann::ordered_json;
+
+// The base report with a recording of `graphs` graphs (three events each) and one launch of
+// graph 0 in its sequence, as JSON to edit.
+ojson recorded_json(std::size_t graphs) {
+  report r = base_report();
+  recording rec;
+  for (std::size_t i = 0; i < graphs; ++i) {
+    recorded_graph g;
+    g.name = "g" + std::to_string(i);
+    g.devices = {0};
+    g.events.resize(3);
+    for (auto& e : g.events) e.kind = "launch";
+    rec.graphs.push_back(g);
+  }
+  sequence_step st;
+  st.op = "launch";
+  st.graph = graphs ? 0 : -1;
+  rec.sequence = {st};
+  r.recorded = rec;
+  return ojson::parse(to_json_string(r));
+}
+
+std::string refusal(const ojson& j) { return refusal(j.dump(1)); }
+
+TEST(ReportRefusals, ASequenceStepNamingAGraphBeyondTheListSaysHowManyThereAre) {
+  ojson j = recorded_json(7);
+  j["recorded"]["sequence"][0]["graph"] = 7;
+  std::string m = refusal(j);
+  EXPECT_TRUE(has(m, "recorded.sequence[0].graph names graph 7; recorded.graphs has 7 graphs (0 to 6)"))
+      << m;
+  j["recorded"]["sequence"][0]["graph"] = -2;
+  m = refusal(j);
+  EXPECT_TRUE(has(m, "names graph -2; recorded.graphs has 7 graphs (0 to 6)")) << m;
+
+  j = recorded_json(1);
+  j["recorded"]["sequence"][0]["graph"] = 1;
+  EXPECT_TRUE(has(refusal(j), "names graph 1; recorded.graphs has 1 graph (index 0)"));
+  j = recorded_json(0);
+  j["recorded"]["sequence"][0]["graph"] = 0;
+  EXPECT_TRUE(has(refusal(j), "names graph 0; recorded.graphs has no graphs"));
+}
+
+TEST(ReportRefusals, ASequenceStepNamingAnEventBeyondItsGraphsSaysHowManyItHas) {
+  ojson j = recorded_json(2);
+  j["recorded"]["sequence"][0]["event"] = 3;
+  std::string m = refusal(j);
+  EXPECT_TRUE(has(m, "recorded.sequence[0].event names event 3 of graph 0, which has 3 events (0 to 2)"))
+      << m;
+  j["recorded"]["graphs"][0]["events"] = ojson::array();
+  m = refusal(j);
+  EXPECT_TRUE(has(m, "names event 3 of graph 0, which has no events")) << m;
+  j["recorded"]["sequence"][0].erase("graph");
+  m = refusal(j);
+  EXPECT_TRUE(has(m, "names event 3, but the step names no graph")) << m;
+}
+
+TEST(ReportRefusals, DeviceIndexesAndSmallIntegersOutOfRangeSayTheRange) {
+  ojson j = recorded_json(1);
+  j["recorded"]["graphs"][0]["devices"] = {0, 1025};
+  std::string m = refusal(j);
+  EXPECT_TRUE(has(m, "recorded.graphs[0].devices[1] must be a device index from 0 to 1024, is 1025"))
+      << m;
+  j["recorded"]["graphs"][0]["devices"] = {-1};
+  EXPECT_TRUE(has(refusal(j), "devices[0] must be a device index from 0 to 1024, is -1"));
+  j["recorded"]["graphs"][0]["devices"] = {"0"};
+  EXPECT_TRUE(has(refusal(j), "devices[0] must be a device index from 0 to 1024, is a string"));
+
+  j = recorded_json(1);
+  j["recorded"]["graphs"][0]["events"][0]["device"] = 3000000000u;
+  m = refusal(j);
+  EXPECT_TRUE(has(m, "recorded.graphs[0].events[0].device is out of range: 3000000000 (0 to 2147483647)"))
+      << m;
+  j = recorded_json(1);
+  j["recorded"]["pid"] = 18446744073709551615u;
+  m = refusal(j);
+  EXPECT_TRUE(has(m, "recorded.pid is out of range: 18446744073709551615 (at most 9223372036854775807)"))
+      << m;
+
+  j = recorded_json(0);
+  j["environment"]["device_index"] = 3000000000u;
+  m = refusal(j);
+  EXPECT_TRUE(has(m, "environment.device_index is out of range: 3000000000 (0 to 2147483647)")) << m;
+}
+
+TEST(ReportRefusals, AFreeStepBeforeItsAllocStepSaysBoth) {
+  ojson j = recorded_json(0);
+  j["scenarios"][0]["allocations"] = {{{"address", 4096}, {"bytes", 64}, {"alloc_step", 5}, {"free_step", 3}}};
+  const std::string m = refusal(j);
+  EXPECT_TRUE(has(m, "scenarios[0].allocations[0].free_step is 3, but must come after alloc_step 5")) << m;
+}
+
+// ---- The advice fits the report's kind (issue 32) ---------------------------------------------
+// A recording is made again by recording the program, not by running the suite.
+
+constexpr const char* run_hint = "write it again with `gmemprof run --out FILE`";
+constexpr const char* record_hint = "record it again with `gmemprof record --out FILE -- COMMAND`";
+
+TEST(ReportRefusals, AnInvalidRecordingSaysToRecordItAgainNotToRunTheSuite) {
+  ojson j = recorded_json(7);
+  j["recorded"]["sequence"][0]["graph"] = 7;  // the defect issue 32 met in vLLM's recordings
+  std::string m = refusal(j);
+  EXPECT_TRUE(has(m, record_hint)) << m;
+  EXPECT_FALSE(has(m, "gmemprof run")) << m;
+
+  j = recorded_json(1);  // a field outside the recorded section, in a recording
+  j["environment"]["device_index"] = -1;
+  m = refusal(j);
+  EXPECT_TRUE(has(m, "environment.device_index")) << m;
+  EXPECT_TRUE(has(m, record_hint)) << m;
+  EXPECT_FALSE(has(m, "gmemprof run")) << m;
+}
+
+TEST(ReportRefusals, AnInvalidSuiteReportSaysToRunTheSuiteAgain) {
+  report r = base_report();
+  r.scenarios.push_back(r.scenarios[0]);
+  const std::string m = refusal(r);
+  EXPECT_TRUE(has(m, run_hint)) << m;
+  EXPECT_FALSE(has(m, "gmemprof record")) << m;
+}
+
+// Before a file is parsed its kind is unknown: both ways to write one are named.
+TEST(ReportRefusals, AMissingFileTextThatIsNotJsonAndDeepTextNameBothRunAndRecord) {
+  std::vector<std::string> messages = {refusal("{\"recorded\": ", report_error::kind::not_json),
+                                       refusal(deep_then_key(300))};
+  try {
+    (void)read_report("/nonexistent/gmem-report.json");
+    ADD_FAILURE() << "read a missing file";
+  } catch (const report_error& e) {
+    EXPECT_EQ(e.error_kind(), report_error::kind::missing);
+    messages.push_back(e.what());
+  }
+  for (const auto& m : messages) {
+    EXPECT_TRUE(has(m, "`gmemprof run --out ")) << m;
+    EXPECT_TRUE(has(m, "`gmemprof record --out ")) << m;
+  }
 }
 
 // The check: each refusal is exit 2 with the message on stderr, never a pass or a regression.

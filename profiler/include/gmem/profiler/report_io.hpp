@@ -5,6 +5,7 @@
 // Doubles that are not finite (a ratio with nothing to divide by) are written as JSON null and
 // read back as NaN, so that a report can always be written after a long run.
 
+#include <cstddef>
 #include <stdexcept>
 #include <string>
 
@@ -38,12 +39,21 @@ class report_error : public std::runtime_error {
 /// "missing", "unreadable", ... (for messages and logs).
 [[nodiscard]] const char* to_string(report_error::kind k) noexcept;
 
+/// How deeply a report's arrays and objects may nest (the top-level object is level 1). Reports
+/// gmemprof writes nest 8 levels; deeper text is refused before it is parsed, because parsing
+/// and copying a document nested ~100,000 levels deep overflows the stack.
+inline constexpr std::size_t report_max_depth = 256;
+
 /// The report as pretty JSON (2-space indent) with a stable key order; throws nothing but
 /// std::bad_alloc. Invalid UTF-8 in strings is replaced by U+FFFD.
 [[nodiscard]] std::string to_json_string(const report& r);
 
 /// Parses a report from JSON text; throws report_error (not_json, wrong_schema_version or
-/// invalid) whose message names `source` and the offending field.
+/// invalid) whose message names `source` and the offending field. Text nested deeper than
+/// report_max_depth is refused (invalid) before it is parsed. Every string and key read is
+/// printable: C0 controls (tab and newline too), DEL and the C1 controls are replaced by the
+/// text `\xHH` (C1: `\u00HH`), so a report cannot drive the terminal that shows it; printable
+/// text is unchanged, so a report read, written and read again is the same.
 [[nodiscard]] report from_json_string(const std::string& text, const std::string& source);
 
 /// Writes atomically: a temporary file in the same directory, fsync, then rename over `path`; on
@@ -60,8 +70,9 @@ void write_text_atomically(const std::string& text, const std::string& path);
 /// existing file at `path`. Call it before a long run starts.
 void check_writable(const std::string& path);
 
-/// Reads and validates a report file; throws report_error (missing, unreadable, not_json,
-/// wrong_schema_version, invalid) whose message names the file and what to do.
+/// Reads and validates a report file as from_json_string does; throws report_error (missing,
+/// unreadable, not_json, wrong_schema_version, invalid) whose message names the file and what
+/// to do.
 [[nodiscard]] report read_report(const std::string& path);
 
 }  // namespace gmem::profiler
