@@ -442,6 +442,10 @@ recording recording_from_json_text(const std::string& text_, const std::string& 
     st.held = find(s, "held") ? i64(s, "held", ip) : -1;
     st.event = find(s, "event") ? i64(s, "event", ip) : -1;
     st.upto = find(s, "upto") ? i64(s, "upto", ip) : -1;
+    if (st.upto < -1 || (st.upto >= 0 && (st.op != "sync" || st.stream.empty()))) {
+      fail(join(ip, "upto"), "is " + std::to_string(st.upto) +
+                                 ": only a sync of one stream names the launch it completes up to (1 or more)");
+    }
     if (st.event >= 0 && st.graph < 0) {
       fail(join(ip, "event"), "names event " + std::to_string(st.event) + ", but the step names no graph");
     }

@@ -173,7 +173,9 @@ TEST(RecordSession, ADestroyedGraphWithALiveOutputIsNotTakenAgainUntilTheOutputI
   EXPECT_EQ(steps_of(r, "free"), 1u);
   // The free names the held allocation by its order, whatever its address in the instance.
   for (const auto& st : r.recorded->sequence) {
-    if (st.op == "free") EXPECT_EQ(st.held, 0);
+    if (st.op == "free") {
+      EXPECT_EQ(st.held, 0);
+    }
   }
 }
 
@@ -245,7 +247,9 @@ TEST_P(BackToBack, ThousandGraphsReplayedBackToBackHaveNoRemapContention) {
   const profiler::report r = p.finish();
   EXPECT_EQ(events_of_class(r, "remap_contention"), 0u);
   EXPECT_FALSE(has_diagnostic(r, "remap_contention"));
-  if (outputs) EXPECT_GT(events_of_class(r, "slow_launch"), 0u);
+  if (outputs) {
+    EXPECT_GT(events_of_class(r, "slow_launch"), 0u);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(WithAndWithoutHeldOutputs, BackToBack, ::testing::Bool());

@@ -11,8 +11,8 @@
 //   corpus_client back-to-back SELF_JSON [G]   G graphs (1000), each holding a small output,
 //                                        launched in three rounds back to back in one stream
 //   corpus_client identical SELF_JSON    eight graphs built by one function, all alive
-//   corpus_client sigterm-exit SELF_JSON four threads launching graphs; a SIGTERM handler that
-//                                        calls exit(3) runs on one of them
+//   corpus_client sigterm-exit SELF_JSON a thread launching graphs; a SIGTERM handler that calls
+//                                        exit(3) runs on it
 //   corpus_client segv-handled SELF_JSON a program whose own SIGSEGV handler (installed before
 //                                        CUDA starts) recovers from 200 faults made on purpose
 #include <cuda_runtime.h>
@@ -195,10 +195,13 @@ int events(const std::string& self) {
         default: CK(cudaStreamWaitEvent(s2, e, 0));
       }
       const reading before = counters();
+      const auto t = std::chrono::steady_clock::now();
       CK(cudaGraphLaunch(b, s2));
+      const double host_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t).count();
       const reading after = counters();
       CK(cudaDeviceSynchronize());
-      rounds += std::string(round ? ", " : "") + "{\"before\": " + json_of(before) + ", \"after\": " + json_of(after) + "}";
+      rounds += std::string(round ? ", " : "") + "{\"before\": " + json_of(before) + ", \"after\": " + json_of(after) +
+                ", \"host_us\": " + std::to_string(host_us) + "}";
     }
     out += std::string(v ? ", " : "") + "{\"way\": \"" + ways[v] + "\", \"second_launches\": [" + rounds +
            "], \"final\": " + json_of(counters()) + "}";
@@ -264,41 +267,39 @@ int identical(const std::string& self) {
   return 0;
 }
 
-std::atomic<bool> stop{false};
-
 void on_term(int) { std::exit(3); }
 
+// A program whose SIGTERM handler calls exit(): the signal lands on the thread that launches
+// graphs, at times inside a recorded CUDA call. The thread spends most of its time on the host
+// (a 100 us spin between launches), so that without recording the exit is orderly.
 int sigterm_exit(const std::string& self) {
   write(self, "{\"expected_exit\": 3}");
   struct sigaction sa {};
   sa.sa_handler = on_term;
   sigemptyset(&sa.sa_mask);
   CK(cudaFree(nullptr));
-  sigaction(SIGTERM, &sa, nullptr);  // after CUDA started: the recorder's handler is replaced,
-                                     // and exit() runs on the interrupted thread
-  std::vector<std::thread> workers;
-  std::vector<pthread_t> ids;
-  std::atomic<int> ready{0};
-  for (int t = 0; t < 4; ++t) {
-    workers.emplace_back([&ready] {
-      cudaStream_t s;
-      CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-      cudaGraphExec_t g = graph_of(s, 8 * MiB, 0);
-      ++ready;
-      while (!stop) {
-        cudaGraphLaunch(g, s);
-        cudaStreamQuery(s);
+  sigaction(SIGTERM, &sa, nullptr);  // after CUDA started: the recorder's handler is replaced
+  std::atomic<bool> ready{false};
+  std::thread worker([&ready] {
+    cudaStream_t s;
+    CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    cudaGraphExec_t g = graph_of(s, 8 * MiB, 0);
+    ready = true;
+    for (;;) {
+      cudaGraphLaunch(g, s);
+      const auto t = std::chrono::steady_clock::now();
+      while (std::chrono::steady_clock::now() - t < std::chrono::microseconds(100)) {
       }
-    });
-  }
-  while (ready < 4) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  });
+  while (!ready) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   std::printf("sigterm-exit: started\n");
   std::fflush(stdout);
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  pthread_kill(workers[1].native_handle(), SIGTERM);
+  pthread_kill(worker.native_handle(), SIGTERM);
   std::this_thread::sleep_for(std::chrono::seconds(30));  // the handler's exit() ends it first
   std::printf("sigterm-exit: the signal did not end the process\n");
-  return 1;
+  std::_Exit(1);
 }
 
 sigjmp_buf recover;

@@ -28,8 +28,8 @@ struct recorded_event {
   std::string kind;  ///< "instantiate", "upload", "launch", "trim", "free"
   /// launches: "first_launch", "steady", "remap_after_trim", "remap_contention" (the pool model
   /// says another graph's live allocation held granules it had mapped), "slow_launch" (a
-  /// relaunch that took 15 us or more and mapped nothing: the launch queue was full, or the
-  /// host busy), "remap_unexplained" (the pool grew inside a relaunch the pool model says
+  /// relaunch that took 15 us or more where the pool did not grow and the pool model finds
+  /// nothing it had to map again: the launch queue was full, or the host busy), "remap_unexplained" (the pool grew inside a relaunch the pool model says
   /// needed nothing), ...
   std::string cls;
   int device = 0;
