@@ -59,6 +59,11 @@ std::uint64_t predict_high(const std::vector<skeleton>& graphs, const std::vecto
     const bool on_graph = st.graph >= 0 && static_cast<std::size_t>(st.graph) < graphs.size();
     const std::size_t g = on_graph ? static_cast<std::size_t>(st.graph) : 0;
     const std::uint64_t stream = ids.emplace(st.stream, ids.size() + 1).first->second;
+    if (st.op == "instantiate" && on_graph && destroyed[g]) {
+      m.instantiate(g);
+      destroyed[g] = false;
+      continue;
+    }
     if (on_graph && destroyed[g]) continue;
     if (st.op == "launch" && on_graph) {
       for (std::uint64_t n = 0; n < std::min<std::uint64_t>(st.count, 2); ++n) m.launch(g, stream);
@@ -100,6 +105,12 @@ std::uint64_t replay_steps(const std::vector<skeleton>& graphs, const std::vecto
     m.destroy = [b, name] {
       GMEM_CUDA_TRY_CTX(cudaGraphExecDestroy(b->exec), "replaying a set of graphs, destroying '" + name + "'");
       b->exec = nullptr;
+    };
+    const unsigned long long flags = auto_free[i] ? cudaGraphInstantiateFlagAutoFreeOnLaunch : 0;
+    m.instantiate = [b, name, flags, &members, i] {
+      GMEM_CUDA_TRY_CTX(cudaGraphInstantiateWithFlags(&b->exec, b->graph, flags),
+                        "replaying a set of graphs, instantiating '" + name + "' again");
+      members[i].exec = b->exec;
     };
     members.push_back(std::move(m));
   }

@@ -134,6 +134,11 @@ recording run_set(std::vector<set_member>& members, const std::vector<sequence_s
       } else if (st.op == "sync") {
         GMEM_CUDA_TRY_CTX(cudaDeviceSynchronize(), ctx);
         rec.sequence.push_back(st);
+      } else if (st.op == "instantiate" && on_graph && destroyed[i] && members[i].instantiate) {
+        members[i].instantiate();  // a new executable graph: no mapping, never launched
+        destroyed[i] = launched[i] = uploaded[i] = false;
+        trims_seen[i] = trims;
+        rec.sequence.push_back(st);
       }
     }
     GMEM_CUDA_TRY_CTX(cudaDeviceSynchronize(), "running a set of graphs");

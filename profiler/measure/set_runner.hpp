@@ -20,6 +20,9 @@ struct set_member {
   std::vector<void*> held;         ///< the allocations it leaves allocated, in node order
   bool auto_free = false;
   std::function<void()> destroy;   ///< destroys the executable graph (a "destroy" step)
+  /// makes the executable graph again after a destroy (an "instantiate" step: a recording's
+  /// graph of which one instance followed another); none: such steps are skipped
+  std::function<void()> instantiate;
 };
 
 /// Runs `steps` on `device` from a trimmed pool with reset high watermarks, one stream per
