@@ -231,6 +231,16 @@ bool is_host_pointer(std::uint64_t address) {
   return r != CUDA_SUCCESS || type == CU_MEMORYTYPE_HOST;
 }
 
+bool memory_used(int& device, std::uint64_t& used) {
+  CUdevice d = 0;
+  if (cuCtxGetDevice(&d) != CUDA_SUCCESS) return false;
+  std::size_t free = 0, total = 0;
+  if (cuMemGetInfo(&free, &total) != CUDA_SUCCESS || free > total) return false;
+  device = static_cast<int>(d);
+  used = total - free;
+  return true;
+}
+
 }  // namespace
 
 driver_api real_driver() {
@@ -243,6 +253,7 @@ driver_api real_driver() {
   d.now_us = now_us;
   d.describe = describe;
   d.is_host_pointer = is_host_pointer;
+  d.memory_used = memory_used;
   return d;
 }
 

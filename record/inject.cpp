@@ -294,7 +294,8 @@ const route routes[] = {
 constexpr std::size_t table_size = CUPTI_DRIVER_TRACE_CBID_SIZE;
 decoder table[table_size] = {};
 
-struct nvtx_push_a {
+// nvtxRangePushA and nvtxMarkA take the message alone.
+struct nvtx_message_a {
   const char* message;
 };
 
@@ -302,8 +303,13 @@ struct nvtx_push_a {
 void on_nvtx(CUpti_CallbackId id, const CUpti_NvtxData* cb) {
   switch (id) {
     case CUPTI_CBID_NVTX_nvtxRangePushA: {
-      const auto* p = static_cast<const nvtx_push_a*>(cb->functionParams);
+      const auto* p = static_cast<const nvtx_message_a*>(cb->functionParams);
       the_session->nvtx_push(p ? p->message : nullptr);
+      return;
+    }
+    case CUPTI_CBID_NVTX_nvtxMarkA: {
+      const auto* p = static_cast<const nvtx_message_a*>(cb->functionParams);
+      the_session->nvtx_mark(p ? p->message : nullptr);
       return;
     }
     case CUPTI_CBID_NVTX_nvtxRangePushEx:
@@ -326,6 +332,7 @@ void CUPTIAPI callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId id, 
   try {
     if (domain == CUPTI_CB_DOMAIN_DRIVER_API && id < table_size && table[id]) {
       const auto* cb = static_cast<const CUpti_CallbackData*>(data);
+      the_session->first_reading();  // the process's device memory before its first allocation
       table[id](id, cb, cb->callbackSite == CUPTI_API_ENTER);
     } else if (domain == CUPTI_CB_DOMAIN_NVTX) {
       on_nvtx(id, static_cast<const CUpti_NvtxData*>(data));

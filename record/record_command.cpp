@@ -49,6 +49,22 @@ std::string find_library(const std::string& asked) {
   return "";
 }
 
+// The Python companion's folder (record/companion): beside the library in the build tree,
+// share/gmem/companion in an install; GMEM_RECORD_COMPANION_DIR names another, and
+// GMEM_RECORD_COMPANION=0 none. Empty when none is found.
+std::string find_companion(const std::string& library) {
+  const char* off = std::getenv("GMEM_RECORD_COMPANION");
+  if (off && std::string(off) == "0") return "";
+  if (const char* dir = std::getenv("GMEM_RECORD_COMPANION_DIR")) return dir;
+  std::error_code ec;
+  const fs::path lib = fs::path(library).parent_path();
+  for (const fs::path& p : {lib / "companion", lib / ".." / "share" / "gmem" / "companion",
+                            lib / ".." / ".." / "share" / "gmem" / "companion"}) {
+    if (fs::exists(p / "sitecustomize.py", ec)) return fs::canonical(p, ec).string();
+  }
+  return "";
+}
+
 // PATH.<pid>.json files a recorded command's processes wrote (or left from an earlier run).
 std::vector<std::pair<long, std::string>> process_reports(const std::string& out_path) {
   std::vector<std::pair<long, std::string>> found;
@@ -234,6 +250,7 @@ int run_record(const record_options& options, const std::vector<std::string>& co
   // which the check for a GPU below does. Without a GPU the child fails quietly.
   // Without the recording library nothing is recorded: then nothing is measured either.
   const std::string library = find_library(options.library);
+  const std::string companion = find_companion(library);
   const int granule_device = options.device >= 0 ? options.device : 0;
   const granule_reading granule =
       library.empty() ? granule_reading{} : granule_for(granule_device);
@@ -303,6 +320,12 @@ int run_record(const record_options& options, const std::vector<std::string>& co
       if (!granularity.empty()) {
         setenv("GMEM_RECORD_GRANULARITY", granularity.c_str(), 1);
         setenv("GMEM_RECORD_GRANULARITY_METHOD", granularity_method.c_str(), 1);
+      }
+      // Python programs: the companion runs first (as sitecustomize) and tells the recording what
+      // only PyTorch knows; other programs never read PYTHONPATH.
+      if (!companion.empty()) {
+        const char* old = std::getenv("PYTHONPATH");
+        setenv("PYTHONPATH", (companion + (old && *old ? ":" + std::string(old) : "")).c_str(), 1);
       }
     }
     std::vector<char*> argv;

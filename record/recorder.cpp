@@ -38,8 +38,13 @@ std::optional<name_source> parse_name_source(const std::string& text) noexcept {
 }
 
 std::string recorder::make_name(name_source s, const std::string& nvtx, const std::string& stream,
-                                std::uint64_t stream_sequence, std::uint64_t sequence) {
+                                std::uint64_t stream_sequence, std::uint64_t sequence,
+                                const std::string& python_site, const std::string& framework_label) {
   if (s == name_source::nvtx && !nvtx.empty()) return nvtx;
+  if (s == name_source::nvtx && !python_site.empty()) {
+    return python_site + (framework_label.empty() ? "" : " (" + framework_label + ")");
+  }
+  if (s == name_source::nvtx && !framework_label.empty()) return framework_label;
   if (s != name_source::sequence && !stream.empty()) {
     return stream + " #" + std::to_string(stream_sequence);
   }
@@ -59,6 +64,14 @@ void recorder::on_capture_begin(std::uint64_t stream, const std::string& nvtx) {
   capturing_.erase(stream);
 }
 
+void recorder::on_capture_named(std::uint64_t stream, const std::string& pool, int device,
+                                const std::string& python_site, const std::string& framework_label) {
+  capture_origin& o = capturing_[stream];
+  if (!pool.empty() && o.pool == no_pool) o.pool = pool_of(pool, device);
+  o.python_site = python_site;
+  o.framework_label = framework_label;
+}
+
 void recorder::on_capture_alloc(std::uint64_t stream, std::uint64_t handle, std::uint64_t bytes, int device,
                                 double t_us) {
   capture_origin& o = capturing_[stream];
@@ -67,15 +80,23 @@ void recorder::on_capture_alloc(std::uint64_t stream, std::uint64_t handle, std:
   o.capture_bytes += bytes;
   ++o.capture_allocations;
   o.device = device;
+  if (o.pool == no_pool) o.pool = pool_of("", device);  // unnamed: this capture's own
+  pool_took(o.pool, bytes, false);
   capture_memory m;
   m.bytes = bytes;
   m.stream = stream;
+  m.pool = o.pool;
   capture_memory_[handle] = m;
 }
 
 bool recorder::on_capture_memory_free(std::uint64_t handle, double t_us) {
   const auto it = capture_memory_.find(handle);
   if (it == capture_memory_.end()) return false;
+  if (it->second.pool < pools_.size()) {
+    pool_state& p = pools_[it->second.pool];
+    p.released += it->second.bytes;
+    p.held -= std::min(p.held, it->second.bytes);
+  }
   if (it->second.record < graphs_.size()) {
     graph_record& g = graphs_[it->second.record];
     g.released_bytes += it->second.bytes;
@@ -102,6 +123,9 @@ void recorder::on_capture_end(std::uint64_t stream, std::uint64_t graph) {
     o.capture_allocations = took->second.capture_allocations;
     o.device = took->second.device;
     o.t_us = took->second.t_us;
+    o.pool = took->second.pool;
+    o.python_site = took->second.python_site;
+    o.framework_label = took->second.framework_label;
     capturing_.erase(took);
     for (auto& [handle, m] : capture_memory_) {
       if (m.graph == 0 && m.stream == stream) m.graph = graph;
@@ -228,7 +252,10 @@ void recorder::on_instantiate(std::uint64_t exec, std::uint64_t graph, profiler:
   if (origin != graph_origin_.end()) capture_nvtx = origin->second.nvtx;
   const std::string& graph_nvtx = capture_nvtx.empty() ? nvtx : capture_nvtx;
   const std::string kind = private_pool ? "private_pool" : "memory_nodes";
-  const std::uint64_t shape = shape_of(stack, graph_nvtx, kind, flags, model);
+  // The Python site and the framework's label are part of the site (the native stack of a
+  // Python program is the interpreter's, the same for every graph).
+  const std::string python_site = origin != graph_origin_.end() ? origin->second.python_site + "|" + origin->second.framework_label : "";
+  const std::uint64_t shape = shape_of(stack, graph_nvtx + "|" + python_site, kind, flags, model);
   if (const std::optional<std::size_t> twin = revivable(shape)) {
     revive(*twin, exec, graph, model, t_us, host_us, before, after);
     return;
@@ -245,15 +272,18 @@ void recorder::on_instantiate(std::uint64_t exec, std::uint64_t graph, profiler:
     for (auto& [handle, m] : capture_memory_) {
       if (m.graph == graph && m.record == static_cast<std::size_t>(-1)) m.record = graphs_.size();
     }
+    if (origin->second.pool < pools_.size()) pools_[origin->second.pool].graphs.push_back(graphs_.size());
   }
   std::uint64_t stream_sequence = 0;
   if (origin != graph_origin_.end()) {
+    g.python_site = origin->second.python_site;
+    g.framework_label = origin->second.framework_label;
     g.stream = "stream " + std::to_string(origin->second.stream_label);
     stream_sequence = origin->second.stream_sequence;
     origin->second.instantiated = true;
   }
   g.nvtx = graph_nvtx;
-  std::string name = make_name(names_, g.nvtx, g.stream, stream_sequence, g.sequence);
+  std::string name = make_name(names_, g.nvtx, g.stream, stream_sequence, g.sequence, g.python_site, g.framework_label);
   // Two execs of one name (an NVTX range around a loop of captures) stay apart in reports.
   const int uses = ++name_uses_[name];
   if (uses > 1) name += " (" + std::to_string(uses) + ")";

@@ -137,6 +137,9 @@ struct graph_record {
   std::array<double, 32> recent{};  ///< the last 32 steady host times (a ring)
   std::uint64_t launches = 0;
   std::uint64_t failed_calls = 0;  ///< launches and uploads the driver refused
+  std::int64_t exec_state_bytes = 0;  ///< the driver's state for its instances (-1: unmeasured)
+  std::string python_site;             ///< where the framework captured it (the companion)
+  std::string framework_label;
   /// Executable graphs of this site and shape recorded here, one after the other: a new one is
   /// folded into this record only when this one was destroyed before it was made and left no
   /// live allocation, so that instances never coexist.
@@ -307,6 +310,32 @@ class recorder {
   /// blocking stream's (`per_thread`: the calling thread's default stream's only, label given).
   void on_sync_copy(std::uint64_t per_thread_label, bool per_thread, double t_us = -1);
 
+  // The bill (recorder_bill.cpp): what the graphs cost the device besides the graph memory
+  // pool. The Python companion (python/gmem_companion) names the application allocator's pools
+  // and its warm-ups through NVTX marks; without it each capture's memory is a pool of its own.
+  /// The capture just begun on `stream` takes memory into the allocator's pool `pool` on
+  /// `device`, was captured at `python_site`, and the framework calls it `framework_label`.
+  void on_capture_named(std::uint64_t stream, const std::string& pool, int device, const std::string& python_site,
+                        const std::string& framework_label);
+  /// Device memory a warm-up run took into the allocator's pool `pool` (torch.compile's CUDA graph
+  /// trees run a new shape once in the pool before they capture it). `handle` as on_capture_alloc.
+  void on_warmup_alloc(const std::string& pool, int device, std::uint64_t handle, std::uint64_t bytes);
+  /// The allocator's own figure for its pool `pool` on `device` (PyTorch's snapshot).
+  void on_pool_snapshot(const std::string& pool, int device, std::uint64_t bytes);
+  /// What the driver took for an executable graph's state on `device` (cuMemGetInfo around its
+  /// instantiation or upload, less a pool's growth); nullopt: no clean reading. `exec` may be a
+  /// graph the recorder does not track (no memory nodes): counted in the device's total.
+  void on_exec_state(std::uint64_t exec, int device, std::optional<std::uint64_t> bytes);
+  /// The device memory the process uses now (cuMemGetInfo: total - free); the first reading is
+  /// the bill's start.
+  void on_memory_reading(int device, std::uint64_t used);
+  /// The program's end as it said it (the Python companion): the bill is taken now, with
+  /// `counters` the devices' graph memory counters now.
+  void end_bill(const std::string& why, const std::map<int, counters>& counters);
+  /// The bills of the recording, per device, and the framework pools (assemble calls it).
+  void bills(std::vector<profiler::graph_bill>& bills, std::vector<profiler::framework_pool>& pools,
+             const std::vector<profiler::recorded_pool>& node_pools) const;
+
   /// Whether a completion could change anything now: tracked work not yet known complete, or an
   /// event that stands for some.
   [[nodiscard]] bool awaiting_completion() const;
@@ -326,13 +355,16 @@ class recorder {
   [[nodiscard]] std::uint64_t captures_never_instantiated() const { return never_instantiated_; }
   [[nodiscard]] name_source names() const { return names_; }
 
-  /// The name for a graph: per the name source, "<nvtx range>", "stream 2 #3" (the third graph
-  /// captured on stream 2), "graph 5" (the fifth instantiated). Falls back nvtx -> stream ->
+  /// The name for a graph: per the name source, "<nvtx range>", where the program captured it
+  /// as its Python companion told ("model.py:42 in forward", with the framework's label:
+  /// "... (cudagraph tree node 3 [[8, 64]])"), "stream 2 #3" (the third graph captured on
+  /// stream 2), "graph 5" (the fifth instantiated). Falls back nvtx -> Python site -> stream ->
   /// sequence when a source has nothing.
   [[nodiscard]] static std::string make_name(name_source s, const std::string& nvtx,
                                              const std::string& stream,
                                              std::uint64_t stream_sequence,
-                                             std::uint64_t sequence);
+                                             std::uint64_t sequence, const std::string& python_site = "",
+                                             const std::string& framework_label = "");
   /// The site and structure of a graph: its instantiation stack, NVTX range, kind, flags, node
   /// kinds and sizes, edges and children, hashed. Instances of one shape are one record.
   [[nodiscard]] static std::uint64_t shape_of(const std::vector<std::string>& stack, const std::string& nvtx,
@@ -349,7 +381,22 @@ class recorder {
     int device = 0;
     double t_us = 0;
     bool instantiated = false;
+    std::size_t pool = no_pool;  ///< its framework pool (pools_), once it took memory or was named
+    std::string python_site;     ///< from the Python companion
+    std::string framework_label;
   };
+  static constexpr std::size_t no_pool = static_cast<std::size_t>(-1);
+  /// A private pool of the application's allocator (recorder_bill.cpp).
+  struct pool_state {
+    std::string id;  ///< the allocator's name for it; empty: one capture's, unnamed
+    int device = 0;
+    std::uint64_t warmup = 0, capture = 0, released = 0, held = 0, peak = 0;
+    std::int64_t snapshot = -1;
+    std::vector<std::size_t> graphs;  ///< graph records captured into it
+  };
+  /// The framework pool `id` on `device` (made when new); an empty id makes an unnamed one.
+  std::size_t pool_of(const std::string& id, int device);
+  void pool_took(std::size_t pool, std::uint64_t bytes, bool warmup);
   void point(double t_us, int device, const std::string& event, const std::string& graph,
              const counters& c);
   void log(sequence_entry e);
@@ -390,7 +437,27 @@ class recorder {
     std::uint64_t graph = 0;   ///< the captured graph's handle once the capture ended
     std::uint64_t stream = 0;  ///< the capturing stream until then
     std::size_t record = static_cast<std::size_t>(-1);  ///< its graph record, once instantiated
+    std::size_t pool = no_pool;  ///< its framework pool
   };
+  std::vector<pool_state> pools_;
+  std::map<std::pair<std::string, int>, std::size_t> pool_index_;  ///< (id, device) -> pools_
+  // Executable-graph state and the process's memory, per device (recorder_bill.cpp).
+  struct device_costs {
+    std::uint64_t exec_bytes = 0, exec_measured = 0, exec_unmeasured = 0;
+    bool have_memory = false;
+    std::uint64_t first_used = 0, last_used = 0;
+    std::uint64_t framework_held = 0, framework_peak = 0;  ///< all its framework pools at once
+  };
+  std::map<int, device_costs> costs_;
+  /// The bill's end, frozen where the program said it ended (the Python companion, before the
+  /// interpreter tears graphs and pools down); unset: the end of the recording.
+  struct bill_end {
+    std::string why;
+    std::map<int, counters> node_pool;      ///< the counters then
+    std::vector<pool_state> pools;
+    std::map<int, device_costs> costs;
+  };
+  std::optional<bill_end> end_;
   std::unordered_map<std::uint64_t, capture_memory> capture_memory_;  ///< address or handle
   std::map<std::uint64_t, capture_origin> capturing_;  ///< stream handle -> what its capture took
   int capture_device_ = -1;  ///< the device of the last capture-time allocation, -1: none yet

@@ -71,6 +71,11 @@ void recorder::revive(std::size_t gi, std::uint64_t exec, std::uint64_t graph,
       for (auto& [handle, m] : capture_memory_) {
         if (m.graph == graph && m.record == static_cast<std::size_t>(-1)) m.record = gi;
       }
+      const std::size_t pool = origin->second.pool;
+      if (pool < pools_.size() &&
+          std::find(pools_[pool].graphs.begin(), pools_[pool].graphs.end(), gi) == pools_[pool].graphs.end()) {
+        pools_[pool].graphs.push_back(gi);
+      }
     }
   }
   graph_event e;
@@ -103,7 +108,7 @@ void recorder::record_uninstantiated(std::uint64_t graph, const capture_origin& 
   g.capture_allocations = o.capture_allocations;
   g.stream = "stream " + std::to_string(o.stream_label);
   g.nvtx = o.nvtx;
-  std::string name = make_name(names_, g.nvtx, g.stream, o.stream_sequence, g.sequence);
+  std::string name = make_name(names_, g.nvtx, g.stream, o.stream_sequence, g.sequence, o.python_site, o.framework_label);
   const int uses = ++name_uses_[name];
   if (uses > 1) name += " (" + std::to_string(uses) + ")";
   g.name = name;
@@ -116,9 +121,12 @@ void recorder::record_uninstantiated(std::uint64_t graph, const capture_origin& 
   e.kind = "capture";
   e.device = o.device;
   g.events.push_back(e);
+  g.python_site = o.python_site;
+  g.framework_label = o.framework_label;
   for (auto& [handle, m] : capture_memory_) {
     if (m.graph == graph && m.record == static_cast<std::size_t>(-1)) m.record = graphs_.size();
   }
+  if (o.pool < pools_.size()) pools_[o.pool].graphs.push_back(graphs_.size());
   graphs_.push_back(std::move(g));
 }
 

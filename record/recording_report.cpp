@@ -55,11 +55,17 @@ std::string deferred_message(double budget_s) {
 
 namespace {
 
-// Stable across runs of one program (gmemprof check matches graphs by it): the NVTX range, else
+// Stable across runs of one program (gmemprof check matches graphs by it): the NVTX range, the
+// Python site, else
 // the instantiation site (its call stack: offsets within functions or objects, not addresses)
 // and the graph's structure (node kinds, allocation sizes, edges), hashed.
 std::string identity_of(const graph_record& g, const profiler::flat_graph& flat) {
   if (!g.nvtx.empty()) return "nvtx:" + g.nvtx;
+  // Where the program captured it, as its Python companion told: the same across runs of the
+  // program whatever the sizes (the native stack of a Python program is the interpreter's).
+  if (!g.python_site.empty()) {
+    return "python:" + g.python_site + (g.framework_label.empty() ? "" : " (" + g.framework_label + ")");
+  }
   std::uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a
   const auto mix = [&h](const std::string& text) {
     for (unsigned char c : text) h = (h ^ c) * 0x100000001b3ull;
@@ -183,6 +189,9 @@ graph_figures figures_of(const graph_record& g, std::uint64_t granularity, analy
   rg.flags_known = true;
   rg.identity = identity_of(g, flat);
   rg.instantiate_stack = g.instantiate_stack;
+  rg.exec_state_bytes = g.exec_state_bytes;
+  rg.python_site = g.python_site;
+  rg.framework_label = g.framework_label;
   return out;
 }
 
@@ -294,6 +303,7 @@ profiler::report assemble(const recorder& r, const profiler::environment& env,
   }
   for (const timeline_point& p : r.timeline()) rec.timeline.push_back({p.t_us, p.device, p.event, p.graph, p.values});
   if (granularity && options.analyse) profiler::analyse_pools(rec, skeletons, granularity);
+  r.bills(rec.bills, rec.framework_pools, rec.pools);
   for (std::size_t gi = 0; gi < rec.graphs.size(); ++gi) {
     add_launch_costs(rep.scenarios[gi], rec.graphs[gi], r.graphs()[gi]);
   }

@@ -4,6 +4,7 @@
 #include "gmem/profiler/diagnostics.hpp"
 #include "gmem/profiler/report_io.hpp"
 #include "record/record_command.hpp"
+#include "report/bill_view.hpp"
 
 namespace gmem::record {
 
@@ -17,6 +18,9 @@ std::vector<std::string> summarize_recording(const std::string& path) {
                      (rep.env.device_name.empty() ? std::string("no device") : rep.env.device_name);
   if (rec.partial) head += " (PARTIAL: " + rec.partial_reason + ")";
   lines.push_back(head);
+  for (const auto& b : rec.bills) {
+    for (const std::string& line : profiler::bill_lines(b)) lines.push_back(line);
+  }
   for (std::size_t i = 0; i < rep.scenarios.size(); ++i) {
     const auto& s = rep.scenarios[i];
     double first_us = -1;

@@ -102,6 +102,7 @@ bool session::write(bool partial, const std::string& reason, bool analyse, std::
   if (out_path_.empty()) return false;
   try {
     rec_.finish();
+    if (analyse) read_memory();  // at exit: the last reading, where a context is still current
     info_.partial = partial;
     info_.partial_reason = reason;
     assemble_options options;

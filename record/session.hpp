@@ -46,6 +46,9 @@ struct driver_api {
   bool (*describe)(int device, profiler::environment& env, std::uint64_t& granularity) = nullptr;
   /// Whether `address` is host memory (a synchronous copy to it returns when the copy is done).
   bool (*is_host_pointer)(std::uint64_t address) = nullptr;
+  /// The device memory in use on the calling thread's current device (cuMemGetInfo: total -
+  /// free, every process's) and that device; false without a current context.
+  bool (*memory_used)(int& device, std::uint64_t& used) = nullptr;
 };
 
 /// Stream handles as the driver takes them: 0 and CU_STREAM_LEGACY name the legacy default
@@ -97,9 +100,14 @@ class session {
   /// call.
   void copied(std::uint64_t destination, std::optional<bool> to_host, bool per_thread) noexcept;
 
-  // NVTX ranges of the calling thread.
+  // NVTX ranges of the calling thread, and marks: a mark whose message starts with "gmem:" is
+  // the Python companion speaking (session_companion.cpp).
   void nvtx_push(const char* message) noexcept;
   void nvtx_pop() noexcept;
+  void nvtx_mark(const char* message) noexcept;
+  /// The process's device memory before its first allocation: read once, at the first call that
+  /// has a context (cheap after that: one atomic load).
+  void first_reading() noexcept;
 
   // Writing the report.
   /// At exit: the report, analysed. Never waits on a lock this thread holds (exit() called
@@ -153,6 +161,8 @@ class session {
   /// guess.
   std::atomic<int> calls_in_flight_{0};
   std::atomic<std::uint64_t> calls_started_{0};
+  std::atomic<bool> have_first_reading_{false};
+  void read_memory() noexcept;  // the caller holds the lock
   /// Whether a completion can change anything (tracked work not yet known complete): event
   /// calls, queries and copies skip the lock when not.
   std::atomic<bool> completions_matter_{false};

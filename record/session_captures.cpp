@@ -41,11 +41,16 @@ void session::device_alloc(std::uint64_t handle, std::uint64_t bytes, std::optio
   if (forked_) return;
   try {
     thread_state& t = here(this);
-    if (!t.capturing_any) return;  // memory a capture takes: a private pool growing
+    // Memory a capture takes, or a warm-up run the companion named: a private pool growing.
+    if (!t.capturing_any && t.warmup_pool.empty()) return;
     const int d = device ? *device : driver_.current_device();
     const double now = driver_.now_us();
     lock l(*this);
-    rec_.on_capture_alloc(t.capturing, handle, bytes, d, now);
+    if (t.capturing_any) {
+      rec_.on_capture_alloc(t.capturing, handle, bytes, d, now);
+    } else {
+      rec_.on_warmup_alloc(t.warmup_pool, d, handle, bytes);
+    }
   } catch (...) {
   }
 }

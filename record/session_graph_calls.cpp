@@ -75,6 +75,7 @@ void session::upload_enter(std::uint64_t exec, std::uint64_t stream) noexcept {
     if (!p.tracked) return;
     p.stream = label_of(stream);
     p.device = rec_.device_of(exec);
+    p.have_used = driver_.memory_used && driver_.memory_used(p.used_device, p.used_before);
     window_enter();
     p.before = driver_.read_counters(p.device);
     read_other_devices_before(exec, p.device);
@@ -91,10 +92,23 @@ void session::upload_exit(std::uint64_t exec, const std::string& failure) noexce
     p.tracked = false;
     const double host_us = driver_.now_us() - p.start_us;
     const auto after = driver_.read_counters(p.device);
+    int used_device = 0;
+    std::uint64_t used_after = 0;
+    const bool have_used = p.have_used && driver_.memory_used(used_device, used_after) && used_device == p.used_device;
     const bool concurrent = window_exit();
     lock l(*this);
     rec_.on_upload(exec, p.stream, p.t_us, host_us, p.before, after, failure, concurrent);
-    if (failure.empty()) record_other_devices(exec, p.device, p.t_us);
+    if (failure.empty()) {
+      record_other_devices(exec, p.device, p.t_us);
+      // The upload maps the graph's memory (the pool's growth); the rest is the driver's state.
+      std::optional<std::uint64_t> state;
+      const std::uint64_t grew = p.before && after && after->reserved_current > p.before->reserved_current
+                                     ? after->reserved_current - p.before->reserved_current
+                                     : 0;
+      if (have_used && !concurrent && used_after >= p.used_before + grew) state = used_after - p.used_before - grew;
+      rec_.on_exec_state(exec, have_used ? used_device : p.device, state);
+      if (have_used) rec_.on_memory_reading(used_device, used_after);
+    }
     note_completions();
   } catch (...) {
   }
@@ -104,6 +118,9 @@ void session::instantiate_enter(std::uint64_t graph) noexcept {
   if (forked_) return;
   try {
     pending_call& p = here(this).pending;
+    // The driver's state for the executable graph, whatever its nodes: the device memory in use
+    // around the call (read first, the window open while the driver works).
+    p.have_used = driver_.memory_used && driver_.memory_used(p.used_device, p.used_before);
     p.model = profiler::graph_model{};
     p.has_memory_nodes = false;
     p.tracked = driver_.read_graph(graph, p.model, p.has_memory_nodes);
@@ -119,8 +136,8 @@ void session::instantiate_enter(std::uint64_t graph) noexcept {
       if (!devices.empty()) p.device = devices.front();
     }
     p.others.clear();
+    window_enter();
     if (p.tracked && p.has_memory_nodes) {
-      window_enter();
       p.before = driver_.read_counters(p.device);
       for (std::size_t k = 1; k < devices.size(); ++k) {
         p.others.emplace_back(devices[k], driver_.read_counters(devices[k]));
@@ -139,14 +156,30 @@ void session::instantiate_exit(std::uint64_t exec, std::uint64_t graph, const st
     thread_state& t = here(this);
     pending_call& p = t.pending;
     const double host_us = driver_.now_us() - p.start_us;
+    std::optional<counters> after;
+    if (p.tracked && p.has_memory_nodes) after = driver_.read_counters(p.device);
+    int used_device = 0;
+    std::uint64_t used_after = 0;
+    const bool have_used = p.have_used && driver_.memory_used(used_device, used_after) && used_device == p.used_device;
+    const bool concurrent = window_exit();  // an instantiation maps memory only with the upload flag
+    // What the driver took beyond the pool's growth (an instantiation with the upload flag maps
+    // the graph's memory in the call): its own state for the executable graph.
+    std::optional<std::uint64_t> state;
+    if (have_used && !concurrent && failure.empty()) {
+      const std::uint64_t grew = p.before && after && after->reserved_current > p.before->reserved_current
+                                     ? after->reserved_current - p.before->reserved_current
+                                     : 0;
+      if (used_after >= p.used_before + grew) state = used_after - p.used_before - grew;
+    }
     if (!p.tracked) {
-      window_exit();
+      if (failure.empty()) {
+        lock l(*this);
+        rec_.on_exec_state(exec, used_device, state);
+        if (have_used) rec_.on_memory_reading(used_device, used_after);
+      }
       return;
     }
     p.tracked = false;
-    std::optional<counters> after;
-    if (p.has_memory_nodes) after = driver_.read_counters(p.device);
-    window_exit();  // an instantiation maps memory only with the upload flag
     // The call stack before the lock: a few microseconds, once per graph.
     std::vector<std::string> stack;
     if (failure.empty() && driver_.call_stack) stack = driver_.call_stack();
@@ -160,6 +193,8 @@ void session::instantiate_exit(std::uint64_t exec, std::uint64_t graph, const st
     describe(p.device);
     rec_.on_instantiate(exec, graph, std::move(p.model), nvtx, p.t_us, host_us, p.before, after, flags,
                         std::move(stack));
+    rec_.on_exec_state(exec, have_used ? used_device : p.device, state);
+    if (have_used) rec_.on_memory_reading(used_device, used_after);
     if (p.has_memory_nodes) record_other_devices(exec, p.device, p.t_us);
     if (upload_stream && flags.upload) {
       rec_.mark_uploaded(exec, label_of(*upload_stream));

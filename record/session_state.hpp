@@ -28,6 +28,11 @@ struct pending_call {
   /// The counters of the call's graph's other devices, read before the call (a graph that
   /// allocates on several devices maps on each: issue 19).
   std::vector<std::pair<int, std::optional<counters>>> others;
+  /// The device memory in use before the call (an instantiation or an upload: the driver's
+  /// state for the executable graph is what it took beyond a pool's growth).
+  bool have_used = false;
+  int used_device = 0;
+  std::uint64_t used_before = 0;
 };
 
 struct thread_state {
@@ -37,6 +42,10 @@ struct thread_state {
   std::uint64_t capturing = 0;  ///< the stream this thread captures into (0: none)
   bool capturing_any = false;
   bool holding = false;         ///< this thread holds its session's lock
+  /// The allocator's pool a warm-up run on this thread takes memory into (the companion's
+  /// "gmem:warmup-begin"), empty when none, and its device.
+  std::string warmup_pool;
+  int warmup_device = 0;
 };
 
 /// This thread's state for session `s` (reset when the thread last served another session).

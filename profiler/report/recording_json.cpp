@@ -68,6 +68,9 @@ json graph_json(const recorded_graph& g) {
     j["capture_pool_growth_bytes"] = g.capture_pool_growth_bytes;
     if (!g.pool_id.empty()) j["pool_id"] = g.pool_id;
   }
+  if (g.exec_state_bytes != 0) j["exec_state_bytes"] = g.exec_state_bytes;
+  if (!g.python_site.empty()) j["python_site"] = g.python_site;
+  if (!g.framework_label.empty()) j["framework_label"] = g.framework_label;
   if (!g.instantiate_stack.empty()) j["instantiate_stack"] = g.instantiate_stack;
   json events = json::array();
   for (const auto& e : g.events) events.push_back(event_json(e));
@@ -296,6 +299,9 @@ recorded_graph read_graph(const json& j, const std::string& path) {
   g.held_granule_bytes = u64(j, "held_granule_bytes", path);
   g.capture_pool_growth_bytes = u64(j, "capture_pool_growth_bytes", path);
   g.pool_id = text(j, "pool_id", path);
+  g.exec_state_bytes = i64(j, "exec_state_bytes", path);
+  g.python_site = text(j, "python_site", path);
+  g.framework_label = text(j, "framework_label", path);
   g.instantiate_stack = strings(j, "instantiate_stack", path);
   const json& events = array(j, "events", path, true);
   for (std::size_t i = 0; i < events.size(); ++i) {
@@ -337,6 +343,102 @@ recorded_pool read_pool(const json& j, const std::string& path) {
                           u64(t, "reserved_bytes", ip, true), i64(t, "growth_bytes", ip)});
   }
   return p;
+}
+
+json framework_pool_json(const framework_pool& p) {
+  json j{{"id", p.id},
+         {"device", p.device},
+         {"warmup_bytes", p.warmup_bytes},
+         {"capture_bytes", p.capture_bytes},
+         {"released_bytes", p.released_bytes},
+         {"retained_bytes", p.retained_bytes},
+         {"peak_bytes", p.peak_bytes}};
+  if (p.snapshot_bytes >= 0) j["snapshot_bytes"] = p.snapshot_bytes;
+  j["graphs"] = p.graphs;
+  return j;
+}
+
+// Each kind is written only where the recording saw it: an absent kind reads as not seen.
+json bill_json(const graph_bill& b) {
+  json j{{"device", b.device}};
+  if (!b.process.empty()) j["process"] = b.process;
+  j["end"] = b.end;
+  if (b.node_pool_seen) {
+    j["memory_node_pool"] = {{"high_bytes", b.node_pool_high_bytes}, {"retained_bytes", b.node_pool_retained_bytes}};
+  }
+  if (b.framework_seen) {
+    json f{{"named", b.framework_named},
+           {"warmup_bytes", b.framework_warmup_bytes},
+           {"capture_bytes", b.framework_capture_bytes},
+           {"retained_bytes", b.framework_retained_bytes},
+           {"peak_bytes", b.framework_peak_bytes}};
+    if (b.framework_snapshot_bytes >= 0) f["snapshot_bytes"] = b.framework_snapshot_bytes;
+    j["framework_pools"] = std::move(f);
+  }
+  if (b.exec_state_measured) {
+    j["exec_state"] = {{"bytes", b.exec_state_bytes},
+                       {"instantiations", b.exec_state_instantiations},
+                       {"unmeasured", b.exec_state_unmeasured}};
+  }
+  if (b.process_measured) {
+    j["process_memory"] = {{"delta_bytes", b.process_delta_bytes}, {"not_graph_bytes", b.not_graph_bytes}};
+  }
+  return j;
+}
+
+framework_pool read_framework_pool(const json& j, const std::string& path) {
+  framework_pool p;
+  p.id = text(j, "id", path, true);
+  p.device = small(j, "device", path);
+  p.warmup_bytes = u64(j, "warmup_bytes", path);
+  p.capture_bytes = u64(j, "capture_bytes", path);
+  p.released_bytes = u64(j, "released_bytes", path);
+  p.retained_bytes = u64(j, "retained_bytes", path);
+  p.peak_bytes = u64(j, "peak_bytes", path);
+  p.snapshot_bytes = find(j, "snapshot_bytes") ? static_cast<std::int64_t>(u64(j, "snapshot_bytes", path)) : -1;
+  p.graphs = strings(j, "graphs", path);
+  return p;
+}
+
+graph_bill read_bill(const json& j, const std::string& path) {
+  graph_bill b;
+  b.device = small(j, "device", path, true);
+  b.end = text(j, "end", path);
+  b.process = text(j, "process", path);
+  if (const json* n = find(j, "memory_node_pool")) {
+    const std::string np = join(path, "memory_node_pool");
+    if (!n->is_object()) fail(np, "must be an object");
+    b.node_pool_seen = true;
+    b.node_pool_high_bytes = u64(*n, "high_bytes", np, true);
+    b.node_pool_retained_bytes = u64(*n, "retained_bytes", np, true);
+  }
+  if (const json* f = find(j, "framework_pools")) {
+    const std::string fp = join(path, "framework_pools");
+    if (!f->is_object()) fail(fp, "must be an object");
+    b.framework_seen = true;
+    b.framework_named = flag(*f, "named", fp);
+    b.framework_warmup_bytes = u64(*f, "warmup_bytes", fp);
+    b.framework_capture_bytes = u64(*f, "capture_bytes", fp);
+    b.framework_retained_bytes = u64(*f, "retained_bytes", fp, true);
+    b.framework_peak_bytes = u64(*f, "peak_bytes", fp);
+    b.framework_snapshot_bytes = find(*f, "snapshot_bytes") ? static_cast<std::int64_t>(u64(*f, "snapshot_bytes", fp)) : -1;
+  }
+  if (const json* e = find(j, "exec_state")) {
+    const std::string ep = join(path, "exec_state");
+    if (!e->is_object()) fail(ep, "must be an object");
+    b.exec_state_measured = true;
+    b.exec_state_bytes = u64(*e, "bytes", ep, true);
+    b.exec_state_instantiations = u64(*e, "instantiations", ep);
+    b.exec_state_unmeasured = u64(*e, "unmeasured", ep);
+  }
+  if (const json* p = find(j, "process_memory")) {
+    const std::string pp = join(path, "process_memory");
+    if (!p->is_object()) fail(pp, "must be an object");
+    b.process_measured = true;
+    b.process_delta_bytes = i64(*p, "delta_bytes", pp);
+    b.not_graph_bytes = i64(*p, "not_graph_bytes", pp);
+  }
+  return b;
 }
 
 }  // namespace
@@ -382,6 +484,16 @@ std::string recording_to_json_text(const recording& r) {
   }
   j["sequence"] = std::move(sequence);
   if (r.sequence_truncated) j["sequence_truncated"] = true;
+  if (!r.framework_pools.empty()) {
+    json pools_json = json::array();
+    for (const auto& p : r.framework_pools) pools_json.push_back(framework_pool_json(p));
+    j["framework_pools"] = std::move(pools_json);
+  }
+  if (!r.bills.empty()) {
+    json bills = json::array();
+    for (const auto& b : r.bills) bills.push_back(bill_json(b));
+    j["bills"] = std::move(bills);
+  }
   if (!r.processes.empty()) {
     json processes = json::array();
     for (const auto& p : r.processes) {
@@ -460,6 +572,15 @@ recording recording_from_json_text(const std::string& text_, const std::string& 
     r.sequence.push_back(std::move(st));
   }
   r.sequence_truncated = flag(j, "sequence_truncated", path);
+  const json& fpools = array(j, "framework_pools", path);
+  for (std::size_t i = 0; i < fpools.size(); ++i) {
+    r.framework_pools.push_back(read_framework_pool(object_at(fpools, i, join(path, "framework_pools")),
+                                                    at(join(path, "framework_pools"), i)));
+  }
+  const json& bills = array(j, "bills", path);
+  for (std::size_t i = 0; i < bills.size(); ++i) {
+    r.bills.push_back(read_bill(object_at(bills, i, join(path, "bills")), at(join(path, "bills"), i)));
+  }
   const json& processes = array(j, "processes", path);
   for (std::size_t i = 0; i < processes.size(); ++i) {
     const std::string ip = at(join(path, "processes"), i);

@@ -1,5 +1,7 @@
 #include "report/show.hpp"
 
+#include "report/bill_view.hpp"
+
 #include "gmem/profiler/analysis.hpp"
 #include "gmem/profiler/reuse_model.hpp"
 
@@ -327,6 +329,9 @@ std::string format_recording(const recording& rec) {
   for (const auto& pr : rec.processes) {
     out += "  process " + std::to_string(pr.pid) + ": " + or_unknown(pr.command) + ", " +
            std::to_string(pr.graphs) + " graph(s)" + (pr.report.empty() ? "" : ", " + pr.report) + "\n";
+  }
+  for (const auto& b : rec.bills) {
+    for (const std::string& line : bill_lines(b)) out += "  " + line + "\n";
   }
   for (const auto& n : rec.notes) out += "  note: " + n + "\n";
   if (rec.sequence_truncated) {

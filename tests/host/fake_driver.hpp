@@ -31,6 +31,8 @@ struct fake_gpu {
   int device = 0;
   std::map<std::uint64_t, bool> blocking;
   std::vector<std::string> stack{"program!main+0x10"};
+  std::atomic<std::uint64_t> used{0};  ///< device memory in use (cuMemGetInfo: total - free)
+  bool context = true;                 ///< a context is current (memory_used answers)
   /// Called once inside stream_blocking, which the session calls with its lock held (a hook for
   /// re-entrancy tests).
   std::function<void()> inside_lock;
@@ -79,6 +81,12 @@ inline driver_api fake_driver() {
     return true;
   };
   d.is_host_pointer = [](std::uint64_t address) { return address >= (1ull << 47); };
+  d.memory_used = [](int& device, std::uint64_t& used) {
+    if (!current_gpu()->context) return false;
+    device = current_gpu()->device;
+    used = current_gpu()->used.load();
+    return true;
+  };
   return d;
 }
 
@@ -108,6 +116,8 @@ struct program {
   program& operator=(const program&) = delete;
 
   void tick(double us) { gpu.clock_us = gpu.clock_us.load() + us; }
+  /// The process takes `bytes` more device memory (cuMemGetInfo sees it).
+  void use(std::int64_t bytes) { gpu.used = static_cast<std::uint64_t>(static_cast<std::int64_t>(gpu.used.load()) + bytes); }
   void grow(std::uint64_t bytes, int device = 0) {
     std::lock_guard<std::mutex> l(gpu.mutex);
     counters& c = gpu.devices[device];

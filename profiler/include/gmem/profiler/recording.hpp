@@ -91,6 +91,66 @@ struct recorded_graph {
   /// being captured, by the capturing thread (cuMemAlloc, cuMemCreate): the graph's pool growth.
   std::uint64_t capture_pool_growth_bytes = 0;
   std::string pool_id;  ///< private_pool: the allocator's pool, when the program names it
+  /// Device memory the driver took for the executable graph's own state, outside any pool
+  /// (cuMemGetInfo around its instantiations and uploads, less what a pool grew), in all its
+  /// instances; -1 where no reading was clean (another thread's call overlapped).
+  std::int64_t exec_state_bytes = 0;
+  /// Where the framework captured it, when the recording's Python companion told
+  /// ("model.py:42 in forward"), and what the framework calls it ("cudagraph tree node 3
+  /// [8x64x256]", "make_graphed_callables"); empty otherwise.
+  std::string python_site;
+  std::string framework_label;
+};
+
+/// One private pool of the application's allocator (PyTorch's caching allocator: a CUDA graph
+/// pool, the `segment_pool_id` of its snapshot), as the recording saw the device memory the
+/// allocator took into it: in warm-up runs (torch.compile's CUDA graph trees run a new shape
+/// once inside the pool before they capture it), in captures, and given back.
+struct framework_pool {
+  std::string id;  ///< "(0, 1)" as PyTorch names it; "capture of 'g'" where nothing named it
+  int device = 0;
+  std::uint64_t warmup_bytes = 0;
+  std::uint64_t capture_bytes = 0;
+  std::uint64_t released_bytes = 0;  ///< given back to the device (cudaFree of its segments)
+  std::uint64_t retained_bytes = 0;  ///< at the bill's end: warm-up + capture - released
+  std::uint64_t peak_bytes = 0;      ///< the most it held at once
+  /// The allocator's own figure for the pool at the bill's end (PyTorch's snapshot, summed
+  /// over the pool's segments), told by the Python companion; -1 unknown.
+  std::int64_t snapshot_bytes = -1;
+  std::vector<std::string> graphs;  ///< the graphs captured into it
+};
+
+/// What CUDA graphs cost one device of one process, by kind (docs/record.md, "The bill"). Each
+/// figure is of its own kind: a kind the recording did not see is absent (flagged), never 0.
+struct graph_bill {
+  int device = 0;
+  std::string process;  ///< merged recordings: "p1", ...; empty for one process
+  /// Where the bill ends: "the program's end (Python, before its teardown)", "exit", ...
+  std::string end;
+  // Graph memory nodes' pool (cudaGraphMemAttr counters).
+  bool node_pool_seen = false;
+  std::uint64_t node_pool_high_bytes = 0;
+  std::uint64_t node_pool_retained_bytes = 0;  ///< reserved at the bill's end
+  // The framework's graph pools (the application's allocator).
+  bool framework_seen = false;
+  bool framework_named = false;  ///< the Python companion named the pools and warm-ups
+  std::uint64_t framework_warmup_bytes = 0;
+  std::uint64_t framework_capture_bytes = 0;
+  std::uint64_t framework_retained_bytes = 0;
+  std::uint64_t framework_peak_bytes = 0;
+  std::int64_t framework_snapshot_bytes = -1;  ///< the allocator's own figure, -1 unknown
+  // Executable-graph state (outside every pool).
+  bool exec_state_measured = false;
+  std::uint64_t exec_state_bytes = 0;
+  std::uint64_t exec_state_instantiations = 0;     ///< measured ones, graphs without memory nodes included
+  std::uint64_t exec_state_unmeasured = 0;         ///< another thread's call overlapped their reading
+  // The process's device memory (cuMemGetInfo: used = total - free) from the recording's first
+  // reading (before the program's first allocation) to the bill's end.
+  bool process_measured = false;
+  std::int64_t process_delta_bytes = 0;
+  /// The process's change less the graph kinds above: what the program's other allocations
+  /// (weights, activations, libraries' workspaces) took.
+  std::int64_t not_graph_bytes = 0;
 };
 
 /// A point of a device's pool timeline: a call that changed the reservation, or a trim.
@@ -184,6 +244,8 @@ struct recording {
   std::vector<sequence_step> sequence;
   bool sequence_truncated = false;
   std::vector<recorded_process> processes;  ///< merged recordings: every process's
+  std::vector<framework_pool> framework_pools;
+  std::vector<graph_bill> bills;  ///< per process and device
   /// The analysis at exit ran out of its time budget: scenarios hold the graph models' figures
   /// without analysis, and `gmemprof show` analyses them.
   bool analysis_deferred = false;

@@ -1,0 +1,49 @@
+#include "report/bill_view.hpp"
+
+#include "report/size_text.hpp"
+
+namespace gmem::profiler {
+
+std::vector<std::string> bill_lines(const graph_bill& b) {
+  std::vector<std::string> out;
+  std::string head = "what CUDA graphs cost device " + std::to_string(b.device);
+  if (!b.process.empty()) head += " of process " + b.process;
+  out.push_back(head + " (at " + b.end + "):");
+  std::uint64_t graphs = 0;
+  if (b.node_pool_seen) {
+    out.push_back("  graph memory-node pool   " + size_text(b.node_pool_retained_bytes) + " retained, " +
+                  size_text(b.node_pool_high_bytes) + " at its high watermark");
+    graphs += b.node_pool_retained_bytes;
+  }
+  if (b.framework_seen) {
+    std::string line = "  framework graph pools    " + size_text(b.framework_retained_bytes) + " retained";
+    if (b.framework_snapshot_bytes >= 0) {
+      line += " (the framework's own figure: " + size_text(static_cast<std::uint64_t>(b.framework_snapshot_bytes)) + ")";
+    }
+    line += "; taken by ";
+    line += b.framework_named ? "warm-up runs " + size_text(b.framework_warmup_bytes) + ", captures " : "captures ";
+    line += size_text(b.framework_capture_bytes) + ", at most " + size_text(b.framework_peak_bytes) + " at once";
+    if (!b.framework_named) line += " (warm-ups unseen: the Python companion names them)";
+    out.push_back(line);
+    graphs += b.framework_retained_bytes;
+  }
+  if (b.exec_state_measured) {
+    std::string line = "  executable-graph state   " + size_text(b.exec_state_bytes) + " for " +
+                       std::to_string(b.exec_state_instantiations) + " instantiation(s) and upload(s), outside every pool";
+    if (b.exec_state_unmeasured) line += "; " + std::to_string(b.exec_state_unmeasured) + " more not measured (another thread's call overlapped)";
+    out.push_back(line);
+    graphs += b.exec_state_bytes;
+  }
+  if (b.node_pool_seen || b.framework_seen || b.exec_state_measured) {
+    out.push_back("  graph memory in all      " + size_text(graphs));
+  }
+  if (b.process_measured) {
+    out.push_back("  not graph memory         " + signed_size_text(b.not_graph_bytes) +
+                  " (the program's other allocations: weights, activations, libraries' workspaces)");
+    out.push_back("  the process's change     " + signed_size_text(b.process_delta_bytes) +
+                  " (cuMemGetInfo, from before its first allocation)");
+  }
+  return out;
+}
+
+}  // namespace gmem::profiler

@@ -1,0 +1,261 @@
+"""gmem's Python companion for `gmemprof record` (docs/record.md, "The bill").
+
+`gmemprof record` puts this folder first on PYTHONPATH, so Python runs this file at start-up
+(as `sitecustomize`), before the program. It imports nothing heavy and changes nothing the
+program does: when, and only when, the program imports PyTorch, it wraps a few PyTorch calls to
+tell the recording library, through NVTX marks (torch.cuda.nvtx.mark, which the library's CUPTI
+subscription receives), what only PyTorch knows:
+  - which of its allocator's pools a capture takes memory into, where in the program the capture
+    was made (file:line and function) and what the framework calls it (a CUDA graph tree node of
+    torch.compile, make_graphed_callables);
+  - when a warm-up run of torch.compile's CUDA graph trees allocates into a graph pool;
+  - at the program's end (Python's atexit, before the interpreter tears graphs and pools down),
+    PyTorch's own figure for each graph pool (its memory snapshot).
+Every wrapper calls PyTorch's own function first and swallows its own errors: the program sees
+PyTorch as it is. A `sitecustomize` the environment already had is run after this one.
+GMEM_RECORD_COMPANION=0 (read by `gmemprof record`) leaves this folder off the path."""
+
+import os
+import sys
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _run_the_next_sitecustomize():
+    """The environment's own sitecustomize, which this file shadows."""
+    try:
+        import importlib.machinery
+        import importlib.util
+        path = [p for p in sys.path if os.path.abspath(p or ".") != _HERE]
+        spec = importlib.machinery.PathFinder.find_spec("sitecustomize", path)
+        if spec is not None and spec.loader is not None:
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+    except Exception:
+        pass
+
+
+class _companion:
+    def __init__(self):
+        import threading
+        self.local = threading.local()  # the label of the capture this thread is about to make
+        self.torch = None
+        self.mark = None
+        self.torch_dir = None
+
+    # ---- speaking to the recording library
+
+    def say(self, verb, body):
+        try:
+            import json
+            if self.mark is None:
+                self.mark = self.torch.cuda.nvtx.mark
+            self.mark("gmem:" + verb + " " + json.dumps(body, separators=(",", ":")))
+        except Exception:
+            pass
+
+    def site(self):
+        """The program's frame that led to the capture: the innermost outside PyTorch and this
+        file, as "file.py:42 in function"."""
+        try:
+            f = sys._getframe(2)
+            while f is not None:
+                name = f.f_code.co_filename
+                inside = name.startswith(self.torch_dir) or name == __file__ or name.startswith("<") or \
+                    os.sep + "contextlib.py" in name or os.sep + "functools.py" in name
+                if not inside:
+                    return f"{os.path.basename(name)}:{f.f_lineno} in {f.f_code.co_name}"
+                f = f.f_back
+        except Exception:
+            pass
+        return ""
+
+    @staticmethod
+    def pool_name(pool):
+        try:
+            return str(tuple(int(x) for x in pool))
+        except Exception:
+            return ""
+
+    # ---- wrapping PyTorch, once it is imported
+
+    def attach(self, graphs):
+        """torch.cuda.graphs was just imported (while torch.cuda is still being imported)."""
+        if self.torch is not None:
+            return
+        torch = sys.modules["torch"]
+        self.torch = torch
+        self.torch_dir = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
+        self.wrap_capture(torch, graphs)
+        self.wrap_pool_calls(torch)
+        self.wrap_graphed_callables(graphs)
+        import atexit
+        atexit.register(self.at_end)
+
+    def wrap_capture(self, torch, graphs):
+        graph_class = getattr(graphs, "CUDAGraph", None)
+        begin = getattr(graph_class, "capture_begin", None)
+        if begin is None:
+            return
+        companion = self
+
+        def capture_begin(graph, *args, **kwargs):
+            result = begin(graph, *args, **kwargs)
+            try:
+                companion.say("capture", {"pool": companion.pool_name(graph.pool()),
+                                          "device": torch.cuda.current_device(),
+                                          "site": companion.site(),
+                                          "label": getattr(companion.local, "label", "")})
+            except Exception:
+                pass
+            return result
+
+        capture_begin.__wrapped__ = begin
+        graph_class.capture_begin = capture_begin
+
+    def wrap_pool_calls(self, torch):
+        """torch.compile's CUDA graph trees run each new shape once inside the graph pool before
+        they capture it: begin/end of allocating the thread's (or stream's) memory to a pool."""
+        companion = self
+        C = torch._C
+        for name in ("_cuda_beginAllocateCurrentThreadToPool", "_cuda_beginAllocateCurrentStreamToPool",
+                     "_cuda_beginAllocateToPool"):
+            original = getattr(C, name, None)
+            if original is None:
+                continue
+
+            def begin(device, pool, *rest, _original=original):
+                result = _original(device, pool, *rest)
+                companion.say("warmup-begin", {"pool": companion.pool_name(pool), "device": int(device)})
+                return result
+
+            setattr(C, name, begin)
+        for name in ("_cuda_endAllocateToPool", "_cuda_endAllocateCurrentStreamToPool"):
+            original = getattr(C, name, None)
+            if original is None:
+                continue
+
+            def end(*args, _original=original):
+                result = _original(*args)
+                companion.say("warmup-end", {})
+                return result
+
+            setattr(C, name, end)
+
+    def wrap_graphed_callables(self, graphs):
+        """torch.cuda.make_graphed_callables: bound by torch.cuda from this module right after it
+        is imported, so the wrapper is what the program calls."""
+        original = getattr(graphs, "make_graphed_callables", None)
+        if original is None:
+            return
+        companion = self
+
+        def make_graphed_callables(*args, **kwargs):
+            companion.local.label = "make_graphed_callables"
+            try:
+                return original(*args, **kwargs)
+            finally:
+                companion.local.label = ""
+
+        make_graphed_callables.__wrapped__ = original
+        graphs.make_graphed_callables = make_graphed_callables
+
+    def wrap_tree_nodes(self, trees):
+        """A CUDA graph tree node's recording: its id and the shapes of its dynamic inputs."""
+        node = getattr(trees, "CUDAGraphNode", None)
+        record = getattr(node, "_record", None)
+        if record is None:
+            return
+        companion = self
+
+        def _record(self, model, inputs):
+            label = ""
+            try:
+                static = set(getattr(self.wrapped_function, "static_input_idxs", ()))
+                shapes = [list(x.shape) for i, x in enumerate(inputs)
+                          if i not in static and hasattr(x, "shape")][:4]
+                node_id = getattr(getattr(self, "id", None), "id", getattr(self, "id", ""))
+                label = f"cudagraph tree node {node_id}" + (f" {shapes}" if shapes else "")
+            except Exception:
+                pass
+            companion.local.label = label
+            try:
+                return record(self, model, inputs)
+            finally:
+                companion.local.label = ""
+
+        _record.__wrapped__ = record
+        node._record = _record
+
+    def at_end(self):
+        """PyTorch's own figure for each graph pool, at the program's end."""
+        try:
+            torch = self.torch
+            if not torch.cuda.is_initialized():
+                return
+            pools = {}
+            for seg in torch.cuda.memory._snapshot()["segments"]:
+                pool = tuple(seg.get("segment_pool_id", (0, 0)))
+                if pool == (0, 0):
+                    continue
+                key = (self.pool_name(pool), int(seg.get("device", 0)))
+                pools[key] = pools.get(key, 0) + int(seg["total_size"])
+            self.say("end", {"why": "the program's end (Python's atexit, before the interpreter's teardown)",
+                             "pools": [{"pool": p, "device": d, "bytes": b} for (p, d), b in pools.items()]})
+        except Exception:
+            pass
+
+
+class _after_import:
+    """Runs `then(module)` once a module is imported (a finder that wraps its loader)."""
+
+    def __init__(self, names, then):
+        self.names = names
+        self.then = then
+
+    def find_spec(self, name, path=None, target=None):
+        if name not in self.names:
+            return None
+        import importlib.machinery
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(name, path, target)
+            if spec is not None and spec.loader is not None:
+                loader, then = spec.loader, self.then
+
+                class _loader(importlib.abc.Loader):
+                    def create_module(self, s):
+                        return loader.create_module(s)
+
+                    def exec_module(self, module):
+                        loader.exec_module(module)
+                        try:
+                            then(module)
+                        except Exception:
+                            pass
+
+                spec.loader = _loader()
+                return spec
+        return None
+
+
+def _install():
+    import importlib.abc  # noqa: F401  (used by _after_import's loader)
+    companion = _companion()
+
+    def on_import(module):
+        name = module.__name__
+        if name == "torch.cuda.graphs":
+            companion.attach(module)
+        elif name == "torch._inductor.cudagraph_trees":
+            companion.wrap_tree_nodes(module)
+
+    sys.meta_path.insert(0, _after_import({"torch.cuda.graphs", "torch._inductor.cudagraph_trees"}, on_import))
+
+
+try:
+    _install()
+except Exception:
+    pass
+_run_the_next_sitecustomize()

@@ -1,0 +1,154 @@
+// The bill: what CUDA graphs cost a process's device besides the graph memory pool, as the
+// recorder sees it. The framework's graph pools: device memory the application's allocator took
+// while a capture was active on the thread (and, named by the Python companion, in warm-up runs
+// into a graph pool), less what it gave back; the executable graphs' own state, outside every
+// pool (cuMemGetInfo around each instantiation and upload); the process's device memory from the
+// first reading to the bill's end. docs/record.md, "The bill".
+#include <algorithm>
+
+#include "record/recorder.hpp"
+
+namespace gmem::record {
+
+std::size_t recorder::pool_of(const std::string& id, int device) {
+  if (!id.empty()) {
+    const auto it = pool_index_.find({id, device});
+    if (it != pool_index_.end()) return it->second;
+    pool_index_.emplace(std::make_pair(id, device), pools_.size());
+  }
+  pool_state p;
+  p.id = id;
+  p.device = device;
+  pools_.push_back(std::move(p));
+  return pools_.size() - 1;
+}
+
+void recorder::pool_took(std::size_t pool, std::uint64_t bytes, bool warmup) {
+  pool_state& p = pools_[pool];
+  (warmup ? p.warmup : p.capture) += bytes;
+  p.held += bytes;
+  p.peak = std::max(p.peak, p.held);
+  device_costs& c = costs_[p.device];
+  c.framework_held += bytes;
+  c.framework_peak = std::max(c.framework_peak, c.framework_held);
+}
+
+void recorder::on_warmup_alloc(const std::string& pool, int device, std::uint64_t handle, std::uint64_t bytes) {
+  const std::size_t k = pool_of(pool, device);
+  pool_took(k, bytes, true);
+  capture_memory m;
+  m.bytes = bytes;
+  m.pool = k;
+  capture_memory_[handle] = m;
+}
+
+void recorder::on_pool_snapshot(const std::string& pool, int device, std::uint64_t bytes) {
+  pools_[pool_of(pool, device)].snapshot = static_cast<std::int64_t>(bytes);
+}
+
+void recorder::on_exec_state(std::uint64_t exec, int device, std::optional<std::uint64_t> bytes) {
+  device_costs& c = costs_[device];
+  const auto it = execs_.find(exec);
+  graph_record* g = it == execs_.end() ? nullptr : &graphs_[it->second];
+  if (!bytes) {
+    ++c.exec_unmeasured;
+    if (g) g->exec_state_bytes = -1;
+    return;
+  }
+  ++c.exec_measured;
+  c.exec_bytes += *bytes;
+  if (g && g->exec_state_bytes >= 0) g->exec_state_bytes += static_cast<std::int64_t>(*bytes);
+}
+
+void recorder::on_memory_reading(int device, std::uint64_t used) {
+  device_costs& c = costs_[device];
+  if (!c.have_memory) c.first_used = used;
+  c.have_memory = true;
+  c.last_used = used;
+}
+
+void recorder::end_bill(const std::string& why, const std::map<int, counters>& counters) {
+  bill_end e;
+  e.why = why;
+  e.node_pool = counters;
+  e.pools = pools_;
+  e.costs = costs_;
+  end_ = std::move(e);
+}
+
+void recorder::bills(std::vector<profiler::graph_bill>& bills, std::vector<profiler::framework_pool>& pools,
+                     const std::vector<profiler::recorded_pool>& node_pools) const {
+  const std::vector<pool_state>& at_end = end_ ? end_->pools : pools_;
+  const std::map<int, device_costs>& costs = end_ ? end_->costs : costs_;
+  for (std::size_t k = 0; k < at_end.size(); ++k) {
+    const pool_state& p = at_end[k];
+    profiler::framework_pool out;
+    for (std::size_t gi : pools_[k].graphs) out.graphs.push_back(graphs_[gi].name);
+    out.id = !p.id.empty() ? p.id : out.graphs.empty() ? "capture never instantiated" : "capture of '" + out.graphs.front() + "'";
+    out.device = p.device;
+    out.warmup_bytes = p.warmup;
+    out.capture_bytes = p.capture;
+    out.released_bytes = p.released;
+    out.retained_bytes = p.held;
+    out.peak_bytes = p.peak;
+    out.snapshot_bytes = pools_[k].snapshot;
+    pools.push_back(std::move(out));
+  }
+  std::map<int, bool> devices;
+  for (const auto& [d, c] : costs) devices[d] = true;
+  for (const auto& p : at_end) devices[p.device] = true;
+  for (const auto& p : node_pools) devices[p.device] = true;
+  for (const auto& [device, unused] : devices) {
+    (void)unused;
+    profiler::graph_bill b;
+    b.device = device;
+    b.end = end_ ? end_->why : "the end of the recording (exit)";
+    for (const auto& p : node_pools) {
+      if (p.device != device || !p.process.empty()) continue;
+      b.node_pool_seen = p.high_bytes > 0 || std::any_of(graphs_.begin(), graphs_.end(), [&](const graph_record& g) {
+                           return g.kind == "memory_nodes" && std::find(g.devices.begin(), g.devices.end(), device) != g.devices.end();
+                         });
+      b.node_pool_high_bytes = p.high_bytes;
+      b.node_pool_retained_bytes = p.end_bytes;
+    }
+    if (end_) {
+      const auto c = end_->node_pool.find(device);
+      if (c != end_->node_pool.end()) b.node_pool_retained_bytes = c->second.reserved_current;
+    }
+    bool snapshots = true;
+    std::int64_t snapshot = 0;
+    for (std::size_t k = 0; k < at_end.size(); ++k) {
+      const pool_state& p = at_end[k];
+      if (p.device != device) continue;
+      b.framework_seen = true;
+      b.framework_named = b.framework_named || !p.id.empty();
+      b.framework_warmup_bytes += p.warmup;
+      b.framework_capture_bytes += p.capture;
+      b.framework_retained_bytes += p.held;
+      if (pools_[k].snapshot < 0) {
+        snapshots = false;
+      } else {
+        snapshot += pools_[k].snapshot;
+      }
+    }
+    b.framework_snapshot_bytes = b.framework_seen && snapshots ? snapshot : -1;
+    const auto c = costs.find(device);
+    if (c != costs.end()) {
+      b.framework_peak_bytes = c->second.framework_peak;
+      b.exec_state_measured = c->second.exec_measured + c->second.exec_unmeasured > 0;
+      b.exec_state_bytes = c->second.exec_bytes;
+      b.exec_state_instantiations = c->second.exec_measured;
+      b.exec_state_unmeasured = c->second.exec_unmeasured;
+      if (c->second.have_memory) {
+        b.process_measured = true;
+        b.process_delta_bytes = static_cast<std::int64_t>(c->second.last_used) - static_cast<std::int64_t>(c->second.first_used);
+        b.not_graph_bytes = b.process_delta_bytes - static_cast<std::int64_t>(b.node_pool_retained_bytes) -
+                            static_cast<std::int64_t>(b.framework_retained_bytes) -
+                            static_cast<std::int64_t>(b.exec_state_bytes);
+      }
+    }
+    bills.push_back(b);
+  }
+}
+
+}  // namespace gmem::record

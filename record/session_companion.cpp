@@ -1,0 +1,101 @@
+// What the Python companion (python/gmem_companion) tells the recording, through NVTX marks
+// whose message starts with "gmem:" (a channel that needs no other connection: the program's
+// own torch.cuda.nvtx.mark reaches CUPTI's NVTX callback), and the process's device memory.
+//   gmem:capture {"pool": "(0, 1)", "device": 0, "site": "model.py:42 in forward",
+//                 "label": "cudagraph tree node 3"}      right after a capture began on the thread
+//   gmem:warmup-begin {"pool": "(0, 1)", "device": 0}    a warm-up run into the pool begins
+//   gmem:warmup-end {}                                   and ends
+//   gmem:end {"why": "...", "pools": [{"pool": "(0, 1)", "device": 0, "bytes": N}]}
+//                                                        the program's end, PyTorch's own figures
+// A message that is not such JSON is ignored: the program's own marks pass through untouched.
+#include <cstring>
+
+#include <nlohmann/json.hpp>
+
+#include "record/session_state.hpp"
+
+namespace gmem::record {
+
+using detail::here;
+using detail::thread_state;
+
+namespace {
+
+using json = nlohmann::json;
+
+std::string text_of(const json& j, const char* key) {
+  const auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+int int_of(const json& j, const char* key) {
+  const auto it = j.find(key);
+  return it != j.end() && it->is_number_integer() ? it->get<int>() : 0;
+}
+
+}  // namespace
+
+void session::read_memory() noexcept {
+  int device = 0;
+  std::uint64_t used = 0;
+  if (driver_.memory_used && driver_.memory_used(device, used)) rec_.on_memory_reading(device, used);
+}
+
+void session::first_reading() noexcept {
+  if (forked_ || have_first_reading_.load(std::memory_order_relaxed)) return;
+  try {
+    int device = 0;
+    std::uint64_t used = 0;
+    if (!driver_.memory_used || !driver_.memory_used(device, used)) return;  // no context yet
+    lock l(*this);
+    if (have_first_reading_.exchange(true)) return;
+    rec_.on_memory_reading(device, used);
+  } catch (...) {
+  }
+}
+
+void session::nvtx_mark(const char* message) noexcept {
+  if (forked_ || !message || std::strncmp(message, "gmem:", 5) != 0) return;
+  try {
+    const std::string m(message + 5);
+    const std::size_t space = m.find(' ');
+    const std::string verb = m.substr(0, space);
+    const json body = json::parse(space == std::string::npos ? "{}" : m.substr(space + 1), nullptr, false);
+    if (!body.is_object()) return;
+    thread_state& t = here(this);
+    if (verb == "capture") {
+      if (!t.capturing_any) return;
+      lock l(*this);
+      rec_.on_capture_named(t.capturing, text_of(body, "pool"), int_of(body, "device"), text_of(body, "site"),
+                            text_of(body, "label"));
+    } else if (verb == "warmup-begin") {
+      t.warmup_pool = text_of(body, "pool");
+      t.warmup_device = int_of(body, "device");
+    } else if (verb == "warmup-end") {
+      t.warmup_pool.clear();
+    } else if (verb == "end") {
+      lock l(*this);
+      std::map<int, counters> now;
+      for (const graph_record& g : rec_.graphs()) {
+        for (int d : g.devices) now.emplace(d, counters{});
+      }
+      for (auto& [d, c] : now) {
+        if (const auto read = driver_.read_counters(d)) c = *read;
+      }
+      const auto pools = body.find("pools");
+      if (pools != body.end() && pools->is_array()) {
+        for (const json& p : *pools) {
+          const auto bytes = p.find("bytes");
+          if (!p.is_object() || bytes == p.end() || !bytes->is_number_unsigned()) continue;
+          rec_.on_pool_snapshot(text_of(p, "pool"), int_of(p, "device"), bytes->get<std::uint64_t>());
+        }
+      }
+      read_memory();
+      const std::string why = text_of(body, "why");
+      rec_.end_bill(why.empty() ? "the program's end, as its Python companion saw it" : why, now);
+    }
+  } catch (...) {
+  }
+}
+
+}  // namespace gmem::record

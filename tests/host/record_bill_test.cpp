@@ -1,0 +1,195 @@
+// The bill (issue 33) against a fake driver: what CUDA graphs cost a device by kind. The
+// framework's graph pools as the Python companion names them (warm-up runs and captures into a
+// pool, PyTorch's own figure at the program's end), the executable graphs' state (the device
+// memory in use around each instantiation and upload, less a pool's growth), the memory-node
+// pool, and the process's change, the rest of it not graph memory; a kind the recording did not
+// see is absent, never a zero; the graph is named where the program captured it.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "fake_driver.hpp"
+#include "report/bill_view.hpp"
+#include "report/show.hpp"
+#include "report/size_text.hpp"
+
+namespace gmem::record::test {
+namespace {
+
+using profiler::probe::granule;
+using profiler::probe::MiB;
+
+profiler::graph_model kernels() {
+  profiler::graph_model m;
+  m.nodes = {profiler::model_node{profiler::node_kind::kernel, 0, 0, 0, {}, std::nullopt}};
+  return m;
+}
+
+// A capture as PyTorch makes it with the companion: the capture begins, the companion names its
+// pool and site, the allocator takes segments (the process's memory grows), the capture ends.
+void native_capture(program& p, std::uint64_t graph, const std::string& pool, const std::string& site,
+                    std::vector<std::uint64_t> segments, const std::string& label = "") {
+  p.s.capture_begin(0xA);
+  p.s.capture_began(0xA, true);
+  p.s.nvtx_mark(("gmem:capture {\"pool\":\"" + pool + "\",\"device\":0,\"site\":\"" + site + "\",\"label\":\"" + label + "\"}").c_str());
+  std::uint64_t handle = graph << 20;
+  for (std::uint64_t b : segments) {
+    p.use(static_cast<std::int64_t>(b));
+    p.s.device_alloc(handle++, b, 0);
+  }
+  {
+    std::lock_guard<std::mutex> l(p.gpu.mutex);
+    p.gpu.graphs[graph] = kernels();
+  }
+  p.s.capture_end(0xA, graph);
+}
+
+// An instantiation whose executable graph takes `state` bytes of the driver's own memory.
+void instantiate(program& p, std::uint64_t exec, std::uint64_t graph, std::uint64_t state) {
+  p.s.instantiate_enter(graph);
+  p.use(static_cast<std::int64_t>(state));
+  p.tick(40);
+  p.s.instantiate_exit(exec, graph, "", {}, std::nullopt);
+}
+
+TEST(RecordBill, TorchCompileStyleWarmUpsCapturesAndStateAreEachTheirOwnKindAndSumToTheProcessChange) {
+  program p(name_source::nvtx);
+  p.gpu.used = 600 * MiB;  // the context, before the program's first allocation
+  p.s.first_reading();
+  p.use(300 * MiB);  // the program's weights: not graph memory
+  // Graph trees: warm the shape up inside the pool, then capture it.
+  p.s.nvtx_mark("gmem:warmup-begin {\"pool\":\"(0, 1)\",\"device\":0}");
+  p.use(540 * MiB);
+  p.s.device_alloc(0x9000, 540 * MiB, 0);
+  p.s.nvtx_mark("gmem:warmup-end {}");
+  native_capture(p, 0x10, "(0, 1)", "model.py:42 in forward", {250 * MiB}, "cudagraph tree node 0 [[16, 64]]");
+  instantiate(p, 0x100, 0x10, 2 * MiB);
+  p.launch(0x100, 0xA);
+  native_capture(p, 0x11, "(0, 1)", "model.py:42 in forward", {}, "cudagraph tree node 1 [[8, 64]]");
+  instantiate(p, 0x101, 0x11, 0);  // the driver's state came from the piece the first took
+  p.s.nvtx_mark("gmem:end {\"why\":\"the program's end\",\"pools\":[{\"pool\":\"(0, 1)\",\"device\":0,\"bytes\":830472192}]}");
+  // Teardown after the end: the pool given back, the process's memory down; the bill stays.
+  p.s.device_free(0x9000, std::nullopt);
+  p.use(-540 * static_cast<std::int64_t>(MiB));
+  const profiler::report r = p.finish();
+  ASSERT_EQ(r.recorded->bills.size(), 1u);
+  const profiler::graph_bill& b = r.recorded->bills[0];
+  EXPECT_EQ(b.end, "the program's end");
+  EXPECT_FALSE(b.node_pool_seen);
+  ASSERT_TRUE(b.framework_seen);
+  EXPECT_TRUE(b.framework_named);
+  EXPECT_EQ(b.framework_warmup_bytes, 540 * MiB);
+  EXPECT_EQ(b.framework_capture_bytes, 250 * MiB);
+  EXPECT_EQ(b.framework_retained_bytes, 790 * MiB);
+  EXPECT_EQ(b.framework_peak_bytes, 790 * MiB);
+  EXPECT_EQ(b.framework_snapshot_bytes, 830472192);
+  ASSERT_TRUE(b.exec_state_measured);
+  EXPECT_EQ(b.exec_state_bytes, 2 * MiB);
+  EXPECT_EQ(b.exec_state_instantiations, 2u);
+  ASSERT_TRUE(b.process_measured);
+  EXPECT_EQ(b.process_delta_bytes, static_cast<std::int64_t>((300 + 540 + 250 + 2) * MiB));
+  EXPECT_EQ(b.not_graph_bytes, static_cast<std::int64_t>(300 * MiB));
+  ASSERT_EQ(r.recorded->framework_pools.size(), 1u);
+  const profiler::framework_pool& pool = r.recorded->framework_pools[0];
+  EXPECT_EQ(pool.id, "(0, 1)");
+  EXPECT_EQ(pool.graphs.size(), 2u);
+  // Named where the program captured it, with the framework's label; identities follow.
+  ASSERT_EQ(r.recorded->graphs.size(), 2u);
+  EXPECT_EQ(r.recorded->graphs[0].name, "model.py:42 in forward (cudagraph tree node 0 [[16, 64]])");
+  EXPECT_EQ(r.recorded->graphs[0].identity, "python:model.py:42 in forward (cudagraph tree node 0 [[16, 64]])");
+  EXPECT_EQ(r.recorded->graphs[0].exec_state_bytes, static_cast<std::int64_t>(2 * MiB));
+  // Every line speaks of a kind in its own terms: no memory-node pool line, no zeros for it.
+  const std::string shown = profiler::format_report(r);
+  EXPECT_NE(shown.find("framework graph pools    790 MiB retained (the framework's own figure: 792 MiB)"), std::string::npos) << shown;
+  EXPECT_NE(shown.find("executable-graph state   2.00 MiB for 2 instantiation(s)"), std::string::npos) << shown;
+  EXPECT_NE(shown.find("not graph memory         +300 MiB"), std::string::npos) << shown;
+  EXPECT_EQ(shown.find("memory-node pool"), std::string::npos) << shown;
+}
+
+TEST(RecordBill, WithoutTheCompanionEachCaptureIsItsOwnPoolAndWarmUpsAreSaidUnseen) {
+  program p;
+  p.s.first_reading();
+  p.s.capture_begin(0xA);
+  p.s.capture_began(0xA, true);
+  p.use(64 * MiB);
+  p.s.device_alloc(0x7000, 64 * MiB, 0);
+  {
+    std::lock_guard<std::mutex> l(p.gpu.mutex);
+    p.gpu.graphs[0x10] = kernels();
+  }
+  p.s.capture_end(0xA, 0x10);
+  instantiate(p, 0x100, 0x10, 2 * MiB);
+  const profiler::report r = p.finish();
+  const profiler::graph_bill& b = r.recorded->bills.at(0);
+  EXPECT_TRUE(b.framework_seen);
+  EXPECT_FALSE(b.framework_named);
+  EXPECT_EQ(b.framework_snapshot_bytes, -1);
+  EXPECT_EQ(r.recorded->framework_pools.at(0).id, "capture of 'stream 1 #1'");
+  EXPECT_EQ(b.end, "the end of the recording (exit)");
+  const auto lines = profiler::bill_lines(b);
+  bool unseen = false;
+  for (const auto& l : lines) unseen = unseen || l.find("warm-ups unseen") != std::string::npos;
+  EXPECT_TRUE(unseen);
+}
+
+TEST(RecordBill, TheMemoryNodePoolIsItsHighAndWhatItRetainsAndStateIsLessThePoolsGrowth) {
+  program p;
+  p.s.first_reading();
+  p.capture(0xA, 0x10, graph_of("g=w64,o1", 1ull << 40));
+  instantiate(p, 0x100, 0x10, 2 * MiB);
+  p.s.launch_enter(0x100, 0xA);
+  p.tick(300);
+  p.grow(3 * granule);
+  p.use(3 * granule);
+  p.s.launch_exit(0x100, "");
+  // An upload of another graph maps 2 granules and takes 2 MiB of state beside them.
+  p.capture(0xA, 0x11, graph_of("g=w64", 2ull << 40));
+  instantiate(p, 0x101, 0x11, 0);
+  p.s.upload_enter(0x101, 0xA);
+  p.grow(2 * granule);
+  p.use(2 * granule + 2 * MiB);
+  p.s.upload_exit(0x101, "");
+  p.trim(granule);
+  const profiler::report r = p.finish();
+  const profiler::graph_bill& b = r.recorded->bills.at(0);
+  EXPECT_TRUE(b.node_pool_seen);
+  EXPECT_EQ(b.node_pool_high_bytes, 5 * granule);
+  EXPECT_EQ(b.node_pool_retained_bytes, granule);
+  EXPECT_FALSE(b.framework_seen);
+  EXPECT_EQ(b.exec_state_bytes, 4 * MiB);
+  EXPECT_EQ(b.exec_state_instantiations, 3u);
+  const profiler::report back = profiler::from_json_string(profiler::to_json_string(r), "bill.json");
+  EXPECT_EQ(back.recorded->bills.at(0).node_pool_retained_bytes, granule);
+  EXPECT_FALSE(back.recorded->bills.at(0).framework_seen);
+  EXPECT_TRUE(back.recorded->bills.at(0).exec_state_measured);
+}
+
+TEST(RecordBill, StateReadWhileAnotherThreadsCallOverlappedIsCountedAsUnmeasured) {
+  program p;
+  p.capture(0xA, 0x10, graph_of("g=w2", 1ull << 40));
+  p.capture(0xA, 0x11, graph_of("g=w2", 2ull << 40));
+  p.s.instantiate_enter(0x10);
+  std::thread other([&] { instantiate(p, 0x101, 0x11, 2 * MiB); });  // inside the first's window
+  other.join();
+  p.s.instantiate_exit(0x100, 0x10, "", {}, std::nullopt);
+  const profiler::report r = p.finish();
+  const profiler::graph_bill& b = r.recorded->bills.at(0);
+  EXPECT_EQ(b.exec_state_unmeasured, 2u);
+  EXPECT_EQ(b.exec_state_instantiations, 0u);
+}
+
+TEST(SizeText, ThreeSignificantDigitsInTheUnitThatReadsBest) {
+  EXPECT_EQ(profiler::size_text(0), "0 B");
+  EXPECT_EQ(profiler::size_text(1000), "1000 B");
+  EXPECT_EQ(profiler::size_text(512 << 10), "512 KiB");
+  EXPECT_EQ(profiler::size_text(32 * MiB), "32.0 MiB");
+  EXPECT_EQ(profiler::size_text(796 * MiB), "796 MiB");
+  EXPECT_EQ(profiler::size_text(1188 * MiB), "1.16 GiB");
+  EXPECT_EQ(profiler::size_text(1023 * MiB + 900 * 1024), "1.00 GiB");
+  EXPECT_EQ(profiler::size_text(2 * MiB), "2.00 MiB");
+  EXPECT_EQ(profiler::signed_size_text(-static_cast<std::int64_t>(2 * MiB)), "-2.00 MiB");
+  EXPECT_EQ(profiler::signed_size_text(0), "0 B");
+}
+
+}  // namespace
+}  // namespace gmem::record::test

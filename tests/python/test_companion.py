@@ -1,0 +1,202 @@
+"""The record companion (record/companion/sitecustomize.py) against a stand-in `torch` package
+laid out as PyTorch 2.11's (torch._C's pool calls, torch.cuda.graphs.CUDAGraph,
+make_graphed_callables, torch._inductor.cudagraph_trees.CUDAGraphNode, torch.cuda.nvtx.mark,
+the memory snapshot): a program run with the companion first on PYTHONPATH tells the recording,
+through NVTX marks, each capture's pool, site and label, each warm-up into a pool, and PyTorch's
+own figure for each pool at its end; PyTorch's results are unchanged; an environment's own
+sitecustomize still runs; a program that never imports torch sees nothing. No GPU needed."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+pytestmark = pytest.mark.host
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+COMPANION = os.path.normpath(os.path.join(HERE, "..", "..", "record", "companion"))
+
+FAKE_TORCH = {
+    "torch/__init__.py": """
+        from . import _C
+        from . import cuda
+        __version__ = "fake"
+    """,
+    "torch/_C.py": """
+        calls = []
+        def _cuda_beginAllocateCurrentThreadToPool(device, pool): calls.append(("begin", device, pool))
+        def _cuda_endAllocateToPool(device, pool): calls.append(("end", device, pool))
+        def _cuda_releasePool(device, pool): calls.append(("release", device, pool))
+    """,
+    "torch/cuda/__init__.py": """
+        from . import nvtx
+        from . import memory
+        from .graphs import CUDAGraph, graph, make_graphed_callables
+        def current_device(): return 0
+        def is_initialized(): return True
+    """,
+    "torch/cuda/nvtx.py": """
+        marks = []
+        def mark(msg): marks.append(msg)
+    """,
+    "torch/cuda/memory.py": """
+        def _snapshot():
+            return {"segments": [
+                {"segment_pool_id": (0, 0), "total_size": 1 << 20, "device": 0},
+                {"segment_pool_id": (0, 1), "total_size": 20 << 20, "device": 0},
+                {"segment_pool_id": (0, 1), "total_size": 2 << 20, "device": 0},
+                {"segment_pool_id": (0, 2), "total_size": 4 << 20, "device": 0}]}
+    """,
+    "torch/cuda/graphs.py": """
+        import itertools
+        _ids = itertools.count(1)
+        class CUDAGraph:
+            def capture_begin(self, pool=None, capture_error_mode="global"):
+                self._pool = tuple(pool) if pool is not None else (0, next(_ids))
+                return "began"
+            def capture_end(self): return None
+            def pool(self): return self._pool
+        class graph:
+            def __init__(self, g, pool=None, stream=None, capture_error_mode="global"):
+                self.g, self.pool = g, pool
+            def __enter__(self): self.g.capture_begin(pool=self.pool)
+            def __exit__(self, *exc): self.g.capture_end()
+        def make_graphed_callables(fn, sample_args):
+            g = CUDAGraph()
+            with graph(g):
+                pass
+            return fn
+    """,
+    "torch/_inductor/__init__.py": "",
+    "torch/_inductor/cudagraph_trees.py": """
+        import torch
+        class _id:
+            def __init__(self, i): self.id = i
+        class _wrapped:
+            static_input_idxs = [0]
+        class _tensor:
+            def __init__(self, shape): self.shape = shape
+        class CUDAGraphNode:
+            def __init__(self):
+                self.id = _id(3)
+                self.wrapped_function = _wrapped()
+                self.graph = torch.cuda.CUDAGraph()
+            def _record(self, model, inputs):
+                with torch.cuda.graph(self.graph, pool=(0, 7)):
+                    pass
+                return "recorded"
+        def warm_up():
+            torch._C._cuda_beginAllocateCurrentThreadToPool(0, (0, 7))
+            torch._C._cuda_endAllocateToPool(0, (0, 7))
+    """,
+}
+
+PROGRAM = """
+import json, sys
+import torch
+import torch._inductor.cudagraph_trees as trees
+g = torch.cuda.CUDAGraph()
+def capture_here():
+    with torch.cuda.graph(g, pool=(0, 1)):
+        pass
+capture_here()
+assert torch.cuda.make_graphed_callables(len, ()) is len
+trees.warm_up()
+assert trees.CUDAGraphNode()._record(None, [None, trees._tensor((8, 64))]) == "recorded"
+assert torch.cuda.CUDAGraph().capture_begin() == "began"
+import atexit
+atexit.register(lambda: json.dump({"marks": torch.cuda.nvtx.marks, "calls": [list(map(str, c)) for c in torch._C.calls]},
+                                  open(sys.argv[1], "w")))
+"""
+
+
+def write_tree(root, files):
+    for path, text in files.items():
+        full = os.path.join(root, path)
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        with open(full, "w") as f:
+            f.write(textwrap.dedent(text))
+
+
+def run(tmp_path, program, extra_path=()):
+    fake = tmp_path / "fake"
+    write_tree(str(fake), FAKE_TORCH)
+    script = tmp_path / "program.py"
+    script.write_text(program)
+    out = tmp_path / "out.json"
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([COMPANION, str(fake), *extra_path])
+    p = subprocess.run([sys.executable, str(script), str(out)], env=env, capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    return json.loads(out.read_text()) if out.exists() else None
+
+
+def marks(doc):
+    out = []
+    for m in doc["marks"]:
+        verb, _, body = m[len("gmem:"):].partition(" ")
+        out.append((verb, json.loads(body)))
+    return out
+
+
+def test_captures_warmups_and_the_end_are_told_and_pytorch_is_unchanged(tmp_path):
+    doc = run(tmp_path, PROGRAM)
+    said = marks(doc)
+    captures = [b for v, b in said if v == "capture"]
+    assert captures[0] == {"pool": "(0, 1)", "device": 0, "site": "program.py:7 in capture_here", "label": ""}
+    assert captures[1]["label"] == "make_graphed_callables"
+    assert captures[2]["pool"] == "(0, 7)"
+    assert captures[2]["label"] == "cudagraph tree node 3 [[8, 64]]"
+    assert captures[3]["label"] == "" and captures[3]["site"] == "program.py:13 in <module>"
+    assert ("warmup-begin", {"pool": "(0, 7)", "device": 0}) in said
+    assert ("warmup-end", {}) in said
+    # PyTorch's own functions still ran, with their arguments.
+    assert doc["calls"] == [["begin", "0", "(0, 7)"], ["end", "0", "(0, 7)"]]
+
+
+def test_the_end_tells_pytorchs_figure_for_each_graph_pool(tmp_path):
+    program = PROGRAM.replace("import atexit\n", "import atexit, os\n")
+    # The companion's end mark is said at exit, after the program's own handlers: read it from
+    # a file the stand-in nvtx writes at the very end.
+    fake_files = dict(FAKE_TORCH)
+    fake_files["torch/cuda/nvtx.py"] = """
+        import atexit, json, os
+        marks = []
+        def mark(msg):
+            marks.append(msg)
+            if msg.startswith("gmem:end"):
+                json.dump(marks, open(os.environ["MARKS_OUT"], "w"))
+    """
+    fake = tmp_path / "fake"
+    write_tree(str(fake), fake_files)
+    script = tmp_path / "program.py"
+    script.write_text(program)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([COMPANION, str(fake)]), MARKS_OUT=str(tmp_path / "m.json"))
+    p = subprocess.run([sys.executable, str(script), str(tmp_path / "out.json")], env=env, capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    last = json.loads((tmp_path / "m.json").read_text())[-1]
+    verb, _, body = last[len("gmem:"):].partition(" ")
+    assert verb == "end"
+    end = json.loads(body)
+    assert sorted((x["pool"], x["bytes"]) for x in end["pools"]) == [("(0, 1)", 22 << 20), ("(0, 2)", 4 << 20)]
+
+
+def test_an_environments_own_sitecustomize_still_runs(tmp_path):
+    own = tmp_path / "own"
+    own.mkdir()
+    (own / "sitecustomize.py").write_text("import os\nos.environ['OWN_SITECUSTOMIZE'] = 'ran'\n")
+    doc = run(tmp_path, PROGRAM.replace('"calls":', '"own": __import__("os").environ.get("OWN_SITECUSTOMIZE"), "calls":'),
+              extra_path=[str(own)])
+    assert doc["own"] == "ran"
+
+
+def test_a_program_without_torch_sees_nothing(tmp_path):
+    script = tmp_path / "plain.py"
+    script.write_text("import sys, json\nprint(json.dumps(sorted(m for m in sys.modules if m.startswith('torch'))))\n")
+    env = dict(os.environ, PYTHONPATH=COMPANION)
+    p = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout) == []
