@@ -62,6 +62,15 @@ profiler::report merge_recordings(std::vector<process_report> reports, const std
       }
       rec.pools.push_back(std::move(pool));
     }
+    for (auto& fp : pr.framework_pools) {
+      fp.id = prefix + fp.id;
+      for (auto& g : fp.graphs) g = prefix + g;
+      rec.framework_pools.push_back(std::move(fp));
+    }
+    for (auto& b : pr.bills) {
+      b.process = label;
+      rec.bills.push_back(std::move(b));
+    }
     rec.processes.push_back(std::move(proc));
   }
   rec.notes.push_back("merged from " + std::to_string(reports.size()) +

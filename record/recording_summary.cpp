@@ -5,6 +5,7 @@
 #include "gmem/profiler/report_io.hpp"
 #include "record/record_command.hpp"
 #include "report/bill_view.hpp"
+#include "report/size_text.hpp"
 
 namespace gmem::record {
 
@@ -13,8 +14,10 @@ std::vector<std::string> summarize_recording(const std::string& path) {
   const profiler::recording empty;
   const profiler::recording& rec = rep.recorded ? *rep.recorded : empty;
   std::vector<std::string> lines;
-  std::string head = "wrote " + path + ": " + std::to_string(rep.scenarios.size()) +
-                     " graph(s) with memory nodes on " +
+  std::size_t memory_nodes = 0;
+  for (const auto& g : rec.graphs) memory_nodes += g.kind == "memory_nodes";
+  std::string head = "wrote " + path + ": " + std::to_string(memory_nodes) + " graph(s) with memory nodes, " +
+                     std::to_string(rec.graphs.size() - memory_nodes) + " in the framework's pools, on " +
                      (rep.env.device_name.empty() ? std::string("no device") : rep.env.device_name);
   if (rec.partial) head += " (PARTIAL: " + rec.partial_reason + ")";
   lines.push_back(head);
@@ -23,6 +26,17 @@ std::vector<std::string> summarize_recording(const std::string& path) {
   }
   for (std::size_t i = 0; i < rep.scenarios.size(); ++i) {
     const auto& s = rep.scenarios[i];
+    if (i < rec.graphs.size() && rec.graphs[i].kind == "private_pool") {
+      // No memory nodes: its memory is the framework's pool's, in the framework's terms.
+      const auto& g = rec.graphs[i];
+      lines.push_back("  '" + s.name + "': no memory nodes; its capture took " +
+                      profiler::size_text(g.capture_pool_growth_bytes) + " into the framework's graph pool" +
+                      (g.instances == 0 ? " (never instantiated)" : "") +
+                      (g.exec_state_bytes > 0 ? ", executable-graph state " +
+                                                    profiler::size_text(static_cast<std::uint64_t>(g.exec_state_bytes))
+                                              : ""));
+      continue;
+    }
     double first_us = -1;
     for (const auto& c : s.launch_costs) {
       if (c.phase == "first_launch" || c.phase == "first_launch_after_upload") first_us = c.host.median_us;
@@ -42,6 +56,7 @@ std::vector<std::string> summarize_recording(const std::string& path) {
                     std::to_string(s.diagnostics.size()) + " diagnostic(s)");
   }
   for (const auto& p : rec.pools) {
+    if (p.high_bytes == 0 && p.private_pool_bytes > 0) continue;  // no graph memory: the bill says it
     std::string line = "pool of device " + std::to_string(p.device) + ": high watermark " +
                        profiler::describe_bytes(p.high_bytes);
     if (!p.high_graph.empty()) line += " (reached by '" + p.high_graph + "', " + p.high_event + ")";

@@ -28,7 +28,9 @@ const char* const reuse_metrics[] = {"va_reuse_ratio", "physical_reuse_ratio"};
 constexpr std::size_t min_recorded_samples = 5;
 
 const char* const recorded_memory_metrics[] = {"held_granule_bytes", "high_bytes", "end_bytes",
-                                               "capture_pool_growth_bytes", "private_pool_bytes"};
+                                               "capture_pool_growth_bytes", "private_pool_bytes",
+                                               "node_pool_retained_bytes", "framework_retained_bytes",
+                                               "framework_warmup_bytes", "exec_state_bytes"};
 
 bool is_known_metric(const std::string& name) {
   for (const char* m : memory_metrics)
@@ -672,6 +674,41 @@ void compare_pools(const recording& b, const recording& c, comparer& out) {
   }
 }
 
+// Each process's and device's bill (rows "bill[device N]"): every kind both recordings saw, as
+// memory; a kind one of them did not see is said, not compared.
+void compare_bills(const recording& b, const recording& c, comparer& out) {
+  const auto label = [](const graph_bill& x) {
+    return "bill[" + (x.process.empty() ? std::string() : x.process + " ") + "device " + std::to_string(x.device) + "]";
+  };
+  for (const auto& bb : b.bills) {
+    const auto it = std::find_if(c.bills.begin(), c.bills.end(), [&](const graph_bill& x) {
+      return x.device == bb.device && x.process == bb.process;
+    });
+    if (it == c.bills.end()) {
+      out.note(label(bb) + ": not in the current recording; not compared");
+      continue;
+    }
+    const graph_bill& cb = *it;
+    const auto judge = [&](bool b_seen, bool c_seen, const char* metric, std::uint64_t bv, std::uint64_t cv,
+                           const char* kind) {
+      if (b_seen && c_seen) {
+        out.judge(label(bb), metric, "memory", {static_cast<double>(bv)}, {static_cast<double>(cv)}, true);
+      } else if (b_seen != c_seen) {
+        out.note(label(bb) + ": " + kind + " seen in the " + (b_seen ? "baseline" : "current") +
+                 " recording only; not compared");
+      }
+    };
+    judge(bb.node_pool_seen, cb.node_pool_seen, "node_pool_retained_bytes", bb.node_pool_retained_bytes,
+          cb.node_pool_retained_bytes, "the memory-node pool");
+    judge(bb.framework_seen, cb.framework_seen, "framework_retained_bytes", bb.framework_retained_bytes,
+          cb.framework_retained_bytes, "the framework's graph pools");
+    judge(bb.framework_named, cb.framework_named, "framework_warmup_bytes", bb.framework_warmup_bytes,
+          cb.framework_warmup_bytes, "warm-ups into the framework's pools");
+    judge(bb.exec_state_measured, cb.exec_state_measured, "exec_state_bytes", bb.exec_state_bytes,
+          cb.exec_state_bytes, "the executable graphs' state");
+  }
+}
+
 // Why graphs of `r` cannot be matched by identity ("" when they can).
 std::string no_identities(const report& r) {
   const auto& graphs = r.recorded->graphs;
@@ -735,6 +772,7 @@ void compare_recordings(const report& baseline, const report& current, comparer&
     }
   }
   compare_pools(br, cr, out);
+  compare_bills(br, cr, out);
 
   const std::string b_why = no_identities(baseline), c_why = no_identities(current);
   const bool by_identity = b_why.empty() && c_why.empty();
@@ -860,7 +898,8 @@ void set_tolerance(tolerances& t, const std::string& assignment) {
         "tolerance '" + assignment + "': unknown name '" + name +
         "'; use memory, reuse, time, time_floor_us, time_separation, host_drift, or a metric: used_high_bytes, reserved_high_bytes, "
         "va_reuse_ratio, physical_reuse_ratio, host.<phase>, wall.<phase>, and for recordings "
-        "held_granule_bytes, high_bytes, end_bytes, capture_pool_growth_bytes, private_pool_bytes");
+        "held_granule_bytes, high_bytes, end_bytes, capture_pool_growth_bytes, private_pool_bytes, "
+        "node_pool_retained_bytes, framework_retained_bytes, framework_warmup_bytes, exec_state_bytes");
   }
 }
 

@@ -36,6 +36,11 @@ tr.verdict-pass td:last-child{color:#1a7f37;font-weight:600}tr.verdict-regressio
 #gmem-selfcheck{display:none}
 </style></head><body>
 <h1 id="title"></h1><div class="meta" id="meta"></div>
+<div id="bill-section" style="display:none">
+<h2>What the graphs cost the device</h2>
+<div class="note">The bill, by kind, each in its own terms: the graph memory-node pool (what it retained, its high watermark), the framework's graph pools (what warm-up runs and captures took, what they retained, the framework's own figure), the executable graphs' state outside every pool, and the process's change (cuMemGetInfo), the rest of it not graph memory. A kind the recording did not see is not listed.</div>
+<div id="bills"></div>
+</div>
 <div id="pool-section" style="display:none">
 <h2>Graph memory pool per device (recorded)</h2>
 <div class="note">The device's reservation over the recording: a point per call that changed it (and per trim), the high watermark the driver measured, and what the pool model says was mapped at that moment, by graph and why. These are the graphs' figures together; each graph's own are below.</div>
@@ -115,6 +120,42 @@ const WHY = {working_set: ["working set of its call", "#4a6fa5"], held_outputs: 
              concurrent_launch: ["launch in another stream", "#d1495b"], idle: ["mapped, held by no graph", "#b7bec9"],
              held_before: ["held before the first call", "#7a7a7a"]};
 function why(w) { return WHY[w] || [w, "#8e6c8a"]; }
+(function bills() {
+  const rec = R.recorded;
+  if (!rec || !(rec.bills || []).length) return;
+  document.getElementById("bill-section").style.display = "";
+  const host = document.getElementById("bills");
+  for (const b of rec.bills) {
+    const card = h(host, "div", {class: "card bill"});
+    h(card, "h3", {style: "font-size:14px;margin:0 0 4px"}, "Device " + b.device + (b.process ? " of process " + b.process : "") + " (at " + b.end + ")");
+    const rows = [];
+    let graphs = 0;
+    const np = b.memory_node_pool, fp = b.framework_pools, es = b.exec_state, pm = b.process_memory;
+    if (np) { rows.push(["graph memory-node pool", np.retained_bytes, "retained; " + fmtBytes(np.high_bytes) + " at its high watermark"]); graphs += np.retained_bytes; }
+    if (fp) {
+      rows.push(["framework graph pools", fp.retained_bytes, "retained" + (fp.snapshot_bytes !== undefined ? " (the framework's own figure " + fmtBytes(fp.snapshot_bytes) + ")" : "") +
+        "; " + (fp.named ? "warm-up runs " + fmtBytes(fp.warmup_bytes) + ", " : "") + "captures " + fmtBytes(fp.capture_bytes) + ", at most " + fmtBytes(fp.peak_bytes) + " at once"]);
+      graphs += fp.retained_bytes;
+    }
+    if (es) { rows.push(["executable-graph state", es.bytes, es.instantiations + " instantiation(s) and upload(s), outside every pool"]); graphs += es.bytes; }
+    if (rows.length) rows.push(["graph memory in all", graphs, ""]);
+    if (pm) {
+      rows.push(["not graph memory", pm.not_graph_bytes, "the program's other allocations"]);
+      rows.push(["the process's change", pm.delta_bytes, "cuMemGetInfo, from before its first allocation"]);
+    }
+    const table = h(card, "table", {class: "bill-table"});
+    const head = h(table, "tr", {});
+    for (const t of ["kind", "bytes", ""]) h(head, "th", {}, t);
+    for (const [kind, bytes, what] of rows) {
+      const tr = h(table, "tr", {});
+      h(tr, "td", {}, kind);
+      h(tr, "td", {}, (bytes < 0 ? "-" : "") + fmtBytes(Math.abs(bytes)));
+      h(tr, "td", {}, what);
+    }
+    counts.bill_rows = (counts.bill_rows || 0) + rows.length;
+  }
+})();
+
 (function pools() {
   const rec = R.recorded;
   if (!rec) return;
@@ -125,7 +166,11 @@ function why(w) { return WHY[w] || [w, "#8e6c8a"]; }
     const card = h(host, "div", {class: "card pool"});
     h(card, "h3", {style: "font-size:14px;margin:0 0 4px"}, "Device " + p.device);
     const diff = p.model_high_bytes - p.high_bytes;
-    h(card, "div", {class: "note pool-summary"}, "High watermark " + fmtBytes(p.high_bytes) + " (measured)" +
+    const framework_only = p.high_bytes === 0 && (p.private_pool_bytes || 0) > 0;
+    if (framework_only) {
+      h(card, "div", {class: "note pool-summary"}, "No graph memory nodes on this device: the curve is the framework's graph pools, " +
+        fmtBytes(p.private_pool_bytes) + " taken by the application's allocator capture by capture (the bill above has their warm-ups and what they retain).");
+    } else h(card, "div", {class: "note pool-summary"}, "High watermark " + fmtBytes(p.high_bytes) + " (measured)" +
       (p.high_graph ? ", reached by '" + p.high_graph + "' (" + p.high_event + ") at " + (p.high_t_us / 1000).toFixed(3) + " ms" : "") +
       "; " + fmtBytes(p.end_bytes) + " reserved at the end; the pool model's reservation at the high: " + fmtBytes(p.model_high_bytes) +
       (diff === 0 ? " (as measured)" : " (" + fmtBytes(Math.abs(diff)) + (diff > 0 ? " above" : " below") + " the measurement)") + ".");
@@ -157,9 +202,11 @@ function why(w) { return WHY[w] || [w, "#8e6c8a"]; }
       el(svg, "polyline", {class: "pool-line", fill: "none", stroke: "#4a6fa5", "stroke-width": 1.8, points: pts.join(" ")});
     }
     const hy = Y(p.high_bytes);
-    el(svg, "line", {class: "pool-high-line", x1: L, x2: W - Rm, y1: hy, y2: hy, stroke: "#cf222e", "stroke-dasharray": "5 3"});
-    // Left of the line: the points' labels crowd its right end, where a program settles.
-    el(svg, "text", {x: L + 4, y: hy - 5, style: "fill:#cf222e"}, "high watermark " + fmtBytes(p.high_bytes) + " (measured)");
+    if (!framework_only) {
+      el(svg, "line", {class: "pool-high-line", x1: L, x2: W - Rm, y1: hy, y2: hy, stroke: "#cf222e", "stroke-dasharray": "5 3"});
+      // Left of the line: the points' labels crowd its right end, where a program settles.
+      el(svg, "text", {x: L + 4, y: hy - 5, style: "fill:#cf222e"}, "high watermark " + fmtBytes(p.high_bytes) + " (measured)");
+    }
     // Labels on every point only while they fit; past that the points keep their tooltips.
     const labelled = T.length <= 40;
     T.forEach((t, i) => {
@@ -173,8 +220,10 @@ function why(w) { return WHY[w] || [w, "#8e6c8a"]; }
         el(svg, "text", {class: "pool-label", x: x, y: y, style: "font-size:9.5px"}, t.graph || t.event);
       }
     });
-    const hm = el(svg, "path", {class: "pool-high", d: "M" + X(p.high_t_us) + " " + (hy - 6) + "l6 6l-6 6l-6 -6z", fill: "#cf222e"});
-    el(hm, "title", {}, "high watermark " + fmtBytes(p.high_bytes) + (p.high_graph ? ", reached by '" + p.high_graph + "' (" + p.high_event + ")" : ""));
+    if (!framework_only) {
+      const hm = el(svg, "path", {class: "pool-high", d: "M" + X(p.high_t_us) + " " + (hy - 6) + "l6 6l-6 6l-6 -6z", fill: "#cf222e"});
+      el(hm, "title", {}, "high watermark " + fmtBytes(p.high_bytes) + (p.high_graph ? ", reached by '" + p.high_graph + "' (" + p.high_event + ")" : ""));
+    }
     counts.pool_high_bytes += p.high_bytes;
     // What was mapped at the high watermark: one stacked bar, a segment per (graph, why).
     const A = (p.attribution || []).filter(a => a.bytes > 0);

@@ -224,6 +224,18 @@ bool on_device(const recorded_graph& g, int device, std::size_t pools) {
 constexpr std::size_t timeline_rows = 40;
 
 std::string format_pool(const recorded_pool& p, const recording& rec) {
+  if (p.high_bytes == 0 && p.private_pool_bytes != 0) {
+    // No graph memory nodes on the device: what there is lives in the framework's graph pools.
+    std::string out = "\nframework graph pools of device " + std::to_string(p.device) + " (no graph memory nodes)\n";
+    out += "  " + mib(p.private_pool_bytes) + " taken by the application's allocator while graphs were captured\n";
+    for (const auto& fp : rec.framework_pools) {
+      if (fp.device != p.device) continue;
+      out += "  " + fp.id + ": warm-up " + mib(fp.warmup_bytes) + ", captures " + mib(fp.capture_bytes) + ", retained " +
+             mib(fp.retained_bytes) + (fp.snapshot_bytes >= 0 ? " (the framework's figure: " + mib(static_cast<std::uint64_t>(fp.snapshot_bytes)) + ")" : "") +
+             ", " + std::to_string(fp.graphs.size()) + " graph(s)\n";
+    }
+    return out;
+  }
   std::string out = "\npool of device " + std::to_string(p.device) + "\n";
   std::vector<std::vector<std::string>> head;
   std::string reached = mib(p.high_bytes) + " measured (the device's high watermark: every graph's memory)";

@@ -32,9 +32,11 @@ from ._core import (  # noqa: F401  (re-exported API)
     device_count,
 )
 from . import _core
+from .bill import Bill, bill_meter, device_reading  # noqa: F401  (the bill of a running process)
 
 __all__ = [
     "profile_graph", "profile_graphs", "read_report", "report_from_json", "check", "graph_handle", "phases",
+    "Bill", "bill_meter", "device_reading",
     "device_count", "Report", "ScenarioResult", "Analysis", "Diagnostic", "Comparison",
     "Tolerances", "UsageError", "CudaError", "ReportError", "UnsupportedError",
 ]

@@ -109,3 +109,25 @@ def assert_pool_at_most(report, max_bytes, device=None):
             raise AssertionError("the graphs' pool on device %d reached %s, more than the %s "
                                  "allowed\n%s" % (p.device, _mib(p.high_bytes), _mib(int(max_bytes)),
                                                    describe_pool(report)))
+
+
+def assert_graph_bill_at_most(bill, max_bytes, node_pool=None, framework_pools=None):
+    """Fails unless the graph memory of a gmem.Bill (gmem.bill_meter around an engine's warm-up:
+    the memory-node pool's and the framework's graph pools' change) is at most `max_bytes`, and
+    each kind at most its own limit where given; the message holds the whole bill."""
+    from .bill import Bill, _size
+    if not isinstance(bill, Bill):
+        raise UsageError("assert_graph_bill_at_most takes the gmem.Bill of gmem.bill_meter, got a "
+                         + type(bill).__name__)
+    over = []
+    if bill.graph_bytes > max_bytes:
+        over.append("graph memory %s, more than the %s allowed" % (_size(bill.graph_bytes), _size(int(max_bytes))))
+    if node_pool is not None and bill.node_pool_retained_bytes > node_pool:
+        over.append("the memory-node pool %s, more than the %s allowed"
+                    % (_size(bill.node_pool_retained_bytes), _size(int(node_pool))))
+    if framework_pools is not None and bill.framework_bytes > framework_pools:
+        over.append("the framework's graph pools %s, more than the %s allowed"
+                    % (_size(bill.framework_bytes), _size(int(framework_pools))))
+    if over:
+        raise AssertionError("; ".join(over) + "\n" + str(bill))
+

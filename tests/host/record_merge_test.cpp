@@ -31,6 +31,15 @@ profiler::report one_process(long pid, const std::string& graph, std::uint64_t h
   st.graph = 0;
   rec.sequence.push_back(st);
   rec.notes.push_back("a note");
+  profiler::graph_bill b;
+  b.device = 0;
+  b.exec_state_measured = true;
+  b.exec_state_bytes = 2 << 20;
+  rec.bills.push_back(b);
+  profiler::framework_pool fp;
+  fp.id = "(0, 1)";
+  fp.graphs = {graph};
+  rec.framework_pools.push_back(fp);
   r.recorded = rec;
   return r;
 }
@@ -55,6 +64,13 @@ TEST(RecordMerge, SeveralProcessesAreNamedByProcessInPidOrder) {
   EXPECT_EQ(rec.processes[0].pid, 4200);
   EXPECT_EQ(rec.processes[0].report, "r.json.4200.json");
   EXPECT_EQ(rec.notes[0], "p1: a note");
+  // Each process's bill, labelled by process (ranks compare them side by side).
+  ASSERT_EQ(rec.bills.size(), 2u);
+  EXPECT_EQ(rec.bills[0].process, "p1");
+  EXPECT_EQ(rec.bills[1].process, "p2");
+  ASSERT_EQ(rec.framework_pools.size(), 2u);
+  EXPECT_EQ(rec.framework_pools[1].id, "[p2 pid 4300] (0, 1)");
+  EXPECT_EQ(rec.framework_pools[1].graphs[0], "[p2 pid 4300] step");
   EXPECT_EQ(rec.command, "sh -c ...");
 }
 
