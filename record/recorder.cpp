@@ -235,15 +235,19 @@ void recorder::on_instantiate(std::uint64_t exec, std::uint64_t graph, profiler:
   // process took memory from the device (an allocator that grows pools while capturing, as
   // PyTorch's native one does): a later capture into a shared pool may add nothing, and
   // that zero is its figure (issue 22).
+  // A capture the Python companion named a pool for is one, whether or not it took memory
+  // (torch.compile's graph trees take it in warm-up runs: their captures may take nothing).
   const bool private_pool = devices.empty() && origin != graph_origin_.end() &&
-                            (origin->second.capture_bytes > 0 || capture_device_ >= 0);
+                            (origin->second.capture_bytes > 0 || capture_device_ >= 0 ||
+                             origin->second.pool < pools_.size());
   if (devices.empty() && !private_pool) {
     ++no_memory_nodes_;
     if (origin != graph_origin_.end()) origin->second.instantiated = true;
     return;
   }
   if (private_pool) {
-    devices.push_back(origin->second.capture_allocations ? origin->second.device : capture_device_);
+    const capture_origin& o = origin->second;
+    devices.push_back(o.capture_allocations ? o.device : o.pool < pools_.size() ? pools_[o.pool].device : capture_device_);
   }
   std::sort(devices.begin(), devices.end());
   devices.erase(std::unique(devices.begin(), devices.end()), devices.end());

@@ -39,7 +39,7 @@ cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCH
 export PYTHONPATH="$PWD/$build_dir/python" PYTHONUNBUFFERED=1 PYTHONFAULTHANDLER=1
 status=0
 # One process per file: a test that crashed the interpreter would take the others with it.
-for f in test_host test_gpu_torch test_gpu_cupy; do
+for f in test_host test_bill test_companion test_gpu_torch test_gpu_bill test_gpu_cupy; do
   $python -m pytest -q -rs "tests/python/$f.py" --junitxml="$out_dir/junit-$f.xml" \
     > "$out_dir/pytest-$f.log" 2>&1
   rc=$?

@@ -16,6 +16,10 @@ prints one line per program.
 
 Usage: tools/record_corpus.py --build BUILD_DIR --samples SAMPLES_DIR --out OUT_DIR
                               [--only NAME ...] [--skip-torch]
+       tools/record_corpus.py --build BUILD_DIR --out OUT_DIR --bill [--only NAME ...]
+(--bill: only the bill programs, tests/record/bill/bill_*.py, checked by checks_bill.py; each
+report and the program's own readings are copied to OUT as bill-NAME-h100.json and
+bill-NAME-h100-self.json; the summary is OUT/bill-summary.json)
 (BUILD_DIR: a tools/device-build.sh build: profiler/gmemprof, record/libgmem_record.so,
 tests/gmem_corpus_client, COMMIT)"""
 import argparse
@@ -23,6 +27,7 @@ import datetime
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -36,14 +41,28 @@ try:
     import checks_torch  # noqa: E402
 except ImportError:  # written separately; a corpus without it runs the rest
     checks_torch = None
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "record", "bill"))
+try:
+    import checks_bill  # noqa: E402
+except ImportError:
+    checks_bill = None
 
 
-def programs(build, samples, torch_too):
+def programs(build, samples, torch_too, bill=False):
     """(name, kind, argv, options): kind picks the check module; argv's SELF_JSON is appended
-    for kinds other than "sample"."""
+    for kinds other than "sample". With bill, the bill programs only."""
     client = os.path.join(build, "tests", "gmem_corpus_client")
     corpus = os.path.join(HERE, "..", "tests", "record", "corpus")
     out = []
+    if bill:
+        folder = os.path.join(HERE, "..", "tests", "record", "bill")
+        b = lambda name, script, *args: out.append((f"bill:{name}", "bill", [sys.executable, os.path.join(folder, script)] + list(args),
+                                                     {"timeout": 300, "copy_as": name}))
+        b("compile-reduce-overhead", "bill_compile.py", "--mode", "reduce-overhead")
+        b("compile-cudagraphs", "bill_compile.py", "--mode", "cudagraphs")
+        b("graphed-callables", "bill_graphed_callables.py")
+        b("piecewise", "bill_piecewise.py")
+        return out
     s = lambda name, *args, **o: out.append((name, "sample", [os.path.join(samples, name.split(":")[0])] + list(args), o))
     s("graphMemoryFootprint")
     s("graphMemoryNodes")
@@ -153,12 +172,12 @@ def one(name, kind, argv, options, gmemprof, out):
     elif not options.get("report_optional"):
         check(kind == "cpp" and name == "cpp:sigterm-exit", "a report was written")
     self_doc = json.load(open(self_rec)) if os.path.exists(self_rec) else {}
-    module = {"sample": checks_samples, "cpp": checks_cpp, "torch": checks_torch}[kind]
+    module = {"sample": checks_samples, "cpp": checks_cpp, "torch": checks_torch, "bill": checks_bill}[kind]
     if module is None:
-        check(False, "no checks for this kind (tests/record/corpus/checks_torch.py missing)")
+        check(False, f"no checks for this kind ({'tests/record/bill/checks_bill.py' if kind == 'bill' else 'tests/record/corpus/checks_torch.py'} missing)")
     elif report is not None or name == "cpp:sigterm-exit":
         try:
-            if kind == "torch":
+            if kind in ("torch", "bill"):
                 results = module.check(os.path.basename(argv[1]), argv[2:], self_doc, report or {})
             elif kind == "sample":
                 results = module.check(name, argv[1:], plain["stdout"], recorded["stdout"], report or {})
@@ -168,6 +187,12 @@ def one(name, kind, argv, options, gmemprof, out):
                 check(ok, detail)
         except Exception as e:  # a check that breaks is a failed check, with its reason
             check(False, f"the check raised {type(e).__name__}: {e}")
+    if options.get("copy_as"):  # the bill's reports, with the program's own readings beside them
+        for src, suffix in ((report_path, ""), (self_rec, "-self")):
+            if os.path.exists(src):
+                dst = os.path.join(out, f"bill-{options['copy_as']}-h100{suffix}.json")
+                shutil.copyfile(src, dst)
+                entry.setdefault("copies", []).append(os.path.basename(dst))
     entry["passed"] = all(c["ok"] for c in checks)
     return entry
 
@@ -181,18 +206,21 @@ def device():
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", required=True)
-    ap.add_argument("--samples", required=True)
+    ap.add_argument("--samples", help="required unless --bill")
     ap.add_argument("--out", required=True)
     ap.add_argument("--only", nargs="*")
     ap.add_argument("--skip-torch", action="store_true")
+    ap.add_argument("--bill", action="store_true", help="run only the bill programs (tests/record/bill)")
     a = ap.parse_args()
+    if not a.bill and not a.samples:
+        ap.error("the following arguments are required: --samples")
     os.makedirs(a.out, exist_ok=True)
     gmemprof = os.path.join(a.build, "profiler", "gmemprof")
     commit_file = os.path.join(a.build, "COMMIT")
     summary = {"tool": "tools/record_corpus.py", "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
                "commit": open(commit_file).read().strip() if os.path.exists(commit_file) else "unknown",
                "device": device(), "programs": []}
-    for name, kind, argv, options in programs(a.build, a.samples, not a.skip_torch):
+    for name, kind, argv, options in programs(a.build, a.samples, not a.skip_torch, a.bill):
         if a.only and not any(name.startswith(o) for o in a.only):
             continue
         e = one(name, kind, argv, options, gmemprof, a.out)
@@ -205,7 +233,7 @@ def main():
                          "checks": sum(len(p["checks"]) for p in ran),
                          "checks_failed": sum(not c["ok"] for p in ran for c in p["checks"]),
                          "remap_contention_events": sum(p.get("remap_contention_events", 0) for p in ran)}
-    with open(os.path.join(a.out, "corpus-summary.json"), "w") as f:
+    with open(os.path.join(a.out, "bill-summary.json" if a.bill else "corpus-summary.json"), "w") as f:
         json.dump(summary, f, indent=1)
     print(json.dumps(summary["totals"]))
     return 0 if summary["totals"]["passed"] == len(ran) else 1

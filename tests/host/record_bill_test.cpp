@@ -106,6 +106,28 @@ TEST(RecordBill, TorchCompileStyleWarmUpsCapturesAndStateAreEachTheirOwnKindAndS
   EXPECT_EQ(shown.find("memory-node pool"), std::string::npos) << shown;
 }
 
+// torch.compile(mode="reduce-overhead"): the warm-up takes the pool's memory, the capture takes
+// nothing. The capture the companion named is still the pool's graph.
+TEST(RecordBill, ANamedCaptureThatTookNothingIsStillItsPoolsGraph) {
+  program p(name_source::nvtx);
+  p.s.first_reading();
+  p.s.nvtx_mark("gmem:warmup-begin {\"pool\":\"(0, 1)\",\"device\":0}");
+  p.use(592 * MiB);
+  p.s.device_alloc(0x9000, 592 * MiB, 0);
+  p.s.nvtx_mark("gmem:warmup-end {}");
+  native_capture(p, 0x10, "(0, 1)", "model.py:9 in run", {}, "cudagraph tree node 0");
+  instantiate(p, 0x100, 0x10, 2 * MiB);
+  const profiler::report r = p.finish();
+  ASSERT_EQ(r.recorded->graphs.size(), 1u);
+  EXPECT_EQ(r.recorded->graphs[0].kind, "private_pool");
+  EXPECT_EQ(r.recorded->graphs[0].capture_pool_growth_bytes, 0u);
+  EXPECT_EQ(r.recorded->graphs_without_memory_nodes, 0u);
+  const profiler::graph_bill& b = r.recorded->bills.at(0);
+  EXPECT_EQ(b.framework_warmup_bytes, 592 * MiB);
+  EXPECT_EQ(b.framework_retained_bytes, 592 * MiB);
+  EXPECT_EQ(r.recorded->framework_pools.at(0).graphs, (std::vector<std::string>{"model.py:9 in run (cudagraph tree node 0)"}));
+}
+
 TEST(RecordBill, WithoutTheCompanionEachCaptureIsItsOwnPoolAndWarmUpsAreSaidUnseen) {
   program p;
   p.s.first_reading();
