@@ -317,6 +317,9 @@ class recorder {
   /// `device`, was captured at `python_site`, and the framework calls it `framework_label`.
   void on_capture_named(std::uint64_t stream, const std::string& pool, int device, const std::string& python_site,
                         const std::string& framework_label);
+  /// The allocator's pool the capture of `graph` (just ended) took memory into, told after the
+  /// capture where the program named none (PyTorch made one): the capture's pool is that one.
+  void on_capture_pool_known(std::uint64_t graph, const std::string& pool, int device);
   /// Device memory a warm-up run took into the allocator's pool `pool` (torch.compile's CUDA graph
   /// trees run a new shape once in the pool before they capture it). `handle` as on_capture_alloc.
   void on_warmup_alloc(const std::string& pool, int device, std::uint64_t handle, std::uint64_t bytes);
@@ -393,6 +396,7 @@ class recorder {
     std::uint64_t warmup = 0, capture = 0, released = 0, held = 0, peak = 0;
     std::int64_t snapshot = -1;
     std::vector<std::size_t> graphs;  ///< graph records captured into it
+    bool merged = false;  ///< an unnamed pool found to be a named one: its figures are there
   };
   /// The framework pool `id` on `device` (made when new); an empty id makes an unnamed one.
   std::size_t pool_of(const std::string& id, int device);

@@ -33,6 +33,42 @@ void recorder::pool_took(std::size_t pool, std::uint64_t bytes, bool warmup) {
   c.framework_peak = std::max(c.framework_peak, c.framework_held);
 }
 
+void recorder::on_capture_pool_known(std::uint64_t graph, const std::string& pool, int device) {
+  const auto origin = graph_origin_.find(graph);
+  if (origin == graph_origin_.end() || pool.empty()) return;
+  capture_origin& o = origin->second;
+  if (o.pool >= pools_.size()) {  // it took nothing: its pool is named all the same
+    o.pool = pool_of(pool, device);  // (a graph instantiated in capture_end was counted, not recorded)
+    return;
+  }
+  pool_state& from = pools_[o.pool];
+  if (!from.id.empty()) return;  // named already
+  const auto named = pool_index_.find({pool, device});
+  if (named == pool_index_.end()) {
+    from.id = pool;
+    pool_index_.emplace(std::make_pair(pool, device), o.pool);
+    return;
+  }
+  // A pool another capture or warm-up named already (a shared pool): this capture's memory is
+  // that pool's.
+  const std::size_t k = o.pool, into = named->second;
+  pool_state& to = pools_[into];
+  to.warmup += from.warmup;
+  to.capture += from.capture;
+  to.released += from.released;
+  to.held += from.held;
+  to.peak = std::max(to.peak, to.held);
+  to.graphs.insert(to.graphs.end(), from.graphs.begin(), from.graphs.end());
+  from = pool_state{};
+  from.merged = true;
+  for (auto& [handle, m] : capture_memory_) {
+    if (m.pool == k) m.pool = into;
+  }
+  for (auto& [g, origin_of] : graph_origin_) {
+    if (origin_of.pool == k) origin_of.pool = into;
+  }
+}
+
 void recorder::on_warmup_alloc(const std::string& pool, int device, std::uint64_t handle, std::uint64_t bytes) {
   const std::size_t k = pool_of(pool, device);
   pool_took(k, bytes, true);
@@ -82,6 +118,7 @@ void recorder::bills(std::vector<profiler::graph_bill>& bills, std::vector<profi
   const std::map<int, device_costs>& costs = end_ ? end_->costs : costs_;
   for (std::size_t k = 0; k < at_end.size(); ++k) {
     const pool_state& p = at_end[k];
+    if (p.merged || pools_[k].merged) continue;
     profiler::framework_pool out;
     for (std::size_t gi : pools_[k].graphs) out.graphs.push_back(graphs_[gi].name);
     out.id = !p.id.empty() ? p.id : out.graphs.empty() ? "capture never instantiated" : "capture of '" + out.graphs.front() + "'";
@@ -119,7 +156,7 @@ void recorder::bills(std::vector<profiler::graph_bill>& bills, std::vector<profi
     std::int64_t snapshot = 0;
     for (std::size_t k = 0; k < at_end.size(); ++k) {
       const pool_state& p = at_end[k];
-      if (p.device != device) continue;
+      if (p.device != device || p.merged || pools_[k].merged) continue;
       b.framework_seen = true;
       b.framework_named = b.framework_named || !p.id.empty();
       b.framework_warmup_bytes += p.warmup;

@@ -12,6 +12,10 @@ void session::capture_begin(std::uint64_t stream) noexcept {
     thread_state& t = here(this);
     lock l(*this);
     rec_.on_capture_begin(stream, t.nvtx.empty() ? "" : t.nvtx.back());
+    if (t.capture_told) {  // the companion said where this capture is made, and into which pool
+      t.capture_told = false;
+      rec_.on_capture_named(stream, t.told_pool, t.told_device, t.told_site, t.told_label);
+    }
   } catch (...) {
   }
 }
@@ -30,6 +34,7 @@ void session::capture_end(std::uint64_t stream, std::uint64_t graph) noexcept {
     thread_state& t = here(this);
     t.capturing = 0;
     t.capturing_any = false;
+    t.last_captured = graph;
     if (graph == 0) return;
     lock l(*this);
     rec_.on_capture_end(stream, graph);

@@ -1,8 +1,10 @@
-// What the Python companion (python/gmem_companion) tells the recording, through NVTX marks
+// What the Python companion (record/companion) tells the recording, through NVTX marks
 // whose message starts with "gmem:" (a channel that needs no other connection: the program's
 // own torch.cuda.nvtx.mark reaches CUPTI's NVTX callback), and the process's device memory.
 //   gmem:capture {"pool": "(0, 1)", "device": 0, "site": "model.py:42 in forward",
-//                 "label": "cudagraph tree node 3"}      right after a capture began on the thread
+//                 "label": "cudagraph tree node 3"}      before the thread's next capture begins
+//                                                        (pool "" where PyTorch makes one)
+//   gmem:captured {"pool": "(0, 2)", "device": 0}        after it ended: its pool
 //   gmem:warmup-begin {"pool": "(0, 1)", "device": 0}    a warm-up run into the pool begins
 //   gmem:warmup-end {}                                   and ends
 //   gmem:end {"why": "...", "pools": [{"pool": "(0, 1)", "device": 0, "bytes": N}]}
@@ -63,11 +65,16 @@ void session::nvtx_mark(const char* message) noexcept {
     const json body = json::parse(space == std::string::npos ? "{}" : m.substr(space + 1), nullptr, false);
     if (!body.is_object()) return;
     thread_state& t = here(this);
-    if (verb == "capture") {
-      if (!t.capturing_any) return;
+    if (verb == "capture") {  // said before the capture begins: kept for it
+      t.capture_told = true;
+      t.told_pool = text_of(body, "pool");
+      t.told_device = int_of(body, "device");
+      t.told_site = text_of(body, "site");
+      t.told_label = text_of(body, "label");
+    } else if (verb == "captured") {  // said after it ended: its pool, when PyTorch made it
+      if (t.last_captured == 0) return;
       lock l(*this);
-      rec_.on_capture_named(t.capturing, text_of(body, "pool"), int_of(body, "device"), text_of(body, "site"),
-                            text_of(body, "label"));
+      rec_.on_capture_pool_known(t.last_captured, text_of(body, "pool"), int_of(body, "device"));
     } else if (verb == "warmup-begin") {
       t.warmup_pool = text_of(body, "pool");
       t.warmup_device = int_of(body, "device");

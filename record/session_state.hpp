@@ -46,6 +46,13 @@ struct thread_state {
   /// "gmem:warmup-begin"), empty when none, and its device.
   std::string warmup_pool;
   int warmup_device = 0;
+  /// The companion's word about the next capture this thread begins ("gmem:capture", said
+  /// before it begins), and the graph of the last capture it ended ("gmem:captured" names its
+  /// pool after it).
+  bool capture_told = false;
+  std::string told_pool, told_site, told_label;
+  int told_device = 0;
+  std::uint64_t last_captured = 0;
 };
 
 /// This thread's state for session `s` (reset when the thread last served another session).

@@ -11,9 +11,10 @@ subscription receives), what only PyTorch knows:
   - when a warm-up run of torch.compile's CUDA graph trees allocates into a graph pool;
   - at the program's end (Python's atexit, before the interpreter tears graphs and pools down),
     PyTorch's own figure for each graph pool (its memory snapshot).
-Every wrapper calls PyTorch's own function first and swallows its own errors: the program sees
+Every wrapper calls PyTorch's own function and swallows its own errors: the program sees
 PyTorch as it is. A `sitecustomize` the environment already had is run after this one.
-GMEM_RECORD_COMPANION=0 (read by `gmemprof record`) leaves this folder off the path."""
+GMEM_RECORD_COMPANION=0 (read by `gmemprof record`) leaves this folder off the path;
+GMEM_RECORD_COMPANION_DEBUG=1 prints, at exit, what it said, what that cost and what failed."""
 
 import os
 import sys
@@ -38,21 +39,34 @@ def _run_the_next_sitecustomize():
 class _companion:
     def __init__(self):
         import threading
+        import time
         self.local = threading.local()  # the label of the capture this thread is about to make
         self.torch = None
         self.mark = None
         self.torch_dir = None
+        self.debug = os.environ.get("GMEM_RECORD_COMPANION_DEBUG") == "1"
+        self.clock = time.perf_counter
+        self.said, self.spent, self.errors = {}, 0.0, []
 
     # ---- speaking to the recording library
 
     def say(self, verb, body):
+        start = self.clock() if self.debug else 0
         try:
             import json
             if self.mark is None:
                 self.mark = self.torch.cuda.nvtx.mark
             self.mark("gmem:" + verb + " " + json.dumps(body, separators=(",", ":")))
-        except Exception:
-            pass
+        except Exception as e:
+            self.errors.append(f"{verb}: {type(e).__name__}: {e}")
+        if self.debug:
+            self.said[verb] = self.said.get(verb, 0) + 1
+            self.spent += self.clock() - start
+
+    def report(self):
+        """GMEM_RECORD_COMPANION_DEBUG=1: what the companion said, what it cost, what failed."""
+        sys.stderr.write(f"gmem companion: said {dict(sorted(self.said.items()))} in {self.spent * 1e3:.1f} ms"
+                         + (f"; errors: {self.errors[:5]}" if self.errors else "") + "\n")
 
     def site(self):
         """The program's frame that led to the capture: the innermost outside PyTorch and this
@@ -90,28 +104,45 @@ class _companion:
         self.wrap_pool_calls(torch)
         self.wrap_graphed_callables(graphs)
         import atexit
+        if self.debug:
+            atexit.register(self.report)  # runs after at_end: atexit runs the last registered first
         atexit.register(self.at_end)
 
     def wrap_capture(self, torch, graphs):
+        """A capture is told about before it begins (its site, label and pool where the program
+        names one: no mark is made while a capture is active, which CUPTI does not pass on)
+        and after it ends (its pool, which PyTorch makes itself when none was named)."""
         graph_class = getattr(graphs, "CUDAGraph", None)
         begin = getattr(graph_class, "capture_begin", None)
-        if begin is None:
+        end = getattr(graph_class, "capture_end", None)
+        if begin is None or end is None:
             return
         companion = self
 
         def capture_begin(graph, *args, **kwargs):
-            result = begin(graph, *args, **kwargs)
             try:
-                companion.say("capture", {"pool": companion.pool_name(graph.pool()),
+                pool = kwargs.get("pool", args[0] if args else None)
+                companion.say("capture", {"pool": companion.pool_name(pool) if pool is not None else "",
                                           "device": torch.cuda.current_device(),
                                           "site": companion.site(),
                                           "label": getattr(companion.local, "label", "")})
             except Exception:
                 pass
+            return begin(graph, *args, **kwargs)
+
+        def capture_end(graph, *args, **kwargs):
+            result = end(graph, *args, **kwargs)
+            try:
+                companion.say("captured", {"pool": companion.pool_name(graph.pool()),
+                                           "device": torch.cuda.current_device()})
+            except Exception:
+                pass
             return result
 
         capture_begin.__wrapped__ = begin
+        capture_end.__wrapped__ = end
         graph_class.capture_begin = capture_begin
+        graph_class.capture_end = capture_end
 
     def wrap_pool_calls(self, torch):
         """torch.compile's CUDA graph trees run each new shape once inside the graph pool before

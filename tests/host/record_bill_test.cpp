@@ -25,13 +25,13 @@ profiler::graph_model kernels() {
   return m;
 }
 
-// A capture as PyTorch makes it with the companion: the capture begins, the companion names its
-// pool and site, the allocator takes segments (the process's memory grows), the capture ends.
+// A capture as PyTorch makes it with the companion: the companion says its site and pool, the
+// capture begins, the allocator takes segments (the process's memory grows), the capture ends.
 void native_capture(program& p, std::uint64_t graph, const std::string& pool, const std::string& site,
                     std::vector<std::uint64_t> segments, const std::string& label = "") {
+  p.s.nvtx_mark(("gmem:capture {\"pool\":\"" + pool + "\",\"device\":0,\"site\":\"" + site + "\",\"label\":\"" + label + "\"}").c_str());
   p.s.capture_begin(0xA);
   p.s.capture_began(0xA, true);
-  p.s.nvtx_mark(("gmem:capture {\"pool\":\"" + pool + "\",\"device\":0,\"site\":\"" + site + "\",\"label\":\"" + label + "\"}").c_str());
   std::uint64_t handle = graph << 20;
   for (std::uint64_t b : segments) {
     p.use(static_cast<std::int64_t>(b));
@@ -126,6 +126,28 @@ TEST(RecordBill, ANamedCaptureThatTookNothingIsStillItsPoolsGraph) {
   EXPECT_EQ(b.framework_warmup_bytes, 592 * MiB);
   EXPECT_EQ(b.framework_retained_bytes, 592 * MiB);
   EXPECT_EQ(r.recorded->framework_pools.at(0).graphs, (std::vector<std::string>{"model.py:9 in run (cudagraph tree node 0)"}));
+}
+
+// torch.cuda.graph(g) with no pool: PyTorch makes the pool inside capture_begin, and the
+// companion names it after the capture ends; a second capture into that pool is the same pool.
+TEST(RecordBill, APoolPyTorchMadeIsNamedAfterItsCaptureAndTheNextCaptureIntoItIsThatPool) {
+  program p(name_source::nvtx);
+  native_capture(p, 0x10, "", "a.py:3 in f", {64 * MiB});
+  p.s.nvtx_mark("gmem:captured {\"pool\":\"(0, 5)\",\"device\":0}");
+  instantiate(p, 0x100, 0x10, 0);
+  native_capture(p, 0x11, "(0, 5)", "a.py:9 in g", {32 * MiB});
+  instantiate(p, 0x101, 0x11, 0);
+  native_capture(p, 0x12, "", "a.py:12 in h", {2 * MiB});  // another new pool, then merged by name
+  p.s.nvtx_mark("gmem:captured {\"pool\":\"(0, 5)\",\"device\":0}");
+  instantiate(p, 0x102, 0x12, 0);
+  const profiler::report r = p.finish();
+  ASSERT_EQ(r.recorded->framework_pools.size(), 1u);
+  const profiler::framework_pool& pool = r.recorded->framework_pools[0];
+  EXPECT_EQ(pool.id, "(0, 5)");
+  EXPECT_EQ(pool.capture_bytes, 98 * MiB);
+  EXPECT_EQ(pool.retained_bytes, 98 * MiB);
+  EXPECT_EQ(pool.graphs, (std::vector<std::string>{"a.py:3 in f", "a.py:9 in g", "a.py:12 in h"}));
+  EXPECT_EQ(r.recorded->bills.at(0).framework_capture_bytes, 98 * MiB);
 }
 
 TEST(RecordBill, WithoutTheCompanionEachCaptureIsItsOwnPoolAndWarmUpsAreSaidUnseen) {

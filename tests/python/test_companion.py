@@ -153,6 +153,11 @@ def test_captures_warmups_and_the_end_are_told_and_pytorch_is_unchanged(tmp_path
     assert captures[3]["label"] == "" and captures[3]["site"] == "program.py:13 in <module>"
     assert ("warmup-begin", {"pool": "(0, 7)", "device": 0}) in said
     assert ("warmup-end", {}) in said
+    # Each capture is told about before it begins and after it ends (its pool by then).
+    verbs = [v for v, _ in said]
+    assert verbs[:2] == ["capture", "captured"]
+    assert [b for v, b in said if v == "captured"][0] == {"pool": "(0, 1)", "device": 0}
+    assert [b for v, b in said if v == "captured"][-1]["pool"].startswith("(0, ")
     # PyTorch's own functions still ran, with their arguments.
     assert doc["calls"] == [["begin", "0", "(0, 7)"], ["end", "0", "(0, 7)"]]
 
