@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -162,6 +163,18 @@ class session {
   std::atomic<int> calls_in_flight_{0};
   std::atomic<std::uint64_t> calls_started_{0};
   std::atomic<bool> have_first_reading_{false};
+  /// Captures and named warm-ups under way on any thread: an allocation another thread makes
+  /// meanwhile (PyTorch's autograd thread runs a captured backward) is theirs when there is one.
+  std::atomic<int> open_contexts_{0};
+  struct open_context {
+    bool capture = false;
+    std::uint64_t stream = 0;  ///< a capture's stream
+    std::string pool;          ///< a warm-up's pool
+    int device = 0;
+  };
+  std::map<const void*, open_context> open_;  ///< by thread (its state), under the lock
+  void open(const open_context& c) noexcept;
+  void close() noexcept;
   void read_memory() noexcept;  // the caller holds the lock
   /// Whether a completion can change anything (tracked work not yet known complete): event
   /// calls, queries and copies skip the lock when not.

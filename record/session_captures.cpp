@@ -20,11 +20,34 @@ void session::capture_begin(std::uint64_t stream) noexcept {
   }
 }
 
+void session::open(const open_context& c) noexcept {
+  try {
+    lock l(*this);
+    open_[&here(this)] = c;
+    open_contexts_.store(static_cast<int>(open_.size()), std::memory_order_relaxed);
+  } catch (...) {
+  }
+}
+
+void session::close() noexcept {
+  if (open_contexts_.load(std::memory_order_relaxed) == 0) return;
+  try {
+    lock l(*this);
+    open_.erase(&here(this));
+    open_contexts_.store(static_cast<int>(open_.size()), std::memory_order_relaxed);
+  } catch (...) {
+  }
+}
+
 void session::capture_began(std::uint64_t stream, bool ok) noexcept {
   thread_state& t = here(this);
   if (ok) {
     t.capturing = stream;
     t.capturing_any = true;
+    open_context c;
+    c.capture = true;
+    c.stream = stream;
+    open(c);
   }
 }
 
@@ -32,6 +55,7 @@ void session::capture_end(std::uint64_t stream, std::uint64_t graph) noexcept {
   if (forked_) return;
   try {
     thread_state& t = here(this);
+    if (t.capturing_any) close();
     t.capturing = 0;
     t.capturing_any = false;
     t.last_captured = graph;
@@ -46,15 +70,24 @@ void session::device_alloc(std::uint64_t handle, std::uint64_t bytes, std::optio
   if (forked_) return;
   try {
     thread_state& t = here(this);
-    // Memory a capture takes, or a warm-up run the companion named: a private pool growing.
-    if (!t.capturing_any && t.warmup_pool.empty()) return;
+    // Memory a capture takes, or a warm-up run the companion named: a private pool growing. On
+    // a thread of neither, while exactly one is under way on another thread, it is that one's
+    // (PyTorch's autograd engine runs the backward of a capture on its own thread).
+    if (!t.capturing_any && t.warmup_pool.empty() && open_contexts_.load(std::memory_order_relaxed) == 0) return;
     const int d = device ? *device : driver_.current_device();
     const double now = driver_.now_us();
     lock l(*this);
     if (t.capturing_any) {
       rec_.on_capture_alloc(t.capturing, handle, bytes, d, now);
-    } else {
+    } else if (!t.warmup_pool.empty()) {
       rec_.on_warmup_alloc(t.warmup_pool, d, handle, bytes);
+    } else if (open_.size() == 1) {
+      const open_context& c = open_.begin()->second;
+      if (c.capture) {
+        rec_.on_capture_alloc(c.stream, handle, bytes, d, now);
+      } else {
+        rec_.on_warmup_alloc(c.pool, d, handle, bytes);
+      }
     }
   } catch (...) {
   }

@@ -78,7 +78,12 @@ void session::nvtx_mark(const char* message) noexcept {
     } else if (verb == "warmup-begin") {
       t.warmup_pool = text_of(body, "pool");
       t.warmup_device = int_of(body, "device");
+      open_context c;
+      c.pool = t.warmup_pool;
+      c.device = t.warmup_device;
+      if (!c.pool.empty()) open(c);
     } else if (verb == "warmup-end") {
+      if (!t.warmup_pool.empty()) close();
       t.warmup_pool.clear();
     } else if (verb == "end") {
       lock l(*this);

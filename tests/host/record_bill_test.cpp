@@ -150,6 +150,33 @@ TEST(RecordBill, APoolPyTorchMadeIsNamedAfterItsCaptureAndTheNextCaptureIntoItIs
   EXPECT_EQ(r.recorded->bills.at(0).framework_capture_bytes, 98 * MiB);
 }
 
+// make_graphed_callables: the backward is captured while PyTorch's autograd thread runs it, so
+// the pool's segments are allocated on another thread than the capturing one. While one
+// capture is under way, another thread's allocation is that capture's; with none, nobody's.
+TEST(RecordBill, AnotherThreadsAllocationDuringTheOnlyCaptureIsThatCapturesMemory) {
+  program p(name_source::nvtx);
+  p.s.nvtx_mark("gmem:capture {\"pool\":\"(0, 1)\",\"device\":0,\"site\":\"t.py:5 in step\",\"label\":\"make_graphed_callables\"}");
+  p.s.capture_begin(0xA);
+  p.s.capture_began(0xA, true);
+  std::thread autograd([&] {
+    p.use(96 * MiB);
+    p.s.device_alloc(0x5000, 96 * MiB, 0);
+  });
+  autograd.join();
+  {
+    std::lock_guard<std::mutex> l(p.gpu.mutex);
+    p.gpu.graphs[0x10] = kernels();
+  }
+  p.s.capture_end(0xA, 0x10);
+  instantiate(p, 0x100, 0x10, 0);
+  std::thread later([&] { p.s.device_alloc(0x6000, 64 * MiB, 0); });  // no capture under way
+  later.join();
+  const profiler::report r = p.finish();
+  ASSERT_EQ(r.recorded->graphs.size(), 1u);
+  EXPECT_EQ(r.recorded->graphs[0].capture_pool_growth_bytes, 96 * MiB);
+  EXPECT_EQ(r.recorded->bills.at(0).framework_retained_bytes, 96 * MiB);
+}
+
 TEST(RecordBill, WithoutTheCompanionEachCaptureIsItsOwnPoolAndWarmUpsAreSaidUnseen) {
   program p;
   p.s.first_reading();
