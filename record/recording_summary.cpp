@@ -24,8 +24,14 @@ std::vector<std::string> summarize_recording(const std::string& path) {
   for (const auto& b : rec.bills) {
     for (const std::string& line : profiler::bill_lines(b)) lines.push_back(line);
   }
+  // A screenful: the first graphs, then a count (a serving warm-up captures hundreds).
+  constexpr std::size_t shown = 20;
   for (std::size_t i = 0; i < rep.scenarios.size(); ++i) {
     const auto& s = rep.scenarios[i];
+    if (i == shown) {
+      lines.push_back("  ... and " + std::to_string(rep.scenarios.size() - shown) + " more graph(s)");
+      break;
+    }
     if (i < rec.graphs.size() && rec.graphs[i].kind == "private_pool") {
       // No memory nodes: its memory is the framework's pool's, in the framework's terms.
       const auto& g = rec.graphs[i];
