@@ -150,7 +150,7 @@ function why(w) { return WHY[w] || [w, "#8e6c8a"]; }
       const tr = h(table, "tr", {});
       h(tr, "td", {}, kind);
       h(tr, "td", {}, (bytes < 0 ? "-" : "") + fmtBytes(Math.abs(bytes)));
-      h(tr, "td", {}, what);
+      h(tr, "td", {style: "text-align:left"}, what);
     }
     counts.bill_rows = (counts.bill_rows || 0) + rows.length;
   }
