@@ -41,3 +41,15 @@ class points:
     def write(self, path, **extra):
         with open(path, "w") as f:
             json.dump({"client": self.client, "points": self.items, **extra}, f, indent=2)
+
+
+def pool_bytes(pool_id):
+    """Bytes of the segments PyTorch's memory snapshot lists for a private pool (its
+    segment_pool_id): PyTorch's own figure for a CUDA graph pool."""
+    import torch
+    total = 0
+    for seg in torch.cuda.memory._snapshot()["segments"]:
+        if tuple(seg.get("segment_pool_id", (0, 0))) == tuple(pool_id):
+            total += seg["total_size"]
+    return total
+

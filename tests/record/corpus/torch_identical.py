@@ -64,13 +64,7 @@ torch.cuda.current_stream().wait_stream(s)
 torch.cuda.synchronize()
 
 
-def pool_bytes(pool_id):
-    """Bytes of the segments PyTorch's snapshot lists for a private pool."""
-    total = 0
-    for seg in torch.cuda.memory._snapshot()["segments"]:
-        if tuple(seg.get("segment_pool_id", (0, 0))) == tuple(pool_id):
-            total += seg["total_size"]
-    return total
+pool_bytes = graphmem.pool_bytes
 
 
 shared = torch.cuda.graph_pool_handle() if args.allocator == "native" else None

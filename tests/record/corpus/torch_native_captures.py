@@ -34,6 +34,8 @@ except ImportError:
     print("SKIP: torch is not installed"); sys.exit(0)
 if not torch.cuda.is_available():
     print("SKIP: no CUDA device"); sys.exit(0)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import graphmem  # noqa: E402
 
 
 def new_graph():
@@ -73,13 +75,7 @@ torch.cuda.current_stream().wait_stream(s)
 torch.cuda.synchronize()
 
 
-def pool_bytes(pool_id):
-    """Bytes of the segments PyTorch's snapshot lists for a private pool."""
-    total = 0
-    for seg in torch.cuda.memory._snapshot()["segments"]:
-        if tuple(seg.get("segment_pool_id", (0, 0))) == tuple(pool_id):
-            total += seg["total_size"]
-    return total
+pool_bytes = graphmem.pool_bytes
 
 
 shared = torch.cuda.graph_pool_handle() if args.pool == "shared" else None
