@@ -17,6 +17,7 @@
 #include "gmem/profiler/report_io.hpp"
 #include "gmem/profiler/reuse_model.hpp"
 #include "record/recording_report.hpp"
+#include "gmem/profiler/size_text.hpp"
 
 namespace gmem::record {
 namespace {
@@ -130,7 +131,7 @@ graph_figures figures_of(const graph_record& g, std::uint64_t granularity, analy
     s.diagnostics.push_back(
         {"private_pool", "info",
          "graph '" + g.name + "' has no memory nodes: its memory came from the application's "
-         "allocator, which took " + profiler::describe_bytes(g.capture_bytes) + " in " +
+         "allocator, which took " + profiler::size_text(g.capture_bytes) + " in " +
              std::to_string(g.capture_allocations) +
              " allocation(s) from the device while the graph was being captured (its private "
              "memory pool grew by that much; PyTorch's native caching allocator works so). A "

@@ -5,7 +5,7 @@
 #include "gmem/profiler/report_io.hpp"
 #include "record/record_command.hpp"
 #include "report/bill_view.hpp"
-#include "report/size_text.hpp"
+#include "gmem/profiler/size_text.hpp"
 
 namespace gmem::record {
 
@@ -51,28 +51,28 @@ std::vector<std::string> summarize_recording(const std::string& path) {
     std::snprintf(buf, sizeof buf, "%.1f us", first_us);
     std::string grew;
     if (i < rec.graphs.size() && !rec.pools.empty()) {
-      grew = ", grew the pool by " + profiler::describe_bytes(rec.graphs[i].growth_bytes);
+      grew = ", grew the pool by " + profiler::size_text(rec.graphs[i].growth_bytes);
     }
     lines.push_back("  '" + s.name + "': " + std::to_string(s.analysis.alloc_nodes) +
-                    " alloc nodes, requested " + profiler::describe_bytes(s.analysis.requested_bytes) +
-                    ", alone " + profiler::describe_bytes(s.analysis.reserved_high_bytes) +
+                    " alloc nodes, requested " + profiler::size_text(s.analysis.requested_bytes) +
+                    ", alone " + profiler::size_text(s.analysis.reserved_high_bytes) +
                     " (predicted), lower bound " +
-                    profiler::describe_bytes(s.analysis.lower_bound_rounded_bytes) + grew +
+                    profiler::size_text(s.analysis.lower_bound_rounded_bytes) + grew +
                     ", first launch " + (first_us < 0 ? std::string("not launched") : buf) + ", " +
                     std::to_string(s.diagnostics.size()) + " diagnostic(s)");
   }
   for (const auto& p : rec.pools) {
     if (p.high_bytes == 0 && p.private_pool_bytes > 0) continue;  // no graph memory: the bill says it
     std::string line = "pool of device " + std::to_string(p.device) + ": high watermark " +
-                       profiler::describe_bytes(p.high_bytes);
+                       profiler::size_text(p.high_bytes);
     if (!p.high_graph.empty()) line += " (reached by '" + p.high_graph + "', " + p.high_event + ")";
-    line += ", " + profiler::describe_bytes(p.end_bytes) + " at the end";
+    line += ", " + profiler::size_text(p.end_bytes) + " at the end";
     if (!p.attribution.empty()) {
       line += "; at the high watermark:";
       for (std::size_t k = 0; k < p.attribution.size() && k < 6; ++k) {
         const auto& a = p.attribution[k];
         line += std::string(k ? "," : "") + " " + (a.graph.empty() ? "no graph" : "'" + a.graph + "'") +
-                " " + a.why + " " + profiler::describe_bytes(a.bytes);
+                " " + a.why + " " + profiler::size_text(a.bytes);
       }
       if (p.attribution.size() > 6) line += ", ...";
     }

@@ -13,6 +13,7 @@
 #include "gmem/profiler/report_io.hpp"
 #include "gmem/profiler/reuse_model.hpp"
 #include "gmem/profiler/skeleton_replay.hpp"
+#include "gmem/profiler/size_text.hpp"
 
 namespace gmem::profiler {
 
@@ -41,7 +42,7 @@ int run_replay(const std::string& path, const std::string& graph, int device, st
   }
   const std::uint64_t granularity = measure_granularity(device).bytes;
   out << "replaying on device " << device << " (reservation granularity "
-      << describe_bytes(granularity) << "), report '" << path << "' measured on "
+      << size_text(granularity) << "), report '" << path << "' measured on "
       << r.env.device_name << "\n";
   for (const auto& sc : r.scenarios) {
     for (const auto& sk : sc.skeletons) {
@@ -76,26 +77,26 @@ int run_replay_set(const std::string& path, int device, std::ostream& out, std::
   out << "replayed the set of " << s.growth_bytes.size() << " graph(s) of '" << path << "' (recorded on "
       << r.env.device_name << ") on device " << device << ", " << s.calls << " call(s), each complete "
       << "before the next\n";
-  out << "  high watermark: " << describe_bytes(s.high_bytes) << " replayed, "
-      << describe_bytes(s.recorded_high_bytes) << " recorded ("
-      << (diff < granule ? "within a granule" : "differs by " + describe_bytes(diff)) << ")\n";
+  out << "  high watermark: " << size_text(s.high_bytes) << " replayed, "
+      << size_text(s.recorded_high_bytes) << " recorded ("
+      << (diff < granule ? "within a granule" : "differs by " + size_text(diff)) << ")\n";
   std::size_t k = 0;
   for (std::size_t i = 0; i < rec.graphs.size() && k < s.growth_bytes.size(); ++i) {
     if (rec.graphs[i].kind != "memory_nodes" || i >= r.scenarios.size() || r.scenarios[i].skeletons.empty()) continue;
-    out << "  '" << rec.graphs[i].name << "': alone " << describe_bytes(s.alone_bytes[k]) << " replayed ("
-        << describe_bytes(rec.graphs[i].own_footprint_bytes) << " predicted), grew the pool by "
-        << describe_bytes(s.growth_bytes[k]) << " (recorded " << describe_bytes(rec.graphs[i].growth_bytes)
+    out << "  '" << rec.graphs[i].name << "': alone " << size_text(s.alone_bytes[k]) << " replayed ("
+        << size_text(rec.graphs[i].own_footprint_bytes) << " predicted), grew the pool by "
+        << size_text(s.growth_bytes[k]) << " (recorded " << size_text(rec.graphs[i].growth_bytes)
         << ")\n";
     ++k;
   }
   for (const auto& c : s.changes) {
-    out << "  " << c.kind << ": saves " << describe_bytes(c.saving_bytes) << " measured (set "
-        << describe_bytes(c.measured_bytes) << ", predicted " << describe_bytes(c.predicted_bytes) << "): "
+    out << "  " << c.kind << ": saves " << size_text(c.saving_bytes) << " measured (set "
+        << size_text(c.measured_bytes) << ", predicted " << size_text(c.predicted_bytes) << "): "
         << c.where << "\n";
   }
   for (const auto& c : s.tried) {
-    out << "  tried " << c.kind << ": " << describe_bytes(c.measured_bytes) << " measured (predicted "
-        << describe_bytes(c.predicted_bytes) << "), saves less than a granule: " << c.where << "\n";
+    out << "  tried " << c.kind << ": " << size_text(c.measured_bytes) << " measured (predicted "
+        << size_text(c.predicted_bytes) << "), saves less than a granule: " << c.where << "\n";
   }
   return 0;
 }

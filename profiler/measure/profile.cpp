@@ -20,6 +20,7 @@
 #include "gmem/profiler/lifetime.hpp"
 #include "gmem/profiler/phase_driver.hpp"
 #include "gmem/profiler/timing.hpp"
+#include "gmem/profiler/size_text.hpp"
 
 namespace gmem::profiler {
 
@@ -133,8 +134,8 @@ scenario_result profile_graph(cudaGraph_t g, const std::string& name,
         // graph reserves, or not made.
         r.diagnostics.push_back(
             {"advice_not_measured", "info",
-             "the skeleton of graph '" + name + "' replayed reserved " + describe_bytes(adv.baseline_bytes) +
-                 " where the graph reserved " + describe_bytes(real) +
+             "the skeleton of graph '" + name + "' replayed reserved " + size_text(adv.baseline_bytes) +
+                 " where the graph reserved " + size_text(real) +
                  ": the skeleton does not reproduce this graph (child graphs cost the driver more "
                  "than their memory nodes: README, \"The driver's reuse rule\"), so no change is advised",
              apart});

@@ -16,6 +16,7 @@
 #include "gmem/profiler/skeleton_replay.hpp"
 #include "measure/set_runner.hpp"
 #include "measure/skeleton_build.hpp"
+#include "gmem/profiler/size_text.hpp"
 
 namespace gmem::profiler {
 namespace {
@@ -281,7 +282,7 @@ set_replay_result replay_set(const report& r, int device) {
         c.kind = "outputs_outside";
         c.where = "allocate the " + std::to_string(bytes.size()) + " allocation(s) that graphs " + names +
                   (buffers > 8 ? " and others" : "") + " leave allocated between launches (" +
-                  describe_bytes(requested) +
+                  size_text(requested) +
                   ") outside the graphs, as buffers the caller owns and the graphs write; measured "
                   "as the pool's high watermark plus what cudaMalloc took for them";
         c.predicted_bytes = predict_high(outside, auto_free, no_frees, granularity, device) + requested;

@@ -16,6 +16,7 @@
 #include "gmem/profiler/critical_path.hpp"
 #include "gmem/profiler/diagnostics.hpp"
 #include "measure/skeleton_build.hpp"
+#include "gmem/profiler/size_text.hpp"
 
 namespace gmem::profiler {
 namespace {
@@ -180,21 +181,21 @@ advice_report measure_advice(const skeleton& s, const graph_analysis& a, std::ui
 
 std::string describe(const advice_report& r) {
   std::ostringstream o;
-  o << "graph '" << r.graph << "': reserved " << describe_bytes(r.baseline_bytes)
-    << " replayed; order-free bound " << describe_bytes(r.bounds.order_free_bytes)
-    << ", creation-order bound " << describe_bytes(r.bounds.creation_order_bytes) << "; binding: "
+  o << "graph '" << r.graph << "': reserved " << size_text(r.baseline_bytes)
+    << " replayed; order-free bound " << size_text(r.bounds.order_free_bytes)
+    << ", creation-order bound " << size_text(r.bounds.creation_order_bytes) << "; binding: "
     << r.bounds.binding << "\n";
   if (r.advice.empty()) o << "  no change measured to save memory\n";
   for (const measured_advice& m : r.advice) {
-    o << "  [" << m.kind << "] saves " << describe_bytes(m.saving_bytes) << " measured (reserved "
-      << describe_bytes(m.measured_bytes) << " after the change; predicted "
-      << describe_bytes(m.predicted_bytes) << "): " << m.where << "\n";
+    o << "  [" << m.kind << "] saves " << size_text(m.saving_bytes) << " measured (reserved "
+      << size_text(m.measured_bytes) << " after the change; predicted "
+      << size_text(m.predicted_bytes) << "): " << m.where << "\n";
   }
   for (const measured_advice& m : r.tried) {
     o << "  tried, saves less than a granule: [" << m.kind << "] reserved "
-      << describe_bytes(m.measured_bytes) << "\n";
+      << size_text(m.measured_bytes) << "\n";
   }
-  o << "  all changes together: reserved " << describe_bytes(r.combined.measured_bytes)
+  o << "  all changes together: reserved " << size_text(r.combined.measured_bytes)
     << (r.combined_reaches_order_free_bound ? " (reaches the order-free bound)" : " (above the order-free bound)")
     << ": " << r.combined.where << "\n";
   return o.str();

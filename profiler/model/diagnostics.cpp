@@ -1,4 +1,5 @@
 #include "gmem/profiler/diagnostics.hpp"
+#include "gmem/profiler/size_text.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -43,7 +44,7 @@ const allocation& allocation_at(const graph_analysis& a, std::size_t i) {
 
 // "alloc node #3 in graph 'g' (1048576 bytes (1.00 MiB) at 0x7f0000000000)".
 std::string describe(const flat_graph& flat, const allocation& al) {
-  return label_of(flat, al.alloc_node) + " (" + describe_bytes(al.bytes) + " at " + hex(al.address) + ")";
+  return label_of(flat, al.alloc_node) + " (" + size_text(al.bytes) + " at " + hex(al.address) + ")";
 }
 
 void unfreed_allocations(const flat_graph& flat, const graph_analysis& a, const runtime_facts& facts,
@@ -56,11 +57,11 @@ void unfreed_allocations(const flat_graph& flat, const graph_analysis& a, const 
     for (std::size_t i : a.unfreed) bytes += allocation_at(a, i).bytes;
     const std::string mapped =
         facts.held_granule_bytes
-            ? ", " + describe_bytes(facts.held_granule_bytes) + " mapped (an allocation occupies whole granules)"
+            ? ", " + size_text(facts.held_granule_bytes) + " mapped (an allocation occupies whole granules)"
             : std::string();
     out.push_back({"unfreed_allocation", "info",
                    std::to_string(a.unfreed.size()) + " allocation(s) of graph '" + facts.graph_name +
-                       "' are held between launches (" + describe_bytes(bytes) + " requested" +
+                       "' are held between launches (" + size_text(bytes) + " requested" +
                        mapped +
                        "): they have no free node, and the executable graph is instantiated with "
                        "AutoFreeOnLaunch, so its next launch frees them. Other graphs cannot use "
@@ -128,7 +129,7 @@ void missed_reuse(const flat_graph& flat, const graph_analysis& a, const runtime
                        " pairs of allocations of graph '" + facts.graph_name +
                        "' can be live at the same time only because a free node is not ordered "
                        "before a later alloc node; ordering one pair would save up to " +
-                       describe_bytes(most) + " of the " + describe_bytes(a.lower_bound_rounded_bytes) +
+                       size_text(most) + " of the " + size_text(a.lower_bound_rounded_bytes) +
                        " bound. The largest: " + describe(flat, *e.first) + " and " +
                        describe(flat, *e.second) + " (" + free_label + " before " +
                        label_of(flat, e.second->alloc_node) + "). " + creation_rule +
@@ -185,12 +186,12 @@ void reservation_above_bound(const graph_analysis& a, const runtime_facts& facts
   const double ratio = static_cast<double>(facts.reserved_high) / static_cast<double>(bound);
   if (!(ratio > facts.excess_ratio_threshold)) return;
   const std::string granularity =
-      a.granularity > 1 ? ", each allocation rounded up to the " + describe_bytes(a.granularity) + " granularity"
+      a.granularity > 1 ? ", each allocation rounded up to the " + size_text(a.granularity) + " granularity"
                         : std::string();
   out.push_back(
       {"reservation_above_bound", "warning",
-       "The driver reserved " + describe_bytes(facts.reserved_high) + " at its high watermark for graph '" +
-           facts.graph_name + "', " + fixed2(ratio) + " times the " + describe_bytes(bound) +
+       "The driver reserved " + size_text(facts.reserved_high) + " at its high watermark for graph '" +
+           facts.graph_name + "', " + fixed2(ratio) + " times the " + size_text(bound) +
            " the graph needs at least (the heaviest set of allocations that can be live together" +
            granularity +
            "). Order free nodes before later alloc nodes (see missed_reuse), launch graphs that "
@@ -202,7 +203,7 @@ void reservation_above_bound(const graph_analysis& a, const runtime_facts& facts
 void reserved_until_trim(const runtime_facts& facts, std::vector<diagnostic>& out) {
   if (!facts.graphs_destroyed || facts.reserved_after_destroy == 0) return;
   out.push_back({"reserved_until_trim", "info",
-                 describe_bytes(facts.reserved_after_destroy) +
+                 size_text(facts.reserved_after_destroy) +
                      " stayed reserved for graph memory after the graphs and executable graphs of '" +
                      facts.graph_name +
                      "' were destroyed: the driver keeps it for later graphs until "
@@ -212,20 +213,6 @@ void reserved_until_trim(const runtime_facts& facts, std::vector<diagnostic>& ou
 }
 
 }  // namespace
-
-std::string describe_bytes(std::uint64_t bytes) {
-  std::string text = std::to_string(bytes) + (bytes == 1 ? " byte" : " bytes");
-  static constexpr const char* units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-  if (bytes < 1024) return text;
-  double value = static_cast<double>(bytes);
-  std::size_t unit = 0;
-  value /= 1024;
-  while (value >= 1024 && unit + 1 < std::size(units)) {
-    value /= 1024;
-    ++unit;
-  }
-  return text + " (" + fixed2(value) + " " + units[unit] + ")";
-}
 
 std::vector<diagnostic> diagnose(const flat_graph& flat, const graph_analysis& a,
                                  const runtime_facts& facts) {

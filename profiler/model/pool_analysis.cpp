@@ -10,6 +10,7 @@
 
 #include "gmem/profiler/diagnostics.hpp"
 #include "gmem/profiler/pool_model.hpp"
+#include "gmem/profiler/size_text.hpp"
 
 namespace gmem::profiler {
 namespace {
@@ -436,7 +437,7 @@ void analyse_pools(recording& rec, const std::vector<skeleton>& skeletons, std::
           mapped += s.bytes;
           if (holders <= 8) {
             listed += std::string(listed.empty() ? "" : ", ") + "'" + s.graph + "' " +
-                      describe_bytes(h.requested_bytes) + " in " + describe_bytes(s.bytes);
+                      size_text(h.requested_bytes) + " in " + size_text(s.bytes);
           }
         }
       }
@@ -444,11 +445,11 @@ void analyse_pools(recording& rec, const std::vector<skeleton>& skeletons, std::
       if (mapped >= requested + granularity) {
         pool.diagnostics.push_back(
             {"held_outputs", "warning",
-             "At the high watermark (" + describe_bytes(high_bytes) + ", reached by '" + pool.high_graph +
+             "At the high watermark (" + size_text(high_bytes) + ", reached by '" + pool.high_graph +
                  "'), " + std::to_string(holders) +
                  " other graph(s) held allocations they leave allocated between launches: " +
-                 describe_bytes(requested) + " requested, " + describe_bytes(mapped) +
-                 " of the pool, since each occupies whole " + describe_bytes(granularity) +
+                 size_text(requested) + " requested, " + size_text(mapped) +
+                 " of the pool, since each occupies whole " + size_text(granularity) +
                  " granules, which the launching graph could not use (" + listed +
                  "). Allocating such outputs outside the graphs (buffers the caller owns, written by "
                  "the graph) takes them out of the pool; `gmemprof replay REPORT --set` measures "
@@ -467,7 +468,7 @@ void analyse_pools(recording& rec, const std::vector<skeleton>& skeletons, std::
         for (const auto& n : others) names += (names.empty() ? "" : ", ") + n;
         pool.diagnostics.push_back(
             {"separate_streams", "warning",
-             "At the high watermark, " + describe_bytes(overlapping) +
+             "At the high watermark, " + size_text(overlapping) +
                  " was mapped for launches in other streams that were still running (" + names +
                  "): launches that may run at the same time cannot share memory. Launched into "
                  "one stream, the graphs share it; a stream that waits on an event recorded after "
@@ -501,7 +502,7 @@ void analyse_pools(recording& rec, const std::vector<skeleton>& skeletons, std::
           {"remap_contention", "info",
            std::to_string(remaps) + " relaunch(es) had to map memory again because another graph's "
            "live allocation held memory they had mapped, " + us_text(remap_us) +
-               " of host time in all, " + describe_bytes(remap_growth) + " of pool growth: " + listed +
+               " of host time in all, " + size_text(remap_growth) + " of pool growth: " + listed +
                ". Each graph keeps its mapping between launches only while no other graph's "
                "allocation occupies it.",
            remap_growth});
@@ -519,7 +520,7 @@ void analyse_pools(recording& rec, const std::vector<skeleton>& skeletons, std::
     if (unexplained > 0) {
       pool.diagnostics.push_back(
           {"remap_unexplained", "info",
-           std::to_string(unexplained) + " relaunch(es) grew the pool by " + describe_bytes(unexplained_growth) +
+           std::to_string(unexplained) + " relaunch(es) grew the pool by " + size_text(unexplained_growth) +
                " (first '" + unexplained_first + "') where the pool model says nothing had taken the "
                "graph's memory: gmem's model of the driver does not explain them; please report the "
                "recording.",

@@ -1,6 +1,7 @@
 #include "gmem/profiler/reuse_model.hpp"
 
 #include "gmem/profiler/diagnostics.hpp"
+#include "gmem/profiler/size_text.hpp"
 
 #include <algorithm>
 #include <functional>
@@ -856,8 +857,8 @@ std::string plan_where(const skeleton& s, const std::vector<std::pair<std::size_
   out += " (in a capture: record an event after each cudaFreeAsync and make the stream of the next "
          "cudaMallocAsync wait on it)";
   if (recreate) out += ", and create each free node before the allocations that follow it";
-  out += ". Predicted to reserve " + describe_bytes(predicted) + "; a serial order of the graph peaks at " +
-         describe_bytes(serial_peak) + " (rounded per pool)";
+  out += ". Predicted to reserve " + size_text(predicted) + "; a serial order of the graph peaks at " +
+         size_text(serial_peak) + " (rounded per pool)";
   return out;
 }
 

@@ -1,6 +1,6 @@
 #include "report/bill_view.hpp"
 
-#include "report/size_text.hpp"
+#include "gmem/profiler/size_text.hpp"
 
 namespace gmem::profiler {
 

@@ -18,6 +18,8 @@ record` measures it around each instantiation. No GPU code of gmem's runs: the m
 
 import ctypes
 
+from . import _core
+
 __all__ = ["Bill", "bill_meter", "device_reading"]
 
 _ATTRS = (("used_current", 0), ("used_high", 1), ("reserved_current", 2), ("reserved_high", 3))
@@ -84,15 +86,7 @@ def device_reading(device=0):
 
 
 def _size(b):
-    sign = "-" if b < 0 else ""
-    v = float(abs(b))
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if v < 1024 or unit == "TiB":
-            break
-        v /= 1024
-    if unit == "B":
-        return "%s%d B" % (sign, abs(b))
-    return sign + ("%.0f %s" if v >= 99.95 else "%.1f %s" if v >= 9.995 else "%.2f %s") % (v, unit)
+    return _core.size_text(int(b))
 
 
 class Bill:

@@ -6,7 +6,7 @@ its lower bound and the diagnostics that explain the excess.
     gmem.testing.assert_within_bound(report, 1.25)
 """
 
-from . import Report, ScenarioResult, UsageError, _one_scenario
+from . import Report, ScenarioResult, UsageError, _core, _one_scenario
 
 __all__ = ["assert_reserved_at_most", "assert_within_bound", "assert_pool_at_most", "describe",
            "describe_pool"]
@@ -22,7 +22,16 @@ def _scenario(result):
 
 
 def _mib(b):
-    return "%d B (%.2f MiB)" % (b, b / 1048576.0)
+    return _core.size_text(int(b))
+
+
+def _over(value, limit):
+    """'X, more than the Y allowed': sizes as gmem writes them, with the exact bytes where the
+    two would read alike (64.0 MiB against a limit of 64 MiB - 1)."""
+    v, l = _mib(value), _mib(int(limit))
+    if v == l:
+        v, l = "%s (%d B)" % (v, value), "%s (%d B)" % (l, int(limit))
+    return "%s, more than the %s allowed" % (v, l)
 
 
 def describe(result):
@@ -53,8 +62,8 @@ def assert_reserved_at_most(result, max_bytes):
     _measured(r)
     reserved = r.analysis.reserved_high_bytes
     if reserved > max_bytes:
-        raise AssertionError("graph '%s' reserved %s of graph memory, more than the %s allowed\n%s"
-                             % (r.name, _mib(reserved), _mib(int(max_bytes)), describe(r)))
+        raise AssertionError("graph '%s' reserved graph memory %s\n%s"
+                             % (r.name, _over(reserved, max_bytes), describe(r)))
 
 
 def assert_within_bound(result, max_ratio):
@@ -106,28 +115,25 @@ def assert_pool_at_most(report, max_bytes, device=None):
         if device is not None and p.device != device:
             continue
         if p.high_bytes > max_bytes:
-            raise AssertionError("the graphs' pool on device %d reached %s, more than the %s "
-                                 "allowed\n%s" % (p.device, _mib(p.high_bytes), _mib(int(max_bytes)),
-                                                   describe_pool(report)))
+            raise AssertionError("the graphs' pool on device %d reached %s\n%s"
+                                 % (p.device, _over(p.high_bytes, max_bytes), describe_pool(report)))
 
 
 def assert_graph_bill_at_most(bill, max_bytes, node_pool=None, framework_pools=None):
     """Fails unless the graph memory of a gmem.Bill (gmem.bill_meter around an engine's warm-up:
     the memory-node pool's and the framework's graph pools' change) is at most `max_bytes`, and
     each kind at most its own limit where given; the message holds the whole bill."""
-    from .bill import Bill, _size
+    from .bill import Bill
     if not isinstance(bill, Bill):
         raise UsageError("assert_graph_bill_at_most takes the gmem.Bill of gmem.bill_meter, got a "
                          + type(bill).__name__)
     over = []
     if bill.graph_bytes > max_bytes:
-        over.append("graph memory %s, more than the %s allowed" % (_size(bill.graph_bytes), _size(int(max_bytes))))
+        over.append("graph memory " + _over(bill.graph_bytes, max_bytes))
     if node_pool is not None and bill.node_pool_retained_bytes > node_pool:
-        over.append("the memory-node pool %s, more than the %s allowed"
-                    % (_size(bill.node_pool_retained_bytes), _size(int(node_pool))))
+        over.append("the memory-node pool " + _over(bill.node_pool_retained_bytes, node_pool))
     if framework_pools is not None and bill.framework_bytes > framework_pools:
-        over.append("the framework's graph pools %s, more than the %s allowed"
-                    % (_size(bill.framework_bytes), _size(int(framework_pools))))
+        over.append("the framework's graph pools " + _over(bill.framework_bytes, framework_pools))
     if over:
         raise AssertionError("; ".join(over) + "\n" + str(bill))
 

@@ -20,6 +20,7 @@
 #include "gmem/profiler/profile_set.hpp"
 #include "gmem/profiler/report.hpp"
 #include "gmem/profiler/report_io.hpp"
+#include "gmem/profiler/size_text.hpp"
 #include "gmem/usage_error.hpp"
 
 namespace py = pybind11;
@@ -294,4 +295,8 @@ PYBIND11_MODULE(_core, m) {
         py::arg("tolerances"));
   m.def("all_phases", &gp::all_phases);
   m.def("device_count", &device_count);
+  // gmem's one way to write a size (binary units, three significant digits), signed below 0.
+  m.def("size_text", [](std::int64_t bytes) {
+    return bytes < 0 ? gp::signed_size_text(bytes) : gp::size_text(static_cast<std::uint64_t>(bytes));
+  }, py::arg("bytes"));
 }

@@ -11,7 +11,7 @@
 #include "fake_driver.hpp"
 #include "report/bill_view.hpp"
 #include "report/show.hpp"
-#include "report/size_text.hpp"
+#include "gmem/profiler/size_text.hpp"
 
 namespace gmem::record::test {
 namespace {

@@ -38,8 +38,4 @@ struct runtime_facts {
 [[nodiscard]] std::vector<diagnostic> diagnose(const flat_graph& flat, const graph_analysis& a,
                                                const runtime_facts& facts);
 
-/// "2097152 bytes (2.00 MiB)": exact bytes for comparison, binary units for reading. Throws
-/// nothing but std::bad_alloc.
-[[nodiscard]] std::string describe_bytes(std::uint64_t bytes);
-
 }  // namespace gmem::profiler

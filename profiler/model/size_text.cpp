@@ -1,4 +1,4 @@
-#include "report/size_text.hpp"
+#include "gmem/profiler/size_text.hpp"
 
 #include <cstdio>
 
