@@ -135,8 +135,8 @@ void recorder::bills(std::vector<profiler::graph_bill>& bills, std::vector<profi
   for (const auto& [d, c] : costs) devices[d] = true;
   for (const auto& p : at_end) devices[p.device] = true;
   for (const auto& p : node_pools) devices[p.device] = true;
-  for (const auto& [device, unused] : devices) {
-    (void)unused;
+  for (const auto& entry : devices) {
+    const int device = entry.first;  // a name, not a structured binding: the lambdas below capture it
     profiler::graph_bill b;
     b.device = device;
     b.end = end_ ? end_->why : "the end of the recording (exit)";
