@@ -28,6 +28,7 @@ std::string us_text(double us) {
 // Where one device's pool stood when its high watermark was reached, by the model.
 struct high_moment {
   bool seen = false;
+  std::size_t graph = 0, event = 0;  // the call after which it was taken
   std::uint64_t model_bytes = 0;
   std::vector<pool_share> shares;
   std::map<std::size_t, pool_model::held_summary> held;  // by recording graph index
@@ -279,6 +280,8 @@ void analyse_pools(recording& rec, const std::vector<skeleton>& skeletons, std::
             if (hc != high_call.end() && (hc->second == call{gi, ei} || in_group(call{gi, ei}))) {
               high_moment& hm = moments[device];
               hm.seen = true;
+              hm.graph = gi;
+              hm.event = ei;
               hm.model_bytes = model.reserved(device);
               hm.shares = model.shares(device, m);
               for (std::size_t o = 0; o < rec.graphs.size(); ++o) {
@@ -371,6 +374,7 @@ void analyse_pools(recording& rec, const std::vector<skeleton>& skeletons, std::
         p.growth_bytes = trim && e.before ? static_cast<std::int64_t>(e.after->reserved_current) -
                                                 static_cast<std::int64_t>(e.before->reserved_current)
                                           : e.growth_bytes;
+        p.concurrent = e.concurrent;
         points[e.t_us].push_back(std::move(p));
       }
     }
@@ -402,15 +406,19 @@ void analyse_pools(recording& rec, const std::vector<skeleton>& skeletons, std::
         pool.timeline.push_back({t, g->name, "capture", total, static_cast<std::int64_t>(g->capture_pool_growth_bytes)});
       }
     }
+    const high_moment& hm = moments[device];
     const auto hc = high_call.find(device);
     if (hc != high_call.end()) {
-      const recorded_graph& g = rec.graphs[hc->second.first];
-      const recorded_event& e = g.events[hc->second.second];
+      // The call the attribution was taken after: the high call itself, or the last of the
+      // calls that overlapped it (the counters cannot tell which of them reached the high).
+      pool.high_concurrent = group_of.count(hc->second) != 0;
+      const call named = hm.seen && pool.high_concurrent ? call{hm.graph, hm.event} : hc->second;
+      const recorded_graph& g = rec.graphs[named.first];
+      const recorded_event& e = g.events[named.second];
       pool.high_graph = g.name;
       pool.high_event = e.kind + (e.cls.empty() ? "" : ":" + e.cls);
       pool.high_t_us = e.t_us;
     }
-    const high_moment& hm = moments[device];
     if (hm.seen) {
       pool.model_high_bytes = hm.model_bytes;
       for (const pool_share& s : hm.shares) {

@@ -89,6 +89,7 @@ json pool_json(const recorded_pool& p) {
   j["high_t_us"] = number(p.high_t_us);
   j["high_graph"] = p.high_graph;
   j["high_event"] = p.high_event;
+  if (p.high_concurrent) j["high_concurrent"] = true;
   if (p.private_pool_bytes) j["private_pool_bytes"] = p.private_pool_bytes;
   json attribution = json::array();
   for (const auto& s : p.attribution) {
@@ -103,11 +104,13 @@ json pool_json(const recorded_pool& p) {
   j["diagnostics"] = std::move(diagnostics);
   json timeline = json::array();
   for (const auto& t : p.timeline) {
-    timeline.push_back({{"t_us", number(t.t_us)},
-                        {"graph", t.graph},
-                        {"event", t.event},
-                        {"reserved_bytes", t.reserved_bytes},
-                        {"growth_bytes", t.growth_bytes}});
+    json point{{"t_us", number(t.t_us)},
+               {"graph", t.graph},
+               {"event", t.event},
+               {"reserved_bytes", t.reserved_bytes},
+               {"growth_bytes", t.growth_bytes}};
+    if (t.concurrent) point["concurrent"] = true;
+    timeline.push_back(std::move(point));
   }
   j["timeline"] = std::move(timeline);
   return j;
@@ -321,6 +324,7 @@ recorded_pool read_pool(const json& j, const std::string& path) {
   p.high_t_us = time_us(j, "high_t_us", path);
   p.high_graph = text(j, "high_graph", path);
   p.high_event = text(j, "high_event", path);
+  p.high_concurrent = flag(j, "high_concurrent", path);
   p.private_pool_bytes = u64(j, "private_pool_bytes", path);
   const json& attribution = array(j, "attribution", path, true);
   for (std::size_t i = 0; i < attribution.size(); ++i) {
@@ -340,7 +344,7 @@ recorded_pool read_pool(const json& j, const std::string& path) {
     const std::string ip = at(join(path, "timeline"), i);
     const json& t = object_at(timeline, i, join(path, "timeline"));
     p.timeline.push_back({time_us(t, "t_us", ip, true), text(t, "graph", ip), text(t, "event", ip, true),
-                          u64(t, "reserved_bytes", ip, true), i64(t, "growth_bytes", ip)});
+                          u64(t, "reserved_bytes", ip, true), i64(t, "growth_bytes", ip), flag(t, "concurrent", ip)});
   }
   return p;
 }

@@ -158,6 +158,23 @@ TEST(RecordPool, OverlappingWindowsOfFourThreadsAreSplitByThePoolModel) {
   EXPECT_EQ(total, 768 * MiB);
   EXPECT_EQ(rec.pools[0].model_high_bytes, 768 * MiB);
   EXPECT_EQ(sum_of(rec.pools[0].attribution), 768 * MiB);
+  // Every call read the high: whose call reached it is the one the attribution's working set
+  // names (the last to return, after which the attribution is taken), flagged concurrent; the
+  // first reading of it ('g0') would contradict the attribution.
+  const profiler::recorded_pool& pool = rec.pools[0];
+  EXPECT_TRUE(pool.high_concurrent);
+  std::string working;
+  for (const auto& a : pool.attribution) {
+    if (a.why == "working_set") working = a.graph;
+  }
+  EXPECT_FALSE(working.empty());
+  EXPECT_EQ(pool.high_graph, working);
+  EXPECT_NE(pool.high_graph, rec.graphs[0].name);
+  ASSERT_FALSE(pool.timeline.empty());
+  for (const auto& t : pool.timeline) EXPECT_TRUE(t.concurrent) << t.graph;
+  const profiler::report back = profiler::from_json_string(profiler::to_json_string(rep), "back");
+  EXPECT_TRUE(back.recorded->pools[0].high_concurrent);
+  EXPECT_TRUE(back.recorded->pools[0].timeline.front().concurrent);
 }
 
 TEST(RecordPool, AFailedLaunchIsRecordedWithItsResultAndNotCountedAsALaunch) {

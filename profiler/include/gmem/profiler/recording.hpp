@@ -160,6 +160,10 @@ struct pool_point {
   std::string event;  ///< "launch:first_launch", "upload", "trim", "capture", ...
   std::uint64_t reserved_bytes = 0;
   std::int64_t growth_bytes = 0;
+  /// Another thread's call overlapped this one's counter window: its growth is the pool model's
+  /// share of what the calls grew the pool by together, and "reserved after" readings of such
+  /// calls need not rise in time order.
+  bool concurrent = false;
 };
 
 /// One device's graph memory pool over the recording (a process's: each has its own).
@@ -176,8 +180,13 @@ struct recorded_pool {
   std::uint64_t start_bytes = 0;
   std::uint64_t model_high_bytes = 0;  ///< the pool model's reservation at the high watermark
   double high_t_us = 0;
-  std::string high_graph;  ///< whose call reached the high watermark
+  /// Whose call reached the high watermark: the launching graph of the attribution's moment (its
+  /// "working_set" share). Where other threads' calls overlapped that call (`high_concurrent`),
+  /// the counters cannot tell which of them reached it: the last of them to return is named,
+  /// as the attribution is taken after it.
+  std::string high_graph;
   std::string high_event;
+  bool high_concurrent = false;
   /// What was mapped at the high watermark, by graph and why: the launching graph's
   /// "working_set", other graphs' "held_outputs", a "concurrent_launch" in another stream,
   /// "held_before" (start_bytes), "idle" memory nobody held. Sums to model_high_bytes.
