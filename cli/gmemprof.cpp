@@ -1,447 +1,364 @@
 // gmemprof: the command line over gmem's profiler. It parses arguments and calls library
 // functions; the work lives in the library.
+//
+// Conventions (docs/gmemprof.md, "Conventions"): `gmemprof help [COMMAND]` and `COMMAND --help`
+// print the help; a usage error prints one line saying what is wrong, the command's usage
+// line and where the help is, and exits 2; -o/--out names the file a command writes; the exit
+// status is 0 (done), 1 (check found a regression; run: a scenario ended in error), 2 (a usage
+// error or an unusable input or output), 3 (no usable GPU, or the GPU failed the command).
+// `record` exits with its command's status.
 
-#include <algorithm>
-#include <cerrno>
 #include <climits>
-#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <iostream>
-#include <optional>
 #include <string>
 #include <vector>
 
+#include "cli/arguments.hpp"
 #include "cli/commands.hpp"
 #include "cli/progress.hpp"
+#include "gmem/error.hpp"
 #include "gmem/profiler/device_info.hpp"
+#include "gmem/profiler/report_io.hpp"
 #include "record/record_command.hpp"
 #include "suite/scenarios.hpp"
 
 namespace {
 
-constexpr const char* usage =
-    "usage: gmemprof <command> [options]\n"
-    "\n"
-    "commands:\n"
-    "  info [--device N]            the GPU(s): name, compute capability, memory, driver and\n"
-    "                               runtime versions, graph memory node support\n"
-    "  run [SCENARIO...] [options]  run the scenario suite (or the named scenarios) on a GPU\n"
-    "                               and write a JSON report\n"
-    "  check BASELINE CURRENT       compare a report against a baseline: exit 0 pass,\n"
-    "                               1 regression, 2 unusable input\n"
-    "  show REPORT                  print a report as tables\n"
-    "  replay REPORT [--graph NAME | --set] [--device N]\n"
-    "                               re-measure a report's graph skeletons and the changes that\n"
-    "                               save memory on this GPU\n"
-    "  bench-summary BENCH_JSON [--out FILE.md]\n"
-    "                               the markdown summary of a gmem_bench run\n"
-    "  html REPORT [--baseline B] [--bench BENCH_JSON] -o FILE.html\n"
-    "                               the report as one self-contained HTML page\n"
-    "  trace REPORT -o FILE.json    the report as a Chrome trace / Perfetto timeline\n"
-    "  record [options] -- COMMAND [ARGS...]\n"
-    "                               run COMMAND unmodified and record the graph memory of\n"
-    "                               every CUDA graph it instantiates\n"
-    "  --version                    the tool version and git commit\n"
-    "  --help                       this text; `gmemprof <command> --help` for each command\n";
+using gmem::cli::arguments;
+using gmem::cli::option;
+using gmem::cli::usage_problem;
+using gmem::cli::whole_number;
 
-constexpr const char* info_usage =
-    "usage: gmemprof info [--device N]\n"
-    "\n"
-    "Describes device N (every device when omitted). Without a GPU, says so in one line and\n"
-    "exits 0.\n";
+constexpr int exit_usage = 2;
+constexpr int exit_no_gpu = 3;
 
-constexpr const char* run_usage =
-    "usage: gmemprof run [SCENARIO...] [--set NAME=VALUE]... [--out PATH] [--device N]\n"
-    "                    [--reps N] [--warmups N] [--trials K] [--progress]\n"
-    "       gmemprof run --list\n"
-    "\n"
-    "Runs every scenario (or the named ones) on device N (default 0) and writes the report to\n"
-    "PATH (default gmem-report.json) atomically: a failed run never overwrites a good report.\n"
-    "The output path, the device, the scenario names and the settings are checked before\n"
-    "anything runs. --list shows each scenario with its parameters and their defaults.\n"
-    "--set NAME=VALUE (repeatable) sets parameter NAME of every selected scenario that has it\n"
-    "(an error when none has): sizes take bytes or B, KiB, MiB, GiB, TiB (powers of 1024,\n"
-    "e.g. --set bytes=1GiB; KB/MB/GB are refused as ambiguous), counts a whole number\n"
-    "(--set allocations=64), flags true or false. A sweep's defaults (single_alloc's sizes)\n"
-    "give way to the one value set. The values used are in the report, part of each key.\n"
-    "Progress ([n/N] scenario, elapsed) goes to stderr once a run takes over a second, when\n"
-    "stderr is a terminal or with --progress. --reps (default 10) and --warmups (default 2) set\n"
-    "how many samples each launch cost takes; --trials (default 5) how many times each scenario\n"
-    "is measured from a fresh state (the check tests the trials' distribution). A scenario whose\n"
-    "trials disagree on used or reserved memory (the driver's choice depends on a race) gets 2K\n"
-    "more trials, so that the check judges its distribution.\n"
-    "Exit: 0 all scenarios ok or skipped, 1 a scenario failed\n"
-    "(the report is still written), 2 bad input or no GPU.\n";
+struct command {
+  const char* name;
+  const char* summary;  ///< one line for `gmemprof help`
+  const char* usage;    ///< the usage line(s), "usage: " first
+  const char* help;     ///< what follows the usage in `gmemprof help COMMAND`
+  std::vector<option> options;
+  bool takes_command;
+  int (*run)(const arguments&, const std::string& command_line);
+};
 
-constexpr const char* check_usage =
-    "usage: gmemprof check BASELINE CURRENT [--tolerance NAME=FRACTION]... [--all] [--strict]\n"
-    "                      [--format text|json|markdown]\n"
-    "\n"
-    "Reports with trials (gmemprof run --trials K) are compared as distributions, every row\n"
-    "judged: a one-sided Mann-Whitney U test of the trials must give p <= 0.01 (with too few\n"
-    "trials for the test, the effect alone decides), and the effect: a counter's current median\n"
-    "lies outside every value the baseline's trials showed, by more than the tolerance (where\n"
-    "either side's trials spread beyond it, every current trial must); a time's\n"
-    "current median exceeds the baseline's slowest trial by the tolerance and time_floor_us (if\n"
-    "the baseline's trials spread beyond the tolerance, with every current trial above it), or\n"
-    "every current trial exceeds it by time_separation (default 0.15). Where every trial of\n"
-    "both reports has a reference launch (a one-memset graph timed beside each sample, in the\n"
-    "same process), times are judged at the baseline's reference speed, scaled by the slope of\n"
-    "time on reference within the trials (0 to 1); such a change is marked '*', and a row\n"
-    "whose change there and as measured disagree in sign is 'unstable'. A time that moved no\n"
-    "further than its metric moved across the whole suite (the median over at least 8\n"
-    "scenarios, else over every host or wall row; held within 1 + host_drift, default 0.6) is\n"
-    "'unstable': the host ran slower or faster as a whole. Rows that cannot be compared\n"
-    "(trials against different reservations, a recording's concurrent or rare calls) are\n"
-    "'unstable' too: reported, failing only with --strict. The summary\n"
-    "(counts per verdict) comes first, then only the rows that are not a pass (--all: every row).\n"
-    "\n"
-    "Compares CURRENT against BASELINE scenario by scenario: used and reserved high watermarks\n"
-    "may not grow by more than the memory tolerance (default 0.02), reuse ratios may not drop by\n"
-    "more than the reuse tolerance (default 0.02), launch-cost medians may not grow by more than\n"
-    "the time tolerance (default 0.50) and by more than time_floor_us (default 10) microseconds.\n"
-    "NAME is memory, reuse, time, time_floor_us, time_separation, host_drift (0: off), or one\n"
-    "metric as printed in\n"
-    "the table (e.g. reserved_high_bytes, wall.first_launch_no_upload).\n"
-    "Exit: 0 all pass, 1 a regression, 2 unusable input (missing file, not JSON, wrong schema\n"
-    "version, a different GPU model).\n";
+const char* const exit_status_text =
+    "exit status: 0 done; 1 check found a regression (run: a scenario ended in error; its report\n"
+    "is still written); 2 a usage error, or an input or output that cannot be used; 3 no usable\n"
+    "GPU, or the GPU failed the command. record exits with COMMAND's status.\n";
 
-constexpr const char* bench_usage =
-    "usage: gmemprof bench-summary BENCH_JSON [--out FILE.md]\n"
-    "\n"
-    "Turns the JSON of a gmem_bench run (--benchmark_out=FILE --benchmark_out_format=json) into\n"
-    "a markdown summary: mapping cost per GiB, its ratio to the virtual-memory floor, what an\n"
-    "upload saves, what remaps cost, the alternatives' cost and footprint, gmem's own cost.\n"
-    "Prints it, or writes FILE.md atomically. Exit 2 for an unusable input.\n";
+// ---- the commands ----
 
-constexpr const char* replay_usage =
-    "usage: gmemprof replay REPORT [--graph NAME] [--device N]\n"
-    "       gmemprof replay REPORT --set [--device N]\n"
-    "\n"
-    "Builds each graph skeleton the report carries (memory nodes and empty nodes, in the order\n"
-    "the graph created them; no user kernel runs) on the GPU, measures its reservation, then\n"
-    "each candidate change, and prints the changes that saved at least one granule here.\n"
-    "With --set (a report of gmemprof record or gmem.profile_graphs): replays the graphs\n"
-    "together, in the order the program launched, uploaded, freed, destroyed and trimmed them,\n"
-    "and prints the set's high watermark against the recorded one, each graph's growth, and\n"
-    "the what-if changes of the set that saved at least one granule here.\n";
-
-constexpr const char* show_usage =
-    "usage: gmemprof show REPORT\n"
-    "\n"
-    "Prints the report's environment, then per scenario its footprint, lower bound, ratios,\n"
-    "launch costs and diagnostics.\n";
-
-constexpr const char* html_usage =
-    "usage: gmemprof html REPORT [--baseline BASELINE] [--bench BENCH_JSON] -o FILE.html\n"
-    "\n"
-    "Writes the report as one self-contained HTML page (inline CSS, script and SVG; nothing\n"
-    "loaded from the network): per scenario requested vs lower bound vs reserved, the counters\n"
-    "across phases, with --bench the mapping cost against size from gmem_bench's JSON, with\n"
-    "--baseline the check's verdicts coloured. Exit 2 for an unusable input.\n";
-
-constexpr const char* trace_usage =
-    "usage: gmemprof trace REPORT -o FILE.json\n"
-    "\n"
-    "Writes the report's phases, launches and counters as Chrome trace event JSON, to open in\n"
-    "ui.perfetto.dev or chrome://tracing: one track per scenario under its device, counter\n"
-    "tracks for used/reserved current/high. The report holds medians, not timestamps: the\n"
-    "timeline is laid out from them. Exit 2 for an unusable input.\n";
-constexpr const char* record_usage =
-    "usage: gmemprof record [--out PATH] [--device N|all] [--name-from nvtx|stream|sequence]\n"
-    "                       -- COMMAND [ARGS...]\n"
-    "\n"
-    "Runs COMMAND with gmem's recording library injected (CUDA_INJECTION64_PATH, CUPTI\n"
-    "callbacks) and writes, when it exits, a report (default gmem-record.json) of every\n"
-    "executable graph with memory nodes: its nodes and analysis, each instantiate, upload,\n"
-    "launch and trim with host time, the graph memory counters around it and what the launch\n"
-    "was (first_launch, steady, remap_after_trim, ...). Graphs are named after the NVTX range\n"
-    "active at capture or instantiation, else the capturing stream and a number (--name-from).\n"
-    "Read it with `gmemprof show PATH`, compare two with `gmemprof check`. The exit status is\n"
-    "COMMAND's (128+N when signal N ended it); without a GPU COMMAND runs unrecorded.\n";
-
-bool wants_help(int argc, char** argv) {
-  for (int i = 2; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) return true;
-  }
-  return false;
-}
-
-std::optional<int> parse_int(const char* text) {
-  char* end = nullptr;
-  errno = 0;
-  const long v = std::strtol(text, &end, 10);
-  if (end == text || *end != '\0' || errno == ERANGE || v < INT_MIN || v > INT_MAX) {
-    return std::nullopt;
-  }
-  return static_cast<int>(v);
-}
-
-bool takes_value(const std::string& arg) {
-  return arg == "--out" || arg == "-o" || arg == "--baseline" || arg == "--bench" ||
-         arg == "--device" || arg == "--reps" || arg == "--warmups" ||
-         arg == "--tolerance" || arg == "--graph" || arg == "--trials" || arg == "--format";
-}
-
-std::string joined_command_line(int argc, char** argv) {
-  std::string s;
-  for (int i = 0; i < argc; ++i) s += (i ? " " : "") + std::string(argv[i]);
-  return s;
-}
-
-int bad(const std::string& command, const std::string& message, const char* help) {
-  std::cerr << "gmemprof " << command << ": " << message << "\n\n" << help;
-  return 2;
-}
-
-int info_command(int argc, char** argv) {
+int info(const arguments& a, const std::string&) {
   std::optional<int> device;
-  for (int i = 2; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (takes_value(arg) && i + 1 >= argc) return bad("info", arg + " needs a value", info_usage);
-    if (arg == "--device") {
-      device = parse_int(argv[++i]);
-      if (!device) return bad("info", "--device takes a device index", info_usage);
-    } else {
-      return bad("info", "unknown argument '" + arg + "'", info_usage);
-    }
-  }
+  if (a.has("--device")) device = whole_number("--device", a.value("--device"), 0, INT_MAX);
+  if (!a.positional.empty()) throw usage_problem("takes no argument '" + a.positional.front() + "'");
   const int rc = gmem::profiler::run_info(std::cout, std::cerr, device);
-  std::cout << "recording library (gmemprof record): "
-            << gmem::record::describe_recording_library() << "\n";
+  std::cout << "recording library (gmemprof record): " << gmem::record::describe_recording_library() << "\n";
   return rc;
 }
 
-int run_command(int argc, char** argv) {
+int run(const arguments& a, const std::string& command_line) {
+  if (a.has("--list")) {
+    std::cout << gmem::profiler::format_scenario_list();
+    return 0;
+  }
   gmem::profiler::run_options options;
-  std::string out_path = "gmem-report.json";
-  bool progress = gmem::profiler::progress_printer::stderr_is_terminal();
-  for (int i = 2; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if ((takes_value(arg) || arg == "--set") && i + 1 >= argc) {
-      return bad("run", arg + " needs a value", run_usage);
-    }
-    if (arg == "--list") {
-      std::cout << gmem::profiler::format_scenario_list();
-      return 0;
-    } else if (arg == "--set") {
-      options.settings.push_back(argv[++i]);
-    } else if (arg == "--progress") {
-      progress = true;
-    } else if (arg == "--out") {
-      out_path = argv[++i];
-    } else if (arg == "--trials") {
-      const auto v = parse_int(argv[++i]);
-      if (!v || *v < 1) return bad("run", "--trials takes an integer of at least 1", run_usage);
-      options.trials = *v;
-    } else if (arg == "--device" || arg == "--reps" || arg == "--warmups") {
-      const auto v = parse_int(argv[++i]);
-      if (!v || *v < 0) return bad("run", arg + " takes a non-negative integer", run_usage);
-      (arg == "--device" ? options.device : arg == "--reps" ? options.reps : options.warmups) = *v;
-    } else if (!arg.empty() && arg[0] == '-') {
-      return bad("run", "unknown option '" + arg + "'", run_usage);
-    } else {
-      options.only.push_back(arg);
-    }
-  }
-  if (options.reps < 1) return bad("run", "--reps must be at least 1", run_usage);
+  options.only = a.positional;
+  options.settings = a.all("--set");
+  if (a.has("--device")) options.device = whole_number("--device", a.value("--device"), 0, INT_MAX);
+  if (a.has("--reps")) options.reps = whole_number("--reps", a.value("--reps"), 1, INT_MAX);
+  if (a.has("--warmups")) options.warmups = whole_number("--warmups", a.value("--warmups"), 0, INT_MAX);
+  if (a.has("--trials")) options.trials = whole_number("--trials", a.value("--trials"), 1, INT_MAX);
+  const bool progress = a.has("--progress") || gmem::profiler::progress_printer::stderr_is_terminal();
   options.progress = gmem::profiler::progress_printer(std::cerr, progress);
-  return gmem::profiler::run_run(options, out_path, joined_command_line(argc, argv), std::cout,
-                                 std::cerr);
+  return gmem::profiler::run_run(options, a.value("--out", "gmem-report.json"), command_line, std::cout, std::cerr);
 }
 
-int check_command(int argc, char** argv) {
+int check(const arguments& a, const std::string&) {
+  if (a.positional.size() != 2) throw usage_problem("needs BASELINE and CURRENT, two reports");
   gmem::profiler::tolerances t;
-  std::vector<std::string> paths;
-  bool all = false;
-  std::string format = "text";
-  for (int i = 2; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (takes_value(arg) && i + 1 >= argc) return bad("check", arg + " needs a value", check_usage);
-    if (arg == "--tolerance") {
-      try {
-        gmem::profiler::set_tolerance(t, argv[++i]);
-      } catch (const std::invalid_argument& e) {
-        return bad("check", e.what(), check_usage);
-      }
-    } else if (arg == "--all") {
-      all = true;
-    } else if (arg == "--strict") {
-      t.strict = true;
-    } else if (arg == "--format") {
-      format = argv[++i];
-      if (format != "text" && format != "json" && format != "markdown") {
-        return bad("check", "--format takes text, json or markdown, not '" + format + "'",
-                   check_usage);
-      }
-    } else if (!arg.empty() && arg[0] == '-') {
-      return bad("check", "unknown option '" + arg + "'", check_usage);
-    } else {
-      paths.push_back(arg);
+  for (const std::string& s : a.all("--tolerance")) {
+    try {
+      gmem::profiler::set_tolerance(t, s);
+    } catch (const std::invalid_argument& e) {
+      throw usage_problem(e.what());
     }
   }
-  if (paths.size() != 2) return bad("check", "needs BASELINE and CURRENT", check_usage);
-  return gmem::profiler::run_check(paths[0], paths[1], t, std::cout, std::cerr, all, format);
-}
-
-int bench_command(int argc, char** argv) {
-  std::string in, out;
-  for (int i = 2; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (takes_value(arg) && i + 1 >= argc) return bad("bench-summary", arg + " needs a value", bench_usage);
-    if (arg == "--out") {
-      out = argv[++i];
-    } else if (!arg.empty() && arg[0] == '-') {
-      return bad("bench-summary", "unknown option '" + arg + "'", bench_usage);
-    } else if (in.empty()) {
-      in = arg;
-    } else {
-      return bad("bench-summary", "takes one BENCH_JSON", bench_usage);
-    }
+  t.strict = a.has("--strict");
+  const std::string format = a.value("--format", "text");
+  if (format != "text" && format != "json" && format != "markdown") {
+    throw usage_problem("option '--format' takes text, json or markdown, not '" + format + "'");
   }
-  if (in.empty()) return bad("bench-summary", "needs BENCH_JSON", bench_usage);
-  return gmem::profiler::run_bench_summary(in, out, std::cout, std::cerr);
+  return gmem::profiler::run_check(a.positional[0], a.positional[1], t, std::cout, std::cerr, a.has("--all"), format);
 }
 
-int record_command(int argc, char** argv) {
+int show(const arguments& a, const std::string&) {
+  if (a.positional.size() != 1) throw usage_problem(a.positional.empty() ? "needs a REPORT" : "takes one REPORT");
+  gmem::profiler::show_options o;
+  if (a.has("--top")) o.top = static_cast<std::size_t>(whole_number("--top", a.value("--top"), 1, INT_MAX));
+  o.graphs = a.all("--graph");
+  o.all = a.has("--all");
+  const std::string format = a.value("--format", "text");
+  if (format != "text" && format != "json") throw usage_problem("option '--format' takes text or json, not '" + format + "'");
+  return gmem::profiler::run_show(a.positional[0], o, format, std::cout, std::cerr);
+}
+
+int replay(const arguments& a, const std::string&) {
+  if (a.positional.size() != 1) throw usage_problem(a.positional.empty() ? "needs a REPORT" : "takes one REPORT");
+  const int device = a.has("--device") ? whole_number("--device", a.value("--device"), 0, INT_MAX) : 0;
+  if (a.has("--set") && a.has("--graph")) throw usage_problem("--set replays every graph: leave out --graph");
+  if (a.has("--set")) return gmem::profiler::run_replay_set(a.positional[0], device, std::cout, std::cerr);
+  return gmem::profiler::run_replay(a.positional[0], a.value("--graph"), device, std::cout, std::cerr);
+}
+
+int bench_summary(const arguments& a, const std::string&) {
+  if (a.positional.size() != 1) throw usage_problem(a.positional.empty() ? "needs BENCH_JSON" : "takes one BENCH_JSON");
+  return gmem::profiler::run_bench_summary(a.positional[0], a.value("--out"), std::cout, std::cerr);
+}
+
+std::string view_input(const arguments& a) {
+  if (a.positional.size() != 1) throw usage_problem(a.positional.empty() ? "needs a REPORT" : "takes one REPORT");
+  if (!a.has("--out")) throw usage_problem("needs -o FILE, the file to write");
+  return a.positional[0];
+}
+
+int html(const arguments& a, const std::string&) {
+  const std::string report = view_input(a);
+  return gmem::profiler::run_html(report, a.value("--baseline"), a.value("--bench"), a.value("--out"), std::cout,
+                                  std::cerr);
+}
+
+int trace(const arguments& a, const std::string&) {
+  const std::string report = view_input(a);
+  return gmem::profiler::run_trace(report, a.value("--out"), std::cout, std::cerr);
+}
+
+int record(const arguments& a, const std::string&) {
+  if (a.command.empty()) throw usage_problem("needs the COMMAND to record (after --)");
   gmem::record::record_options options;
-  int i = 2;
-  for (; i < argc && std::strcmp(argv[i], "--") != 0; ++i) {
-    const std::string arg = argv[i];
-    if ((arg == "--out" || arg == "--device" || arg == "--name-from") && i + 1 >= argc) {
-      return bad("record", arg + " needs a value", record_usage);
-    }
-    if (arg == "--help" || arg == "-h") {
-      std::cout << record_usage;
-      return 0;
-    }
-    if (arg == "--out") {
-      options.out_path = argv[++i];
-    } else if (arg == "--name-from") {
-      options.name_from = argv[++i];
-    } else if (arg == "--device") {
-      const std::string v = argv[++i];
-      const auto d = parse_int(v.c_str());
-      if (v == "all") {
-        options.device = -1;
-      } else if (!d || *d < 0) {
-        return bad("record", "--device takes a device index or all", record_usage);
-      } else {
-        options.device = *d;
-      }
-    } else {
-      return bad("record", "unknown option '" + arg + "' (the command goes after --)", record_usage);
-    }
+  options.out_path = a.value("--out", options.out_path);
+  options.name_from = a.value("--name-from", options.name_from);
+  if (a.has("--device")) {
+    options.device = a.value("--device") == "all" ? -1 : whole_number("--device", a.value("--device"), 0, INT_MAX);
   }
-  std::vector<std::string> command(argv + std::min(i + 1, argc), argv + argc);
-  if (command.empty()) return bad("record", "needs -- COMMAND", record_usage);
-  return gmem::record::run_record(options, command, std::cout, std::cerr);
+  return gmem::record::run_record(options, a.command, std::cout, std::cerr);
 }
 
-int show_command(int argc, char** argv) {
-  if (argc != 3) return bad("show", "needs one REPORT", show_usage);
-  return gmem::profiler::run_show(argv[2], std::cout, std::cerr);
+const option out_option{"--out", "-o", true, false};
+const option device_option{"--device", "", true, false};
+
+const std::vector<command>& commands() {
+  static const std::vector<command> all = {
+      {"info", "the GPU(s): name, memory, driver and runtime, graph memory node support",
+       "usage: gmemprof info [--device N]\n",
+       "Describes device N (every device when omitted) and where the recording library is.\n"
+       "Without a usable GPU it says why in one line and exits 3.\n",
+       {device_option}, false, info},
+      {"run", "run the scenario suite on a GPU and write a JSON report",
+       "usage: gmemprof run [SCENARIO...] [--set NAME=VALUE]... [-o PATH] [--device N]\n"
+       "                    [--reps N] [--warmups N] [--trials K] [--progress]\n"
+       "       gmemprof run --list\n",
+       "Runs every scenario (or the named ones) on device N (default 0) and writes the report to\n"
+       "PATH (default gmem-report.json) atomically: a failed run never overwrites a good report.\n"
+       "The output path, the device, the scenario names and the settings are checked before\n"
+       "anything runs. --list shows each scenario with its parameters and their defaults.\n"
+       "\n"
+       "  --set NAME=VALUE  sets parameter NAME of every selected scenario that has it (an error\n"
+       "                    when none has); repeatable. Sizes take bytes or B, KiB, MiB, GiB, TiB\n"
+       "                    (powers of 1024: --set bytes=1GiB; KB/MB/GB are refused as\n"
+       "                    ambiguous), counts a whole number, flags true or false. The values\n"
+       "                    used are in the report, part of each key.\n"
+       "  --reps N          samples per launch cost (default 10), after --warmups N (default 2)\n"
+       "  --trials K        times each scenario is measured from a fresh state (default 5); the\n"
+       "                    check tests the trials' distribution. A scenario whose trials\n"
+       "                    disagree on used or reserved memory gets 2K more.\n"
+       "  --progress        progress on stderr ([n/N] scenario, elapsed), also when stderr is\n"
+       "                    not a terminal\n",
+       {out_option, device_option, {"--set", "", true, true}, {"--reps", "", true, false},
+        {"--warmups", "", true, false}, {"--trials", "", true, false}, {"--progress", "", false, false},
+        {"--list", "", false, false}},
+       false, run},
+      {"check", "compare a report against a baseline: exit 0 pass, 1 regression",
+       "usage: gmemprof check BASELINE CURRENT [--tolerance NAME=FRACTION]... [--all] [--strict]\n"
+       "                      [--format text|json|markdown]\n",
+       "Compares CURRENT against BASELINE, two reports of one kind (two suite reports, or two\n"
+       "recordings), row by row: memory high watermarks may not grow by more than the memory\n"
+       "tolerance (default 0.02), reuse ratios may not drop by more than the reuse tolerance\n"
+       "(default 0.02), launch-cost medians may not grow by more than the time tolerance\n"
+       "(default 0.50) and by more than time_floor_us (default 10) microseconds. The summary\n"
+       "(counts per verdict) comes first, then the rows that are not a pass (--all: every row).\n"
+       "Rows that cannot be compared are 'unstable': reported, failing only with --strict.\n"
+       "\n"
+       "  --tolerance NAME=FRACTION  NAME is memory, reuse, time, time_floor_us,\n"
+       "                    time_separation, host_drift (0: off), or one metric as the table\n"
+       "                    prints it (reserved_high_bytes, wall.first_launch_no_upload)\n"
+       "\n"
+       "How rows are judged. Reports with trials (gmemprof run --trials K) are compared as\n"
+       "distributions: a one-sided Mann-Whitney U test of the trials must give p <= 0.01 (with\n"
+       "too few trials for the test, the effect alone decides), and the effect: a counter's\n"
+       "current median lies outside every value the baseline's trials showed, by more than the\n"
+       "tolerance; a time's current median exceeds the baseline's slowest trial by the tolerance\n"
+       "and time_floor_us, or every current trial exceeds it by time_separation (default 0.15).\n"
+       "Where both reports time a reference launch (a one-memset graph beside each sample),\n"
+       "times are judged at the baseline's reference speed ('*'); a time that moved no further\n"
+       "than its metric moved across the whole suite is 'unstable' (the host as a whole ran\n"
+       "slower or faster; host_drift, default 0.6).\n",
+       {{"--tolerance", "", true, true}, {"--all", "", false, false}, {"--strict", "", false, false},
+        {"--format", "", true, false}},
+       false, check},
+      {"show", "print a report: a recording's bill, top graphs and causes first",
+       "usage: gmemprof show REPORT [--top N] [--graph NAME]... [--all] [--format text|json]\n",
+       "A recording (gmemprof record) opens with the answer: what CUDA graphs cost the device by\n"
+       "kind (the bill), the top graphs by what they cost, why the pool reached its high\n"
+       "watermark, and the diagnostics by kind. Every graph's detail and the pools' mapping\n"
+       "events follow for a recording of at most N graphs, or with --all. A suite report\n"
+       "(gmemprof run) prints its environment, then each scenario.\n"
+       "\n"
+       "  --top N           the first answer lists N graphs (default 10)\n"
+       "  --graph NAME      only this graph's (or scenario's) detail; a shell glob ('decode*')\n"
+       "                    selects several; repeatable\n"
+       "  --all             every graph's detail and every mapping event\n"
+       "  --format json     the same for scripts, with exact bytes\n",
+       {{"--top", "", true, false}, {"--graph", "", true, true}, {"--all", "", false, false},
+        {"--format", "", true, false}},
+       false, show},
+      {"replay", "re-measure a report's graph skeletons on this GPU, and what saves memory",
+       "usage: gmemprof replay REPORT [--graph NAME] [--device N]\n"
+       "       gmemprof replay REPORT --set [--device N]\n",
+       "Builds each graph skeleton the report carries (memory nodes and empty nodes, in the order\n"
+       "the graph created them; no user kernel runs) on the GPU, measures its reservation, then\n"
+       "each candidate change, and prints the changes that saved at least one granule here.\n"
+       "With --set (a report of gmemprof record or gmem.profile_graphs): replays the graphs\n"
+       "together, in the order the program launched, uploaded, freed, destroyed and trimmed them,\n"
+       "and prints the set's high watermark against the recorded one, each graph's growth, and\n"
+       "the what-if changes of the set that saved at least one granule here.\n",
+       {device_option, {"--graph", "", true, false}, {"--set", "", false, false}}, false, replay},
+      {"bench-summary", "the markdown summary of a gmem_bench run",
+       "usage: gmemprof bench-summary BENCH_JSON [-o FILE.md]\n",
+       "Turns the JSON of a gmem_bench run (--benchmark_out=FILE --benchmark_out_format=json) into\n"
+       "a markdown summary: mapping cost per GiB, its ratio to the virtual-memory floor, what an\n"
+       "upload saves, what remaps cost, the alternatives' cost and footprint, gmem's own cost.\n"
+       "Prints it, or writes FILE.md atomically.\n",
+       {out_option}, false, bench_summary},
+      {"html", "a report as one self-contained HTML page",
+       "usage: gmemprof html REPORT [--baseline BASELINE] [--bench BENCH_JSON] -o FILE.html\n",
+       "Writes the report as one self-contained HTML page (inline CSS, script and SVG; nothing\n"
+       "loaded from the network): for a recording, the bill, the pool's reservation over time with\n"
+       "its high watermark and what held it, the graphs by cost; for a suite report, per scenario\n"
+       "requested vs lower bound vs reserved and the counters across phases; with --bench the\n"
+       "mapping cost against size, with --baseline the check's verdicts coloured.\n",
+       {out_option, {"--baseline", "", true, false}, {"--bench", "", true, false}}, false, html},
+      {"trace", "a report as a Chrome trace / Perfetto timeline",
+       "usage: gmemprof trace REPORT -o FILE.json\n",
+       "Writes the report as Chrome trace event JSON, to open in ui.perfetto.dev or\n"
+       "chrome://tracing. A recording's calls and pool are drawn at the times the program made\n"
+       "them; a suite report holds medians, not timestamps, so its timeline is laid out from them.\n",
+       {out_option}, false, trace},
+      {"record", "run a program unmodified and record the graph memory of its CUDA graphs",
+       "usage: gmemprof record [-o PATH] [--device N|all] [--name-from nvtx|stream|sequence]\n"
+       "                       [--] COMMAND [ARGS...]\n",
+       "Runs COMMAND with gmem's recording library injected (CUDA_INJECTION64_PATH, CUPTI\n"
+       "callbacks) and writes, when it exits, a report (default gmem-record.json) of every\n"
+       "executable graph with memory nodes and every graph captured into a framework's pool: its\n"
+       "nodes and analysis, each instantiate, upload, launch and trim with host time and the graph\n"
+       "memory counters around it, and the bill: what CUDA graphs cost the device, by kind.\n"
+       "Graphs are named after the NVTX range active at capture or instantiation, else the\n"
+       "capturing stream and a number (--name-from). Read it with `gmemprof show PATH`, compare\n"
+       "two with `gmemprof check`. Options end at COMMAND (or --). The exit status is COMMAND's\n"
+       "(128+N when signal N ended it); without a GPU COMMAND runs unrecorded.\n",
+       {out_option, device_option, {"--name-from", "", true, false}}, true, record},
+  };
+  return all;
 }
 
-int view_command(const std::string& name, const char* help, int argc, char** argv) {
-  std::string report, baseline, bench, out;
-  for (int i = 2; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (takes_value(arg) && i + 1 >= argc) return bad(name, arg + " needs a value", help);
-    if (arg == "-o" || arg == "--out") {
-      out = argv[++i];
-    } else if (name == "html" && arg == "--baseline") {
-      baseline = argv[++i];
-    } else if (name == "html" && arg == "--bench") {
-      bench = argv[++i];
-    } else if (!arg.empty() && arg[0] == '-') {
-      return bad(name, "unknown option '" + arg + "'", help);
-    } else if (report.empty()) {
-      report = arg;
-    } else {
-      return bad(name, "takes one REPORT", help);
-    }
+const command* find(const std::string& name) {
+  for (const command& c : commands()) {
+    if (name == c.name) return &c;
   }
-  if (report.empty()) return bad(name, "needs REPORT", help);
-  if (out.empty()) return bad(name, "needs -o FILE", help);
-  if (name == "html") {
-    return gmem::profiler::run_html(report, baseline, bench, out, std::cout, std::cerr);
-  }
-  return gmem::profiler::run_trace(report, out, std::cout, std::cerr);
+  return nullptr;
 }
 
-int html_command(int argc, char** argv) { return view_command("html", html_usage, argc, argv); }
-int trace_command(int argc, char** argv) { return view_command("trace", trace_usage, argc, argv); }
-
-int replay_command(int argc, char** argv) {
-  std::string path, graph;
-  int device = 0;
-  bool set = false;
-  for (int i = 2; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (takes_value(arg) && i + 1 >= argc) return bad("replay", arg + " needs a value", replay_usage);
-    if (arg == "--set") {
-      set = true;
-    } else if (arg == "--graph") {
-      graph = argv[++i];
-    } else if (arg == "--device") {
-      const auto v = parse_int(argv[++i]);
-      if (!v || *v < 0) return bad("replay", "--device takes a device index", replay_usage);
-      device = *v;
-    } else if (!arg.empty() && arg[0] == '-') {
-      return bad("replay", "unknown option '" + arg + "'", replay_usage);
-    } else if (path.empty()) {
-      path = arg;
-    } else {
-      return bad("replay", "takes one REPORT", replay_usage);
-    }
+std::string overview() {
+  std::string out =
+      "usage: gmemprof <command> [options]\n"
+      "       gmemprof help [COMMAND]\n"
+      "\n"
+      "commands:\n";
+  for (const command& c : commands()) {
+    std::string name = c.name;
+    out += "  " + name + std::string(name.size() < 15 ? 15 - name.size() : 1, ' ') + c.summary + "\n";
   }
-  if (path.empty()) return bad("replay", "needs a REPORT", replay_usage);
-  if (set && !graph.empty()) return bad("replay", "--set replays every graph: leave out --graph", replay_usage);
-  if (set) return gmem::profiler::run_replay_set(path, device, std::cout, std::cerr);
-  return gmem::profiler::run_replay(path, graph, device, std::cout, std::cerr);
+  out += "\n"
+         "  --version      the tool version and git commit\n"
+         "\n";
+  return out + exit_status_text;
+}
+
+std::string command_help(const command& c) { return std::string(c.usage) + "\n" + c.help + "\n" + exit_status_text; }
+
+int usage_error(const command& c, const std::string& message) {
+  std::cerr << "gmemprof " << c.name << ": " << message << "\n" << c.usage << "See 'gmemprof help " << c.name << "'.\n";
+  return exit_usage;
+}
+
+int help(const std::vector<std::string>& args) {
+  if (args.empty()) {
+    std::cout << overview();
+    return 0;
+  }
+  const command* c = find(args.front());
+  if (!c || args.size() > 1) {
+    std::cerr << "gmemprof help: " << (c ? "takes one COMMAND" : "no command '" + args.front() + "'")
+              << "\nusage: gmemprof help [COMMAND]\nSee 'gmemprof help'.\n";
+    return exit_usage;
+  }
+  std::cout << command_help(*c);
+  return 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
-    std::cout << usage;
-    return argc < 2 ? 2 : 0;
+  if (argc < 2) {
+    std::cerr << overview();
+    return exit_usage;
   }
-  const std::string command = argv[1];
-  struct entry {
-    const char* name;
-    const char* help;
-    int (*fn)(int, char**);
-  };
-  const entry commands[] = {{"info", info_usage, info_command},
-                            {"run", run_usage, run_command},
-                            {"check", check_usage, check_command},
-                            {"show", show_usage, show_command},
-                            {"replay", replay_usage, replay_command},
-                            {"bench-summary", bench_usage, bench_command},
-                            {"html", html_usage, html_command},
-                            {"trace", trace_usage, trace_command},
-                            {"record", record_usage, record_command}};
+  const std::string name = argv[1];
+  const std::vector<std::string> args(argv + 2, argv + argc);
+  if (name == "--help" || name == "-h" || name == "help") return help(args);
+  if (name == "--version") {
+    std::cout << gmem::profiler::tool_version() << "\n";
+    return 0;
+  }
+  const command* c = find(name);
+  if (!c) {
+    std::cerr << "gmemprof: '" << name << "' is not a gmemprof command. See 'gmemprof help'.\n";
+    return exit_usage;
+  }
+  std::string command_line;
+  for (int i = 0; i < argc; ++i) command_line += (i ? " " : "") + std::string(argv[i]);
   try {
-    if (command == "--version") {
-      std::cout << gmem::profiler::tool_version() << "\n";
+    const arguments a = gmem::cli::parse(args, c->options, c->takes_command);
+    if (a.help) {
+      std::cout << command_help(*c);
       return 0;
     }
-    for (const auto& c : commands) {
-      if (command != c.name) continue;
-      if (command != "record" && wants_help(argc, argv)) {
-        std::cout << c.help;
-        return 0;
-      }
-      return c.fn(argc, argv);
-    }
+    return c->run(a, command_line);
+  } catch (const usage_problem& e) {
+    return usage_error(*c, e.what());
+  } catch (const gmem::cuda_error& e) {
+    // The GPU failed the command: the call and the error, not gmem's source place (what()
+    // holds none; e.where() is for a bug report).
+    std::cerr << "gmemprof " << c->name << ": " << e.what() << "\n";
+    return exit_no_gpu;
+  } catch (const gmem::profiler::report_error& e) {
+    std::cerr << "gmemprof " << c->name << ": " << e.what() << "\n";
+    return exit_usage;
   } catch (const std::exception& e) {
-    std::cerr << "gmemprof " << command << ": " << e.what() << "\n";
-    return 1;
+    std::cerr << "gmemprof " << c->name << ": " << e.what() << "\n";
+    return exit_usage;
   }
-  std::cerr << "gmemprof: unknown command '" << command << "'\n\n" << usage;
-  return 2;
 }

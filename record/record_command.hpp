@@ -32,8 +32,9 @@ struct record_options {
 int run_record(const record_options& options, const std::vector<std::string>& command,
                std::ostream& out, std::ostream& err);
 
-/// The lines `gmemprof record` prints about a report it recorded (per graph: name, memory
-/// nodes, requested bytes, reserved high, lower bound, first launch host time; the notes).
+/// The lines `gmemprof record` prints about a report it recorded: where it wrote it, then
+/// `gmemprof show`'s first answer (the bill, the top graphs by cost, why the pool reached its
+/// high watermark, the diagnostics by kind, the notes).
 /// Throws profiler::report_error when the report cannot be read.
 [[nodiscard]] std::vector<std::string> summarize_recording(const std::string& path);
 

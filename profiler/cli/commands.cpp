@@ -52,12 +52,19 @@ int run_bench_summary(const std::string& in_path, const std::string& out_path, s
   }
 }
 
-int run_show(const std::string& path, std::ostream& out, std::ostream& err) {
+int run_show(const std::string& path, const show_options& options, const std::string& format, std::ostream& out,
+             std::ostream& err) {
   try {
-    out << format_report(read_report(path));
+    const report r = read_report(path);
+    show_options o = options;
+    if (o.source.empty()) o.source = path;
+    out << (format == "json" ? show_json(r, o) : format_report(r, o));
     return 0;
   } catch (const report_error& e) {
     err << "gmemprof show: " << e.what() << "\n";
+    return 2;
+  } catch (const std::invalid_argument& e) {
+    err << "gmemprof show: " << path << ": " << e.what() << "\n";
     return 2;
   }
 }

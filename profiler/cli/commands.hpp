@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gmem/profiler/compare.hpp"
+#include "report/show.hpp"
 #include "suite/runner.hpp"
 
 namespace gmem::profiler {
@@ -19,8 +20,11 @@ int run_check(const std::string& baseline_path, const std::string& current_path,
               const tolerances& t, std::ostream& out, std::ostream& err, bool all = false,
               const std::string& format = "text");
 
-/// `gmemprof show`: prints the human table of a report. Returns 0, or 2 when it is unusable.
-int run_show(const std::string& path, std::ostream& out, std::ostream& err);
+/// `gmemprof show`: prints a report as text (report/show.hpp) or, with `format` "json", as
+/// JSON for scripts. Returns 0, or 2 when the report is unusable or a --graph pattern matches
+/// nothing (the reason on `err`).
+int run_show(const std::string& path, const show_options& options, const std::string& format, std::ostream& out,
+             std::ostream& err);
 
 /// `gmemprof bench-summary`: the markdown summary of gmem_bench's JSON at `in_path`, printed to
 /// `out`, or written atomically to `out_path` when it is not empty. Returns 0, or 2 when the

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "cli/commands.hpp"
+#include "gmem/capability.hpp"
 #include "gmem/error.hpp"
 #include "gmem/profiler/analysis.hpp"
 #include "gmem/profiler/diagnostics.hpp"
@@ -40,6 +41,10 @@ int run_replay(const std::string& path, const std::string& graph, int device, st
         << "\n";
     return 2;
   }
+  if (const auto why = gpu_unavailable_reason()) {
+    err << "gmemprof replay: " << *why << "; replay measures on a GPU\n";
+    return 3;
+  }
   const std::uint64_t granularity = measure_granularity(device).bytes;
   out << "replaying on device " << device << " (reservation granularity "
       << size_text(granularity) << "), report '" << path << "' measured on "
@@ -71,6 +76,10 @@ int run_replay_set(const std::string& path, int device, std::ostream& out, std::
     return 2;
   }
   const recording& rec = *r.recorded;
+  if (const auto why = gpu_unavailable_reason()) {
+    err << "gmemprof replay: " << *why << "; replay measures on a GPU\n";
+    return 3;
+  }
   const std::uint64_t granule = measure_granularity(device).bytes;
   const std::uint64_t diff = s.high_bytes > s.recorded_high_bytes ? s.high_bytes - s.recorded_high_bytes
                                                                    : s.recorded_high_bytes - s.high_bytes;

@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "gmem/capability.hpp"
+#include "gmem/error.hpp"
 #include "gmem/profiler/compare.hpp"
 #include "gmem/profiler/report_io.hpp"
 #include "gmem/usage_error.hpp"
@@ -125,6 +127,10 @@ int run_run(const run_options& options, const std::string& out_path,
     check_writable(out_path);
     check_scenario_names(options.only);
     (void)resolve_parameters(options.only, options.settings);
+    if (const auto why = gpu_unavailable_reason()) {
+      err << "gmemprof run: " << *why << "; no report was written\n";
+      return 3;
+    }
     const report rep = options.trials > 1 && options.trials_in_processes
                            ? run_trials_in_processes(options, out_path, command_line)
                            : run_suite(options, command_line);
@@ -151,9 +157,12 @@ int run_run(const run_options& options, const std::string& out_path,
   } catch (const unsupported_error& e) {
     err << "gmemprof run: " << e.what() << "\n";
     return 2;
-  } catch (const std::exception& e) {
+  } catch (const cuda_error& e) {
     // A CUDA failure outside any scenario (probing the device, measuring the granularity):
-    // no report was written, which exit code 1 would wrongly suggest.
+    // the GPU failed the run, and no report was written.
+    err << "gmemprof run: " << e.what() << "; no report was written\n";
+    return 3;
+  } catch (const std::exception& e) {
     err << "gmemprof run: " << e.what() << "; no report was written\n";
     return 2;
   }

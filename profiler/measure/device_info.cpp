@@ -35,7 +35,7 @@ std::string describe_device(const device_capability& cap) {
 int run_info(std::ostream& out, std::ostream& err, std::optional<int> device) {
   if (const auto why = gpu_unavailable_reason()) {
     out << "gmemprof info: " << *why << "; nothing to report on this machine.\n";
-    return 0;
+    return 3;
   }
   const int count = device_count();
   if (device && (*device < 0 || *device >= count)) {

@@ -390,6 +390,12 @@ json bill_json(const graph_bill& b) {
   return j;
 }
 
+}  // namespace
+
+std::string bill_to_json_text(const graph_bill& b) { return bill_json(b).dump(); }
+
+namespace {
+
 framework_pool read_framework_pool(const json& j, const std::string& path) {
   framework_pool p;
   p.id = text(j, "id", path, true);

@@ -12,6 +12,10 @@ namespace gmem::profiler {
 /// counter timeline, pools (high watermark, attribution, diagnostics, timeline), the sequence.
 [[nodiscard]] std::string recording_to_json_text(const recording& r);
 
+/// One bill as the "recorded" section writes it (each kind only where the recording saw it), for
+/// `gmemprof show --format json`.
+[[nodiscard]] std::string bill_to_json_text(const graph_bill& b);
+
 /// Reads what recording_to_json_text wrote, and recordings of earlier gmem versions (fields
 /// added since are optional). Throws std::invalid_argument whose message starts with `path`
 /// and names the field that is wrong. It neither limits nesting nor escapes control

@@ -20,7 +20,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     r = from_json_string(text, "fuzz.json");
   } catch (const report_error&) {
     std::ostringstream out, err;
-    const int rc = run_show(gmem::fuzz::as_file(text, "show.json"), out, err);
+    const int rc = run_show(gmem::fuzz::as_file(text, "show.json"), gmem::profiler::show_options{}, "text", out, err);
     gmem::fuzz::require(rc == 2 && !err.str().empty(), "show of a refused report exits 2 with a reason");
     return 0;
   }

@@ -38,10 +38,10 @@ TEST(DeviceInfo, UnsupportedDeviceShowsTheReason) {
   EXPECT_NE(s.find("not supported: CUDA driver 11.2 is older than 11.4"), std::string::npos) << s;
 }
 
-TEST(DeviceInfo, WithoutAGpuInfoSaysSoInOneLineAndSucceeds) {
+TEST(DeviceInfo, WithoutAGpuInfoSaysSoInOneLineAndExitsNoGpu) {
   if (!gmem::gpu_unavailable_reason()) GTEST_SKIP() << "a GPU is present";
   std::ostringstream out, err;
-  EXPECT_EQ(gmem::profiler::run_info(out, err, std::nullopt), 0);
+  EXPECT_EQ(gmem::profiler::run_info(out, err, std::nullopt), 3);
   const std::string s = out.str();
   EXPECT_EQ(std::count(s.begin(), s.end(), '\n'), 1) << s;
   EXPECT_NE(s.find("no usable CUDA GPU"), std::string::npos) << s;

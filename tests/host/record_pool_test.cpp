@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <map>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -405,7 +406,8 @@ TEST(RecordBudget, PastTheBudgetAGraphKeepsItsSkeletonAndShowAnalysesIt) {
   EXPECT_EQ(rep.scenarios[0].status_message.rfind("analysis deferred", 0), 0u);
   ASSERT_EQ(rep.scenarios[0].skeletons.size(), 1u);
   EXPECT_TRUE(rep.recorded->analysis_deferred);
-  const std::string shown = profiler::format_report(rep);
+  // Lines wrap at 100 characters: read each break and its indent as one space.
+  const std::string shown = std::regex_replace(profiler::format_report(rep), std::regex("\n +"), " ");
   EXPECT_NE(shown.find("analysed now: requested 72.0 MiB, lower bound 96.0 MiB"), std::string::npos) << shown;
   EXPECT_NE(shown.find("alone (predicted) 96.0 MiB; 2 allocations, 1 unfreed"), std::string::npos) << shown;
   // Within the budget, the same graph is analysed at exit.

@@ -223,7 +223,7 @@ TEST(ReportRefusals, ShowOfA120000LevelDeepFileExits2WithTheReason) {
   const fs::path path = fs::temp_directory_path() / ("gmem-deep-" + std::to_string(::getpid()) + ".json");
   std::ofstream(path) << deep_then_key(120000);
   std::ostringstream out, err;
-  EXPECT_EQ(run_show(path.string(), out, err), 2);
+  EXPECT_EQ(run_show(path.string(), show_options{}, "text", out, err), 2);
   EXPECT_TRUE(has(err.str(), path.string())) << err.str();
   EXPECT_TRUE(has(err.str(), "deeper than 256 levels")) << err.str();
   fs::remove(path);

@@ -224,7 +224,7 @@ class ReportStringsOnTheCommandLine : public ::testing::Test {
 TEST_F(ReportStringsOnTheCommandLine, ShowPrintsNoControlCharacters) {
   const std::string path = write(dirty_report(), "dirty.json");
   std::ostringstream out, err;
-  ASSERT_EQ(run_show(path, out, err), 0) << err.str();
+  ASSERT_EQ(run_show(path, show_options{}, "text", out, err), 0) << err.str();
   EXPECT_EQ(control_in(out.str(), true), "");
   EXPECT_NE(out.str().find(dirty_read), std::string::npos) << out.str();
   EXPECT_NE(out.str().find("PARTIAL: killed\\x1b[2J"), std::string::npos) << out.str();

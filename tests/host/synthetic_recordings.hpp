@@ -27,6 +27,7 @@ inline void back_to_back(program& p, int graphs, std::uint64_t output_kib = 500)
   for (int round = 0; round < 3; ++round) {
     for (int k = 0; k < graphs; ++k) {
       const std::uint64_t id = static_cast<std::uint64_t>(k) + 1;
+      if (round == 0) p.use(static_cast<std::int64_t>(granule));  // cuMemGetInfo sees the mapping
       p.launch(0x100000 + id, 0xA, round == 0 ? 60 : 4, round == 0 ? granule : 0);
     }
     p.s.stream_synchronized(0xA);
@@ -36,12 +37,10 @@ inline void back_to_back(program& p, int graphs, std::uint64_t output_kib = 500)
 /// A serving engine's warm-up: `graphs` batch sizes captured largest first inside NVTX ranges
 /// ("decode bs=N"), each with working memory that grows with the batch (freed inside) and a
 /// held output; a few of them (every 97th) also launched from a second stream while the first
-/// still runs. The largest's first launch maps its working set; each graph's output then takes
-/// a granule of its own.
+/// still runs.
 inline void serving(program& p, int graphs) {
   using profiler::probe::granule;
   using profiler::probe::MiB;
-  std::uint64_t mapped = 0;
   for (int k = 0; k < graphs; ++k) {
     const int batch = graphs - k;
     const std::uint64_t id = static_cast<std::uint64_t>(k) + 1;
@@ -60,11 +59,12 @@ inline void serving(program& p, int graphs) {
       const int batch = graphs - k;
       std::uint64_t grows = 0;
       if (round == 0) {
-        const double working = (4.0 + 0.5 * batch) * static_cast<double>(MiB);
-        const std::uint64_t need = k == 0 ? (static_cast<std::uint64_t>(working) + granule - 1) / granule * granule : 0;
-        grows = (need > mapped ? need - mapped : 0) + granule;
-        mapped += grows;
+        // The largest maps its working set and output together; each later one a granule for
+        // its output (its working set fits in what the largest mapped).
+        const double bytes = (4.0 + 0.5 * batch + 0.125 * (1 + batch % 16)) * static_cast<double>(MiB);
+        grows = k == 0 ? (static_cast<std::uint64_t>(bytes) + granule - 1) / granule * granule : granule;
       }
+      p.use(static_cast<std::int64_t>(grows));
       const bool other_stream = round == 0 && k % 97 == 96;
       p.launch(0x100000 + id, other_stream ? 0xB : 0xA, round == 0 ? 80 : 5, grows);
     }

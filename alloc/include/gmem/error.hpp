@@ -5,27 +5,31 @@
 
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "gmem/usage_error.hpp"
 
 namespace gmem {
 
-/// A CUDA call failed. what() holds the call, the error name and string, file:line and, where
-/// gmem knows it, which object was involved and what to do.
+/// A CUDA call failed. what() holds the call, the error name and string and, where gmem knows
+/// it, which object was involved and what to do; where() the place in gmem's source that made
+/// the call ("alloc/src/handles.cpp:120"), for a bug report: not part of what() (a user reads
+/// what(), and gmem's source paths mean nothing there).
 class cuda_error : public std::runtime_error {
  public:
-  cuda_error(cudaError_t code, const std::string& message)
-      : std::runtime_error(message), code_(code) {}
+  cuda_error(cudaError_t code, const std::string& message, std::string where = {})
+      : std::runtime_error(message), code_(code), where_(std::move(where)) {}
   [[nodiscard]] cudaError_t code() const noexcept { return code_; }
+  [[nodiscard]] const std::string& where() const noexcept { return where_; }
 
  private:
   cudaError_t code_;
+  std::string where_;
 };
 
 namespace detail {
-/// Builds the message of a failed CUDA call.
-[[nodiscard]] std::string cuda_error_message(cudaError_t code, const char* call, const char* file,
-                                             int line, const std::string& context);
+/// Builds the message of a failed CUDA call (the call, the error, the context; no source place).
+[[nodiscard]] std::string cuda_error_message(cudaError_t code, const char* call, const std::string& context);
 /// Throws cuda_error for `code` (also clearing the runtime's last error so later checks start
 /// clean).
 [[noreturn]] void throw_cuda_error(cudaError_t code, const char* call, const char* file, int line,

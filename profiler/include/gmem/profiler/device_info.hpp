@@ -18,7 +18,7 @@ namespace gmem::profiler {
 [[nodiscard]] std::string describe_device(const device_capability& cap);
 
 /// Writes the `info` report for `device` (every device when empty) to `out`. Without a GPU it
-/// writes one line saying so and returns 0; a device out of range is reported on `err` with
+/// writes one line saying so and returns 3 (gmemprof's exit status for no usable GPU); a device out of range is reported on `err` with
 /// the valid range, returning 2. Throws cuda_error when a present device cannot be probed.
 int run_info(std::ostream& out, std::ostream& err, std::optional<int> device);
 

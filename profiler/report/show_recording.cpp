@@ -1,0 +1,563 @@
+// `gmemprof show` of a recording: the first answer (what the graphs cost, which graphs, why the
+// pool reached its high watermark), then the detail asked for.
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "gmem/profiler/size_text.hpp"
+#include "report/bill_view.hpp"
+#include "report/show_parts.hpp"
+#include "report/text_layout.hpp"
+
+namespace gmem::profiler {
+namespace {
+
+// The lines of `text` (each ending in "\n") appended to `out`.
+void append_lines(std::vector<std::string>& out, const std::string& text) {
+  for (std::size_t at = 0; at < text.size();) {
+    std::size_t end = text.find('\n', at);
+    if (end == std::string::npos) end = text.size();
+    out.push_back(text.substr(at, end - at));
+    at = end + 1;
+  }
+}
+
+std::string quoted(const std::string& graph) { return graph.empty() ? "(no graph)" : "'" + graph + "'"; }
+
+std::string ms(double t_us) { return show_format("%.3f", t_us / 1000.0); }
+
+std::string percent(std::uint64_t part, std::uint64_t whole) {
+  return whole == 0 ? "n/a" : show_format("%.1f%%", 100.0 * static_cast<double>(part) / static_cast<double>(whole));
+}
+
+std::string plural(std::size_t n, const std::string& one, const std::string& many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+// The attribution's reasons in words a reader of the table needs no glossary for.
+std::string why_in_words(const std::string& why) {
+  if (why == "working_set") return "working set of its call";
+  if (why == "held_outputs") return "outputs held between launches";
+  if (why == "concurrent_launch") return "launch in another stream at the time";
+  if (why == "held_before") return "held before the first call (other graphs)";
+  if (why == "idle") return "mapped, held by no graph";
+  if (why == "private_pool") return "the framework's private pool";
+  return why;
+}
+
+bool on_device(const recorded_graph& g, int device, std::size_t pools) {
+  // A graph with no device recorded can only be placed when there is one pool.
+  if (g.devices.empty()) return pools == 1;
+  return std::find(g.devices.begin(), g.devices.end(), device) != g.devices.end();
+}
+
+std::string pool_title(const recorded_pool& p) {
+  return "device " + std::to_string(p.device) + (p.process.empty() ? "" : " of process " + p.process);
+}
+
+// A pool with graph memory (not only the framework's private pools, which the bill covers).
+bool has_graph_memory(const recorded_pool& p) { return p.high_bytes != 0 || p.private_pool_bytes == 0; }
+
+std::string held_text(const recorded_graph& g) {
+  if (g.held_requested_bytes == 0 && g.held_granule_bytes == 0) return "-";
+  return size_text(g.held_requested_bytes) + " in " + size_text(g.held_granule_bytes);
+}
+
+std::string state_text(const recorded_graph& g) {
+  if (g.exec_state_bytes < 0) return "unread";
+  return g.exec_state_bytes == 0 ? "-" : size_text(static_cast<std::uint64_t>(g.exec_state_bytes));
+}
+
+std::string growth_text(const recorded_graph& g) {
+  return g.kind == "private_pool" ? size_text(g.capture_pool_growth_bytes) + " (capture)" : size_text(g.growth_bytes);
+}
+
+constexpr std::size_t name_width = 32;
+
+// The ranked table: the first `shown` of `order`, then one row for the rest.
+std::string cost_table(const report& r, const std::vector<std::size_t>& order, std::size_t shown,
+                       const std::string& indent) {
+  const recording& rec = *r.recorded;
+  std::vector<std::vector<std::string>> rows = {
+      {"graph", "cost", "pool growth", "held (requested in mapped)", "exec state", "launches", "1st launch"}};
+  const std::size_t n = std::min(shown, order.size());
+  for (std::size_t k = 0; k < n; ++k) {
+    const recorded_graph& g = rec.graphs[order[k]];
+    const double first = first_launch_us(scenario_of(r, order[k]));
+    std::string launches = std::to_string(g.launches);
+    if (g.failed_calls) launches += " (" + std::to_string(g.failed_calls) + " failed)";
+    rows.push_back({clip(quoted(g.name), name_width), size_text(graph_cost(g)), growth_text(g), held_text(g),
+                    state_text(g), launches, first < 0 ? "-" : show_format("%.1f us", first)});
+  }
+  if (order.size() > n) {
+    std::uint64_t cost = 0, growth = 0, requested = 0, mapped = 0, state = 0, launches = 0;
+    for (std::size_t k = n; k < order.size(); ++k) {
+      const recorded_graph& g = rec.graphs[order[k]];
+      cost += graph_cost(g);
+      growth += g.kind == "private_pool" ? g.capture_pool_growth_bytes : g.growth_bytes;
+      requested += g.held_requested_bytes;
+      mapped += g.held_granule_bytes;
+      if (g.exec_state_bytes > 0) state += static_cast<std::uint64_t>(g.exec_state_bytes);
+      launches += g.launches;
+    }
+    rows.push_back({plural(order.size() - n, "other", "others"), size_text(cost), size_text(growth),
+                    size_text(requested) + " in " + size_text(mapped), size_text(state), std::to_string(launches), ""});
+  }
+  // A column with nothing to say in any listed graph (no held outputs, no state measured) goes.
+  std::string align = "lrrrrrr";
+  for (std::size_t c = rows.front().size(); c-- > 1;) {
+    bool empty = true;
+    for (std::size_t k = 1; k <= n; ++k) empty = empty && (rows[k][c] == "-" || rows[k][c] == "0 B");
+    if (!empty) continue;
+    for (auto& row : rows) row.erase(row.begin() + static_cast<std::ptrdiff_t>(c));
+    align.erase(c, 1);
+  }
+  return table(rows, indent, align);
+}
+
+// Why the pool reached its high watermark: the attribution at that moment grouped by reason,
+// the largest first, each with the graphs that held it.
+std::vector<std::string> why_lines(const recorded_pool& p, const recording& rec, std::size_t max_causes) {
+  std::vector<std::string> out;
+  std::string head = "why the pool of " + pool_title(p) + " reached " + size_text(p.high_bytes);
+  if (!p.high_graph.empty()) {
+    head += ": at " + ms(p.high_t_us) + " ms, " + quoted(p.high_graph) + " " + p.high_event;
+    if (p.high_concurrent) head += " (other threads' calls overlapped it: concurrent)";
+  }
+  out.push_back(clip(head, text_width));
+  struct cause {
+    std::string why;
+    std::uint64_t bytes = 0;
+    std::vector<std::string> graphs;
+  };
+  std::map<std::string, cause> by_why;
+  std::uint64_t sum = 0;
+  std::vector<const recorded_pool::share*> shares;
+  for (const auto& a : p.attribution) shares.push_back(&a);
+  std::stable_sort(shares.begin(), shares.end(), [](const recorded_pool::share* a, const recorded_pool::share* b) {
+    if (a->bytes != b->bytes) return a->bytes > b->bytes;
+    return natural_less(a->graph, b->graph);
+  });
+  for (const recorded_pool::share* a : shares) {
+    cause& c = by_why[a->why];
+    c.why = a->why;
+    c.bytes += a->bytes;
+    if (!a->graph.empty()) c.graphs.push_back(a->graph);
+    sum += a->bytes;
+  }
+  std::vector<cause> causes;
+  for (auto& entry : by_why) causes.push_back(std::move(entry.second));
+  std::stable_sort(causes.begin(), causes.end(), [](const cause& a, const cause& b) { return a.bytes > b.bytes; });
+  std::map<std::string, const recorded_graph*> by_name;
+  for (const auto& g : rec.graphs) by_name.emplace(g.name, &g);
+  for (std::size_t k = 0; k < causes.size() && k < max_causes; ++k) {
+    const cause& c = causes[k];
+    std::string text;
+    if (c.why == "held_outputs") {
+      std::uint64_t requested = 0;
+      for (const auto& name : c.graphs) {
+        const auto g = by_name.find(name);
+        if (g != by_name.end()) requested += g->second->held_requested_bytes;
+      }
+      text = "held between launches by " + plural(c.graphs.size(), "other graph", "other graphs") + ", " +
+             size_text(requested) + " requested in whole granules: " + listed(c.graphs, 2, true);
+    } else if (c.why == "working_set") {
+      text = "working set of " + listed(c.graphs, 2, true) + ", the launch that reached it";
+    } else if (c.why == "concurrent_launch") {
+      text = "launches in other streams still running: " + listed(c.graphs, 3, true);
+    } else {
+      text = why_in_words(c.why) + (c.graphs.empty() ? "" : " (" + listed(c.graphs, 2, true) + ")");
+    }
+    append_lines(out, wrap(text, "  " + show_format("%9s", size_text(c.bytes).c_str()) + "  ", std::string(13, ' ')));
+  }
+  if (causes.size() > max_causes) out.push_back("  and " + plural(causes.size() - max_causes, "smaller cause", "smaller causes"));
+  if (!p.attribution.empty() && sum != p.high_bytes) {
+    const bool above = sum > p.high_bytes;
+    out.push_back("  (the pool model's shares sum to " + size_text(sum) + ", " +
+                  size_text(above ? sum - p.high_bytes : p.high_bytes - sum) + (above ? " above" : " below") +
+                  " the device's measurement)");
+  }
+  return out;
+}
+
+// What a diagnostic's code says and what to do, in one line, for the first answer (the full
+// message is in the detail); empty for a code without one.
+std::string code_summary(const std::string& code) {
+  static const std::map<std::string, std::string> summaries = {
+      {"held_outputs", "outputs held between launches pin whole granules each"},
+      {"separate_streams", "launches that may run at once cannot share memory"},
+      {"remap_contention", "relaunches had to map their memory again"},
+      {"remap_unexplained", "pool growth gmem's model does not explain: please report it"},
+      {"unfreed_allocation", "no free node: held between launches"},
+      {"missed_reuse", "a free node could be ordered before a later alloc node"},
+      {"reservation_above_bound", "the driver reserved more than the graph needs"},
+      {"reserved_until_trim", "reserved after the graphs are gone, until a trim"},
+      {"private_pool", "memory of the framework's allocator, not memory nodes"},
+      {"advice_not_measured", "the candidate changes were not measured"},
+  };
+  const auto it = summaries.find(code);
+  return it == summaries.end() ? std::string() : it->second;
+}
+
+// The diagnostics of the set (each pool's) and of the graphs (grouped by kind), one line each,
+// the largest first.
+std::vector<std::string> diagnostic_lines(const report& r, std::size_t max_lines) {
+  struct kind {
+    std::string severity, code, first_message;
+    std::uint64_t bytes = 0;
+    std::vector<std::string> graphs;
+    bool pool = false;
+  };
+  std::vector<kind> kinds;
+  for (const auto& p : r.recorded->pools) {
+    for (const auto& d : p.diagnostics) {
+      kinds.push_back({d.severity, d.code, d.message, d.bytes, {}, true});
+      if (r.recorded->pools.size() > 1) kinds.back().code += " (" + pool_title(p) + ")";
+    }
+  }
+  std::map<std::pair<std::string, std::string>, std::size_t> graph_kind;
+  for (const auto& s : r.scenarios) {
+    for (const auto& d : s.diagnostics) {
+      const auto key = std::make_pair(d.severity, d.code);
+      auto it = graph_kind.find(key);
+      if (it == graph_kind.end()) {
+        it = graph_kind.emplace(key, kinds.size()).first;
+        kinds.push_back({d.severity, d.code, d.message, 0, {}, false});
+      }
+      kind& k = kinds[it->second];
+      k.bytes += d.bytes;
+      if (k.graphs.empty() || k.graphs.back() != s.name) k.graphs.push_back(s.name);
+    }
+  }
+  const auto rank = [](const std::string& severity) { return severity == "error" ? 0 : severity == "warning" ? 1 : 2; };
+  std::stable_sort(kinds.begin(), kinds.end(), [&](const kind& a, const kind& b) {
+    if (rank(a.severity) != rank(b.severity)) return rank(a.severity) < rank(b.severity);
+    return a.bytes > b.bytes;
+  });
+  std::vector<std::string> out;
+  for (std::size_t k = 0; k < kinds.size() && k < max_lines; ++k) {
+    const kind& d = kinds[k];
+    std::string line = "  [" + d.severity + "] " + d.code;
+    if (!d.pool) line += ", " + plural(d.graphs.size(), "graph", "graphs");
+    if (d.bytes) line += ", " + size_text(d.bytes);
+    const std::string summary = code_summary(d.code.substr(0, d.code.find(' ')));
+    line += ": " + (summary.empty() ? d.first_message : summary);
+    if (!d.pool && d.graphs.size() <= 2) line += " (" + listed(d.graphs, 2) + ")";
+    out.push_back(clip(line, text_width));
+  }
+  if (kinds.size() > max_lines) out.push_back("  and " + plural(kinds.size() - max_lines, "more kind", "more kinds"));
+  return out;
+}
+
+std::string format_pool(const recorded_pool& p, const report& r, const show_options& o) {
+  const recording& rec = *r.recorded;
+  if (!has_graph_memory(p)) {
+    // No graph memory nodes on the device: what there is lives in the framework's graph pools.
+    std::string out = "\nframework graph pools of " + pool_title(p) + " (no graph memory nodes)\n";
+    out += "  " + size_text(p.private_pool_bytes) + " taken by the application's allocator while graphs were captured\n";
+    for (const auto& fp : rec.framework_pools) {
+      if (fp.device != p.device) continue;
+      out += wrap(fp.id + ": warm-up " + size_text(fp.warmup_bytes) + ", captures " + size_text(fp.capture_bytes) +
+                      ", retained " + size_text(fp.retained_bytes) +
+                      (fp.snapshot_bytes >= 0
+                           ? " (the framework's figure: " + size_text(static_cast<std::uint64_t>(fp.snapshot_bytes)) + ")"
+                           : "") +
+                      ", " + plural(fp.graphs.size(), "graph", "graphs"),
+                  "  ", "    ");
+    }
+    return out;
+  }
+  std::string out = "\npool of " + pool_title(p) + "\n";
+  std::vector<std::vector<std::string>> head;
+  head.push_back({"high watermark", size_text(p.high_bytes) + " measured (the device's high watermark: every graph's memory)"});
+  if (!p.high_graph.empty() || !p.high_event.empty()) {
+    head.push_back({"reached by", quoted(p.high_graph) + (p.high_event.empty() ? "" : ", " + p.high_event) + ", at " +
+                                      ms(p.high_t_us) + " ms" +
+                                      (p.high_concurrent ? " (concurrent: other threads' calls overlapped it)" : "")});
+  }
+  head.push_back({"at the end", size_text(p.end_bytes) + " reserved"});
+  std::string model = size_text(p.model_high_bytes) + " (the pool model's reservation at the high watermark";
+  if (p.model_high_bytes == p.high_bytes) {
+    model += ", as measured)";
+  } else {
+    const bool above = p.model_high_bytes > p.high_bytes;
+    model += "; " + size_text(above ? p.model_high_bytes - p.high_bytes : p.high_bytes - p.model_high_bytes) +
+             (above ? " above" : " below") + " the measurement)";
+  }
+  head.push_back({"model", model});
+  if (p.private_pool_bytes != 0) {
+    head.push_back({"private pools", size_text(p.private_pool_bytes) +
+                                         " taken by the application's allocator while graphs were captured"});
+  }
+  std::size_t label = 0;
+  for (const auto& row : head) label = std::max(label, row[0].size());
+  for (const auto& row : head) {
+    out += wrap(row[1], "  " + row[0] + std::string(label - row[0].size() + 2, ' '), std::string(label + 4, ' '));
+  }
+
+  if (!p.attribution.empty()) {
+    // The largest shares; the rest as one row per reason.
+    out += "  at the high watermark, by graph (pool model):\n";
+    std::vector<std::size_t> order(p.attribution.size());
+    for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      return p.attribution[a].bytes > p.attribution[b].bytes;
+    });
+    const std::size_t shown = o.all ? order.size() : std::min(order.size(), o.top);
+    std::vector<std::vector<std::string>> rows = {{"graph", "why", "size", "share"}};
+    std::uint64_t sum = 0;
+    for (const auto& a : p.attribution) sum += a.bytes;
+    for (std::size_t k = 0; k < shown; ++k) {
+      const auto& a = p.attribution[order[k]];
+      rows.push_back({clip(quoted(a.graph), name_width), why_in_words(a.why), size_text(a.bytes), percent(a.bytes, sum)});
+    }
+    std::map<std::string, std::pair<std::size_t, std::uint64_t>> rest;
+    for (std::size_t k = shown; k < order.size(); ++k) {
+      const auto& a = p.attribution[order[k]];
+      rest[a.why].first += 1;
+      rest[a.why].second += a.bytes;
+    }
+    for (const auto& [why, n] : rest) {
+      rows.push_back({plural(n.first, "other", "others"), why_in_words(why), size_text(n.second), percent(n.second, sum)});
+    }
+    rows.push_back({"total", plural(p.attribution.size(), "share", "shares"), size_text(sum), percent(sum, sum)});
+    out += table(rows, "    ", "llrr");
+  }
+
+  std::vector<std::size_t> in_pool;
+  for (std::size_t gi : graphs_by_cost(rec)) {
+    if (on_device(rec.graphs[gi], p.device, rec.pools.size())) in_pool.push_back(gi);
+  }
+  if (!in_pool.empty()) {
+    out += "  graphs in this pool by cost (each one's own figures; alone = the graph by itself from a trimmed pool):\n";
+    std::vector<std::vector<std::string>> rows = {{"graph", "kind", "alone (predicted)", "growth it caused",
+                                                   "held requested", "held mapped", "launches", "AutoFreeOnLaunch"}};
+    const std::size_t shown = o.all ? in_pool.size() : std::min(in_pool.size(), o.top);
+    for (std::size_t k = 0; k < shown; ++k) {
+      const recorded_graph& g = rec.graphs[in_pool[k]];
+      std::string launches = std::to_string(g.launches);
+      if (g.failed_calls != 0) launches += " (" + std::to_string(g.failed_calls) + " failed)";
+      rows.push_back({clip(quoted(g.name), name_width), g.kind == "private_pool" ? "private pool" : "memory nodes",
+                      size_text(g.own_footprint_bytes), growth_text(g), size_text(g.held_requested_bytes),
+                      size_text(g.held_granule_bytes), launches,
+                      !g.flags_known ? "unknown" : g.flags.auto_free_on_launch ? "yes" : "no"});
+    }
+    out += table(rows, "    ", "llrrrrrl");
+    if (in_pool.size() > shown) out += "    and " + plural(in_pool.size() - shown, "other", "others") + " (--all lists them)\n";
+  }
+
+  for (const auto& d : p.diagnostics) out += format_diagnostic(d, "  ");
+
+  if (!p.timeline.empty()) {
+    // Enough rows to see how the pool grew; a long-running program makes thousands of points,
+    // which the report (and `gmemprof html`) hold in full.
+    constexpr std::size_t timeline_rows = 40;
+    out += "  mapping events (reserved after each call that changed it, and trims):\n";
+    std::vector<std::vector<std::string>> rows = {{"t (ms)", "graph", "event", "growth", "reserved after"}};
+    const std::size_t shown = o.all ? p.timeline.size() : std::min(p.timeline.size(), timeline_rows);
+    bool concurrent = false;
+    for (std::size_t i = 0; i < shown; ++i) {
+      const pool_point& t = p.timeline[i];
+      rows.push_back({ms(t.t_us), t.graph.empty() ? "-" : clip(quoted(t.graph), name_width),
+                      t.event + (t.concurrent ? " *" : ""), signed_size_text(t.growth_bytes), size_text(t.reserved_bytes)});
+      concurrent = concurrent || t.concurrent;
+      if (t.t_us == p.high_t_us && t.reserved_bytes == p.high_bytes) rows.back().push_back("<- high watermark");
+    }
+    out += table(rows, "    ", "rllrr");
+    if (concurrent) {
+      out += "    * concurrent: another thread's call overlapped it; its growth is the pool model's share, and\n"
+             "      readings of overlapping calls need not rise in time order\n";
+    }
+    if (p.timeline.size() > shown) {
+      out += "    and " + std::to_string(p.timeline.size() - shown) + " more (--all prints them; gmemprof html draws them)\n";
+    }
+  }
+  return out;
+}
+
+// A recorded graph's own figures in the pool, under its block.
+std::string pool_figures(const recorded_graph& g, const recording& rec) {
+  std::string out = wrap("in the pool: cost " + size_text(graph_cost(g)) + ", pool growth " + growth_text(g) +
+                             ", held between launches " + held_text(g) + ", executable-graph state " +
+                             (g.exec_state_bytes < 0 ? std::string("unread (another thread's call overlapped)")
+                                                     : size_text(static_cast<std::uint64_t>(g.exec_state_bytes))) +
+                             ", " + plural(g.launches, "launch", "launches") +
+                             (g.instances > 1 ? ", " + std::to_string(g.instances) + " instances" : ""),
+                         "  ", "    ");
+  if (!g.python_site.empty() || !g.framework_label.empty()) {
+    out += wrap("captured at " + (g.python_site.empty() ? std::string("an unknown site") : g.python_site) +
+                    (g.framework_label.empty() ? "" : " (" + g.framework_label + ")"),
+                "  ", "    ");
+  }
+  for (const auto& p : rec.pools) {
+    std::uint64_t share = 0;
+    std::string why;
+    for (const auto& a : p.attribution) {
+      if (a.graph != g.name) continue;
+      share += a.bytes;
+      why = why_in_words(a.why);
+    }
+    if (share) out += "  at the high watermark of " + pool_title(p) + ": " + size_text(share) + ", " + why + "\n";
+    std::size_t points = 0;
+    for (const auto& t : p.timeline) points += t.graph == g.name;
+    if (points) {
+      // Its own growth only: what the pool held after each call is the pool's figure, not the graph's.
+      std::vector<std::vector<std::string>> rows = {{"t (ms)", "event", "growth"}};
+      for (const auto& t : p.timeline) {
+        if (t.graph != g.name || rows.size() > 10) continue;
+        rows.push_back({ms(t.t_us), t.event + (t.concurrent ? " (concurrent)" : ""), signed_size_text(t.growth_bytes)});
+      }
+      out += "  its calls that grew the pool of " + pool_title(p) + ":\n" + table(rows, "    ", "rlr");
+      if (points + 1 > rows.size()) out += "    and " + std::to_string(points + 1 - rows.size()) + " more\n";
+    }
+  }
+  return out;
+}
+
+std::string header_line(const report& r) {
+  const recording& rec = *r.recorded;
+  std::string out = "recording of " + (rec.command.empty() ? std::string("(command unknown)") : "`" + clip(rec.command, 60) + "`");
+  if (rec.pid != 0) out += " (pid " + std::to_string(rec.pid) + ")";
+  out += " on " + (r.env.device_name.empty() ? std::string("an unknown device") : r.env.device_name);
+  if (!r.env.driver_release.empty()) out += ", driver " + r.env.driver_release;
+  return out;
+}
+
+}  // namespace
+
+std::uint64_t graph_cost(const recorded_graph& g) {
+  const std::uint64_t pool = g.kind == "private_pool" ? g.capture_pool_growth_bytes : g.growth_bytes;
+  return pool + (g.exec_state_bytes > 0 ? static_cast<std::uint64_t>(g.exec_state_bytes) : 0);
+}
+
+std::vector<std::size_t> graphs_by_cost(const recording& rec) {
+  std::vector<std::size_t> order(rec.graphs.size());
+  for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::vector<std::uint64_t> cost(rec.graphs.size());
+  for (std::size_t k = 0; k < cost.size(); ++k) cost[k] = graph_cost(rec.graphs[k]);
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    if (cost[a] != cost[b]) return cost[a] > cost[b];
+    return natural_less(rec.graphs[a].name, rec.graphs[b].name);
+  });
+  return order;
+}
+
+const scenario_result* scenario_of(const report& r, std::size_t gi) {
+  const recording& rec = *r.recorded;
+  if (gi >= rec.graphs.size()) return nullptr;
+  if (gi < r.scenarios.size() && r.scenarios[gi].name == rec.graphs[gi].name) return &r.scenarios[gi];
+  for (const auto& s : r.scenarios) {
+    if (s.name == rec.graphs[gi].name) return &s;
+  }
+  return nullptr;
+}
+
+double first_launch_us(const scenario_result* s) {
+  if (!s) return -1;
+  for (const auto& c : s->launch_costs) {
+    if (c.phase == "first_launch" || c.phase == "first_launch_after_upload") return c.host.median_us;
+  }
+  return -1;
+}
+
+std::vector<std::string> recording_overview(const report& r, const show_options& o) {
+  const recording& rec = *r.recorded;
+  std::vector<std::string> out;
+  out.push_back(clip(header_line(r), text_width));
+  std::size_t memory_nodes = 0;
+  for (const auto& g : rec.graphs) memory_nodes += g.kind == "memory_nodes";
+  std::string counts = plural(memory_nodes, "graph", "graphs") + " with memory nodes";
+  if (rec.graphs.size() > memory_nodes) counts += ", " + std::to_string(rec.graphs.size() - memory_nodes) + " in the framework's graph pools";
+  if (rec.graphs_without_memory_nodes) counts += ", " + std::to_string(rec.graphs_without_memory_nodes) + " without graph memory";
+  if (rec.processes.size() > 1) counts += ", in " + std::to_string(rec.processes.size()) + " processes";
+  out.push_back(counts);
+  if (rec.partial) out.push_back(clip("PARTIAL: " + (rec.partial_reason.empty() ? std::string("unknown") : rec.partial_reason), text_width));
+  for (const auto& n : rec.notes) append_lines(out, wrap("note: " + n, "", "  "));
+
+  for (const auto& b : rec.bills) {
+    out.push_back("");
+    for (const std::string& line : bill_lines(b)) out.push_back(clip(line, text_width));
+  }
+
+  if (!rec.graphs.empty()) {
+    out.push_back("");
+    const std::vector<std::size_t> order = graphs_by_cost(rec);
+    const std::size_t shown = std::min(o.top, order.size());
+    out.push_back(shown == order.size() ? "the graphs by what they cost the device:"
+                                        : "the top " + std::to_string(shown) + " of " + std::to_string(order.size()) +
+                                              " graphs by what they cost the device:");
+    append_lines(out, cost_table(r, order, shown, "  "));
+  }
+
+  for (const auto& p : rec.pools) {
+    if (!has_graph_memory(p) || p.high_bytes == 0) continue;
+    out.push_back("");
+    for (std::string& line : why_lines(p, rec, 4)) out.push_back(std::move(line));
+  }
+
+  const std::vector<std::string> diagnostics = diagnostic_lines(r, 5);
+  if (!diagnostics.empty()) {
+    out.push_back("");
+    out.push_back("diagnostics (the full text: --all, or --graph NAME):");
+    out.insert(out.end(), diagnostics.begin(), diagnostics.end());
+  }
+  if (!o.source.empty()) {
+    out.push_back("");
+    out.push_back(clip("more: gmemprof show " + o.source + " --graph NAME | --all | --top N | --format json", text_width));
+  }
+  return out;
+}
+
+std::string format_recording(const report& r, const show_options& o) {
+  const recording& rec = *r.recorded;
+  std::vector<std::string> names;
+  for (const auto& g : rec.graphs) names.push_back(g.name);
+  if (!o.graphs.empty()) {
+    // One graph's (or a few graphs') detail: what the user asked for, nothing else.
+    std::string out = header_line(r) + "\n";
+    for (std::size_t gi : select_names(names, o.graphs, "graph")) {
+      out += "\n";
+      const scenario_result* s = scenario_of(r, gi);
+      if (s) out += format_scenario(*s, true, r.env.granularity_bytes);
+      else out += quoted(rec.graphs[gi].name) + "\n";
+      out += pool_figures(rec.graphs[gi], rec);
+    }
+    return out;
+  }
+  std::string out;
+  for (const std::string& line : recording_overview(r, o)) out += line + "\n";
+  const bool detail = o.all || rec.graphs.size() <= o.top;
+  if (!detail) return out;
+
+  out += "\n" + format_environment(r.env);
+  for (const auto& pr : rec.processes) {
+    out += wrap("process " + std::to_string(pr.pid) + ": " + (pr.command.empty() ? "unknown" : pr.command) + ", " +
+                    plural(pr.graphs, "graph", "graphs") + (pr.report.empty() ? "" : ", " + pr.report),
+                "", "  ");
+  }
+  if (rec.analysis_deferred) {
+    out += wrap("note: the analysis at exit ran out of its time budget: the graphs' figures are the graph models' "
+                "own, analysed here",
+                "", "  ");
+  }
+  if (rec.sequence_truncated) {
+    out += "note: the call sequence was cut at its bound: `gmemprof replay --set` replays its start\n";
+  }
+  for (std::size_t gi = 0; gi < rec.graphs.size(); ++gi) {
+    out += "\n";
+    const scenario_result* s = scenario_of(r, gi);
+    if (s) out += format_scenario(*s, true, r.env.granularity_bytes);
+    else out += quoted(rec.graphs[gi].name) + "\n";
+    out += pool_figures(rec.graphs[gi], rec);
+  }
+  for (const auto& p : rec.pools) out += format_pool(p, r, o);
+  if (rec.pools.empty() && !rec.graphs.empty()) {
+    out += "\nno graph memory pool in this recording (an older gmemprof, or the device's granularity unknown): "
+           "record the program again for the pool's high watermark and what held it\n";
+  }
+  return out;
+}
+
+}  // namespace gmem::profiler

@@ -1,0 +1,35 @@
+#pragma once
+// Text layout for the terminal views (show, record's summary): tables, wrapping to a width,
+// names clipped to a column, natural name order, "a, b and N more" lists. Plain C++.
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace gmem::profiler {
+
+/// The width lines are wrapped and clipped to: a view's lines never need more.
+constexpr std::size_t text_width = 100;
+
+/// Rows as columns, each line indented by `indent`; column i left-aligned where align[i] is
+/// 'l' (names, words), else right-aligned (numbers); by default the first column only.
+[[nodiscard]] std::string table(const std::vector<std::vector<std::string>>& rows, const std::string& indent,
+                                const std::string& align = "l");
+
+/// `text` wrapped at spaces to lines of at most `width` characters (a word longer than a line
+/// stands alone; names listed unbroken stay whole), the first line starting with `first`, the
+/// others with `rest`; ends in "\n".
+[[nodiscard]] std::string wrap(const std::string& text, const std::string& first, const std::string& rest,
+                               std::size_t width = text_width);
+
+/// `text` cut to `width` characters, "..." marking the cut.
+[[nodiscard]] std::string clip(const std::string& text, std::size_t width);
+
+/// Names in natural order: digit runs compare as numbers ("#2" before "#10").
+[[nodiscard]] bool natural_less(const std::string& a, const std::string& b);
+
+/// "'a', 'b', 'c' and 7 more": the first `shown` of `names` quoted, then a count. `unbroken`:
+/// each name marked so that wrap() never breaks a line inside it.
+[[nodiscard]] std::string listed(const std::vector<std::string>& names, std::size_t shown, bool unbroken = false);
+
+}  // namespace gmem::profiler
