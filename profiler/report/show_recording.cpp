@@ -331,9 +331,12 @@ std::string format_pool(const recorded_pool& p, const report& r, const show_opti
     if (on_device(rec.graphs[gi], p.device, rec.pools.size())) in_pool.push_back(gi);
   }
   if (!in_pool.empty()) {
-    out += "  graphs in this pool by cost (each one's own figures; alone = the graph by itself from a trimmed pool):\n";
-    std::vector<std::vector<std::string>> rows = {{"graph", "kind", "alone (predicted)", "growth it caused",
-                                                   "held requested", "held mapped", "launches", "AutoFreeOnLaunch"}};
+    out += wrap("graphs in this pool by cost, each one's own figures: alone, what the graph by itself reserves "
+                "from a trimmed pool (predicted); growth, the pool's growth its calls caused; held, what it leaves "
+                "allocated between launches, in mapped granules; auto-free, instantiated with AutoFreeOnLaunch:",
+                "  ", "  ");
+    std::vector<std::vector<std::string>> rows = {
+        {"graph", "kind", "alone", "growth", "held", "mapped", "launches", "auto-free"}};
     const std::size_t shown = o.all ? in_pool.size() : std::min(in_pool.size(), o.top);
     for (std::size_t k = 0; k < shown; ++k) {
       const recorded_graph& g = rec.graphs[in_pool[k]];

@@ -37,7 +37,12 @@ if(EXISTS ${GMEM_BINARY_DIR}/record/libgmem_record.so)
   if(NOT installed_record)
     message(FATAL_ERROR "package test: the install has no libgmem_record.so")
   endif()
-  step("installed gmemprof info" ${prefix}/bin/gmemprof info)
+  # Exit 0 with a GPU, 3 without one (gmemprof's status for no usable GPU): both describe.
+  execute_process(COMMAND ${prefix}/bin/gmemprof info RESULT_VARIABLE rc OUTPUT_VARIABLE step_output
+                  ERROR_VARIABLE step_output)
+  if(NOT rc EQUAL 0 AND NOT rc EQUAL 3)
+    message(FATAL_ERROR "package test: installed gmemprof info failed (${rc}):\n${step_output}")
+  endif()
   file(REAL_PATH ${installed_record} installed_record)
   string(FIND "${step_output}" "recording library (gmemprof record): ${installed_record} (" at)
   if(at EQUAL -1)
