@@ -193,8 +193,9 @@ const std::vector<command>& commands() {
        "Rows that cannot be compared are 'unstable': reported, failing only with --strict.\n"
        "\n"
        "  --tolerance NAME=FRACTION  NAME is memory, reuse, time, time_floor_us,\n"
-       "                    time_separation, host_drift (0: off), or one metric as the table\n"
-       "                    prints it (reserved_high_bytes, wall.first_launch_no_upload)\n"
+       "                    time_separation, host_drift (0: off), few_samples,\n"
+       "                    few_samples_floor_us, or one metric as the table prints it\n"
+       "                    (reserved_high_bytes, wall.first_launch_no_upload)\n"
        "\n"
        "How rows are judged. Reports with trials (gmemprof run --trials K) are compared as\n"
        "distributions: a one-sided Mann-Whitney U test of the trials must give p <= 0.01 (with\n"
@@ -205,7 +206,10 @@ const std::vector<command>& commands() {
        "Where both reports time a reference launch (a one-memset graph beside each sample),\n"
        "times are judged at the baseline's reference speed ('*'); a time that moved no further\n"
        "than its metric moved across the whole suite is 'unstable' (the host as a whole ran\n"
-       "slower or faster; host_drift, default 0.6).\n",
+       "slower or faster; host_drift, default 0.6). Two recordings: graphs pair by identity, then\n"
+       "by site (made where and as the other was, with other sizes); a class of calls measured\n"
+       "fewer than five times is judged one sample against one, a regression needing more than\n"
+       "few_samples (default 2.0) and few_samples_floor_us (default 100).\n",
        {{"--tolerance", "", true, true}, {"--all", "", false, false}, {"--strict", "", false, false},
         {"--format", "", true, false}},
        false, check},

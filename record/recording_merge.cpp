@@ -44,6 +44,7 @@ profiler::report merge_recordings(std::vector<process_report> reports, const std
     for (auto& g : pr.graphs) {
       g.name = prefix + g.name;
       g.identity = label + "/" + g.identity;
+      if (!g.site.empty()) g.site = label + "/" + g.site;
       g.pid = pid;
       rec.graphs.push_back(std::move(g));
     }

@@ -57,10 +57,10 @@ std::string deferred_message(double budget_s) {
 namespace {
 
 // Stable across runs of one program (gmemprof check matches graphs by it): the NVTX range, the
-// Python site, else
-// the instantiation site (its call stack: offsets within functions or objects, not addresses)
-// and the graph's structure (node kinds, allocation sizes, edges), hashed.
-std::string identity_of(const graph_record& g, const profiler::flat_graph& flat) {
+// Python site, else the instantiation site (its call stack: offsets within functions or objects,
+// not addresses) and the graph's structure (node kinds, edges and, with `sizes`, allocation
+// sizes), hashed. Without sizes it is the graph's site: a graph whose held output grew keeps it.
+std::string identity_of(const graph_record& g, const profiler::flat_graph& flat, bool sizes) {
   if (!g.nvtx.empty()) return "nvtx:" + g.nvtx;
   // Where the program captured it, as its Python companion told: the same across runs of the
   // program whatever the sizes (the native stack of a Python program is the interpreter's).
@@ -73,7 +73,9 @@ std::string identity_of(const graph_record& g, const profiler::flat_graph& flat)
     h = (h ^ 0xff) * 0x100000001b3ull;
   };
   for (const std::string& frame : g.instantiate_stack) mix(frame);
-  for (const auto& n : flat.nodes) mix(std::string(profiler::to_string(n.kind)) + ":" + std::to_string(n.bytes));
+  for (const auto& n : flat.nodes) {
+    mix(std::string(profiler::to_string(n.kind)) + (sizes ? ":" + std::to_string(n.bytes) : std::string()));
+  }
   for (std::size_t u = 0; u < flat.successors.size(); ++u) {
     for (std::size_t v : flat.successors[u]) mix(std::to_string(u) + ">" + std::to_string(v));
   }
@@ -188,7 +190,8 @@ graph_figures figures_of(const graph_record& g, std::uint64_t granularity, analy
   rg.events_dropped = g.events_dropped;
   rg.flags = g.flags;
   rg.flags_known = true;
-  rg.identity = identity_of(g, flat);
+  rg.identity = identity_of(g, flat, true);
+  rg.site = identity_of(g, flat, false);
   rg.instantiate_stack = g.instantiate_stack;
   rg.exec_state_bytes = g.exec_state_bytes;
   rg.python_site = g.python_site;

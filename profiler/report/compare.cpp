@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
+#include <map>
 #include <set>
 #include <stdexcept>
 #include <unordered_map>
@@ -177,7 +178,7 @@ class comparer {
   void judge(const std::string& scenario, const std::string& metric, const std::string& category,
              std::vector<double> b, std::vector<double> c, bool growth_regresses,
              bool comparable = true, const std::vector<double>& b_ref = {},
-             const std::vector<double>& c_ref = {}) {
+             const std::vector<double>& c_ref = {}, bool few = false) {
     const auto finite = [](std::vector<double>& v) {
       v.erase(std::remove_if(v.begin(), v.end(), [](double x) { return !std::isfinite(x); }),
               v.end());
@@ -198,8 +199,9 @@ class comparer {
     if (category == "time") row.reference_weight = to_reference_speed(b, c, b_ref, c_ref);
     row.baseline_trials = b.size();
     row.current_trials = c.size();
-    row.tolerance = t_.for_metric(metric, category);
+    row.tolerance = few ? std::max(t_.few_samples, t_.for_metric(metric, category)) : t_.for_metric(metric, category);
     const double tol = row.tolerance + slack;
+    const double floor_us = few ? std::max(t_.few_samples_floor_us, t_.time_floor_us) : t_.time_floor_us;
 
     if (b.empty()) {
       row.change = std::numeric_limits<double>::quiet_NaN();
@@ -224,7 +226,7 @@ class comparer {
     // The baseline's own trials spread beyond the tolerance (for times also by more than the
     // floor: microsecond launches jitter by more than half).
     const bool wide =
-        relative(bmax, bmin) > tol && (category != "time" || bmax - bmin > t_.time_floor_us);
+        relative(bmax, bmin) > tol && (category != "time" || bmax - bmin > floor_us);
     // Every row is judged (issue 21): a one-sided Mann-Whitney U test of the trials, where there
     // are enough of them for any p to reach alpha, and a minimum effect; with too few trials the
     // effect alone decides, as with one sample.
@@ -250,10 +252,10 @@ class comparer {
         const auto [b_lo, b_hi] = std::minmax_element(bs.begin(), bs.end());
         const auto [c_lo, c_hi] = std::minmax_element(cs.begin(), cs.end());
         const double hi = *b_hi * scale, lo = *b_lo * scale, mid = median(cs);
-        const bool spread = relative(*b_hi, *b_lo) > tol && *b_hi - *b_lo > t_.time_floor_us;
-        const bool median_up = relative(mid, hi) > tol && mid - hi > t_.time_floor_us &&
+        const bool spread = relative(*b_hi, *b_lo) > tol && *b_hi - *b_lo > floor_us;
+        const bool median_up = relative(mid, hi) > tol && mid - hi > floor_us &&
                                (!spread || *c_lo > hi);
-        const bool median_down = relative(lo, mid) > tol && lo - mid > t_.time_floor_us &&
+        const bool median_down = relative(lo, mid) > tol && lo - mid > floor_us &&
                                  (!spread || *c_hi < lo);
         const double sep = t_.time_separation + slack;
         const bool all_up = testable && *c_lo > hi && relative(*c_lo, hi) > sep;
@@ -610,16 +612,12 @@ void compare_scenario(const std::string& key, const scenario_result& b, const sc
     if (bl.host.count > 0 && cl.host.count > 0) {
       // A recording measures each call once, as the program made it: a phase of a few calls
       // (first launches, remaps) is one or two samples, whose cost varies by 2x between runs of
-      // one program on an H100 (a remap of 32 MiB: 25 us in one run, 60 us in the next). Only
-      // phases of enough calls (the steady launches) are judged; `gmemprof run` measures launch
-      // costs with repetitions and trials.
+      // one program on an H100 (a remap of 32 MiB: 25 us in one run, 60 us in the next). Such a
+      // phase is judged one sample against one, with the few-samples tolerance and floor;
+      // `gmemprof run` measures launch costs with repetitions and trials.
       const bool enough = bl.host.count >= min_recorded_samples && cl.host.count >= min_recorded_samples;
-      if (same_state && alone && !enough) {
-        out.note(key + ": its '" + phase + "' calls are " + std::to_string(std::min(bl.host.count, cl.host.count)) +
-                 " sample(s) in one recording: not judged (unstable)");
-      }
-      out.judge(key, "host." + phase, "time", time_samples(b, bl, false),
-                time_samples(c, cl, false), true, same_state && alone && enough);
+      out.judge(key, "host." + phase, "time", time_samples(b, bl, false), time_samples(c, cl, false), true,
+                same_state && alone, {}, {}, !enough);
     }
     if (bl.wall.count > 0 && cl.wall.count > 0) {
       out.judge(key, "wall." + phase, "time", time_samples(b, bl, true),
@@ -728,6 +726,7 @@ std::string no_identities(const report& r) {
 // A recorded graph as the check matches it: its scenario (same index as in the recording).
 struct recorded_entry {
   std::string key;  // identity, or the scenario's key when matched by name
+  std::string site;  // the graph's site (identity without sizes), empty when matched by name
   const scenario_result* scenario = nullptr;
   const recorded_graph* graph = nullptr;  // null where the recording lists fewer graphs
 };
@@ -739,6 +738,7 @@ std::vector<recorded_entry> recorded_entries(const report& r, bool by_identity) 
     e.scenario = &r.scenarios[i];
     e.graph = i < r.recorded->graphs.size() ? &r.recorded->graphs[i] : nullptr;
     e.key = by_identity ? e.graph->identity : e.scenario->key();
+    if (by_identity) e.site = e.graph->site;
     entries.push_back(std::move(e));
   }
   return entries;
@@ -755,6 +755,37 @@ std::unordered_map<std::string, const recorded_entry*> index_entries(
     }
   }
   return index;
+}
+
+// Baseline entries to current ones: the same identity, then, among those left, the same site
+// (a graph made where and as another was, whose sizes changed), the n-th of a site left in the
+// baseline with the n-th left now. Only the first entry of a key takes part.
+std::map<const recorded_entry*, const recorded_entry*> pair_entries(
+    const std::vector<recorded_entry>& b_entries, const std::vector<recorded_entry>& c_entries,
+    const std::unordered_map<std::string, const recorded_entry*>& b_index,
+    const std::unordered_map<std::string, const recorded_entry*>& c_index) {
+  std::map<const recorded_entry*, const recorded_entry*> pairs;
+  std::set<const recorded_entry*> taken;
+  for (const auto& b : b_entries) {
+    if (b_index.at(b.key) != &b) continue;
+    if (const auto it = c_index.find(b.key); it != c_index.end()) {
+      pairs[&b] = it->second;
+      taken.insert(it->second);
+    }
+  }
+  std::map<std::string, std::vector<const recorded_entry*>> left_by_site;
+  for (const auto& c : c_entries) {
+    if (c_index.at(c.key) == &c && !taken.count(&c) && !c.site.empty()) left_by_site[c.site].push_back(&c);
+  }
+  std::map<std::string, std::size_t> next;
+  for (const auto& b : b_entries) {
+    if (b_index.at(b.key) != &b || pairs.count(&b) || b.site.empty()) continue;
+    const auto it = left_by_site.find(b.site);
+    if (it == left_by_site.end()) continue;
+    std::size_t& k = next[b.site];
+    if (k < it->second.size()) pairs[&b] = it->second[k++];
+  }
+  return pairs;
 }
 
 // Two recordings of one program: pools, then graphs matched by identity. A graph's name comes
@@ -795,6 +826,7 @@ void compare_recordings(const report& baseline, const report& current, comparer&
   const auto who = [&](const recorded_entry& e) {
     return by_identity ? " (identity " + e.key + ")" : std::string();
   };
+  const auto pairs = pair_entries(b_entries, c_entries, b_index, c_index);
   for (const auto& b : b_entries) {
     if (b_index.at(b.key) != &b) continue;
     const scenario_result& bs = *b.scenario;
@@ -804,12 +836,17 @@ void compare_recordings(const report& baseline, const report& current, comparer&
                "; not compared");
       continue;
     }
-    const auto it = c_index.find(b.key);
-    if (it == c_index.end()) {
+    const auto it = pairs.find(&b);
+    if (it == pairs.end()) {
       out.missing(bs.name, "missing from the current recording" + who(b));
       continue;
     }
     const recorded_entry& c = *it->second;
+    if (c.key != b.key) {
+      out.note(c.scenario->name + ": identity " + b.key + " in the baseline and " + c.key +
+               " now, made where and as the other was (site " + b.site +
+               ") with other sizes: compared as one graph");
+    }
     const scenario_result& cs = *c.scenario;
     // The current run's name, which the current report's views show; the baseline's beside it
     // where the run named the graph otherwise.
@@ -842,8 +879,10 @@ void compare_recordings(const report& baseline, const report& current, comparer&
     // its whole working set and the others by nothing); with another order the same growth
     // moves to other graphs. The pool's high watermark is the order-free total compared above.
   }
+  std::set<const recorded_entry*> paired;
+  for (const auto& [b, c] : pairs) paired.insert(c);
   for (const auto& c : c_entries) {
-    if (c_index.at(c.key) == &c && b_index.find(c.key) == b_index.end()) {
+    if (c_index.at(c.key) == &c && !paired.count(&c)) {
       out.note(c.scenario->name + who(c) + ": new (not in the baseline); not compared");
     }
   }
@@ -881,6 +920,10 @@ void set_tolerance(tolerances& t, const std::string& assignment) {
 
   if (name == "time_floor_us") {
     t.time_floor_us = value;
+  } else if (name == "few_samples") {
+    t.few_samples = value;
+  } else if (name == "few_samples_floor_us") {
+    t.few_samples_floor_us = value;
   } else if (name == "time_separation") {
     t.time_separation = value;
   } else if (name == "host_drift") {
@@ -896,7 +939,7 @@ void set_tolerance(tolerances& t, const std::string& assignment) {
   } else {
     throw std::invalid_argument(
         "tolerance '" + assignment + "': unknown name '" + name +
-        "'; use memory, reuse, time, time_floor_us, time_separation, host_drift, or a metric: used_high_bytes, reserved_high_bytes, "
+        "'; use memory, reuse, time, time_floor_us, time_separation, host_drift, few_samples, few_samples_floor_us, or a metric: used_high_bytes, reserved_high_bytes, "
         "va_reuse_ratio, physical_reuse_ratio, host.<phase>, wall.<phase>, and for recordings "
         "held_granule_bytes, high_bytes, end_bytes, capture_pool_growth_bytes, private_pool_bytes, "
         "node_pool_retained_bytes, framework_retained_bytes, framework_warmup_bytes, exec_state_bytes");
@@ -967,17 +1010,21 @@ comparison compare_reports(const report& baseline, const report& current, const 
                            "baseline from the same GPU model");
   }
 
+  if (static_cast<bool>(baseline.recorded) != static_cast<bool>(current.recorded)) {
+    const char* recorded = baseline.recorded ? "the baseline" : "the current report";
+    const char* suite = baseline.recorded ? "the current report" : "the baseline";
+    throw report_error(report_error::kind::different_kinds,
+                       std::string("cannot compare a recording with a suite report: ") + recorded +
+                           " was written by `gmemprof record` (a program's graphs) and " + suite +
+                           " by `gmemprof run` (the scenario suite); check a recording against a "
+                           "recording of the same program, a suite report against a suite report");
+  }
   comparison result;
   result.strict = t.strict;
   comparer out(t, result);
   if (baseline.recorded && current.recorded) {
     compare_recordings(baseline, current, out);
     return result;
-  }
-  if (baseline.recorded || current.recorded) {
-    out.note(std::string("only the ") + (baseline.recorded ? "baseline" : "current") +
-             " report is a recording (gmemprof record): scenarios matched by name and "
-             "parameters, pools not compared");
   }
   const auto base_index = index_by_key(baseline, "baseline", out);
   const auto current_index = index_by_key(current, "current", out);

@@ -39,6 +39,7 @@ json graph_json(const recorded_graph& g) {
   json j;
   j["name"] = g.name;
   j["identity"] = g.identity;
+  if (!g.site.empty()) j["site"] = g.site;
   j["kind"] = g.kind;
   j["nvtx"] = g.nvtx;
   j["stream"] = g.stream;
@@ -269,6 +270,7 @@ recorded_graph read_graph(const json& j, const std::string& path) {
   g.name = text(j, "name", path, true);
   if (g.name.empty()) fail(join(path, "name"), "must not be empty");
   g.identity = text(j, "identity", path);
+  g.site = text(j, "site", path);
   g.kind = text(j, "kind", path, false, "memory_nodes");
   if (g.kind != "memory_nodes" && g.kind != "private_pool") {
     fail(join(path, "kind"), "must be \"memory_nodes\" or \"private_pool\", is \"" + g.kind + "\"");

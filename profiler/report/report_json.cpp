@@ -44,6 +44,8 @@ const char* to_string(report_error::kind k) noexcept {
       return "invalid";
     case report_error::kind::different_gpu:
       return "different_gpu";
+    case report_error::kind::different_kinds:
+      return "different_kinds";
     case report_error::kind::unwritable:
       return "unwritable";
   }

@@ -227,10 +227,45 @@ TEST(CheckRecorded, GrowthIsNotComparedBecauseTheLaunchOrderMovesIt) {
   EXPECT_EQ(first.current, 1100.0);
   EXPECT_EQ(first.verdict, "unstable");
   EXPECT_TRUE(has_note(c, "'first_launch' calls mapped 0.0 MiB in the baseline and 128.0 MiB now"));
-  // b2's first launch mapped nothing in either run, but it is one call in each recording: one
-  // sample, not judged (a remap's cost varies 2x between runs of one program).
-  EXPECT_EQ(row(c, "stream 4 #1 (baseline: stream 2 #1)", "host.first_launch").verdict, "unstable");
-  EXPECT_TRUE(has_note(c, "'first_launch' calls are 1 sample(s) in one recording: not judged"));
+  // b2's first launch mapped nothing in either run: one call in each recording, judged one
+  // sample against one with the few-samples tolerance (+200%).
+  const comparison_row& b2 = row(c, "stream 4 #1 (baseline: stream 2 #1)", "host.first_launch");
+  EXPECT_EQ(b2.verdict, "pass");
+  EXPECT_DOUBLE_EQ(b2.tolerance, 2.0);
+  EXPECT_FALSE(has_note(c, "sample(s) in one recording: not judged"));
+}
+
+// One call measured once in each recording: a regression only beyond the few-samples tolerance
+// and floor (3x and 100 us by default), whatever the time tolerance of medians says.
+TEST(CheckRecorded, ARareCallIsJudgedOneSampleAgainstOneWithItsOwnTolerance) {
+  const report base = run(largest_first);
+  const auto with_instantiate = [&](double us) {
+    report r = run(largest_first);
+    for (auto& s : r.scenarios) s.launch_costs[0].host = {1, us, us, us};
+    return r;
+  };
+  // 80 -> 200 us: +150%, beyond the time tolerance (+50%) but within the few-samples one.
+  comparison c = compare_reports(base, with_instantiate(200), tolerances{});
+  EXPECT_EQ(row(c, "decode", "host.instantiate").verdict, "pass");
+  EXPECT_EQ(row(c, "decode", "host.instantiate").current, 200.0);
+  // 80 -> 330 us: +312% and +250 us: a regression.
+  c = compare_reports(base, with_instantiate(330), tolerances{});
+  EXPECT_EQ(row(c, "decode", "host.instantiate").verdict, "regression");
+  // 2 -> 70 us: 35x but only +68 us, under the floor.
+  const auto tiny = [&](double us) {
+    report r = run(largest_first);
+    for (auto& s : r.scenarios) s.launch_costs[0].host = {1, us, us, us};
+    return r;
+  };
+  EXPECT_EQ(row(compare_reports(tiny(2), tiny(70), tolerances{}), "decode", "host.instantiate").verdict, "pass");
+  // The tolerance is the user's to set.
+  tolerances strict;
+  set_tolerance(strict, "few_samples=0.5");
+  set_tolerance(strict, "few_samples_floor_us=10");
+  EXPECT_EQ(row(compare_reports(base, with_instantiate(200), strict), "decode", "host.instantiate").verdict,
+            "regression");
+  // The steady launches (200 samples) keep the median's tolerance.
+  EXPECT_DOUBLE_EQ(row(c, "decode", "host.steady").tolerance, 0.5);
 }
 
 TEST(CheckRecorded, NoWallRowsSinceARecordingMeasuresHostTimesOnly) {
@@ -324,10 +359,9 @@ TEST(CheckRecorded, ARecordingComparedWithItselfPassesThroughTheCommand) {
   const std::string path = write(run(raced), "self");
   std::ostringstream out, err;
   EXPECT_EQ(run_check(path, path, tolerances{}, out, err, /*all=*/true), 0) << err.str();
-  // Rows of one or two calls (first launches) are not judged (unstable); none regresses.
-  EXPECT_NE(out.str().find("34 rows: "), std::string::npos) << out.str();
-  EXPECT_NE(out.str().find(" 0 regression, 0 improvement, "), std::string::npos) << out.str();
-  EXPECT_EQ(out.str().find(" 0 unstable"), std::string::npos) << out.str();
+  // Rows of one or two calls (first launches) are judged one sample against one; every row passes.
+  EXPECT_NE(out.str().find("34 rows: 34 pass, 0 regression, 0 improvement, 0 unstable"), std::string::npos)
+      << out.str();
   EXPECT_NE(out.str().find("34 compared, 0 regressed"), std::string::npos) << out.str();
   EXPECT_EQ(out.str().find("wall."), std::string::npos) << out.str();
   EXPECT_EQ(out.str().find("(baseline:"), std::string::npos) << out.str();
@@ -350,6 +384,73 @@ TEST(CheckRecorded, AGraphMissingNowRegressesAndANewOneIsNoted) {
   EXPECT_TRUE(has_note(c, "decode: ok in the baseline, missing from the current recording "
                           "(identity nvtx:decode)"));
   EXPECT_TRUE(has_note(c, "stream 5 #1 (identity site:00000000000000e5): new"));
+}
+
+// A graph whose held output grew (identity: site and sizes) pairs with its baseline through its
+// site: one per-graph change with both values, not "missing" plus "new".
+TEST(CheckRecorded, AGraphWhoseSizesChangedPairsByItsSiteAndShowsBothValues) {
+  const auto with_sites = [](report r) {
+    for (auto& g : r.recorded->graphs) g.site = "site:5" + g.identity.substr(6);
+    return r;
+  };
+  const report base = with_sites(run(largest_first));
+  report cur = with_sites(run(largest_first));
+  const std::size_t b1 = index_of(cur, 1);
+  hold_one_more_output(cur, 1);
+  cur.recorded->graphs[b1].identity = "site:00000000000000f7";  // its sizes are in its identity
+  const comparison c = compare_reports(base, cur, tolerances{});
+  const std::string name = cur.recorded->graphs[b1].name;
+  const comparison_row& held = row(c, name, "held_granule_bytes");
+  EXPECT_EQ(held.baseline, static_cast<double>(granule));
+  EXPECT_EQ(held.current, 2.0 * granule);
+  EXPECT_EQ(held.verdict, "regression");
+  EXPECT_TRUE(has_note(c, "identity site:00000000000000b2 in the baseline and site:00000000000000f7 now"));
+  for (const auto& r : c.rows) EXPECT_NE(r.verdict, "missing") << r.scenario;
+  EXPECT_FALSE(has_note(c, "new (not in the baseline)"));
+  // Without sites (older recordings) the same change is a missing graph and a new one.
+  report old_cur = cur;
+  for (auto& g : old_cur.recorded->graphs) g.site.clear();
+  const comparison o = compare_reports(base, old_cur, tolerances{});
+  EXPECT_EQ(row(o, base.recorded->graphs[index_of(base, 1)].name, "scenario").verdict, "missing");
+}
+
+// Several graphs of one site whose sizes changed pair in order: the n-th with the n-th.
+TEST(CheckRecorded, GraphsOfOneSitePairInTheOrderTheyWereMade) {
+  report base = run(largest_first), cur = run(largest_first);
+  for (report* r : {&base, &cur}) {
+    for (auto& g : r->recorded->graphs) {
+      if (g.nvtx.empty()) g.site = "site:0000000000000001";
+    }
+  }
+  for (auto& g : cur.recorded->graphs) {
+    if (g.nvtx.empty()) g.identity += "-grown";
+  }
+  const comparison c = compare_reports(base, cur, tolerances{});
+  for (std::size_t i = 0; i < base.recorded->graphs.size(); ++i) {
+    const recorded_graph& g = base.recorded->graphs[i];
+    if (!g.nvtx.empty()) continue;
+    // The same index in both runs: the same graph, its figures unchanged.
+    EXPECT_EQ(row(c, g.name, "reserved_high_bytes").baseline, row(c, g.name, "reserved_high_bytes").current)
+        << g.name;
+  }
+  EXPECT_FALSE(regressed(c).size()) << regressed(c).front();
+}
+
+TEST(CheckRecorded, ARecordingAgainstASuiteReportIsRefusedAsTwoKindsOfReport) {
+  report suite = run(largest_first);
+  suite.recorded.reset();
+  for (const auto& [b, c] : {std::pair<report, report>{suite, run(largest_first)}, {run(largest_first), suite}}) {
+    try {
+      (void)compare_reports(b, c, tolerances{});
+      ADD_FAILURE() << "compared";
+    } catch (const report_error& e) {
+      EXPECT_EQ(e.error_kind(), report_error::kind::different_kinds);
+      EXPECT_NE(std::string(e.what()).find("cannot compare a recording with a suite report"), std::string::npos);
+    }
+  }
+  std::ostringstream out, err;
+  EXPECT_EQ(run_check(write(suite, "suite"), write(run(largest_first), "rec"), tolerances{}, out, err, false), 2);
+  EXPECT_NE(err.str().find("`gmemprof record`"), std::string::npos) << err.str();
 }
 
 TEST(CheckRecorded, APoolOfTheBaselineMissingNowRegresses) {

@@ -94,6 +94,30 @@ TEST_P(IdenticalLiveGraphs, AreEightRecordsEachWithItsOwnFiguresAndTheReportRead
 
 INSTANTIATE_TEST_SUITE_P(DestroyedInOrderAndInReverse, IdenticalLiveGraphs, ::testing::Bool());
 
+// A graph's identity holds its sizes, its site does not: graphs captured where and as another
+// was, with other sizes (a batch size, a grown output), share a site and differ in identity, so
+// that a check pairs a graph whose output grew with its baseline.
+TEST(RecordSession, GraphsOfOneSiteWithOtherSizesShareTheSiteNotTheIdentity) {
+  program p;
+  p.capture(0xA, 0x10, graph_of("g=w64,o1", base_of(0)));
+  p.instantiate(0x100, 0x10, true);
+  p.capture(0xA, 0x11, graph_of("g=w64,o1", base_of(1)));
+  p.instantiate(0x101, 0x11, true);
+  p.capture(0xA, 0x12, graph_of("g=w128,o6", base_of(2)));
+  p.instantiate(0x102, 0x12, true);
+  p.capture(0xA, 0x13, graph_of("g=w64", base_of(3)));  // another structure: no held output
+  p.instantiate(0x103, 0x13, true);
+  const profiler::report r = profiler::from_json_string(profiler::to_json_string(p.finish()), "r.json");
+  const auto& g = r.recorded->graphs;
+  ASSERT_EQ(g.size(), 4u);
+  EXPECT_EQ(g[0].site.rfind("site:", 0), 0u) << g[0].site;
+  EXPECT_EQ(g[0].site, g[1].site);
+  EXPECT_EQ(g[0].site, g[2].site);
+  EXPECT_NE(g[0].site, g[3].site);
+  EXPECT_EQ(g[1].identity, g[0].identity + " #2");
+  EXPECT_NE(g[2].identity.substr(0, 21), g[0].identity.substr(0, 21));
+}
+
 // cuda-samples' graphMemoryFootprint: the same graph made, launched, synchronized, destroyed
 // and trimmed again and again. A sync and a trim between instances used to leave stale graph
 // indexes in the sequence (a heap-use-after-free at exit, the sample's SIGSEGV).

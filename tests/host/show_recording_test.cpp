@@ -66,7 +66,9 @@ TEST_P(ShowMany, TheFirstAnswerFitsFortyLinesOfAtMostAHundredAndTenCharacters) {
     const std::vector<std::string> shown = lines_of(profiler::format_report(*r, o));
     ASSERT_GE(shown.size(), overview.size());
     EXPECT_TRUE(std::equal(overview.begin(), overview.end(), shown.begin()));
-    if (r->recorded->graphs.size() > o.top) EXPECT_EQ(shown.size(), overview.size());
+    if (r->recorded->graphs.size() > o.top) {
+      EXPECT_EQ(shown.size(), overview.size());
+    }
     for (const auto& line : shown) EXPECT_LE(line.size(), 110u) << line;
   }
 }
@@ -89,14 +91,20 @@ TEST_P(ShowMany, TheTopGraphsAreTheCostliestThenNaturalOrderAndTheRestAreCounted
   // No graph left out costs more than the last listed.
   std::uint64_t least = cost.at(names.back());
   for (const auto& [name, c] : cost) {
-    if (std::find(names.begin(), names.end(), name) == names.end()) EXPECT_LE(c, least) << name;
+    if (std::find(names.begin(), names.end(), name) == names.end()) {
+      EXPECT_LE(c, least) << name;
+    }
   }
   for (std::size_t k = 1; k < names.size(); ++k) {
     EXPECT_GE(cost.at(names[k - 1]), cost.at(names[k])) << names[k];
-    if (cost.at(names[k - 1]) == cost.at(names[k])) EXPECT_TRUE(profiler::natural_less(names[k - 1], names[k])) << names[k];
+    if (cost.at(names[k - 1]) == cost.at(names[k])) {
+      EXPECT_TRUE(profiler::natural_less(names[k - 1], names[k])) << names[k];
+    }
   }
   // Past 55 batches the largest maps its working set beyond one granule: it leads.
-  if (graphs >= 1000) EXPECT_EQ(names.front(), "decode bs=" + std::to_string(graphs));
+  if (graphs >= 1000) {
+    EXPECT_EQ(names.front(), "decode bs=" + std::to_string(graphs));
+  }
   if (graphs > 10) {
     EXPECT_NE(text.find("\n  " + std::to_string(graphs - 10) + " others "), std::string::npos) << text;
     EXPECT_NE(text.find("the top 10 of " + std::to_string(graphs) + " graphs"), std::string::npos) << text;
@@ -145,7 +153,9 @@ TEST_P(ShowMany, JsonCarriesExactBytesAndCountsTheRest) {
   for (const auto& g : j["graphs"]) listed_cost += g["cost_bytes"].get<std::uint64_t>();
   EXPECT_EQ(listed_cost + j["others"]["cost_bytes"].get<std::uint64_t>(), all);
   EXPECT_EQ(j["graphs"][0]["name"], r.recorded->graphs[profiler::graphs_by_cost(*r.recorded)[0]].name);
-  if (GetParam() >= 1000) EXPECT_EQ(j["graphs"][0]["name"], "decode bs=" + std::to_string(GetParam()));
+  if (GetParam() >= 1000) {
+    EXPECT_EQ(j["graphs"][0]["name"], "decode bs=" + std::to_string(GetParam()));
+  }
   EXPECT_EQ(j["pools"][0]["high_bytes"], r.recorded->pools[0].high_bytes);
   o.all = true;
   EXPECT_EQ(nlohmann::json::parse(profiler::show_json(r, o))["graphs"].size(), r.recorded->graphs.size());

@@ -43,6 +43,13 @@ struct tolerances {
   /// [1 / (1 + host_drift), 1 + host_drift]) is "unstable", not judged: the hosts the GPUs are
   /// lent on run whole suites 0.6 to 0.75 as fast for seconds at a time (issue 21). 0: off.
   double host_drift = 0.6;
+  /// A recording's calls of one class measured fewer than 5 times in either recording (its
+  /// instantiations, first launches, remaps) are judged one sample against one: a regression
+  /// needs more than this fraction of growth and few_samples_floor_us. One call of a program
+  /// measured once took 2.4x as long in the next run (a remap of 32 MiB on an H100: 25 and
+  /// 60 us), so a single sample's tolerance is wider than a median's.
+  double few_samples = 2.0;
+  double few_samples_floor_us = 100.0;
   /// Overrides by exact metric name, e.g. "reserved_high_bytes", "wall.first_launch_no_upload" or
   /// (recordings) "high_bytes", "end_bytes", "held_granule_bytes".
   std::map<std::string, double> per_metric;
@@ -109,7 +116,8 @@ struct comparison {
 /// pool and graph identity (see the metrics above); a scenario (graph, pool) ok in the baseline
 /// but missing or not ok now is a "missing" row, one skipped or failed in the baseline is only
 /// noted. Throws report_error(wrong_schema_version) when the
-/// versions differ and report_error(different_gpu) when environment.device_name differs.
+/// versions differ, report_error(different_gpu) when environment.device_name differs and
+/// report_error(different_kinds) when one is a recording and the other a suite report.
 [[nodiscard]] comparison compare_reports(const report& baseline, const report& current,
                                          const tolerances& t);
 

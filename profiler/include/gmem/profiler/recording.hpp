@@ -57,6 +57,11 @@ struct recorded_graph {
   /// named NVTX range, else "site:<hash>" of the instantiation's call stack (offsets within
   /// functions) and the graph's structure (node kinds, sizes, edges).
   std::string identity;
+  /// Where it was made and its structure without sizes: the identity less its ordinal for
+  /// NVTX and Python sites, else "site:<hash>" of the call stack, node kinds and edges. A check
+  /// pairs graphs whose identities differ only by sizes (a held output grew) through it, the
+  /// n-th of a site with the n-th. Empty in recordings made before it existed.
+  std::string site;
   /// "memory_nodes": its memory is graph memory (alloc and free nodes);
   /// "private_pool": its memory came from the application's allocator while it was captured.
   std::string kind = "memory_nodes";

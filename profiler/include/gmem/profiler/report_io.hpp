@@ -24,6 +24,7 @@ class report_error : public std::runtime_error {
     wrong_schema_version,  ///< written with another report format version
     invalid,               ///< JSON, but a field is missing or has the wrong type or value
     different_gpu,         ///< two reports measured on different GPUs cannot be compared
+    different_kinds,       ///< a recording and a suite report cannot be compared
     unwritable             ///< a report cannot be written to the path asked for
   };
 
