@@ -141,7 +141,7 @@ def _as_report(r):
 
 
 def check(baseline, current, tolerances=None):
-    """The regression check of `gmemprof compare`: `current` against `baseline` (Reports or
+    """The regression check of `gmemprof check`: `current` against `baseline` (Reports or
     report paths). `tolerances` is a Tolerances, or a dict of NAME -> FRACTION as gmemprof's
     --tolerance takes (NAME: memory, reuse, time, time_floor_us or a metric name). Returns a
     Comparison: its rows (with .verdict), notes, regressed() and str() (the table)."""
