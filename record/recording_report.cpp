@@ -202,22 +202,7 @@ graph_figures figures_of(const graph_record& g, std::uint64_t granularity, analy
 // Launch costs by class and the counters after each call, from the events as the pool model
 // left their classes (a slow launch it found contention for is a remap).
 void add_launch_costs(profiler::scenario_result& s, const profiler::recorded_graph& rg, const graph_record& g) {
-  std::map<std::string, std::vector<double>> host_by_phase;
-  std::vector<std::string> phase_order;
-  for (const profiler::recorded_event& e : rg.events) {
-    if (e.kind == "free" || e.kind == "release" || e.kind == "capture") continue;
-    const std::string phase = !e.result.empty() ? e.kind + "_failed" : e.kind == "launch" ? e.cls : e.kind;
-    if (!host_by_phase.count(phase)) phase_order.push_back(phase);
-    host_by_phase[phase].push_back(e.host_us);
-    if (e.after) s.counters_after_phase.push_back({phase, *e.after});
-  }
-  for (const std::string& phase : phase_order) {
-    profiler::launch_cost c;
-    c.phase = phase;
-    c.host = profiler::summarize_samples(host_by_phase[phase]);
-    // No wall time: measuring it would synchronize the application's streams.
-    s.launch_costs.push_back(c);
-  }
+  profiler::add_event_phases(s, rg);
   if (g.steady_count > 0) {
     profiler::launch_cost c;
     c.phase = "steady";

@@ -30,20 +30,7 @@ scenario_result scenario_of(const graph_alone& alone, const recorded_graph& g, c
   s.analysis = alone.summary;
   s.diagnostics = alone.diagnostics;
   s.skeletons.push_back(alone.shape);
-  std::map<std::string, std::vector<double>> host;
-  std::vector<std::string> order;
-  for (const recorded_event& e : g.events) {
-    const std::string phase = e.kind == "launch" ? e.cls : e.kind;
-    if (!host.count(phase)) order.push_back(phase);
-    host[phase].push_back(e.host_us);
-    if (e.after) s.counters_after_phase.push_back({phase, *e.after});
-  }
-  for (const std::string& phase : order) {
-    launch_cost c;
-    c.phase = phase;
-    c.host = summarize_samples(std::move(host[phase]));
-    s.launch_costs.push_back(c);
-  }
+  add_event_phases(s, g);
   return s;
 }
 

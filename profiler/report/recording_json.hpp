@@ -1,7 +1,8 @@
 #pragma once
-// A recording as JSON text (a report's "recorded" section). JSON stays in the .cpp:
-// report_json.cpp splices the text in and hands the section's text back.
+// A recording as JSON (a report's "recorded" section). Only the report code's .cpp files see
+// nlohmann's types (this header declares them, json_fwd).
 
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 
 #include "gmem/profiler/recording.hpp"
@@ -10,16 +11,19 @@ namespace gmem::profiler {
 
 /// The "recorded" section: partial, command, pid, notes, graphs (each with its events), the
 /// counter timeline, pools (high watermark, attribution, diagnostics, timeline), the sequence.
+/// Instantiation stacks are written once each, in "stacks", and graphs name theirs by index.
+[[nodiscard]] nlohmann::ordered_json recording_to_json(const recording& r);
 [[nodiscard]] std::string recording_to_json_text(const recording& r);
 
 /// One bill as the "recorded" section writes it (each kind only where the recording saw it), for
 /// `gmemprof show --format json`.
 [[nodiscard]] std::string bill_to_json_text(const graph_bill& b);
 
-/// Reads what recording_to_json_text wrote, and recordings of earlier gmem versions (fields
+/// Reads what recording_to_json wrote, and recordings of earlier gmem versions (fields
 /// added since are optional). Throws std::invalid_argument whose message starts with `path`
 /// and names the field that is wrong. It neither limits nesting nor escapes control
 /// characters: from_json_string did both before it hands the section over.
+[[nodiscard]] recording recording_from_json(const nlohmann::ordered_json& j, const std::string& path);
 [[nodiscard]] recording recording_from_json_text(const std::string& text, const std::string& path);
 
 }  // namespace gmem::profiler

@@ -1,6 +1,7 @@
 #include "gmem/profiler/report.hpp"
 
 #include <algorithm>
+#include <map>
 #include <cstdio>
 #include <type_traits>
 
@@ -38,6 +39,24 @@ stats summarize_samples(std::vector<double> samples_us) {
   s.min_us = samples_us.front();
   s.max_us = samples_us.back();
   return s;
+}
+
+void add_event_phases(scenario_result& s, const recorded_graph& g) {
+  std::map<std::string, std::vector<double>> host_by_phase;
+  std::vector<std::string> phase_order;
+  for (const recorded_event& e : g.events) {
+    if (e.kind == "free" || e.kind == "release" || e.kind == "capture") continue;
+    const std::string phase = !e.result.empty() ? e.kind + "_failed" : e.kind == "launch" ? e.cls : e.kind;
+    if (!host_by_phase.count(phase)) phase_order.push_back(phase);
+    host_by_phase[phase].push_back(e.host_us);
+    if (e.after) s.counters_after_phase.push_back({phase, *e.after});
+  }
+  for (const std::string& phase : phase_order) {
+    launch_cost c;
+    c.phase = phase;
+    c.host = summarize_samples(std::move(host_by_phase[phase]));
+    s.launch_costs.push_back(c);  // no wall time: it would synchronize the program's streams
+  }
 }
 
 const char* to_string(scenario_status s) noexcept {

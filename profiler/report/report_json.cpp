@@ -119,17 +119,53 @@ json to_json(const analysis_summary& a) {
   return j;
 }
 
-json to_json(const scenario_result& s) {
+bool same(const stats& a, const stats& b) {
+  return a.count == b.count && a.median_us == b.median_us && a.min_us == b.min_us && a.max_us == b.max_us;
+}
+
+bool same(const launch_cost& a, const launch_cost& b) {
+  return a.phase == b.phase && a.warmups == b.warmups && same(a.host, b.host) && same(a.wall, b.wall) &&
+         same(a.reference_host, b.reference_host) && same(a.reference_wall, b.reference_wall);
+}
+
+// How many of a recorded scenario's launch costs its graph's events give (add_event_phases), where
+// its counters_after_phase are theirs too; nullopt where they are not (a hand-made report).
+std::optional<std::size_t> phases_from_events(const scenario_result& s, const recorded_graph& g) {
+  scenario_result d;
+  add_event_phases(d, g);
+  if (d.counters_after_phase.size() != s.counters_after_phase.size() || d.launch_costs.size() > s.launch_costs.size()) {
+    return std::nullopt;
+  }
+  for (std::size_t k = 0; k < d.counters_after_phase.size(); ++k) {
+    const phase_counters &a = d.counters_after_phase[k], &b = s.counters_after_phase[k];
+    if (a.phase != b.phase || a.values.used_current != b.values.used_current ||
+        a.values.used_high != b.values.used_high || a.values.reserved_current != b.values.reserved_current ||
+        a.values.reserved_high != b.values.reserved_high) {
+      return std::nullopt;
+    }
+  }
+  for (std::size_t k = 0; k < d.launch_costs.size(); ++k) {
+    if (!same(d.launch_costs[k], s.launch_costs[k])) return std::nullopt;
+  }
+  return d.launch_costs.size();
+}
+
+// `g`: the recorded graph of a recording's scenario, whose events state the scenario's counters
+// after each call and the launch costs of its calls: those are left out ("phases_from_events")
+// and derived again when the report is read.
+json to_json(const scenario_result& s, const recorded_graph* g = nullptr) {
+  const std::optional<std::size_t> derived = g ? phases_from_events(s, *g) : std::nullopt;
   json j;
   j["name"] = s.name;
   json params = json::object();
   for (const auto& [name, value] : s.params) params[name] = to_json(value);
   j["parameters"] = std::move(params);
   j["status"] = to_string(s.status);
-  j["status_message"] = s.status_message;
+  if (!s.status_message.empty()) j["status_message"] = s.status_message;
 
+  if (derived) j["phases_from_events"] = true;
   json phases = json::array();
-  for (const auto& p : s.counters_after_phase) {
+  for (const auto& p : derived ? std::vector<phase_counters>{} : s.counters_after_phase) {
     json c;
     c["phase"] = p.phase;
     c["used_current"] = p.values.used_current;
@@ -138,15 +174,16 @@ json to_json(const scenario_result& s) {
     c["reserved_high"] = p.values.reserved_high;
     phases.push_back(std::move(c));
   }
-  j["counters_after_phase"] = std::move(phases);
+  if (!derived) j["counters_after_phase"] = std::move(phases);
 
   json costs = json::array();
-  for (const auto& l : s.launch_costs) {
+  for (std::size_t k = derived.value_or(0); k < s.launch_costs.size(); ++k) {
+    const launch_cost& l = s.launch_costs[k];
     json c;
     c["phase"] = l.phase;
-    c["warmups"] = l.warmups;
+    if (l.warmups) c["warmups"] = l.warmups;
     c["host"] = to_json(l.host);
-    c["wall"] = to_json(l.wall);
+    if (l.wall.count > 0) c["wall"] = to_json(l.wall);  // a recording measures host time only
     if (l.reference_host.count > 0) {  // issue 21: optional member
       c["reference"] = {{"host", to_json(l.reference_host)}, {"wall", to_json(l.reference_wall)}};
     }
@@ -178,7 +215,7 @@ json to_json(const scenario_result& s) {
   }
   if (!s.skeletons.empty()) {  // issue 9: optional section
     json skeletons = json::array();
-    for (const auto& k : s.skeletons) skeletons.push_back(json::parse(skeleton_to_json_text(k)));
+    for (const auto& k : s.skeletons) skeletons.push_back(skeleton_to_json(k));
     j["skeletons"] = std::move(skeletons);
   }
   if (!s.trials.empty()) {
@@ -280,6 +317,14 @@ class reader {
     const json& j = field(object_, key, path);
     if (!j.is_array()) fail(join(path, key), "must be an array, is " + kind_of(j));
     return j;
+  }
+
+  // An optional boolean: false where absent.
+  bool flag(const json& object_, const char* key, const std::string& path) const {
+    if (!object_.is_object() || !object_.contains(key)) return false;
+    const json& j = object_.at(key);
+    if (!j.is_boolean()) fail(join(path, key), "must be true or false, is " + kind_of(j));
+    return j.get<bool>();
   }
 
   std::string string(const json& object_, const char* key, const std::string& path) const {
@@ -504,7 +549,11 @@ scenario_result read_scenario(const reader& in, const json& j, const std::string
   if (j.contains("status_message")) s.status_message = in.string(j, "status_message", path);
 
   const std::string counters_path = reader::join(path, "counters_after_phase");
-  const json& counters_json = in.array(j, "counters_after_phase", path);
+  static const json none = json::array();
+  // Left out where the recorded graph's events state them (from_json_string derives them).
+  const json& counters_json = in.flag(j, "phases_from_events", path) && !j.contains("counters_after_phase")
+                                  ? none
+                                  : in.array(j, "counters_after_phase", path);
   for (std::size_t i = 0; i < counters_json.size(); ++i) {
     const std::string p = reader::at(counters_path, i);
     const json& c = element(in, counters_json, i, p);
@@ -525,9 +574,9 @@ scenario_result read_scenario(const reader& in, const json& j, const std::string
     const json& c = element(in, costs_json, i, p);
     launch_cost l;
     l.phase = in.name(c, "phase", p);
-    l.warmups = in.size(c, "warmups", p);
+    if (c.contains("warmups")) l.warmups = in.size(c, "warmups", p);
     l.host = read_stats(in, c, "host", p);
-    l.wall = read_stats(in, c, "wall", p);
+    if (c.contains("wall")) l.wall = read_stats(in, c, "wall", p);
     if (c.contains("reference")) {  // issue 21: optional member
       const json& ref = in.object(c, "reference", p);
       const std::string rp = reader::join(p, "reference");
@@ -585,7 +634,7 @@ scenario_result read_scenario(const reader& in, const json& j, const std::string
     for (std::size_t i = 0; i < sk.size(); ++i) {
       const std::string p = reader::at(sk_path, i);
       try {
-        s.skeletons.push_back(skeleton_from_json_text(element(in, sk, i, p).dump(), p));
+        s.skeletons.push_back(skeleton_from_json(element(in, sk, i, p), p));
       } catch (const std::invalid_argument& e) {
         in.fail(p, std::string("is not a valid skeleton (") + e.what() + ")");
       }
@@ -921,6 +970,47 @@ void sync_directory(const fs::path& dir) noexcept {
   ::close(fd);
 }
 
+// JSON a person can read at a tenth of the size of one value per line: a value whose one-line
+// form fits `width` columns at its indentation stays on one line (an event, a counter sample, a
+// skeleton node), larger ones open one member per line. Invalid UTF-8 (a device name or command
+// line can hold any bytes) is replaced rather than thrown on: losing a report at the end of a
+// long run over one byte would be worse.
+void fit(const json& j, std::size_t indent, std::size_t width, std::string& out) {
+  const auto scalar = [](const json& v) { return v.dump(-1, ' ', false, json::error_handler_t::replace); };
+  if (!j.is_structured() || j.empty()) {
+    out += scalar(j);
+    return;
+  }
+  const bool object = j.is_object();
+  // Each member as it would stand alone (key and value), then joined on one line if that fits.
+  std::vector<std::string> members;
+  bool all_inline = true;
+  std::size_t one_line = 2;
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    std::string m = object ? scalar(json(it.key())) + ": " : std::string();
+    fit(*it, indent + 2, width, m);
+    all_inline = all_inline && m.find('\n') == std::string::npos;
+    one_line += m.size() + 2;
+    members.push_back(std::move(m));
+  }
+  out += object ? '{' : '[';
+  if (all_inline && indent + one_line <= width) {
+    for (std::size_t k = 0; k < members.size(); ++k) out += (k ? ", " : "") + members[k];
+  } else {
+    for (std::size_t k = 0; k < members.size(); ++k) {
+      out += (k ? ",\n" : "\n") + std::string(indent + 2, ' ') + members[k];
+    }
+    out += "\n" + std::string(indent, ' ');
+  }
+  out += object ? '}' : ']';
+}
+
+std::string fitted_json(const json& j, std::size_t width = 120) {
+  std::string out;
+  fit(j, 0, width, out);
+  return out;
+}
+
 }  // namespace
 
 std::string to_json_string(const report& r) {
@@ -928,12 +1018,13 @@ std::string to_json_string(const report& r) {
   j["schema_version"] = r.version;
   j["environment"] = to_json(r.env);
   json scenarios = json::array();
-  for (const auto& s : r.scenarios) scenarios.push_back(to_json(s));
+  for (std::size_t i = 0; i < r.scenarios.size(); ++i) {
+    const bool graph = r.recorded && i < r.recorded->graphs.size();
+    scenarios.push_back(to_json(r.scenarios[i], graph ? &r.recorded->graphs[i] : nullptr));
+  }
   j["scenarios"] = std::move(scenarios);
-  if (r.recorded) j["recorded"] = json::parse(recording_to_json_text(*r.recorded));
-  // Replace rather than throw on invalid UTF-8 (a device name or command line can hold any
-  // bytes): losing a report at the end of a long run over one byte would be worse.
-  return j.dump(2, ' ', false, json::error_handler_t::replace);
+  if (r.recorded) j["recorded"] = recording_to_json(*r.recorded);
+  return fitted_json(j);
 }
 
 report from_json_string(const std::string& text, const std::string& source) {
@@ -982,8 +1073,10 @@ report from_json_string(const std::string& text, const std::string& source) {
   r.env = read_environment(in, root);
   const json& scenarios = in.array(root, "scenarios", "");
   std::map<std::string, std::size_t> first_of_key;
+  std::vector<std::size_t> derived;  // scenarios whose calls' figures are their graph's events'
   for (std::size_t i = 0; i < scenarios.size(); ++i) {
     r.scenarios.push_back(read_scenario(in, scenarios[i], reader::at("scenarios", i)));
+    if (in.flag(scenarios[i], "phases_from_events", reader::at("scenarios", i))) derived.push_back(i);
     const auto [it, fresh] = first_of_key.emplace(r.scenarios.back().key(), i);
     if (!fresh) {
       in.fail(reader::at("scenarios", i),
@@ -995,10 +1088,21 @@ report from_json_string(const std::string& text, const std::string& source) {
   }
   if (const auto rec = root.find("recorded"); rec != root.end()) {  // gmemprof record's section
     try {
-      r.recorded = recording_from_json_text(rec->dump(), "recorded");
+      r.recorded = recording_from_json(*rec, "recorded");
     } catch (const std::invalid_argument& e) {
       in.fail(e.what());
     }
+  }
+  for (const std::size_t i : derived) {
+    if (!r.recorded || i >= r.recorded->graphs.size()) {
+      in.fail(reader::at("scenarios", i) + ".phases_from_events",
+              "is true, but recorded.graphs has no graph " + std::to_string(i) + " whose events state them");
+    }
+    scenario_result& s = r.scenarios[i];
+    scenario_result d;
+    add_event_phases(d, r.recorded->graphs[i]);
+    s.counters_after_phase = std::move(d.counters_after_phase);
+    s.launch_costs.insert(s.launch_costs.begin(), d.launch_costs.begin(), d.launch_costs.end());
   }
   return r;
 }

@@ -10,7 +10,12 @@
 namespace gmem::profiler {
 namespace {
 
-using json = nlohmann::json;
+using json = nlohmann::ordered_json;
+
+// The recorder's label for node `v` of the skeleton named `graph`, told by its first word.
+std::string default_label(const std::string& word, std::size_t v, const std::string& graph) {
+  return word + " node #" + std::to_string(v) + " in graph '" + graph + "'";
+}
 
 [[noreturn]] void fail(const std::string& path, const std::string& what) {
   throw std::invalid_argument(path + ": " + what);
@@ -23,11 +28,12 @@ std::size_t index_of(const json& j, const std::string& path) {
 
 }  // namespace
 
-std::string skeleton_to_json_text(const skeleton& s) {
+json skeleton_to_json(const skeleton& s) {
   json j;
   j["graph"] = s.name;
   json nodes = json::array();
-  for (const skeleton_node& n : s.nodes) {
+  for (std::size_t v = 0; v < s.nodes.size(); ++v) {
+    const skeleton_node& n = s.nodes[v];
     json o;
     o["kind"] = to_string(n.kind);
     if (n.kind == skeleton_kind::alloc) {
@@ -37,18 +43,31 @@ std::string skeleton_to_json_text(const skeleton& s) {
     }
     if (n.kind == skeleton_kind::free) o["frees"] = n.frees;
     if (!n.deps.empty()) o["deps"] = n.deps;
-    if (!n.label.empty()) o["label"] = n.label;
+    if (!n.label.empty()) {
+      const std::size_t space = n.label.find(' ');
+      const std::string word = n.label.substr(0, space);
+      if (space != std::string::npos && n.label == default_label(word, v, s.name)) {
+        o["node"] = word;
+      } else {
+        o["label"] = n.label;
+      }
+    }
     nodes.push_back(std::move(o));
   }
   j["nodes"] = std::move(nodes);
   json late = json::array();
   for (const auto& [from, to] : s.late_edges) late.push_back(json::array({from, to}));
   j["late_edges"] = std::move(late);
-  return j.dump();
+  return j;
 }
 
+std::string skeleton_to_json_text(const skeleton& s) { return skeleton_to_json(s).dump(); }
+
 skeleton skeleton_from_json_text(const std::string& text, const std::string& path) {
-  const json j = json::parse(text, nullptr, false);
+  return skeleton_from_json(json::parse(text, nullptr, false), path);
+}
+
+skeleton skeleton_from_json(const json& j, const std::string& path) {
   if (!j.is_object()) fail(path, "must be an object");
   skeleton s;
   if (!j.contains("graph") || !j["graph"].is_string()) fail(path + ".graph", "must be a string");
@@ -92,6 +111,13 @@ skeleton skeleton_from_json_text(const std::string& text, const std::string& pat
     if (o.contains("label")) {
       if (!o["label"].is_string()) fail(p + ".label", "must be a string");
       n.label = o["label"].get<std::string>();
+    } else if (o.contains("node")) {
+      const json& word = o["node"];
+      if (!word.is_string() || word.get<std::string>().empty() ||
+          word.get<std::string>().find(' ') != std::string::npos) {
+        fail(p + ".node", "must be one word (the node's kind, as its label names it)");
+      }
+      n.label = default_label(word.get<std::string>(), v, s.name);
     }
     s.nodes.push_back(std::move(n));
   }

@@ -5,6 +5,8 @@
 #include <tuple>
 #include <gtest/gtest.h>
 
+#include <regex>
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -301,9 +303,51 @@ TEST(RecordReport, TheInstantiateStackTravelsWithItsGraph) {
   r.on_instantiate(0x99, 0x98, kernels_only(), "", 2, 30, std::nullopt, std::nullopt, {},
                    {"not a tracked exec"});  // no memory nodes: counted only
   const std::string text = profiler::to_json_string(assemble(r, profiler::environment{}, 2u << 20));
-  EXPECT_NE(text.find("\"instantiate_stack\": [\n"), std::string::npos) << text.substr(0, 2000);
-  EXPECT_NE(text.find("CUDAGraph::capture_end()+0x1c4"), std::string::npos);
+  // Written once in the recording's table of stacks, named by index in the graph.
+  EXPECT_NE(text.find("\"stacks\": [[\"libtorch_cuda.so!at::cuda::CUDAGraph::capture_end()+0x1c4\", "), std::string::npos)
+      << text.substr(0, 2000);
+  EXPECT_NE(text.find("\"stack\": 0"), std::string::npos);
   EXPECT_EQ(text.find("not a tracked exec"), std::string::npos);
+  const profiler::report back = profiler::from_json_string(text, "r.json");
+  EXPECT_EQ(back.recorded->graphs.at(0).instantiate_stack,
+            (std::vector<std::string>{"libtorch_cuda.so!at::cuda::CUDAGraph::capture_end()+0x1c4",
+                                      "python3!_PyEval_EvalFrameDefault+0x7b2"}));
+}
+
+// Graphs of one site share one entry of the table; a report of the earlier form (each graph's
+// stack written in full) still reads; an index past the table is refused naming the range.
+TEST(RecordReport, StacksAreWrittenOnceAndEarlierReportsStillRead) {
+  recorder r;
+  const std::vector<std::string> stack = {"app!capture()+0x10", "app!main+0x20"};
+  r.on_instantiate(0x11, 0x10, two_sequential_allocs(), "", 1, 30, with_reserved(0), with_reserved(0), {}, stack);
+  r.on_instantiate(0x21, 0x20, two_sequential_allocs(), "", 2, 30, with_reserved(0), with_reserved(0), {},
+                   stack);
+  const std::string text = profiler::to_json_string(assemble(r, profiler::environment{}, 2u << 20));
+  std::size_t copies = 0;
+  for (std::size_t at = text.find("app!capture()+0x10"); at != std::string::npos;
+       at = text.find("app!capture()+0x10", at + 1)) {
+    ++copies;
+  }
+  EXPECT_EQ(copies, 1u) << text;
+  const profiler::report back = profiler::from_json_string(text, "r.json");
+  ASSERT_EQ(back.recorded->graphs.size(), 2u);
+  for (const auto& g : back.recorded->graphs) EXPECT_EQ(g.instantiate_stack, stack);
+
+  std::string earlier = std::regex_replace(text, std::regex("\"stack\": 0"),
+                                           "\"instantiate_stack\": [\"app!old()+0x1\"]");
+  earlier = std::regex_replace(earlier, std::regex("\"stacks\": \\[\\[[^\\]]*\\]\\],?"), "");
+  const profiler::report old = profiler::from_json_string(earlier, "old.json");
+  EXPECT_EQ(old.recorded->graphs.at(1).instantiate_stack, std::vector<std::string>{"app!old()+0x1"});
+
+  const std::string past = std::regex_replace(text, std::regex("\"stack\": 0"), "\"stack\": 3");
+  try {
+    (void)profiler::from_json_string(past, "past.json");
+    ADD_FAILURE() << "accepted";
+  } catch (const profiler::report_error& e) {
+    EXPECT_NE(std::string(e.what()).find("graphs[0].stack names stack 3; stacks has 1 stack (index 0)"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(RecordReport, PartialReportsSayWhyAndNoMemoryNodesIsANoteNotAnError) {

@@ -184,6 +184,13 @@ struct scenario_result {
   [[nodiscard]] std::string key() const;
 };
 
+/// A recorded graph's calls as its scenario states them: the counters after each call that read
+/// them (counters_after_phase) and, per class of call in the order first seen, the host time's
+/// statistics (launch_costs; a failed call's class is "<kind>_failed"; frees, releases and
+/// captures are no launch costs). The recorder writes a recorded scenario's figures with it, and
+/// a report's reader derives them with it where the writer left them out.
+void add_event_phases(scenario_result& s, const recorded_graph& g);
+
 struct report {
   int version = schema_version;
   environment env;
