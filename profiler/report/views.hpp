@@ -2,13 +2,58 @@
 // The report as pictures: a self-contained HTML page (`gmemprof html`) and a Chrome trace /
 // Perfetto JSON file (`gmemprof trace`). Plain C++ (no CUDA); JSON stays in the .cpp files.
 
+#include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "gmem/profiler/compare.hpp"
 #include "gmem/profiler/report.hpp"
 
 namespace gmem::profiler {
+
+/// One segment of the bar of what was mapped at a pool's high watermark: one graph's share, or
+/// the shares of several graphs of one cause grouped ("1999 others: outputs held").
+struct attribution_segment {
+  std::string graph;            ///< the graph's name; empty for a group and for a share of no graph
+  std::string why;              ///< the attribution's cause ("working_set", "held_outputs", ...)
+  std::uint64_t bytes = 0;
+  std::size_t shares = 1;       ///< how many of the attribution's shares it stands for
+  bool reached_high = false;    ///< the working set of the graph whose call reached the high
+};
+
+/// `p`'s attribution as a bar a reader can read: at most `top` shares of their own, largest
+/// first (ties in natural name order), each at least `min_fraction` of the whole; the working set
+/// of the graph that reached the high watermark (p.high_graph) always of its own; the other shares
+/// one segment per cause, the largest first. Shares of 0 bytes are left out; the segments' bytes
+/// sum to the attribution's. Throws nothing but std::bad_alloc.
+[[nodiscard]] std::vector<attribution_segment> attribution_segments(const recorded_pool& p, std::size_t top,
+                                                                    double min_fraction);
+
+/// Recorded graphs past the top ones, counted by what their pool growth was for.
+struct graph_group {
+  std::string cause;  ///< growth_cause() of its graphs
+  std::size_t graphs = 0;
+  std::uint64_t cost = 0;                 ///< graph_cost() summed
+  std::uint64_t growth_bytes = 0;         ///< pool growth summed (a private pool's: its captures')
+  std::uint64_t largest_alone_bytes = 0;  ///< the largest own_footprint_bytes among them
+};
+
+/// What a recorded graph's pool growth was for: "capture" (a private-pool graph: what its capture
+/// took), "none" (it fitted in what others had mapped), "held_outputs" (no more than the granules
+/// its held outputs pin between launches), else "working_set".
+[[nodiscard]] std::string growth_cause(const recorded_graph& g);
+
+/// Which graphs of a recording a view draws, and the rest counted.
+struct graph_selection {
+  std::vector<std::size_t> top;     ///< indexes into recording::graphs, costliest first
+  std::vector<graph_group> others;  ///< the rest by cause, the costliest group first
+};
+
+/// The `top` costliest graphs of a recording (graphs_by_cost, as `gmemprof show` lists them) and
+/// the rest in groups by growth_cause(). Throws nothing but std::bad_alloc.
+[[nodiscard]] graph_selection select_graphs(const recording& rec, std::size_t top);
 
 /// The report as Chrome trace event JSON ({"traceEvents": [...]}), for ui.perfetto.dev or
 /// chrome://tracing. The report holds medians, not timestamps, so the timeline is laid out from
