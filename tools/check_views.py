@@ -6,9 +6,12 @@
       object form: {"traceEvents": [...]}, every event with name, ph, ts in microseconds, pid,
       tid; "X" with a non-negative dur; "C" with numeric args; "M" process_name / thread_name
       with args.name; "i" with scope g/p/t) and against the report (one track per scenario,
-      one phase slice per phase, the four counter tracks with one sample per phase; for a
-      recording, per pool a process with the reservation's samples, a mapping event per point
-      of the pool's timeline and its high watermark).
+      the four counter tracks with one sample per phase; a suite report: one phase slice per
+      phase; a recording, on one clock: a slice per recorded call at its recorded time, every
+      event within the recording's span, each first launch at the time of the pool growth it
+      caused, the medians only as one annotation per graph; per pool a process with the
+      reservation's samples, a mapping event per point of the pool's timeline and its high
+      watermark, concurrent ones marked as the report flags them).
   check_views.py html GMEMPROF REPORT BENCH WORKDIR [--screenshot PNG]
       runs `gmemprof html` (with the report as its own baseline and the bench JSON), loads the
       page in headless Chromium (--dump-dom), and reads the counts the page's script wrote into
@@ -77,17 +80,20 @@ def check_trace(gmemprof, report_path, work):
     if not any(e["ph"] == "M" and e["name"] == "process_name" for e in events):
         fail("no process (device) track name")
     phases = sum(len(s.get("counters_after_phase", [])) for s in scenarios)
-    slices = [e for e in events if e["ph"] == "X" and e.get("cat") == "phase"]
-    if len(slices) != phases:
-        fail(f"{len(slices)} phase slices for {phases} phases")
-    # A launch slice inside each phase that has a launch cost: in a suite report every cost's
-    # phase is sampled once; a recording samples a phase per call that read the counters (a
-    # remap twice, an instantiation never).
-    launches = sum(1 for s in scenarios for p in s.get("counters_after_phase", [])
-                   if any(c["phase"] == p["phase"] for c in s.get("launch_costs", [])))
-    got = len([e for e in events if e["ph"] == "X" and e.get("cat") == "launch"])
-    if got != launches:
-        fail(f"{got} launch slices for {launches} timed phases")
+    recorded = report.get("recorded")
+    if recorded:
+        check_recorded_tracks(report, events)
+    else:
+        slices = [e for e in events if e["ph"] == "X" and e.get("cat") == "phase"]
+        if len(slices) != phases:
+            fail(f"{len(slices)} phase slices for {phases} phases")
+        # A launch slice inside each phase that has a launch cost (a suite report samples every
+        # cost's phase once).
+        launches = sum(1 for s in scenarios for p in s.get("counters_after_phase", [])
+                       if any(c["phase"] == p["phase"] for c in s.get("launch_costs", [])))
+        got = len([e for e in events if e["ph"] == "X" and e.get("cat") == "launch"])
+        if got != launches:
+            fail(f"{got} launch slices for {launches} timed phases")
     for c in COUNTERS:
         samples = [e for e in events if e["ph"] == "C" and e["name"] == c]
         if len(samples) != phases:
@@ -112,12 +118,85 @@ def check_trace(gmemprof, report_path, work):
         if len(marks) != len(want):
             fail(f"{len(marks)} mapping events for {len(want)} points of device "
                  f"{pool['device']}'s pool timeline")
+        # A concurrent call is marked as one (the report's flag, in args and name).
+        for m, t in zip(marks, pool.get("timeline", [])):
+            if bool(m["args"].get("concurrent")) != bool(t.get("concurrent")) or \
+                    ("(concurrent)" in m["name"]) != bool(t.get("concurrent")):
+                fail(f"mapping event {m['name']!r} at {m['ts']} us is marked concurrent "
+                     f"{bool(m['args'].get('concurrent'))}, the report says {bool(t.get('concurrent'))}")
         high = [e for e in events if e["ph"] == "i" and e["pid"] == pid and e.get("cat") == "pool_high"]
         if len(high) != 1 or high[0]["args"]["bytes"] != pool["high_bytes"]:
             fail(f"device {pool['device']}'s pool needs one high watermark of "
                  f"{pool['high_bytes']} bytes, has {[e['args'] for e in high]}")
+        if bool(high[0]["args"].get("concurrent")) != bool(pool.get("high_concurrent")):
+            fail(f"device {pool['device']}'s high watermark is marked concurrent "
+                 f"{bool(high[0]['args'].get('concurrent'))}, the report says "
+                 f"{bool(pool.get('high_concurrent'))}")
     print(f"check_views: trace ok: {len(events)} events, {len(scenarios)} tracks, "
-          f"{phases} phases, {launches} launches, {len(pools)} pools")
+          f"{phases} phases, {len(pools)} pools")
+
+
+def check_recorded_tracks(report, events):
+    """A recording's tracks are on one clock, the recording's: a slice per recorded call of each
+    graph at the time the program made it, all within the span of the recording's counter
+    readings; each first launch at the time of the pool growth it caused; medians only as args
+    of one 'launch medians' instant per graph, never as slices."""
+    recorded, scenarios = report["recorded"], report["scenarios"]
+    by_name = {}
+    for g in recorded.get("graphs", []):
+        by_name.setdefault(g["name"], g)
+    tids = {e["args"]["name"]: e["tid"] for e in events if e["ph"] == "M" and
+            e["name"] == "thread_name" and e["pid"] == report["environment"].get("device_index", 0)}
+    want_calls = sum(len(by_name.get(s["name"], {}).get("events", [])) for s in scenarios)
+    calls = [e for e in events if e["ph"] == "X" and e.get("cat") == "call"]
+    if len(calls) != want_calls:
+        fail(f"{len(calls)} call slices for the recording's {want_calls} recorded calls")
+    if any(e.get("cat") == "launch" for e in events):
+        fail("a recording's trace lays out a slice from a median ('launch' slices)")
+    # The recording's span: its counter readings (every recorded call that read them) and its
+    # pools' points, the longest call's host time past the last.
+    times = [t["t_us"] for t in recorded.get("timeline", [])]
+    for p in recorded.get("pools", []):
+        times += [t["t_us"] for t in p.get("timeline", [])] + [p["high_t_us"]]
+    longest = max([e.get("host_us", 0) for g in recorded.get("graphs", []) for e in g.get("events", [])] + [0])
+    if times:
+        t0, t1 = min(times), max(times) + longest
+        for e in events:
+            if e["pid"] >= 1000 or e["ph"] == "M":
+                continue
+            end = e["ts"] + e.get("dur", 0)
+            if e["ts"] < t0 - 1 or end > t1 + 1:
+                fail(f"{e['name']!r} ({e.get('cat')}) at {e['ts']} to {end} us lies outside the "
+                     f"recording's span {t0} to {t1} us: a second clock?")
+    for s in scenarios:
+        g = by_name.get(s["name"])
+        tid = tids.get(key(s))
+        mine = [e for e in calls if e["tid"] == tid]
+        if g and [e["ts"] for e in mine] != [e["t_us"] for e in g.get("events", [])]:
+            fail(f"graph {g['name']!r}'s calls at {[e['ts'] for e in mine][:5]} us, recorded at "
+                 f"{[e['t_us'] for e in g.get('events', [])][:5]} us")
+        medians = [e for e in events if e.get("cat") == "medians" and e["tid"] == tid]
+        costs = s.get("launch_costs", [])
+        if len(medians) != (1 if costs else 0):
+            fail(f"graph {s['name']!r} has {len(medians)} 'launch medians' annotations")
+        for c in costs:
+            if medians[0]["args"].get(c["phase"], {}).get("host_median_us") != c["host"]["median_us"]:
+                fail(f"graph {s['name']!r}'s {c['phase']} median is not in its annotation: "
+                     f"{medians[0]['args']}")
+    # A first launch and the pool growth it caused: one time (within the call).
+    matched = 0
+    for p in recorded.get("pools", []):
+        for t in p.get("timeline", []):
+            if t["event"] != "launch:first_launch" or t["graph"] not in by_name:
+                continue
+            tid = next((tids[key(s)] for s in scenarios if s["name"] == t["graph"] and key(s) in tids), None)
+            launch = [e for e in calls if e["tid"] == tid and e["name"].startswith("first_launch")]
+            if not any(e["ts"] - 1 <= t["t_us"] <= e["ts"] + e["dur"] + 1 for e in launch):
+                fail(f"{t['graph']!r}'s pool growth at {t['t_us']} us, its first launch at "
+                     f"{[e['ts'] for e in launch]} us")
+            matched += 1
+    print(f"check_views: one clock: {len(calls)} calls within the recording's span, "
+          f"{matched} first launches at the time of their pool growth")
 
 
 def chromium():

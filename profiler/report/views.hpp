@@ -56,14 +56,17 @@ struct graph_selection {
 [[nodiscard]] graph_selection select_graphs(const recording& rec, std::size_t top);
 
 /// The report as Chrome trace event JSON ({"traceEvents": [...]}), for ui.perfetto.dev or
-/// chrome://tracing. The report holds medians, not timestamps, so the timeline is laid out from
-/// them: scenarios one after another; per scenario (one track, "thread", per scenario under
-/// one "process" per device) its phases in order, each as long as its wall median (1 us when
-/// the phase was not timed), its launch (host median) inside it; the four counters as counter
-/// tracks, sampled at the end of each phase. A recording's pools add a process each (pid
-/// 1000 + device), at the program's own times: the reservation as a counter track ("pool
-/// reserved"), an instant per mapping event and one at the high watermark. Throws nothing but
-/// std::bad_alloc.
+/// chrome://tracing: one track ("thread") per scenario under one "process" per device, the four
+/// counters as counter tracks.
+/// A recording has one clock, its own: per graph a slice per recorded call at the time the
+/// program made it (as long as its host time; concurrent calls say so in name and args), the
+/// counters after each call that read them, and the medians of its calls as the args of a
+/// "launch medians" instant at its first call (annotations, not times); per pool a process
+/// (pid 1000 + device) with the reservation as a counter track ("pool reserved"), an instant per
+/// mapping event and one at the high watermark. A suite report holds medians, not timestamps:
+/// its scenarios are laid out one after another, each phase as long as its wall median (1 us
+/// when not timed), its launch (host median) inside it, counters at each phase's end. Throws
+/// nothing but std::bad_alloc.
 [[nodiscard]] std::string trace_json(const report& r);
 
 /// Inputs of the HTML view besides the report.
