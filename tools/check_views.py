@@ -20,6 +20,7 @@
       (a report with "recorded") also its pools' points, high watermarks and attribution
       segments, and a growth bar per graph, and no advice to run the suite again.
 """
+import html
 import json
 import os
 import re
@@ -236,6 +237,97 @@ def key(s):
     return f"{s['name']}[{p}]" if p else s["name"]
 
 
+# What the page draws of a recording (html_view.cpp): per-graph detail for the 10 costliest graphs,
+# a share of the high watermark of its own from 1% of it, at most 100 of the check's rows; and
+# what it must keep to: 2 MB, a load in about a second (twice that here, where CI compiles
+# beside the browser).
+PAGE_GRAPHS = 10
+SEGMENT_FRACTION = 0.01
+PAGE_CHECK_ROWS = 100
+MAX_PAGE_BYTES = 2_000_000
+MAX_LOAD_MS = 2000
+
+
+def natural(name):
+    """Natural order, as the report code's natural_less: digit runs compare as numbers."""
+    return [(0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.split(r"(\d+)", name) if p]
+
+
+def graph_cost(g):
+    """What a recorded graph cost the device (show's graph_cost)."""
+    pool = g.get("capture_pool_growth_bytes", 0) if g.get("kind") == "private_pool" else g["growth_bytes"]
+    return pool + max(0, g.get("exec_state_bytes", 0))
+
+
+def growth_cause(g):
+    if g.get("kind") == "private_pool":
+        return "capture"
+    if g["growth_bytes"] == 0:
+        return "none"
+    return "held_outputs" if g["growth_bytes"] <= g.get("held_granule_bytes", 0) else "working_set"
+
+
+def segments_of(pool):
+    """The bar's segments as the page's rule has them: the 10 largest shares of at least 1% on
+    their own, the share of the graph that reached the high always, the rest one per cause."""
+    shares = sorted((a for a in pool.get("attribution", []) if a["bytes"] > 0),
+                    key=lambda a: (-a["bytes"], natural(a["graph"])))
+    total = sum(a["bytes"] for a in shares)
+    single, causes = 0, set()
+    for a in shares:
+        reacher = a["graph"] == pool.get("high_graph") and a["why"] == "working_set"
+        if reacher or (single < PAGE_GRAPHS and a["bytes"] >= SEGMENT_FRACTION * total):
+            single += 1
+        else:
+            causes.add(a["why"])
+    return [None] * (single + len(causes))
+
+
+def size_text(b):
+    """size_text (profiler/model/size_text.cpp) written again: binary units, three significant
+    digits, the quotient rounded exactly, ties to even (as printf)."""
+    from decimal import Decimal, ROUND_HALF_EVEN
+    units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"]
+    v, u = float(b), 0
+    while v >= 1024 and u + 1 < len(units):
+        v /= 1024
+        u += 1
+    if u == 0:
+        return f"{b} B"
+    digits = 0 if v >= 99.95 else 1 if v >= 9.995 else 2
+    if v >= 1023.5 and u + 1 < len(units):
+        u, digits = u + 1, 2
+    q = (Decimal(b) / (Decimal(1024) ** u)).quantize(Decimal(1).scaleb(-digits), ROUND_HALF_EVEN)
+    return f"{q} {units[u]}"
+
+
+def check_pool_text(dom, pools):
+    """What a reader sees of each pool: its high watermark in size_text's words, reached by the
+    graph whose working set the attribution names, that graph marked in the legend."""
+    summaries = re.findall(r'<div class="note pool-summary">(.*?)</div>', dom, re.S)
+    reached = re.findall(r'<tr class="attribution-legend-row reached">(.*?)</tr>', dom, re.S)
+    for i, p in enumerate(pools):
+        if p["high_bytes"] == 0:
+            continue
+        text = summaries[i] if i < len(summaries) else ""
+        want = "High watermark " + size_text(p["high_bytes"]) + " (measured)"
+        if want not in text:
+            fail(f"device {p['device']}'s summary does not read {want!r}: {text[:200]!r}")
+        working = [a["graph"] for a in p.get("attribution", []) if a["why"] == "working_set" and a["bytes"] > 0]
+        if working and p.get("high_graph") not in working:
+            fail(f"device {p['device']}'s high watermark names {p.get('high_graph')!r}, its "
+                 f"attribution's working set is {working}'s")
+        if p.get("high_graph") and f"reached by '{html.escape(p['high_graph'], quote=True)}'" not in text \
+                and f"reached by '{p['high_graph']}'" not in text:
+            fail(f"device {p['device']}'s summary does not name {p['high_graph']!r}: {text[:200]!r}")
+        if working and not any(f"'{p['high_graph']}' reached" in r or
+                               f"'{html.escape(p['high_graph'], quote=True)}' reached" in r for r in reached):
+            fail(f"the attribution's legend does not mark {p['high_graph']!r} as the graph that "
+                 "reached the high watermark")
+        if p.get("high_concurrent") and 'class="conc high-concurrent"' not in text:
+            fail(f"device {p['device']}'s concurrent high watermark is not marked")
+
+
 def check_html(gmemprof, report_path, bench_path, work, screenshot):
     out = os.path.join(work, "report.html")
     recorded = json.load(open(report_path)).get("recorded")
@@ -277,28 +369,60 @@ def check_html(gmemprof, report_path, bench_path, work, screenshot):
     compared = re.search(r"(\d+) compared", check.stdout)
     if not compared:
         fail("gmemprof check printed no 'N compared' line:\n" + check.stdout)
+    compared = int(compared.group(1))
+    # A recording's page draws the costliest graphs only (as show lists them), the rest counted.
+    shown = scen
+    graphs = []
+    if recorded:
+        graphs = sorted(recorded.get("graphs", []), key=lambda g: (-graph_cost(g), natural(g["name"])))
+        names = [g["name"] for g in graphs[:PAGE_GRAPHS]]
+        shown = [next(s for s in scen if s["name"] == n) for n in names
+                 if any(s["name"] == n for s in scen)]
     want = {
-        "bars": 3 * sum(1 for s in scen if s["status"] == "ok"),
-        "lifetime_boxes": sum(len(s.get("allocations", [])) for s in scen),
-        "lifetime_rows": sum(len({a["address"] for a in s.get("allocations", [])}) for s in scen),
-        "counter_charts": sum(1 for s in scen if s.get("counters_after_phase")),
-        "counter_points": 4 * sum(len(s.get("counters_after_phase", [])) for s in scen),
+        "bars": 3 * sum(1 for s in shown if s["status"] == "ok"),
+        "lifetime_boxes": sum(len(s.get("allocations", [])) for s in shown),
+        "lifetime_rows": sum(len({a["address"] for a in s.get("allocations", [])}) for s in shown),
+        "counter_charts": sum(1 for s in shown if s.get("counters_after_phase")),
+        "counter_points": 4 * sum(len(s.get("counters_after_phase", [])) for s in shown),
         "bench_points": bench_points,
-        "verdict_rows": int(compared.group(1)),
+        "verdict_rows": min(compared, PAGE_CHECK_ROWS),
+        "verdict_rows_total": compared,
+        "label_overlaps": 0,
+        "labels_clipped": 0,
+        "size_text_mismatches": [],
     }
     pools = recorded.get("pools", []) if recorded else []
     shares = [a for p in pools for a in p.get("attribution", []) if a["bytes"] > 0]
+    segments = sum(len(segments_of(p)) for p in pools)
     want.update({
         "pool_charts": len(pools),
         "pool_points": sum(len(p.get("timeline", [])) for p in pools),
         "pool_high_bytes": sum(p["high_bytes"] for p in pools),
-        "growth_bars": len(recorded.get("graphs", [])) if recorded else 0,
-        "attribution_segments": len(shares),
+        "growth_bars": len(graphs[:PAGE_GRAPHS]),
+        "others_rows": len({growth_cause(g) for g in graphs[PAGE_GRAPHS:]}),
+        "attribution_segments": segments,
+        "attribution_legend_rows": segments,
         "attribution_bytes": sum(a["bytes"] for a in shares),
+        "reached_segments": sum(1 for p in pools if any(
+            a["graph"] == p.get("high_graph") and a["why"] == "working_set" and a["bytes"] > 0
+            for a in p.get("attribution", []))),
+        "concurrent_marks": sum(sum(1 for t in p.get("timeline", []) if t.get("concurrent")) +
+                                (1 if p.get("high_concurrent") else 0) for p in pools),
     })
     for k, v in want.items():
         if got.get(k) != v:
             fail(f"the page drew {got.get(k)} {k}, expected {v}")
+    if got.get("size_text_checked", 0) < 10:
+        fail(f"the page checked its size formatter on {got.get('size_text_checked')} values")
+    if shares and got.get("attribution_min_width_px", 0) < 5.5:
+        fail(f"an attribution segment is {got.get('attribution_min_width_px')} px wide: too thin "
+             "to see")
+    size = os.path.getsize(out)
+    if size > MAX_PAGE_BYTES:
+        fail(f"the page is {size} bytes, more than {MAX_PAGE_BYTES}")
+    if got.get("load_ms") is None or got["load_ms"] > MAX_LOAD_MS:
+        fail(f"the page took {got.get('load_ms')} ms to its load event (at most {MAX_LOAD_MS})")
+    check_pool_text(p.stdout, pools)
     # The page's script holds both texts; what it wrote into the note is what a reader sees.
     note = re.search(r'<div class="note" id="lt-note">(.*?)</div>', p.stdout, re.S)
     if recorded and (not note or "gmemprof run" in note.group(1)):
@@ -324,12 +448,15 @@ def check_html(gmemprof, report_path, bench_path, work, screenshot):
         print(f"check_views: note: {scenario} {metric} regressed against itself: the "
               f"scenario times phase {metric.split('.', 1)[-1]} twice")
     if screenshot:
-        s = browser(["--window-size=1240,2600", "--hide-scrollbars", "--virtual-time-budget=5000",
+        s = browser(["--window-size=1400,2600", "--hide-scrollbars", "--virtual-time-budget=5000",
                      "--screenshot=" + os.path.abspath(screenshot),
                      "file://" + os.path.abspath(out)], work)
         if not os.path.exists(screenshot):
             fail("no screenshot written:\n" + s.stderr[-2000:])
-    print(f"check_views: html ok: {json.dumps(want)}")
+    print(f"check_views: html ok: {size} bytes, {got['load_ms']} ms to load "
+          f"({got['render_ms']} ms drawing), {got['labels']} labels ({got['labels_dropped']} "
+          f"dropped, {got['label_overlaps']} overlapping, {got['labels_clipped']} clipped): "
+          f"{json.dumps(want)}")
 
 
 def main():

@@ -75,14 +75,20 @@ struct html_inputs {
   std::string baseline_name;        ///< what the baseline is called on the page
   std::string bench_json;           ///< gmem_bench's JSON text, empty when none
   std::string bench_name;           ///< the bench file's name
+  std::string report_path;          ///< the report as the user named it, for the commands the page suggests
 };
 
 /// One self-contained HTML page (inline CSS, JS and SVG; nothing loaded from the network):
-/// per scenario requested vs lower bound vs reserved, the counters across phases, launch
-/// costs, mapping cost against size from the bench JSON, the check's verdicts coloured; for a
-/// recording, per device the pool's reservation over time with its high watermark and the
-/// attribution at it, and the growth each graph caused. The page counts what it drew into
-/// <pre id="gmem-selfcheck"> (JSON) for the browser test.
+/// per scenario requested vs lower bound vs reserved (linear), the counters across phases,
+/// launch costs, mapping cost against size from the bench JSON, the check's verdicts coloured
+/// (regressions first, at most 100 rows); for a recording, per device the pool's reservation over
+/// time with its high watermark, concurrent calls marked, and the attribution at it as a bar of
+/// attribution_segments() with a table naming each; the growth each graph caused; per-graph
+/// detail for the 10 costliest graphs only, the others counted by growth_cause(), so that the
+/// page grows with the pool's timeline, not with the graphs' detail (2000 graphs: under 2 MB).
+/// Labels are placed by their measured width and dropped where they would overlap. The page
+/// counts what it drew, the overlapping and clipped labels it measured, and its formatter's
+/// agreement with size_text into <pre id="gmem-selfcheck"> (JSON) for the browser test.
 /// Throws report_error(not_json, invalid) when bench_json is given and is not gmem_bench JSON.
 [[nodiscard]] std::string html_page(const report& r, const html_inputs& in);
 
