@@ -169,14 +169,20 @@ def check_recorded_tracks(report, events):
             if e["ts"] < t0 - 1 or end > t1 + 1:
                 fail(f"{e['name']!r} ({e.get('cat')}) at {e['ts']} to {end} us lies outside the "
                      f"recording's span {t0} to {t1} us: a second clock?")
+    calls_of, medians_of = {}, {}  # by track: a recording has thousands
+    for e in calls:
+        calls_of.setdefault(e["tid"], []).append(e)
+    for e in events:
+        if e.get("cat") == "medians" and e["pid"] < 1000:
+            medians_of.setdefault(e["tid"], []).append(e)
     for s in scenarios:
         g = by_name.get(s["name"])
         tid = tids.get(key(s))
-        mine = [e for e in calls if e["tid"] == tid]
+        mine = calls_of.get(tid, [])
         if g and [e["ts"] for e in mine] != [e["t_us"] for e in g.get("events", [])]:
             fail(f"graph {g['name']!r}'s calls at {[e['ts'] for e in mine][:5]} us, recorded at "
                  f"{[e['t_us'] for e in g.get('events', [])][:5]} us")
-        medians = [e for e in events if e.get("cat") == "medians" and e["tid"] == tid]
+        medians = medians_of.get(tid, [])
         costs = s.get("launch_costs", [])
         if len(medians) != (1 if costs else 0):
             fail(f"graph {s['name']!r} has {len(medians)} 'launch medians' annotations")
@@ -185,13 +191,17 @@ def check_recorded_tracks(report, events):
                 fail(f"graph {s['name']!r}'s {c['phase']} median is not in its annotation: "
                      f"{medians[0]['args']}")
     # A first launch and the pool growth it caused: one time (within the call).
+    tid_of_graph = {}
+    for s in scenarios:
+        if key(s) in tids:
+            tid_of_graph.setdefault(s["name"], tids[key(s)])
     matched = 0
     for p in recorded.get("pools", []):
         for t in p.get("timeline", []):
             if t["event"] != "launch:first_launch" or t["graph"] not in by_name:
                 continue
-            tid = next((tids[key(s)] for s in scenarios if s["name"] == t["graph"] and key(s) in tids), None)
-            launch = [e for e in calls if e["tid"] == tid and e["name"].startswith("first_launch")]
+            tid = tid_of_graph.get(t["graph"])
+            launch = [e for e in calls_of.get(tid, []) if e["name"].startswith("first_launch")]
             if not any(e["ts"] - 1 <= t["t_us"] <= e["ts"] + e["dur"] + 1 for e in launch):
                 fail(f"{t['graph']!r}'s pool growth at {t['t_us']} us, its first launch at "
                      f"{[e['ts'] for e in launch]} us")
