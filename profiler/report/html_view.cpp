@@ -284,7 +284,7 @@ function poolChart(card, p, framework_only) {
   }
   for (const [v, text] of timeTicks(t0 / 1000, t1 / 1000)) {
     el(svg, "line", {x1: X(v * 1000), x2: X(v * 1000), y1: H - B, y2: H - B + 4, stroke: "#9aa3b2"});
-    el(svg, "text", {class: "axis-label", x: X(v * 1000), y: H - B + 15, "text-anchor": "middle"}, text);
+    el(svg, "text", {class: "axis-label", x: X(v * 1000), y: H - B + 17, "text-anchor": "middle"}, text);
   }
   el(svg, "text", {class: "axis-label", x: (W + L) / 2, y: H - 4, "text-anchor": "middle"}, "time in the program, the recording's clock (reserved after each call)");
   if (T.length) {
@@ -295,6 +295,7 @@ function poolChart(card, p, framework_only) {
     el(svg, "polyline", {class: "pool-line", fill: "none", stroke: "#4a6fa5", "stroke-width": 1.8, points: pts.join(" ")});
   }
   const hy = Y(p.high_bytes);
+  thin(svg);  // the axes' crowded ticks go before the labels are placed: they must not block one
   const taken = [...svg.querySelectorAll("text")].map(box);
   if (!framework_only) el(svg, "line", {class: "pool-high-line", x1: L, x2: W - Rm, y1: hy, y2: hy, stroke: "#cf222e", "stroke-dasharray": "5 3"});
   const marks = el(svg, "g", {});
