@@ -23,11 +23,12 @@ struct attribution_segment {
   bool reached_high = false;    ///< the working set of the graph whose call reached the high
 };
 
-/// `p`'s attribution as a bar a reader can read: at most `top` shares of their own, largest
-/// first (ties in natural name order), each at least `min_fraction` of the whole; the working set
-/// of the graph that reached the high watermark (p.high_graph) always of its own; the other shares
-/// one segment per cause, the largest first. Shares of 0 bytes are left out; the segments' bytes
-/// sum to the attribution's. Throws nothing but std::bad_alloc.
+/// `p`'s attribution as a bar a reader can read: the largest shares (ties in natural name order)
+/// of at least `min_fraction` of the whole each, `top` at most, and the working set of the graph
+/// that reached the high watermark (p.high_graph) however small, each a segment of its own,
+/// largest first; then the other shares, one segment per cause, the largest first. Shares of 0
+/// bytes are left out; the segments' bytes sum to the attribution's. Throws nothing but
+/// std::bad_alloc.
 [[nodiscard]] std::vector<attribution_segment> attribution_segments(const recorded_pool& p, std::size_t top,
                                                                     double min_fraction);
 
