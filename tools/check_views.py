@@ -6,9 +6,12 @@
       object form: {"traceEvents": [...]}, every event with name, ph, ts in microseconds, pid,
       tid; "X" with a non-negative dur; "C" with numeric args; "M" process_name / thread_name
       with args.name; "i" with scope g/p/t) and against the report (one track per scenario,
-      one phase slice per phase, the four counter tracks with one sample per phase; for a
-      recording, per pool a process with the reservation's samples, a mapping event per point
-      of the pool's timeline and its high watermark).
+      the four counter tracks with one sample per phase; a suite report: one phase slice per
+      phase; a recording, on one clock: a slice per recorded call at its recorded time, every
+      event within the recording's span, each first launch at the time of the pool growth it
+      caused, the medians only as one annotation per graph; per pool a process with the
+      reservation's samples, a mapping event per point of the pool's timeline and its high
+      watermark, concurrent ones marked as the report flags them).
   check_views.py html GMEMPROF REPORT BENCH WORKDIR [--screenshot PNG]
       runs `gmemprof html` (with the report as its own baseline and the bench JSON), loads the
       page in headless Chromium (--dump-dom), and reads the counts the page's script wrote into
@@ -17,6 +20,7 @@
       (a report with "recorded") also its pools' points, high watermarks and attribution
       segments, and a growth bar per graph, and no advice to run the suite again.
 """
+import html
 import json
 import os
 import re
@@ -77,17 +81,20 @@ def check_trace(gmemprof, report_path, work):
     if not any(e["ph"] == "M" and e["name"] == "process_name" for e in events):
         fail("no process (device) track name")
     phases = sum(len(s.get("counters_after_phase", [])) for s in scenarios)
-    slices = [e for e in events if e["ph"] == "X" and e.get("cat") == "phase"]
-    if len(slices) != phases:
-        fail(f"{len(slices)} phase slices for {phases} phases")
-    # A launch slice inside each phase that has a launch cost: in a suite report every cost's
-    # phase is sampled once; a recording samples a phase per call that read the counters (a
-    # remap twice, an instantiation never).
-    launches = sum(1 for s in scenarios for p in s.get("counters_after_phase", [])
-                   if any(c["phase"] == p["phase"] for c in s.get("launch_costs", [])))
-    got = len([e for e in events if e["ph"] == "X" and e.get("cat") == "launch"])
-    if got != launches:
-        fail(f"{got} launch slices for {launches} timed phases")
+    recorded = report.get("recorded")
+    if recorded:
+        check_recorded_tracks(report, events)
+    else:
+        slices = [e for e in events if e["ph"] == "X" and e.get("cat") == "phase"]
+        if len(slices) != phases:
+            fail(f"{len(slices)} phase slices for {phases} phases")
+        # A launch slice inside each phase that has a launch cost (a suite report samples every
+        # cost's phase once).
+        launches = sum(1 for s in scenarios for p in s.get("counters_after_phase", [])
+                       if any(c["phase"] == p["phase"] for c in s.get("launch_costs", [])))
+        got = len([e for e in events if e["ph"] == "X" and e.get("cat") == "launch"])
+        if got != launches:
+            fail(f"{got} launch slices for {launches} timed phases")
     for c in COUNTERS:
         samples = [e for e in events if e["ph"] == "C" and e["name"] == c]
         if len(samples) != phases:
@@ -112,12 +119,95 @@ def check_trace(gmemprof, report_path, work):
         if len(marks) != len(want):
             fail(f"{len(marks)} mapping events for {len(want)} points of device "
                  f"{pool['device']}'s pool timeline")
+        # A concurrent call is marked as one (the report's flag, in args and name).
+        for m, t in zip(marks, pool.get("timeline", [])):
+            if bool(m["args"].get("concurrent")) != bool(t.get("concurrent")) or \
+                    ("(concurrent)" in m["name"]) != bool(t.get("concurrent")):
+                fail(f"mapping event {m['name']!r} at {m['ts']} us is marked concurrent "
+                     f"{bool(m['args'].get('concurrent'))}, the report says {bool(t.get('concurrent'))}")
         high = [e for e in events if e["ph"] == "i" and e["pid"] == pid and e.get("cat") == "pool_high"]
         if len(high) != 1 or high[0]["args"]["bytes"] != pool["high_bytes"]:
             fail(f"device {pool['device']}'s pool needs one high watermark of "
                  f"{pool['high_bytes']} bytes, has {[e['args'] for e in high]}")
+        if bool(high[0]["args"].get("concurrent")) != bool(pool.get("high_concurrent")):
+            fail(f"device {pool['device']}'s high watermark is marked concurrent "
+                 f"{bool(high[0]['args'].get('concurrent'))}, the report says "
+                 f"{bool(pool.get('high_concurrent'))}")
     print(f"check_views: trace ok: {len(events)} events, {len(scenarios)} tracks, "
-          f"{phases} phases, {launches} launches, {len(pools)} pools")
+          f"{phases} phases, {len(pools)} pools")
+
+
+def check_recorded_tracks(report, events):
+    """A recording's tracks are on one clock, the recording's: a slice per recorded call of each
+    graph at the time the program made it, all within the span of the recording's counter
+    readings; each first launch at the time of the pool growth it caused; medians only as args
+    of one 'launch medians' instant per graph, never as slices."""
+    recorded, scenarios = report["recorded"], report["scenarios"]
+    by_name = {}
+    for g in recorded.get("graphs", []):
+        by_name.setdefault(g["name"], g)
+    tids = {e["args"]["name"]: e["tid"] for e in events if e["ph"] == "M" and
+            e["name"] == "thread_name" and e["pid"] == report["environment"].get("device_index", 0)}
+    want_calls = sum(len(by_name.get(s["name"], {}).get("events", [])) for s in scenarios)
+    calls = [e for e in events if e["ph"] == "X" and e.get("cat") == "call"]
+    if len(calls) != want_calls:
+        fail(f"{len(calls)} call slices for the recording's {want_calls} recorded calls")
+    if any(e.get("cat") == "launch" for e in events):
+        fail("a recording's trace lays out a slice from a median ('launch' slices)")
+    # The recording's span: its counter readings (every recorded call that read them) and its
+    # pools' points, the longest call's host time past the last.
+    times = [t["t_us"] for t in recorded.get("timeline", [])]
+    for p in recorded.get("pools", []):
+        times += [t["t_us"] for t in p.get("timeline", [])] + [p["high_t_us"]]
+    longest = max([e.get("host_us", 0) for g in recorded.get("graphs", []) for e in g.get("events", [])] + [0])
+    if times:
+        t0, t1 = min(times), max(times) + longest
+        for e in events:
+            if e["pid"] >= 1000 or e["ph"] == "M":
+                continue
+            end = e["ts"] + e.get("dur", 0)
+            if e["ts"] < t0 - 1 or end > t1 + 1:
+                fail(f"{e['name']!r} ({e.get('cat')}) at {e['ts']} to {end} us lies outside the "
+                     f"recording's span {t0} to {t1} us: a second clock?")
+    calls_of, medians_of = {}, {}  # by track: a recording has thousands
+    for e in calls:
+        calls_of.setdefault(e["tid"], []).append(e)
+    for e in events:
+        if e.get("cat") == "medians" and e["pid"] < 1000:
+            medians_of.setdefault(e["tid"], []).append(e)
+    for s in scenarios:
+        g = by_name.get(s["name"])
+        tid = tids.get(key(s))
+        mine = calls_of.get(tid, [])
+        if g and [e["ts"] for e in mine] != [e["t_us"] for e in g.get("events", [])]:
+            fail(f"graph {g['name']!r}'s calls at {[e['ts'] for e in mine][:5]} us, recorded at "
+                 f"{[e['t_us'] for e in g.get('events', [])][:5]} us")
+        medians = medians_of.get(tid, [])
+        costs = s.get("launch_costs", [])
+        if len(medians) != (1 if costs else 0):
+            fail(f"graph {s['name']!r} has {len(medians)} 'launch medians' annotations")
+        for c in costs:
+            if medians[0]["args"].get(c["phase"], {}).get("host_median_us") != c["host"]["median_us"]:
+                fail(f"graph {s['name']!r}'s {c['phase']} median is not in its annotation: "
+                     f"{medians[0]['args']}")
+    # A first launch and the pool growth it caused: one time (within the call).
+    tid_of_graph = {}
+    for s in scenarios:
+        if key(s) in tids:
+            tid_of_graph.setdefault(s["name"], tids[key(s)])
+    matched = 0
+    for p in recorded.get("pools", []):
+        for t in p.get("timeline", []):
+            if t["event"] != "launch:first_launch" or t["graph"] not in by_name:
+                continue
+            tid = tid_of_graph.get(t["graph"])
+            launch = [e for e in calls_of.get(tid, []) if e["name"].startswith("first_launch")]
+            if not any(e["ts"] - 1 <= t["t_us"] <= e["ts"] + e["dur"] + 1 for e in launch):
+                fail(f"{t['graph']!r}'s pool growth at {t['t_us']} us, its first launch at "
+                     f"{[e['ts'] for e in launch]} us")
+            matched += 1
+    print(f"check_views: one clock: {len(calls)} calls within the recording's span, "
+          f"{matched} first launches at the time of their pool growth")
 
 
 def chromium():
@@ -155,6 +245,97 @@ def key(s):
     """A scenario's key as the report code writes it: name[k=v,...]."""
     p = ",".join(f"{k}={v}" for k, v in s.get("parameters", {}).items())
     return f"{s['name']}[{p}]" if p else s["name"]
+
+
+# What the page draws of a recording (html_view.cpp): per-graph detail for the 10 costliest graphs,
+# a share of the high watermark of its own from 1% of it, at most 100 of the check's rows; and
+# what it must keep to: 2 MB, a load in about a second (twice that here, where CI compiles
+# beside the browser).
+PAGE_GRAPHS = 10
+SEGMENT_FRACTION = 0.01
+PAGE_CHECK_ROWS = 100
+MAX_PAGE_BYTES = 2_000_000
+MAX_LOAD_MS = 2000
+
+
+def natural(name):
+    """Natural order, as the report code's natural_less: digit runs compare as numbers."""
+    return [(0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.split(r"(\d+)", name) if p]
+
+
+def graph_cost(g):
+    """What a recorded graph cost the device (show's graph_cost)."""
+    pool = g.get("capture_pool_growth_bytes", 0) if g.get("kind") == "private_pool" else g["growth_bytes"]
+    return pool + max(0, g.get("exec_state_bytes", 0))
+
+
+def growth_cause(g):
+    if g.get("kind") == "private_pool":
+        return "capture"
+    if g["growth_bytes"] == 0:
+        return "none"
+    return "held_outputs" if g["growth_bytes"] <= g.get("held_granule_bytes", 0) else "working_set"
+
+
+def segments_of(pool):
+    """The bar's segments as the page's rule has them: the 10 largest shares of at least 1% on
+    their own, the share of the graph that reached the high always, the rest one per cause."""
+    shares = sorted((a for a in pool.get("attribution", []) if a["bytes"] > 0),
+                    key=lambda a: (-a["bytes"], natural(a["graph"])))
+    total = sum(a["bytes"] for a in shares)
+    single, causes = 0, set()
+    for a in shares:
+        reacher = a["graph"] == pool.get("high_graph") and a["why"] == "working_set"
+        if reacher or (single < PAGE_GRAPHS and a["bytes"] >= SEGMENT_FRACTION * total):
+            single += 1
+        else:
+            causes.add(a["why"])
+    return [None] * (single + len(causes))
+
+
+def size_text(b):
+    """size_text (profiler/model/size_text.cpp) written again: binary units, three significant
+    digits, the quotient rounded exactly, ties to even (as printf)."""
+    from decimal import Decimal, ROUND_HALF_EVEN
+    units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"]
+    v, u = float(b), 0
+    while v >= 1024 and u + 1 < len(units):
+        v /= 1024
+        u += 1
+    if u == 0:
+        return f"{b} B"
+    digits = 0 if v >= 99.95 else 1 if v >= 9.995 else 2
+    if v >= 1023.5 and u + 1 < len(units):
+        u, digits = u + 1, 2
+    q = (Decimal(b) / (Decimal(1024) ** u)).quantize(Decimal(1).scaleb(-digits), ROUND_HALF_EVEN)
+    return f"{q} {units[u]}"
+
+
+def check_pool_text(dom, pools):
+    """What a reader sees of each pool: its high watermark in size_text's words, reached by the
+    graph whose working set the attribution names, that graph marked in the legend."""
+    summaries = re.findall(r'<div class="note pool-summary">(.*?)</div>', dom, re.S)
+    reached = re.findall(r'<tr class="attribution-legend-row reached">(.*?)</tr>', dom, re.S)
+    for i, p in enumerate(pools):
+        if p["high_bytes"] == 0:
+            continue
+        text = summaries[i] if i < len(summaries) else ""
+        want = "High watermark " + size_text(p["high_bytes"]) + " (measured)"
+        if want not in text:
+            fail(f"device {p['device']}'s summary does not read {want!r}: {text[:200]!r}")
+        working = [a["graph"] for a in p.get("attribution", []) if a["why"] == "working_set" and a["bytes"] > 0]
+        if working and p.get("high_graph") not in working:
+            fail(f"device {p['device']}'s high watermark names {p.get('high_graph')!r}, its "
+                 f"attribution's working set is {working}'s")
+        if p.get("high_graph") and f"reached by '{html.escape(p['high_graph'], quote=True)}'" not in text \
+                and f"reached by '{p['high_graph']}'" not in text:
+            fail(f"device {p['device']}'s summary does not name {p['high_graph']!r}: {text[:200]!r}")
+        if working and not any(f"'{p['high_graph']}' reached" in r or
+                               f"'{html.escape(p['high_graph'], quote=True)}' reached" in r for r in reached):
+            fail(f"the attribution's legend does not mark {p['high_graph']!r} as the graph that "
+                 "reached the high watermark")
+        if p.get("high_concurrent") and 'class="conc high-concurrent"' not in text:
+            fail(f"device {p['device']}'s concurrent high watermark is not marked")
 
 
 def check_html(gmemprof, report_path, bench_path, work, screenshot):
@@ -198,28 +379,60 @@ def check_html(gmemprof, report_path, bench_path, work, screenshot):
     compared = re.search(r"(\d+) compared", check.stdout)
     if not compared:
         fail("gmemprof check printed no 'N compared' line:\n" + check.stdout)
+    compared = int(compared.group(1))
+    # A recording's page draws the costliest graphs only (as show lists them), the rest counted.
+    shown = scen
+    graphs = []
+    if recorded:
+        graphs = sorted(recorded.get("graphs", []), key=lambda g: (-graph_cost(g), natural(g["name"])))
+        names = [g["name"] for g in graphs[:PAGE_GRAPHS]]
+        shown = [next(s for s in scen if s["name"] == n) for n in names
+                 if any(s["name"] == n for s in scen)]
     want = {
-        "bars": 3 * sum(1 for s in scen if s["status"] == "ok"),
-        "lifetime_boxes": sum(len(s.get("allocations", [])) for s in scen),
-        "lifetime_rows": sum(len({a["address"] for a in s.get("allocations", [])}) for s in scen),
-        "counter_charts": sum(1 for s in scen if s.get("counters_after_phase")),
-        "counter_points": 4 * sum(len(s.get("counters_after_phase", [])) for s in scen),
+        "bars": 3 * sum(1 for s in shown if s["status"] == "ok"),
+        "lifetime_boxes": sum(len(s.get("allocations", [])) for s in shown),
+        "lifetime_rows": sum(len({a["address"] for a in s.get("allocations", [])}) for s in shown),
+        "counter_charts": sum(1 for s in shown if s.get("counters_after_phase")),
+        "counter_points": 4 * sum(len(s.get("counters_after_phase", [])) for s in shown),
         "bench_points": bench_points,
-        "verdict_rows": int(compared.group(1)),
+        "verdict_rows": min(compared, PAGE_CHECK_ROWS),
+        "verdict_rows_total": compared,
+        "label_overlaps": 0,
+        "labels_clipped": 0,
+        "size_text_mismatches": [],
     }
     pools = recorded.get("pools", []) if recorded else []
     shares = [a for p in pools for a in p.get("attribution", []) if a["bytes"] > 0]
+    segments = sum(len(segments_of(p)) for p in pools)
     want.update({
         "pool_charts": len(pools),
         "pool_points": sum(len(p.get("timeline", [])) for p in pools),
         "pool_high_bytes": sum(p["high_bytes"] for p in pools),
-        "growth_bars": len(recorded.get("graphs", [])) if recorded else 0,
-        "attribution_segments": len(shares),
+        "growth_bars": len(graphs[:PAGE_GRAPHS]),
+        "others_rows": len({growth_cause(g) for g in graphs[PAGE_GRAPHS:]}),
+        "attribution_segments": segments,
+        "attribution_legend_rows": segments,
         "attribution_bytes": sum(a["bytes"] for a in shares),
+        "reached_segments": sum(1 for p in pools if any(
+            a["graph"] == p.get("high_graph") and a["why"] == "working_set" and a["bytes"] > 0
+            for a in p.get("attribution", []))),
+        "concurrent_marks": sum(sum(1 for t in p.get("timeline", []) if t.get("concurrent")) +
+                                (1 if p.get("high_concurrent") else 0) for p in pools),
     })
     for k, v in want.items():
         if got.get(k) != v:
             fail(f"the page drew {got.get(k)} {k}, expected {v}")
+    if got.get("size_text_checked", 0) < 10:
+        fail(f"the page checked its size formatter on {got.get('size_text_checked')} values")
+    if shares and got.get("attribution_min_width_px", 0) < 5.5:
+        fail(f"an attribution segment is {got.get('attribution_min_width_px')} px wide: too thin "
+             "to see")
+    size = os.path.getsize(out)
+    if size > MAX_PAGE_BYTES:
+        fail(f"the page is {size} bytes, more than {MAX_PAGE_BYTES}")
+    if got.get("load_ms") is None or got["load_ms"] > MAX_LOAD_MS:
+        fail(f"the page took {got.get('load_ms')} ms to its load event (at most {MAX_LOAD_MS})")
+    check_pool_text(p.stdout, pools)
     # The page's script holds both texts; what it wrote into the note is what a reader sees.
     note = re.search(r'<div class="note" id="lt-note">(.*?)</div>', p.stdout, re.S)
     if recorded and (not note or "gmemprof run" in note.group(1)):
@@ -245,12 +458,15 @@ def check_html(gmemprof, report_path, bench_path, work, screenshot):
         print(f"check_views: note: {scenario} {metric} regressed against itself: the "
               f"scenario times phase {metric.split('.', 1)[-1]} twice")
     if screenshot:
-        s = browser(["--window-size=1240,2600", "--hide-scrollbars", "--virtual-time-budget=5000",
+        s = browser(["--window-size=1400,2600", "--hide-scrollbars", "--virtual-time-budget=5000",
                      "--screenshot=" + os.path.abspath(screenshot),
                      "file://" + os.path.abspath(out)], work)
         if not os.path.exists(screenshot):
             fail("no screenshot written:\n" + s.stderr[-2000:])
-    print(f"check_views: html ok: {json.dumps(want)}")
+    print(f"check_views: html ok: {size} bytes, {got['load_ms']} ms to load "
+          f"({got['render_ms']} ms drawing), {got['labels']} labels ({got['labels_dropped']} "
+          f"dropped, {got['label_overlaps']} overlapping, {got['labels_clipped']} clipped): "
+          f"{json.dumps(want)}")
 
 
 def main():

@@ -37,6 +37,7 @@ int run_html(const std::string& report_path, const std::string& baseline_path,
     check_writable(out_path);
     const report current = read_report(report_path);
     html_inputs in;
+    in.report_path = report_path;
     if (!baseline_path.empty()) {
       in.check = compare_reports(read_report(baseline_path), current, tolerances{});
       in.baseline_name = std::filesystem::path(baseline_path).filename().string();
