@@ -8,9 +8,10 @@
 
 namespace gmem::profiler {
 
-pool_graph pool_graph_of(const skeleton& s, std::uint64_t granularity, bool auto_free_on_launch) {
+pool_graph pool_graph_of(const skeleton& s, std::uint64_t granularity, bool auto_free_on_launch,
+                         const deadline& until) {
   if (granularity == 0) throw std::invalid_argument("pool_graph_of: the granularity is 0");
-  const reuse_prediction p = predict_reuse(s, granularity);  // validates
+  const reuse_prediction p = predict_reuse(s, granularity, until);  // validates
   pool_graph g;
   g.name = s.name;
   g.auto_free_on_launch = auto_free_on_launch;

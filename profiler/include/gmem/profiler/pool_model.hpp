@@ -43,6 +43,7 @@
 #include <string>
 #include <vector>
 
+#include "gmem/profiler/budget.hpp"
 #include "gmem/profiler/skeleton.hpp"
 
 namespace gmem::profiler {
@@ -74,9 +75,10 @@ struct pool_graph {
 
 /// A skeleton's mapping: the reuse model's placement of each alloc node (its pools laid one
 /// after the other, in slots of `granularity`); allocations without a free node are held.
-/// Throws std::invalid_argument when `s` is not valid or granularity is 0.
+/// Throws std::invalid_argument when `s` is not valid or granularity is 0, budget_exceeded when
+/// `until` passes first.
 [[nodiscard]] pool_graph pool_graph_of(const skeleton& s, std::uint64_t granularity,
-                                       bool auto_free_on_launch);
+                                       bool auto_free_on_launch, const deadline& until = {});
 
 /// The granules of `g` its held allocations occupy after a launch, on all its devices (a
 /// granule shared by two held allocations counted once).
