@@ -2,11 +2,19 @@
 // on a graph of 10,000 memory nodes (5,000 allocations and their frees) in 100,000 nodes, within
 // 2 s of host time and 1 GiB. Prints one JSON object (time per stage, peak resident memory, the
 // machine).
-// Usage: gmem_model_scale_bench [ALLOCS] [NODES] [--wide K] [--check MS MIB]  (exit 1 over MS or MIB)
+// Usage: gmem_model_scale_bench [ALLOCS] [NODES] [--wide K | --layered N | --pool-rounds R]
+//                               [--check MS MIB]  (exit 1 over MS or MIB)
 // --wide K (issue 20): K independent alloc -> empty -> free branches instead of the lanes graph,
 // the widest shape there is: K allocations all live together, every pair of them a candidate.
+// --layered N (issue 35): N allocations each freed by its own free node, the frees unordered
+// among themselves, all joined by one empty node, then N larger allocations after the join, each
+// freed: one component whose order is complete between the layers. Besides the stages above it
+// times what a recording runs at exit per graph (study_alone: analysis, skeleton, pool layout,
+// diagnostics; the lifetimes; the pool layout analyse_pools makes).
+// --pool-rounds R (issue 35): R rounds of add graph / launch / destroy / trim on the pool model,
+// and the same R rounds as a recording's call sequence through analyse_pools.
 // Targets: lanes 2000 ms and 1024 MiB (issue 9); wide 10,000 in 1000 ms and 256 MiB, wide 50,000
-// in 10,000 ms (issue 20).
+// in 10,000 ms (issue 20); layered 5,000 + 5,000 in 1000 ms and 256 MiB (issue 35).
 #include <sys/resource.h>
 
 #include <chrono>
@@ -17,12 +25,18 @@
 #include <ctime>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gmem/profiler/analysis.hpp"
 #include "gmem/profiler/diagnostics.hpp"
+#include "gmem/profiler/graph_alone.hpp"
+#include "gmem/profiler/lifetime.hpp"
+#include "gmem/profiler/pool_analysis.hpp"
+#include "gmem/profiler/pool_model.hpp"
 #include "gmem/profiler/reuse_model.hpp"
 
 #ifndef GMEM_GIT_COMMIT
@@ -122,6 +136,40 @@ skeleton make_wide(std::size_t branches, std::uint32_t seed) {
   return s;
 }
 
+// N allocations (1 to 64 MiB), each freed by its own free node; one empty node joins the frees;
+// then N allocations of 65 to 128 MiB (larger than any of the first), each depending on the join
+// and freed. Created layer by layer: the first allocations, their frees, the join, then each
+// later allocation and its free.
+skeleton make_layered(std::size_t per_layer, std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  skeleton s;
+  s.name = "layered";
+  s.nodes.reserve(4 * per_layer + 1);
+  const auto add = [&s](skeleton_kind k, std::vector<std::size_t> deps) {
+    skeleton_node n;
+    n.kind = k;
+    n.deps = std::move(deps);
+    s.nodes.push_back(std::move(n));
+    return s.nodes.size() - 1;
+  };
+  for (std::size_t i = 0; i < per_layer; ++i) {
+    s.nodes[add(skeleton_kind::alloc, {})].bytes = (1 + rng() % 64) * (std::size_t{1} << 20);
+  }
+  std::vector<std::size_t> frees;
+  for (std::size_t i = 0; i < per_layer; ++i) {
+    const std::size_t f = add(skeleton_kind::free, {i});
+    s.nodes[f].frees = i;
+    frees.push_back(f);
+  }
+  const std::size_t join = add(skeleton_kind::empty, frees);
+  for (std::size_t i = 0; i < per_layer; ++i) {
+    const std::size_t a = add(skeleton_kind::alloc, {join});
+    s.nodes[a].bytes = (65 + rng() % 64) * (std::size_t{1} << 20);
+    s.nodes[add(skeleton_kind::free, {a})].frees = a;
+  }
+  return s;
+}
+
 // The graph as the reader would give it: addresses where the rule places each allocation.
 flat_graph as_read(const skeleton& s) {
   const reuse_prediction p = predict_reuse(s, 0);
@@ -150,12 +198,133 @@ std::string cpu_model() {
   return "unknown";
 }
 
+using clock_type = std::chrono::steady_clock;
+
+double ms_between(clock_type::time_point a, clock_type::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+// Stages timed one after another: each one's time and the process's peak resident memory after
+// it (a peak that grows in a stage was reached in it).
+struct stages {
+  std::vector<std::pair<std::string, double>> ms;
+  std::vector<double> peak_after;
+  template <class F>
+  void run(const std::string& name, F&& f) {
+    const auto t0 = clock_type::now();
+    f();
+    ms.emplace_back(name, ms_between(t0, clock_type::now()));
+    peak_after.push_back(peak_mib());
+  }
+  [[nodiscard]] double total() const {
+    double t = 0;
+    for (const auto& [name, v] : ms) t += v;
+    return t;
+  }
+  [[nodiscard]] std::string json() const {
+    std::string out = "{";
+    for (std::size_t k = 0; k < ms.size(); ++k) {
+      out += (k ? ", \"" : "\"") + ms[k].first + "\": " + std::to_string(ms[k].second);
+    }
+    out += std::string(ms.empty() ? "" : ", ") + "\"total\": " + std::to_string(total()) + "}";
+    return out;
+  }
+  [[nodiscard]] std::string peaks_json() const {
+    std::string out = "{";
+    for (std::size_t k = 0; k < ms.size(); ++k) {
+      out += (k ? ", \"" : "\"") + ms[k].first + "\": " + std::to_string(peak_after[k]);
+    }
+    return out + "}";
+  }
+};
+
+// One graph of the rounds: 40 MiB of working memory freed inside, then a 1 MiB output it leaves
+// allocated.
+skeleton round_skeleton() {
+  skeleton s;
+  s.name = "round";
+  s.nodes.resize(3);
+  s.nodes[0].kind = skeleton_kind::alloc;
+  s.nodes[0].bytes = 40 << 20;
+  s.nodes[1].kind = skeleton_kind::free;
+  s.nodes[1].frees = 0;
+  s.nodes[1].deps = {0};
+  s.nodes[2].kind = skeleton_kind::alloc;
+  s.nodes[2].bytes = 1 << 20;
+  s.nodes[2].deps = {1};
+  return s;
+}
+
+// R rounds of a program that makes an executable graph, launches it, waits for it, frees its
+// output, destroys it and trims the pool: on the pool model directly, then as a recording through analyse_pools
+// (every graph its own, as graphs of different structure would be).
+void pool_rounds(stages& st, std::size_t rounds, std::uint64_t granule, std::uint64_t& reserved_end) {
+  const skeleton s = round_skeleton();
+  const pool_graph layout = pool_graph_of(s, granule, true);
+  st.run("pool_model_rounds", [&] {
+    pool_model model(granule);
+    for (std::size_t r = 0; r < rounds; ++r) {
+      const std::size_t k = model.add(layout);
+      model.launch(k, 1, r + 1);
+      model.synchronize(1);
+      model.free_held(k);
+      model.destroy(k);
+      model.trim(0);
+    }
+    reserved_end = model.reserved(0);
+  });
+  recording rec;
+  std::vector<skeleton> skeletons;
+  st.run("recording_made", [&] {
+    for (std::size_t r = 0; r < rounds; ++r) {
+      recorded_graph g;
+      g.name = "round " + std::to_string(r);
+      g.flags.auto_free_on_launch = true;
+      g.devices = {0};
+      recorded_event e;
+      e.t_us = static_cast<double>(4 * r);
+      e.kind = "launch";
+      e.cls = "first_launch";
+      e.host_us = 1;
+      e.stream = "stream 1";
+      e.before = counters{};
+      e.after = counters{granule, 2 * granule, 2 * granule, 2 * granule};
+      g.events.push_back(e);
+      rec.graphs.push_back(std::move(g));
+      skeletons.push_back(s);
+      const auto gi = static_cast<std::int64_t>(r);
+      sequence_step launch;
+      launch.op = "launch";
+      launch.graph = gi;
+      launch.stream = "stream 1";
+      launch.event = 0;
+      sequence_step sync;
+      sync.op = "sync";
+      sync.stream = "stream 1";
+      sequence_step free_held;
+      free_held.op = "free";
+      free_held.graph = gi;
+      free_held.stream = "stream 1";
+      sequence_step destroy;
+      destroy.op = "destroy";
+      destroy.graph = gi;
+      sequence_step trim;
+      trim.op = "trim";
+      trim.device = 0;
+      rec.sequence.insert(rec.sequence.end(), {launch, sync, free_held, destroy, trim});
+    }
+  });
+  st.run("analyse_pools", [&] { analyse_pools(rec, skeletons, granule); });
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::size_t allocs = 5000, nodes = 100000;
   bool check = false;
-  std::size_t wide = 0;  // 0: the lanes graph
+  std::size_t wide = 0;     // 0: the lanes graph
+  std::size_t layered = 0;  // 0: not the layered graph
+  std::size_t rounds = 0;   // 0: no pool rounds
   double budget_ms = 2000, budget_mib = 1024;
   std::vector<std::string> pos;
   for (int i = 1; i < argc; ++i) {
@@ -165,6 +334,10 @@ int main(int argc, char** argv) {
       budget_mib = std::stod(argv[++i]);
     } else if (!std::strcmp(argv[i], "--wide") && i + 1 < argc) {
       wide = std::stoul(argv[++i]);
+    } else if (!std::strcmp(argv[i], "--layered") && i + 1 < argc) {
+      layered = std::stoul(argv[++i]);
+    } else if (!std::strcmp(argv[i], "--pool-rounds") && i + 1 < argc) {
+      rounds = std::stoul(argv[++i]);
     } else {
       pos.emplace_back(argv[i]);
     }
@@ -172,60 +345,96 @@ int main(int argc, char** argv) {
   if (!pos.empty()) allocs = std::stoul(pos[0]);
   if (pos.size() > 1) nodes = std::stoul(pos[1]);
   const std::uint64_t granule = 32 << 20;
-  const skeleton made = wide ? make_wide(wide, 9) : make_graph(allocs, nodes, 9);
-  const flat_graph flat = as_read(made);
-  const double before_mib = peak_mib();
-  using clock = std::chrono::steady_clock;
-  const auto ms = [](clock::time_point a, clock::time_point b) {
-    return std::chrono::duration<double, std::milli>(b - a).count();
-  };
-  const auto t0 = clock::now();
-  const graph_analysis a = analyse(flat, granule);
-  const auto t0d = clock::now();
-  // What record mode does next at exit (issue 20): the diagnostics, with a reservation high
-  // enough above the bound to be reported.
-  runtime_facts facts;
-  facts.graph_name = "scale";
-  facts.reserved_high = 2 * a.lower_bound_rounded_bytes;
-  const std::vector<diagnostic> diagnostics = diagnose(flat, a, facts);
-  const auto t1 = clock::now();
-  const skeleton seen = skeleton_of(flat, a, "scale");
-  const auto t2 = clock::now();
-  const reuse_bounds b = bounds_of(seen, a, granule);
-  const auto t3 = clock::now();
-  const auto cands = candidate_changes(seen, a, granule);
-  const auto plan = plan_changes(seen, granule);  // the plan is part of the what-if search
-  const auto t4 = clock::now();
-  const double total = ms(t0, t4);
-  const double peak = peak_mib();
-  std::size_t memory_nodes = 0;
-  for (const auto& n : seen.nodes) memory_nodes += n.kind != skeleton_kind::empty;
+  const char* shape = rounds ? "pool_rounds" : layered ? "layered" : wide ? "wide" : "lanes";
   char date[32];
   const std::time_t now = std::time(nullptr);
   std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
   std::string cmd;
   for (int i = 0; i < argc; ++i) cmd += (i ? " " : "") + std::string(i ? argv[i] : "gmem_model_scale_bench");
-  std::cout << "{\n  \"benchmark\": \"model_scale\",\n  \"shape\": \"" << (wide ? "wide" : "lanes")
-            << "\",\n  \"commit\": \"" << GMEM_GIT_COMMIT
-            << "\",\n  \"date\": \"" << date << "\",\n  \"command\": \"" << cmd
-            << "\",\n  \"cpu\": \"" << cpu_model() << "\",\n  \"nodes\": " << seen.nodes.size()
+  std::cout << "{\n  \"benchmark\": \"model_scale\",\n  \"shape\": \"" << shape
+            << "\",\n  \"commit\": \"" << GMEM_GIT_COMMIT << "\",\n  \"date\": \"" << date
+            << "\",\n  \"command\": \"" << cmd << "\",\n  \"cpu\": \"" << cpu_model() << "\",\n";
+  stages st;
+  if (rounds) {
+    const double before_mib = peak_mib();
+    std::uint64_t reserved_end = 0;
+    pool_rounds(st, rounds, granule, reserved_end);
+    // The recording is made by the recorder as the program runs, not at exit: not counted.
+    const double total = st.total() - st.ms[1].second;
+    const double peak = peak_mib();
+    std::cout << "  \"rounds\": " << rounds << ",\n  \"reserved_after_bytes\": " << reserved_end
+              << ",\n  \"ms\": " << st.json() << ",\n  \"total_without_recording_ms\": " << total
+              << ",\n  \"peak_rss_mib\": " << peak << ",\n  \"rss_before_mib\": " << before_mib << "\n}\n";
+    if (check && (total > budget_ms || peak > budget_mib)) {
+      std::cerr << "model_scale: over budget (" << total << " ms, " << peak << " MiB peak)\n";
+      return 1;
+    }
+    return 0;
+  }
+  const skeleton made = layered ? make_layered(layered, 9) : wide ? make_wide(wide, 9) : make_graph(allocs, nodes, 9);
+  const flat_graph flat = as_read(made);
+  const double before_mib = peak_mib();
+  graph_analysis a;
+  std::vector<diagnostic> diagnostics;
+  skeleton seen;
+  reuse_bounds b;
+  std::vector<candidate_change> cands;
+  std::optional<plan_result> plan;
+  st.run("analyse", [&] { a = analyse(flat, granule); });
+  // What record mode does next at exit (issue 20): the diagnostics, with a reservation high
+  // enough above the bound to be reported.
+  st.run("diagnose", [&] {
+    runtime_facts facts;
+    facts.graph_name = "scale";
+    facts.reserved_high = 2 * a.lower_bound_rounded_bytes;
+    diagnostics = diagnose(flat, a, facts);
+  });
+  st.run("skeleton_of", [&] { seen = skeleton_of(flat, a, "scale"); });
+  st.run("bounds", [&] { b = bounds_of(seen, a, granule); });
+  st.run("what_if_search", [&] {
+    cands = candidate_changes(seen, a, granule);
+    plan = plan_changes(seen, granule);  // the plan is part of the what-if search
+  });
+  // What a recording runs at exit for each graph (record/recording_report.cpp): the graph alone
+  // (analysis, skeleton, its pool layout and the pool model, diagnostics), its lifetimes, and
+  // the layout analyse_pools makes of its skeleton.
+  graph_alone alone;
+  std::uint64_t layout_slots = 0;
+  if (layered) {
+    st.run("study_alone", [&] { alone = study_alone(flat, "scale", granule, true); });
+    st.run("lifetimes", [&] { (void)lifetimes(alone.flat, alone.analysis); });
+    st.run("pool_graph_of", [&] {
+      for (const auto& d : pool_graph_of(alone.shape, granule, true).devices) layout_slots += d.slots;
+    });
+  }
+  const double total = st.total();
+  const double peak = peak_mib();
+  std::size_t memory_nodes = 0;
+  for (const auto& n : seen.nodes) memory_nodes += n.kind != skeleton_kind::empty;
+  std::cout << "  \"nodes\": " << seen.nodes.size()
             << ",\n  \"memory_nodes\": " << memory_nodes << ",\n  \"allocations\": " << a.allocations.size()
             << ",\n  \"late_edges_inferred\": " << seen.late_edges.size()
-            << ",\n  \"diagnostics\": " << diagnostics.size()
-            << ",\n  \"ms\": {\"analyse\": " << ms(t0, t0d) << ", \"diagnose\": " << ms(t0d, t1)
-            << ", \"skeleton_of\": " << ms(t1, t2)
-            << ", \"bounds\": " << ms(t2, t3) << ", \"what_if_search\": " << ms(t3, t4)
-            << ", \"total\": " << total << "},\n  \"peak_rss_mib\": " << peak
+            << ",\n  \"diagnostics\": " << diagnostics.size() << ",\n  \"ms\": " << st.json()
+            << ",\n  \"peak_rss_mib\": " << peak << ",\n  \"peak_rss_mib_after\": " << st.peaks_json()
             << ",\n  \"rss_before_mib\": " << before_mib
+            << ",\n  \"lower_bound_bytes\": " << a.lower_bound_bytes
+            << ",\n  \"lower_bound_set\": " << a.lower_bound_set.size()
             << ",\n  \"order_free_bytes\": " << b.order_free_bytes
             << ",\n  \"creation_order_bytes\": " << b.creation_order_bytes
             << ",\n  \"as_created_bytes\": " << b.as_created_bytes << ",\n  \"binding\": \"" << b.binding
             << "\",\n  \"candidates\": " << cands.size()
             << ",\n  \"plan_dependencies\": " << (plan ? plan->change.added_edges.size() : 0)
-            << ",\n  \"plan_bytes\": " << (plan ? plan->change.predicted_bytes : 0) << ",\n  \"target\": "
-            << (!wide            ? "{\"ms\": 2000, \"mib\": 1024}"
+            << ",\n  \"plan_bytes\": " << (plan ? plan->change.predicted_bytes : 0);
+  if (layered) {
+    std::cout << ",\n  \"alone_reserved_bytes\": " << alone.reserved_bytes
+              << ",\n  \"alone_diagnostics\": " << alone.diagnostics.size()
+              << ",\n  \"layout_slots\": " << layout_slots;
+  }
+  std::cout << ",\n  \"target\": "
+            << (layered ? "{\"ms\": 1000, \"mib\": 256}"
+                : !wide ? "{\"ms\": 2000, \"mib\": 1024}"
                 : wide <= 10000 ? "{\"ms\": 1000, \"mib\": 256}"
-                                 : "{\"ms\": 10000}")
+                                : "{\"ms\": 10000}")
             << "\n}\n";
   if (check && (total > budget_ms || peak > budget_mib)) {
     std::cerr << "model_scale: over budget (" << total << " ms, " << peak << " MiB peak)\n";

@@ -217,7 +217,10 @@ class bit_matrix {
 
 class max_flow {
  public:
-  explicit max_flow(std::size_t nodes) : adj_(nodes), level_(nodes), next_(nodes) {}
+  /// `until`: checked inside both phases of each round (a deadline that passes throws
+  /// budget_exceeded); it must outlive the object.
+  explicit max_flow(std::size_t nodes, const deadline& until = no_deadline())
+      : adj_(nodes), level_(nodes), next_(nodes), until_(until) {}
 
   void add_edge(std::size_t from, std::size_t to, std::uint64_t cap) {
     adj_[from].push_back(edges_.size());
@@ -258,6 +261,10 @@ class max_flow {
     std::uint64_t cap;
   };
   static constexpr int unreached = -1;
+  static const deadline& no_deadline() {
+    static const deadline never;
+    return never;
+  }
 
   bool levels_from(std::size_t s, std::size_t t) {
     std::fill(level_.begin(), level_.end(), unreached);
@@ -267,6 +274,7 @@ class max_flow {
     while (!q.empty()) {
       const std::size_t u = q.front();
       q.pop();
+      until_.step("the heaviest antichain (maximum flow)", 1 + adj_[u].size());
       for (std::size_t e : adj_[u]) {
         const std::size_t v = edges_[e].to;
         if (edges_[e].cap > 0 && level_[v] == unreached) {
@@ -286,6 +294,7 @@ class max_flow {
     std::vector<std::size_t> path;  // edge indices from s to u
     std::size_t u = s;
     for (;;) {
+      until_.step("the heaviest antichain (maximum flow)");
       if (u == t) {
         std::uint64_t bottleneck = std::numeric_limits<std::uint64_t>::max();
         for (std::size_t e : path) bottleneck = std::min(bottleneck, edges_[e].cap);
@@ -326,79 +335,18 @@ class max_flow {
   std::vector<std::vector<std::size_t>> adj_;
   std::vector<int> level_;
   std::vector<std::size_t> next_;
+  const deadline& until_;
 };
 
 // ---------------------------------------------------------------------------------------------
-// Reachability between memory nodes, one component at a time
+// The heaviest antichain as a minimum cut of a network made of the graph itself
 
-// Union-find over node indices (union by size, path halving): near-linear, no recursion.
-class disjoint_sets {
- public:
-  explicit disjoint_sets(std::size_t n) : parent_(n), size_(n, 1) {
-    for (std::size_t v = 0; v < n; ++v) parent_[v] = v;
-  }
-  std::size_t find(std::size_t v) {
-    while (parent_[v] != v) {
-      parent_[v] = parent_[parent_[v]];
-      v = parent_[v];
-    }
-    return v;
-  }
-  void unite(std::size_t u, std::size_t v) {
-    u = find(u);
-    v = find(v);
-    if (u == v) return;
-    if (size_[u] < size_[v]) std::swap(u, v);
-    parent_[v] = u;
-    size_[u] += size_[v];
-  }
-
- private:
-  std::vector<std::size_t> parent_, size_;
-};
-
-// Which memory nodes reach which, in pieces that never reach each other ("components": the
-// allocations whose nodes are joined by paths through nodes that lie between memory nodes). A row
-// is as wide as its component, so a graph of k independent branches keeps k rows of one word,
-// not k rows of k bits (1.2 GB at k = 10,000, issue 20), and the whole stays exact.
-struct memory_reach {
-  std::vector<std::size_t> component;  ///< per allocation
-  std::vector<std::size_t> local;      ///< per allocation: its rank in its component (allocation order)
-  /// The allocations of component c, ascending: members[members_at[c] .. members_at[c + 1]).
-  std::vector<std::size_t> members_at, members;
-  /// Per node, kept for memory nodes only: bit local[j] says "reaches allocation j's alloc
-  /// node", bit (component size) + local[j] "reaches j's free node".
-  std::vector<std::vector<std::uint64_t>> rows;
-
-  /// Whether memory node `node` reaches allocation j's alloc node; j in node's component.
-  [[nodiscard]] bool reaches_alloc(std::size_t node, std::size_t j) const { return test(node, local[j]); }
-  /// Whether memory node `node` reaches allocation j's free node; j in node's component.
-  [[nodiscard]] bool reaches_free(std::size_t node, std::size_t j) const {
-    const std::size_t c = component[j];
-    return test(node, members_at[c + 1] - members_at[c] + local[j]);
-  }
-
- private:
-  [[nodiscard]] bool test(std::size_t node, std::size_t bit) const {
-    return ((rows[node][bit / 64] >> (bit % 64)) & 1U) != 0;
-  }
-};
-
-// The reachability of a's memory nodes in `flat` (`order` topological). Only nodes with a memory
-// node at or before them and one at or after them can lie on a path between memory nodes; edges
-// among those (and each allocation's alloc-free pair) make the components, so a node that only
-// forks or joins branches (a root kernel, a final join) does not merge them.
-memory_reach reach_of(const flat_graph& flat, const std::vector<std::size_t>& order, const graph_analysis& a) {
+// Per node: whether it lies between memory nodes (a memory node at or before it and one at or
+// after it). Only such nodes lie on a path from a memory node to another.
+std::vector<char> between_memory(const flat_graph& flat, const std::vector<std::size_t>& order,
+                                 const std::vector<std::size_t>& owner) {
   constexpr std::size_t none = std::numeric_limits<std::size_t>::max();
   const std::size_t n = flat.nodes.size();
-  const std::size_t count = a.allocations.size();
-  memory_reach r;
-  // Which allocation a memory node belongs to (foreign frees are none).
-  std::vector<std::size_t> owner(n, none);
-  for (std::size_t i = 0; i < count; ++i) {
-    owner[a.allocations[i].alloc_node] = i;
-    if (a.allocations[i].free_node) owner[*a.allocations[i].free_node] = i;
-  }
   std::vector<char> after_memory(n, 0), before_memory(n, 0);
   for (std::size_t v : order) {
     if (owner[v] != none) after_memory[v] = 1;
@@ -414,81 +362,171 @@ memory_reach reach_of(const flat_graph& flat, const std::vector<std::size_t>& or
   }
   std::vector<char> between(n);
   for (std::size_t v = 0; v < n; ++v) between[v] = after_memory[v] && before_memory[v];
-  after_memory = {};
-  before_memory = {};
+  return between;
+}
 
-  disjoint_sets sets(n);
-  for (std::size_t v = 0; v < n; ++v) {
-    if (!between[v]) continue;
-    for (std::size_t s : flat.successors[v]) {
-      if (between[s]) sets.unite(v, s);
-    }
-  }
-  for (const allocation& al : a.allocations) {
-    if (al.free_node) sets.unite(al.alloc_node, *al.free_node);
-  }
-  // Components numbered by their first allocation; members listed in allocation order.
-  std::vector<std::size_t> component_of_root(n, none);
-  std::vector<std::size_t> sizes;
-  r.component.resize(count);
-  r.local.resize(count);
-  for (std::size_t i = 0; i < count; ++i) {
-    std::size_t& c = component_of_root[sets.find(a.allocations[i].alloc_node)];
-    if (c == none) {
-      c = sizes.size();
-      sizes.push_back(0);
-    }
-    r.component[i] = c;
-    r.local[i] = sizes[c]++;
-  }
-  r.members_at.assign(sizes.size() + 1, 0);
-  for (std::size_t c = 0; c < sizes.size(); ++c) r.members_at[c + 1] = r.members_at[c] + sizes[c];
-  r.members.resize(count);
-  for (std::size_t i = 0; i < count; ++i) r.members[r.members_at[r.component[i]] + r.local[i]] = i;
-
-  // Rows are filled in reverse topological order, each the union of its successors' rows. Only
-  // memory nodes' rows are kept: any other node's row is dropped (and its buffer reused) once
-  // all its predecessors have taken it in. A dense matrix over all nodes cost 125 MB and a
-  // second of page faults at 100,000 nodes and 5,000 allocations (issue 9).
-  std::vector<std::size_t> preds_left(n, 0);
-  for (std::size_t v = 0; v < n; ++v) {
-    if (!between[v]) continue;
-    for (std::size_t s : flat.successors[v]) preds_left[s] += between[s];
-  }
-  r.rows.resize(n);
-  std::vector<std::vector<std::uint64_t>> spare;
+// The heaviest antichain of a's allocations under "x < y when x's free node reaches y's alloc
+// node" (transitively closed), and the one max_weight_antichain would pick: the elements of the
+// minimum cut's source side nearest the source (the nodes the residual network reaches from it),
+// which depends on the network's cuts alone, not on the flow that found them.
+//
+// max_weight_antichain's network (Fulkerson's: s -> L_x, R_x -> t weighted, R_x -> L_x and
+// L_x -> R_y for covering pairs x < y infinite) needs every covering pair: a layer of k
+// allocations whose frees all precede another layer of k is k^2 pairs (25 million edges and
+// 1.4 GB for 5,000 + 5,000, issue 35). Here the graph's own nodes carry the order: L_x -> x's free
+// node, the graph's edges among nodes between memory nodes, y's alloc node -> R_y, all infinite.
+// L_x reaches R_y through them exactly when x's free node reaches y's alloc node, so the finite
+// cuts, their capacities and the nearest minimum cut's elements are those of Fulkerson's network
+// (a cut's graph nodes are those its L nodes reach; they add no capacity). A node that is no
+// memory node and leads to one node only is merged into it (chains of kernels): the same paths.
+// `owner`: per node, the allocation it is the alloc or free node of (none: neither);
+// `between`: between_memory().
+std::vector<std::size_t> heaviest_antichain(const flat_graph& flat, const std::vector<std::size_t>& order,
+                                            const graph_analysis& a, const std::vector<std::size_t>& owner,
+                                            const std::vector<char>& between, std::uint64_t sum,
+                                            std::uint64_t& bytes, const deadline& until) {
+  constexpr std::size_t none = std::numeric_limits<std::size_t>::max();
+  const std::size_t n = flat.nodes.size();
+  const std::size_t count = a.allocations.size();
+  // Each node between memory nodes stands for itself, or for the one node it leads to.
+  std::vector<std::size_t> rep(n, none), id(n, none);
+  std::size_t nodes = 2 * count;
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     const std::size_t v = *it;
     if (!between[v]) continue;
-    const std::size_t c = component_of_root[sets.find(v)];
-    std::vector<std::uint64_t> row;
-    if (!spare.empty()) {
-      row = std::move(spare.back());
-      spare.pop_back();
-    }
-    row.assign((2 * sizes[c] + 63) / 64, 0);
-    if (owner[v] != none) {
-      const std::size_t i = owner[v];
-      const std::size_t bit = r.local[i] + (v == a.allocations[i].alloc_node ? 0 : sizes[c]);
-      row[bit / 64] |= std::uint64_t{1} << (bit % 64);
-    }
-    for (std::size_t s : flat.successors[v]) {
+    std::size_t only = none;
+    bool one = owner[v] == none;
+    for (std::size_t k = 0; k < flat.successors[v].size() && one; ++k) {
+      const std::size_t s = flat.successors[v][k];
       if (!between[s]) continue;
-      const auto& from = r.rows[s];  // same component, same width
-      for (std::size_t w = 0; w < row.size(); ++w) row[w] |= from[w];
-      if (--preds_left[s] == 0 && owner[s] == none) {
-        spare.push_back(std::move(r.rows[s]));
-        r.rows[s] = {};
-      }
+      if (only == none) only = rep[s];
+      one = rep[s] == only;
     }
-    if (preds_left[v] == 0 && owner[v] == none) {
-      spare.push_back(std::move(row));
+    if (one && only != none) {
+      rep[v] = only;
     } else {
-      r.rows[v] = std::move(row);
+      rep[v] = v;
+      id[v] = nodes++;
     }
   }
-  return r;
+  until.step("the heaviest antichain (network)", n);
+  const std::size_t source = nodes, sink = nodes + 1;
+  const std::uint64_t infinite = sum + 1;
+  max_flow net(nodes + 2, until);
+  for (std::size_t i = 0; i < count; ++i) {
+    const allocation& al = a.allocations[i];
+    if (al.bytes != 0) {
+      net.add_edge(source, i, al.bytes);
+      net.add_edge(count + i, sink, al.bytes);
+    }
+    net.add_edge(count + i, i, infinite);
+    if (al.free_node) net.add_edge(i, id[*al.free_node], infinite);
+    net.add_edge(id[al.alloc_node], count + i, infinite);
+  }
+  std::vector<std::size_t> to;
+  for (std::size_t v : order) {
+    if (id[v] == none) continue;
+    to.clear();
+    for (std::size_t s : flat.successors[v]) {
+      if (between[s]) to.push_back(id[rep[s]]);
+    }
+    std::sort(to.begin(), to.end());
+    to.erase(std::unique(to.begin(), to.end()), to.end());
+    for (std::size_t t : to) net.add_edge(id[v], t, infinite);
+  }
+  bytes = sum - net.run(source, sink);
+  const std::vector<bool> side = net.residual_reachable(source);
+  std::vector<std::size_t> members;
+  for (std::size_t i = 0; i < count; ++i) {
+    if (a.allocations[i].bytes != 0 && side[i] && !side[count + i]) members.push_back(i);
+  }
+  return members;
 }
+
+// Whether an edge from allocation i's free node to allocation j's alloc node could be added, for
+// i and j of the heaviest set: not when either already reaches the other. Found by a search from
+// i's free node both ways through the nodes between memory nodes, once per i (kept as bits over
+// the set), so that only the allocations whose pairs are looked at cost a search: a reachability
+// matrix over every memory node was 4 k^2 bits for a component of k allocations.
+class pair_reach {
+ public:
+  /// `between`: between_memory(), kept by reference.
+  pair_reach(const flat_graph& flat, const std::vector<char>& between, const graph_analysis& a,
+             const std::vector<std::size_t>& set, const deadline& until)
+      : flat_(flat), a_(a), until_(until), between_(between), seen_(flat.nodes.size(), 0) {
+    const std::size_t n = flat.nodes.size();
+    position_.assign(n, no_position);  // per node: the set's index of the allocation it is the alloc node of
+    for (std::size_t k = 0; k < set.size(); ++k) position_[a.allocations[set[k]].alloc_node] = k;
+    words_ = (set.size() + 63) / 64;
+    pred_at_.assign(n + 1, 0);
+    for (std::size_t v = 0; v < n; ++v) {
+      if (!between_[v]) continue;
+      for (std::size_t s : flat.successors[v]) pred_at_[s + 1] += between_[s] ? 1 : 0;
+    }
+    for (std::size_t v = 0; v < n; ++v) pred_at_[v + 1] += pred_at_[v];
+    pred_.resize(pred_at_[n]);
+    std::vector<std::size_t> next(pred_at_.begin(), pred_at_.end() - 1);
+    for (std::size_t v = 0; v < n; ++v) {
+      if (!between_[v]) continue;
+      for (std::size_t s : flat.successors[v]) {
+        if (between_[s]) pred_[next[s]++] = v;
+      }
+    }
+  }
+
+  /// For i < j in allocation order, both of the set.
+  bool legal(std::size_t i, std::size_t j) {
+    const auto& free_node = a_.allocations[i].free_node;
+    if (!free_node) return false;
+    const std::vector<std::uint64_t>& row = row_of(i, *free_node);
+    const std::size_t k = position_[a_.allocations[j].alloc_node];
+    return ((row[k / 64] >> (k % 64)) & 1U) == 0;
+  }
+
+ private:
+  // The set's alloc nodes that i's free node reaches or that reach it.
+  const std::vector<std::uint64_t>& row_of(std::size_t i, std::size_t free_node) {
+    const auto found = rows_.find(i);
+    if (found != rows_.end()) return found->second;
+    std::vector<std::uint64_t> row(words_, 0);
+    for (int direction = 0; direction < 2; ++direction) {
+      ++stamp_;
+      stack_.assign(1, free_node);
+      seen_[free_node] = stamp_;
+      while (!stack_.empty()) {
+        const std::size_t v = stack_.back();
+        stack_.pop_back();
+        if (position_[v] != no_position) row[position_[v] / 64] |= std::uint64_t{1} << (position_[v] % 64);
+        const auto visit = [&](std::size_t w) {
+          if (!between_[w] || seen_[w] == stamp_) return;
+          seen_[w] = stamp_;
+          stack_.push_back(w);
+        };
+        if (direction == 0) {
+          for (std::size_t w : flat_.successors[v]) visit(w);
+          until_.step("the reuse opportunities (reachability)", 1 + flat_.successors[v].size());
+        } else {
+          for (std::size_t k = pred_at_[v]; k < pred_at_[v + 1]; ++k) visit(pred_[k]);
+          until_.step("the reuse opportunities (reachability)", 1 + pred_at_[v + 1] - pred_at_[v]);
+        }
+      }
+    }
+    return rows_.emplace(i, std::move(row)).first->second;
+  }
+
+  static constexpr std::size_t no_position = std::numeric_limits<std::size_t>::max();
+  const flat_graph& flat_;
+  const graph_analysis& a_;
+  const deadline& until_;
+  const std::vector<char>& between_;
+  std::vector<std::size_t> position_;
+  std::size_t words_ = 0;
+  std::vector<std::size_t> pred_at_, pred_;
+  std::vector<std::uint32_t> seen_;
+  std::uint32_t stamp_ = 0;
+  std::vector<std::size_t> stack_;
+  std::unordered_map<std::size_t, std::vector<std::uint64_t>> rows_;
+};
 
 // The first `limit` pairs (i, j), i < j, of `set` (ascending allocation indices) for which
 // legal(i, j) holds, in the order of min(bytes_i, bytes_j) descending, ties by (i, j): the order
@@ -500,7 +538,8 @@ memory_reach reach_of(const flat_graph& flat, const std::vector<std::size_t>& or
 template <class Legal>
 std::vector<std::pair<std::size_t, std::size_t>> largest_pairs(const std::vector<std::size_t>& set,
                                                                const std::vector<allocation>& allocations,
-                                                               Legal legal, std::size_t limit) {
+                                                               Legal legal, std::size_t limit,
+                                                               const deadline& until) {
   std::vector<std::pair<std::size_t, std::size_t>> out;
   std::vector<std::size_t> by_size = set;
   std::stable_sort(by_size.begin(), by_size.end(), [&allocations](std::size_t l, std::size_t r) {
@@ -522,6 +561,7 @@ std::vector<std::pair<std::size_t, std::size_t>> largest_pairs(const std::vector
     for (auto it = freed_at_least.begin(); it != freed_at_least.end() && *it <= last; ++it) {
       const std::size_t i = *it;
       const auto take = [&](std::size_t j) {
+        until.step("the reuse opportunities");
         if (legal(i, j)) out.emplace_back(i, j);
         return out.size() == limit;
       };
@@ -628,7 +668,7 @@ graph_analysis analyse(const graph_model& g, std::uint64_t granularity) {
   return analyse(flatten(g), granularity);
 }
 
-graph_analysis analyse(const flat_graph& flat, std::uint64_t granularity) {
+graph_analysis analyse(const flat_graph& flat, std::uint64_t granularity, const deadline& until) {
   const std::vector<std::size_t> order = topological_order(flat);
   graph_analysis a;
   a.granularity = granularity;
@@ -665,13 +705,12 @@ graph_analysis analyse(const flat_graph& flat, std::uint64_t granularity) {
       a.distinct_addresses == 0 ? 0.0 : static_cast<double>(count) / static_cast<double>(a.distinct_addresses);
   if (count == 0) return a;
 
-  const memory_reach reach = reach_of(flat, order, a);
-
-  // The heaviest antichain, component by component: allocations of different components are
-  // never ordered, so the heaviest antichain of the whole is the union of each component's (the
-  // flow network of max_weight_antichain falls apart into the same pieces, and so does its
-  // minimum cut). Built as one network, k independent allocations cost k^2 calls of `less` and
-  // two k-by-k bit matrices: 1.2 GB and seconds at k = 10,000 (issue 20).
+  // The heaviest antichain, by a minimum cut of a network made of the graph (see
+  // heaviest_antichain: linear in the graph's size, where max_weight_antichain's network holds
+  // every covering pair). A valid graph orders each free after its alloc, and then "x's free
+  // node reaches y's alloc node" is transitive; in a hand-built or odd graph it may not be, and
+  // the network then stands for its transitive closure, as max_weight_antichain's does: still a
+  // true lower bound, only a weaker one.
   std::uint64_t sum = 0;
   for (const allocation& al : a.allocations) {
     if (al.bytes > std::numeric_limits<std::uint64_t>::max() - 1 - sum) {
@@ -679,52 +718,27 @@ graph_analysis analyse(const flat_graph& flat, std::uint64_t granularity) {
     }
     sum += al.bytes;
   }
-  std::vector<std::size_t> local_members;
-  std::vector<std::uint64_t> weights;
-  for (std::size_t c = 0; c + 1 < reach.members_at.size(); ++c) {
-    const std::size_t* members = reach.members.data() + reach.members_at[c];
-    const std::size_t m = reach.members_at[c + 1] - reach.members_at[c];
-    if (m == 1) {  // the common case in a wide graph: a network of one element is a waste
-      if (a.allocations[members[0]].bytes != 0) {
-        a.lower_bound_set.push_back(members[0]);
-        a.lower_bound_bytes += a.allocations[members[0]].bytes;
-      }
-      continue;
-    }
-    // x < y (local indices, in allocation order) when x's free node reaches y's alloc node. A
-    // valid graph orders each free after its alloc, and then this relation is transitive; in a
-    // hand-built or odd graph it may not be, and max_weight_antichain then works on its
-    // transitive closure: still a true lower bound, only a weaker one.
-    bit_matrix before(m, m);
-    for (std::size_t x = 0; x < m; ++x) {
-      const auto& free_node = a.allocations[members[x]].free_node;
-      if (!free_node) continue;
-      for (std::size_t y = x + 1; y < m; ++y) {
-        if (reach.reaches_alloc(*free_node, members[y])) before.set(x, y);
-      }
-    }
-    const auto less = [&before](std::size_t x, std::size_t y) { return x < y && before.test(x, y); };
-    weights.resize(m);
-    for (std::size_t x = 0; x < m; ++x) weights[x] = a.allocations[members[x]].bytes;
-    a.lower_bound_bytes += max_weight_antichain(m, less, weights, &local_members);
-    for (std::size_t x : local_members) a.lower_bound_set.push_back(members[x]);
+  constexpr std::size_t none = std::numeric_limits<std::size_t>::max();
+  std::vector<std::size_t> owner(flat.nodes.size(), none);
+  for (std::size_t i = 0; i < count; ++i) {
+    owner[a.allocations[i].alloc_node] = i;
+    if (a.allocations[i].free_node) owner[*a.allocations[i].free_node] = i;
   }
-  std::sort(a.lower_bound_set.begin(), a.lower_bound_set.end());
+  const std::vector<char> between = between_memory(flat, order, owner);
+  a.lower_bound_set = heaviest_antichain(flat, order, a, owner, between, sum, a.lower_bound_bytes, until);
   // The driver packs small allocations into its reservation and grows the reservation in whole
   // granules (measured: 256 live 64 KiB allocations reserved one 32 MiB granule on an H100), so
   // the granularity rounds the total, not each allocation.
   a.lower_bound_rounded_bytes = round_up(a.lower_bound_bytes, granularity);
 
   // Pairs of the heaviest set that one added edge (i's free -> j's alloc) would order: the edge
-  // is legal only when j's alloc node does not already reach i's free node. Allocations of
-  // different components never reach each other.
-  const auto legal = [&a, &reach](std::size_t i, std::size_t j) {
-    const auto& free_node = a.allocations[i].free_node;
-    if (!free_node) return false;
-    if (reach.component[i] != reach.component[j]) return true;
-    return !reach.reaches_alloc(*free_node, j) && !reach.reaches_free(a.allocations[j].alloc_node, i);
-  };
-  a.reuse_opportunities = largest_pairs(a.lower_bound_set, a.allocations, legal, max_reuse_opportunities);
+  // is legal only when j's alloc node does not already reach i's free node (nor i's free node
+  // j's alloc node, which an antichain rules out). Allocations whose nodes are joined by no path
+  // never reach each other.
+  pair_reach reach(flat, between, a, a.lower_bound_set, until);
+  const auto legal = [&reach](std::size_t i, std::size_t j) { return reach.legal(i, j); };
+  a.reuse_opportunities =
+      largest_pairs(a.lower_bound_set, a.allocations, legal, max_reuse_opportunities, until);
   return a;
 }
 

@@ -8,9 +8,10 @@
 
 namespace gmem::profiler {
 
-pool_graph pool_graph_of(const skeleton& s, std::uint64_t granularity, bool auto_free_on_launch) {
+pool_graph pool_graph_of(const skeleton& s, std::uint64_t granularity, bool auto_free_on_launch,
+                         const deadline& until) {
   if (granularity == 0) throw std::invalid_argument("pool_graph_of: the granularity is 0");
-  const reuse_prediction p = predict_reuse(s, granularity);  // validates
+  const reuse_prediction p = predict_reuse(s, granularity, until);  // validates
   pool_graph g;
   g.name = s.name;
   g.auto_free_on_launch = auto_free_on_launch;
@@ -73,6 +74,10 @@ std::size_t pool_model::add(pool_graph g) {
       }
     }
     gs.slots.emplace_back(d.slots, 0);
+    gs.covered.emplace_back(d.slots, false);
+    for (const pool_allocation& a : d.allocations) {
+      for (std::size_t slot = a.first_slot; slot < a.end_slot; ++slot) gs.covered.back()[slot] = true;
+    }
     gs.live.emplace_back(d.allocations.size(), false);
   }
   gs.layout = std::move(g);
@@ -80,9 +85,11 @@ std::size_t pool_model::add(pool_graph g) {
   return graphs_.size() - 1;
 }
 
-void pool_model::unpin(graph_state& gs, std::size_t d, std::size_t a) {
+void pool_model::unpin(std::size_t g, std::size_t d, std::size_t a) {
+  graph_state& gs = graphs_[g];
   if (!gs.live[d][a]) return;
   gs.live[d][a] = false;
+  if (--gs.live_count == 0) holding_.erase(g);
   const pool_allocation& al = gs.layout.devices[d].allocations[a];
   for (std::size_t slot = al.first_slot; slot < al.end_slot; ++slot) {
     const auto it = chunks_.find(gs.slots[d][slot]);
@@ -90,11 +97,22 @@ void pool_model::unpin(graph_state& gs, std::size_t d, std::size_t a) {
   }
 }
 
-bool pool_model::holds_live(const graph_state& gs) {
-  for (const auto& live : gs.live) {
-    if (std::find(live.begin(), live.end(), true) != live.end()) return true;
+void pool_model::set_live(std::size_t g, std::size_t d, std::size_t a) {
+  graph_state& gs = graphs_[g];
+  if (gs.live[d][a]) return;
+  gs.live[d][a] = true;
+  if (gs.live_count++ == 0) holding_.insert(g);
+}
+
+void pool_model::set_slot(graph_state& gs, std::size_t d, std::size_t slot, std::uint64_t id) {
+  std::uint64_t& mapped = gs.slots[d][slot];
+  if (mapped == id) return;
+  if (gs.covered[d][slot]) {
+    // A chunk trimmed away leaves its id in the slots that mapped it; ids are never reused.
+    if (const auto it = chunks_.find(mapped); mapped != 0 && it != chunks_.end()) --it->second.covering;
+    if (id != 0) ++chunks_.at(id).covering;
   }
-  return false;
+  mapped = id;
 }
 
 std::vector<pool_model::device_plan> pool_model::plan(const graph_state& gs, std::uint64_t stream) const {
@@ -116,10 +134,7 @@ std::vector<pool_model::device_plan> pool_model::plan(const graph_state& gs, std
   for (std::size_t d = 0; d < gs.layout.devices.size(); ++d) {
     const int device = gs.layout.devices[d].device;
     const std::vector<std::uint64_t>& slots = gs.slots[d];
-    std::vector<bool> covered(slots.size(), false);
-    for (const pool_allocation& a : gs.layout.devices[d].allocations) {
-      for (std::size_t slot = a.first_slot; slot < a.end_slot; ++slot) covered[slot] = true;
-    }
+    const std::vector<bool>& covered = gs.covered[d];
     std::set<std::uint64_t> kept;
     for (std::size_t slot = 0; slot < slots.size(); ++slot) {
       const auto it = slots[slot] == 0 ? chunks_.end() : chunks_.find(slots[slot]);
@@ -174,7 +189,7 @@ pool_step pool_model::map(std::size_t g, std::uint64_t stream, bool run, std::ui
       return step;
     }
     for (std::size_t d = 0; d < gs.live.size(); ++d) {
-      for (std::size_t a = 0; a < gs.live[d].size(); ++a) unpin(gs, d, a);
+      for (std::size_t a = 0; a < gs.live[d].size(); ++a) unpin(g, d, a);
     }
   }
   std::vector<device_plan> plans = plan(gs, stream);
@@ -192,18 +207,17 @@ pool_step pool_model::map(std::size_t g, std::uint64_t stream, bool run, std::ui
   }
   for (std::size_t d = 0; d < gs.layout.devices.size(); ++d) {
     const int device = gs.layout.devices[d].device;
-    std::vector<std::uint64_t>& slots = gs.slots[d];
     const device_plan& p = plans[d];
     // A granule gone or taken that no allocation of the graph touches stays unmapped after the
     // graph's first mapping (P3, P17).
-    for (std::size_t slot : p.drop) slots[slot] = 0;
+    for (std::size_t slot : p.drop) set_slot(gs, d, slot, 0);
     std::size_t next = 0;
-    for (; next < p.reuse.size(); ++next) slots[p.need[p.need.size() - 1 - next]] = p.reuse[next];
+    for (; next < p.reuse.size(); ++next) set_slot(gs, d, p.need[p.need.size() - 1 - next], p.reuse[next]);
     for (; next < p.need.size(); ++next) {
       chunk c;
       c.device = device;
       chunks_.emplace(next_chunk_, c);
-      slots[p.need[p.need.size() - 1 - next]] = next_chunk_++;
+      set_slot(gs, d, p.need[p.need.size() - 1 - next], next_chunk_++);
       step.grown_bytes += granularity_;
     }
     step.mapped_slots += p.need.size();
@@ -222,7 +236,7 @@ pool_step pool_model::map(std::size_t g, std::uint64_t stream, bool run, std::ui
     const auto& allocs = gs.layout.devices[d].allocations;
     for (std::size_t a = 0; a < allocs.size(); ++a) {
       if (!allocs[a].held) continue;
-      gs.live[d][a] = true;
+      set_live(g, d, a);
       for (std::size_t slot = allocs[a].first_slot; slot < allocs[a].end_slot; ++slot) {
         ++chunks_.at(gs.slots[d][slot]).pins;
       }
@@ -246,7 +260,11 @@ void pool_model::instantiate(std::size_t g) {
   // Allocations the earlier instance left live keep their granules (nothing this instance
   // launches frees them); the new instance starts with no mapping.
   for (auto& live : gs.live) live.assign(live.size(), false);
-  for (auto& slots : gs.slots) slots.assign(slots.size(), 0);
+  gs.live_count = 0;
+  holding_.erase(g);
+  for (std::size_t d = 0; d < gs.slots.size(); ++d) {
+    for (std::size_t slot = 0; slot < gs.slots[d].size(); ++slot) set_slot(gs, d, slot, 0);
+  }
   gs.destroyed = false;
   gs.mapped_once = false;
   gs.last_stream = 0;
@@ -257,7 +275,7 @@ void pool_model::free_held(std::size_t g, std::optional<std::size_t> allocation,
   for (std::size_t d = 0; d < gs.live.size(); ++d) {
     if (device >= 0 && gs.layout.devices[d].device != device) continue;
     for (std::size_t a = 0; a < gs.live[d].size(); ++a) {
-      if (!allocation || *allocation == a) unpin(gs, d, a);
+      if (!allocation || *allocation == a) unpin(g, d, a);
     }
   }
 }
@@ -297,18 +315,11 @@ std::uint64_t pool_model::reserved(int device) const {
 }
 
 std::uint64_t pool_model::used(int device) const {
-  std::set<std::uint64_t> covered;
-  for (const graph_state& gs : graphs_) {
-    for (std::size_t d = 0; d < gs.layout.devices.size(); ++d) {
-      if (gs.layout.devices[d].device != device) continue;
-      for (const pool_allocation& a : gs.layout.devices[d].allocations) {
-        for (std::size_t slot = a.first_slot; slot < a.end_slot; ++slot) {
-          if (exists(gs.slots[d][slot])) covered.insert(gs.slots[d][slot]);
-        }
-      }
-    }
-  }
-  return covered.size() * granularity_;
+  // A granule some graph's allocation covers in a mapping not trimmed away (destroyed graphs'
+  // mappings too): counted as slots are mapped, so not a walk over every graph.
+  std::uint64_t n = 0;
+  for (const auto& [id, c] : chunks_) n += c.device == device && c.covering > 0;
+  return n * granularity_;
 }
 
 std::vector<pool_share> pool_model::shares(int device, std::optional<std::size_t> launching) const {
@@ -325,7 +336,7 @@ std::vector<pool_share> pool_model::shares(int device, std::optional<std::size_t
   // Which graph's live allocation occupies each granule (the granule's last runner says who
   // ran there last).
   std::map<std::uint64_t, std::size_t> holder;
-  for (std::size_t g = 0; g < graphs_.size(); ++g) {
+  for (std::size_t g : holding_) {  // ascending, as a walk over every graph went
     const graph_state& gs = graphs_[g];
     for (std::size_t d = 0; d < gs.layout.devices.size(); ++d) {
       if (gs.layout.devices[d].device != device) continue;

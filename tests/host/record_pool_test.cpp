@@ -416,5 +416,61 @@ TEST(RecordBudget, PastTheBudgetAGraphKeepsItsSkeletonAndShowAnalysesIt) {
   EXPECT_EQ(in_time.scenarios[0].analysis.reserved_high_bytes, 96u << 20);
 }
 
+// Issue 35: the budget is checked inside a graph's analysis too. A layered graph of 4,000 +
+// 4,000 allocations takes tens of milliseconds to analyse; with a budget of 2 ms its analysis
+// stops inside, the graph keeps its skeleton and is deferred (never half-analysed), and so is
+// the small graph after it.
+TEST(RecordBudget, TheBudgetStopsAGraphsAnalysisFromInside) {
+  profiler::graph_model big;
+  big.name = "layered";
+  std::vector<std::size_t> frees;
+  const auto add = [&big](profiler::node_kind k, std::uint64_t address, std::size_t bytes) {
+    profiler::model_node n;
+    n.kind = k;
+    n.address = address;
+    n.bytes = bytes;
+    big.nodes.push_back(n);
+    return big.nodes.size() - 1;
+  };
+  const std::size_t per_layer = 4000;
+  for (std::size_t i = 0; i < per_layer; ++i) {
+    const std::uint64_t address = (1ull << 40) + i * granule;
+    const std::size_t a = add(profiler::node_kind::mem_alloc, address, (1 + i % 16) * MiB);
+    frees.push_back(add(profiler::node_kind::mem_free, address, 0));
+    big.edges.emplace_back(a, frees.back());
+  }
+  const std::size_t join = add(profiler::node_kind::empty, 0, 0);
+  for (std::size_t f : frees) big.edges.emplace_back(f, join);
+  for (std::size_t i = 0; i < per_layer; ++i) {
+    const std::uint64_t address = (1ull << 40) + (per_layer + i) * granule;
+    const std::size_t a = add(profiler::node_kind::mem_alloc, address, (17 + i % 16) * MiB);
+    big.edges.emplace_back(join, a);
+    big.edges.emplace_back(a, add(profiler::node_kind::mem_free, address, 0));
+  }
+  recorder r;
+  r.on_instantiate(0x100, 0x10, big, "big", 0, 10, counters{}, counters{});
+  r.on_instantiate(0x200, 0x20, profiler::probe::model_of_spec("g=w64,o8", 1ull << 41), "small", 20, 10,
+                   counters{}, counters{});
+  profiler::environment env;
+  env.granularity_bytes = granule;
+  assemble_options options;
+  options.budget_s = 0.002;
+  const profiler::report rep = assemble(r, env, granule, {}, options);
+  ASSERT_EQ(rep.scenarios.size(), 2u);
+  for (const profiler::scenario_result& s : rep.scenarios) {
+    EXPECT_EQ(s.status, profiler::scenario_status::skipped) << s.name;
+    EXPECT_EQ(s.status_message.rfind("analysis deferred", 0), 0u) << s.name << ": " << s.status_message;
+    EXPECT_EQ(s.analysis.lower_bound_bytes, 0u) << s.name;  // not computed, never a partial figure
+    ASSERT_EQ(s.skeletons.size(), 1u) << s.name;
+  }
+  EXPECT_EQ(rep.scenarios[0].skeletons[0].nodes.size(), 4 * per_layer + 1);
+  EXPECT_TRUE(rep.recorded->analysis_deferred);
+  // With the default budget (30 s) both are analysed.
+  const profiler::report in_time = assemble(r, env, granule);
+  EXPECT_EQ(in_time.scenarios[0].status, profiler::scenario_status::ok);
+  EXPECT_EQ(in_time.scenarios[1].status, profiler::scenario_status::ok);
+  EXPECT_FALSE(in_time.recorded->analysis_deferred);
+}
+
 }  // namespace
 }  // namespace gmem::record

@@ -31,6 +31,7 @@
 #include <utility>
 #include <vector>
 
+#include "gmem/profiler/budget.hpp"
 #include "gmem/profiler/graph_model.hpp"
 #include "gmem/profiler/report.hpp"
 
@@ -95,16 +96,24 @@ inline constexpr std::size_t max_reuse_opportunities = 16;
 /// indices or a cycle.
 [[nodiscard]] graph_analysis analyse(const graph_model& g, std::uint64_t granularity);
 
-/// Analyses an already flattened graph (indices in the result are into `flat`). Throws
-/// std::invalid_argument when a successor index is out of range or the graph has a cycle.
-[[nodiscard]] graph_analysis analyse(const flat_graph& flat, std::uint64_t granularity);
+/// Analyses an already flattened graph (indices in the result are into `flat`). Memory linear in
+/// the graph's nodes and edges (the bound is a maximum flow through a network of the graph's own
+/// size, not one over every pair of allocations), plus a bit per member of the heaviest set for
+/// each allocation whose pairs are looked at; time that of the flow, and of one search of the
+/// graph per such allocation. Checks `until` inside its loops. Throws std::invalid_argument
+/// when a successor index is out of range or the graph has a cycle, budget_exceeded when
+/// `until` passes first.
+[[nodiscard]] graph_analysis analyse(const flat_graph& flat, std::uint64_t granularity,
+                                     const deadline& until = {});
 
 /// `bytes` rounded up to a multiple of `granularity` (unchanged when granularity is 0 or 1).
 /// Throws std::overflow_error when the result does not fit in 64 bits.
 [[nodiscard]] std::uint64_t round_up(std::uint64_t bytes, std::uint64_t granularity);
 
 /// The maximum total weight of an antichain of the partial order `less` (strict, transitive) over
-/// n elements, exactly; `members` (if not null) receives one such antichain, sorted. Throws
+/// n elements, exactly; `members` (if not null) receives one such antichain, sorted (analyse()
+/// finds the same one through the graph instead: this one holds n^2 bits and every covering
+/// pair, for orders given only as `less`). Throws
 /// std::invalid_argument when weights.size() != n, std::overflow_error when the weights' sum
 /// does not fit in 64 bits. `less` is called n * (n - 1) times and must be acyclic; an
 /// intransitive `less` is taken as its transitive closure.

@@ -31,9 +31,11 @@ struct graph_alone {
 
 /// Studies the graph `flat` (flatten(model): whoever has it flattened passes it once) alone
 /// (granularity 0: no rounding, no pool model). `streams` are the streams it was launched into
-/// (a diagnostic when several). Throws std::invalid_argument when `flat` has a cycle or a bad
-/// successor index.
+/// (a diagnostic when several). Every step checks `until` inside its loops (a recording's budget
+/// at exit). Throws std::invalid_argument when `flat` has a cycle or a bad successor index,
+/// budget_exceeded when `until` passes first (then nothing of the graph is computed).
 [[nodiscard]] graph_alone study_alone(flat_graph flat, const std::string& name, std::uint64_t granularity,
-                                      bool auto_free_on_launch, const std::vector<std::string>& streams = {});
+                                      bool auto_free_on_launch, const std::vector<std::string>& streams = {},
+                                      const deadline& until = {});
 
 }  // namespace gmem::profiler

@@ -40,9 +40,11 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "gmem/profiler/budget.hpp"
 #include "gmem/profiler/skeleton.hpp"
 
 namespace gmem::profiler {
@@ -74,9 +76,10 @@ struct pool_graph {
 
 /// A skeleton's mapping: the reuse model's placement of each alloc node (its pools laid one
 /// after the other, in slots of `granularity`); allocations without a free node are held.
-/// Throws std::invalid_argument when `s` is not valid or granularity is 0.
+/// Throws std::invalid_argument when `s` is not valid or granularity is 0, budget_exceeded when
+/// `until` passes first.
 [[nodiscard]] pool_graph pool_graph_of(const skeleton& s, std::uint64_t granularity,
-                                       bool auto_free_on_launch);
+                                       bool auto_free_on_launch, const deadline& until = {});
 
 /// The granules of `g` its held allocations occupy after a launch, on all its devices (a
 /// granule shared by two held allocations counted once).
@@ -150,6 +153,10 @@ class pool_model {
   /// that a granule of its mapping is gone.
   void trim(int device);
 
+  // Every operation costs the graph it names and the pool's granules, and shares() the graphs
+  // holding live allocations: none walks every graph ever added (16,000 graphs made, launched,
+  // destroyed and trimmed one after another, issue 35).
+
   [[nodiscard]] std::uint64_t reserved(int device) const;
   [[nodiscard]] std::uint64_t used(int device) const;
   /// The device's pool now, by holder: the working set of `launching` (the granules it maps),
@@ -170,6 +177,7 @@ class pool_model {
   struct chunk {
     int device = 0;
     std::size_t pins = 0;             ///< live allocations occupying it
+    std::size_t covering = 0;         ///< graphs' slots mapped to it that an allocation touches
     std::optional<std::uint64_t> busy_stream;  ///< a launch into this stream may still use it
     std::uint64_t busy_ordinal = 0;   ///< that launch's ordinal in its stream
     std::size_t last_graph = static_cast<std::size_t>(-1);  ///< the graph that last ran on it
@@ -187,22 +195,29 @@ class pool_model {
     std::uint64_t last_stream = 0;  ///< of its last launch
     bool mapped_once = false;       ///< launched or uploaded before
     std::vector<std::vector<std::uint64_t>> slots;  ///< per device layout: chunk id per slot, 0 = none
+    std::vector<std::vector<bool>> covered;         ///< per device layout, per slot: an allocation touches it
     std::vector<std::vector<bool>> live;            ///< per device layout, per allocation: held and live
+    std::size_t live_count = 0;                     ///< of `live`, those true
   };
   pool_step map(std::size_t g, std::uint64_t stream, bool run, std::uint64_t ordinal,
                 std::optional<std::uint64_t> measured_growth);
   [[nodiscard]] std::vector<device_plan> plan(const graph_state& gs, std::uint64_t stream) const;
-  [[nodiscard]] static bool holds_live(const graph_state& gs);
+  [[nodiscard]] static bool holds_live(const graph_state& gs) { return gs.live_count > 0; }
+  /// Maps slot `slot` of device layout d of graph g to chunk `id` (0: none), keeping the
+  /// chunks' `covering` counts.
+  void set_slot(graph_state& gs, std::size_t d, std::size_t slot, std::uint64_t id);
+  void set_live(std::size_t g, std::size_t d, std::size_t a);
   [[nodiscard]] bool busy_for(const chunk& c, std::uint64_t stream) const {
     return c.busy_stream && *c.busy_stream != stream;
   }
   [[nodiscard]] bool exists(std::uint64_t id) const { return id != 0 && chunks_.count(id) != 0; }
-  void unpin(graph_state& gs, std::size_t d, std::size_t a);
+  void unpin(std::size_t g, std::size_t d, std::size_t a);
 
   std::uint64_t granularity_;
   std::uint64_t next_chunk_ = 1;
   std::map<std::uint64_t, chunk> chunks_;  ///< by id: ids rise with age
   std::vector<graph_state> graphs_;
+  std::set<std::size_t> holding_;  ///< graphs with a live allocation
 };
 
 }  // namespace gmem::profiler

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "gmem/profiler/analysis.hpp"
+#include "gmem/profiler/budget.hpp"
 #include "gmem/profiler/skeleton.hpp"
 
 namespace gmem::profiler {
@@ -42,8 +43,11 @@ struct reuse_prediction {
 };
 
 /// Applies the rule in creation order. Validates first. Time O((nodes + edges) * frees / 64 +
-/// allocations * free ranges), memory one bitset over the free nodes per node still needed.
-[[nodiscard]] reuse_prediction predict_reuse(const skeleton& s, std::uint64_t granularity);
+/// the ancestor free ranges looked at in words of 64 frees that hold one large enough), memory
+/// one bitset over the free nodes per node still needed. Throws std::invalid_argument for an
+/// invalid skeleton, budget_exceeded when `until` passes first.
+[[nodiscard]] reuse_prediction predict_reuse(const skeleton& s, std::uint64_t granularity,
+                                             const deadline& until = {});
 
 /// The same rule computed the obvious way (a graph search per query): for tests.
 [[nodiscard]] reuse_prediction predict_reuse_brute_force(const skeleton& s,
@@ -55,8 +59,9 @@ struct reuse_prediction {
 /// show that it was not: when the rule predicts that alloc node j reuses freed memory but the
 /// driver gave j an address inside no earlier allocation of its device, j's dependencies are
 /// taken as added after its creation (late edges). Edges to earlier nodes are late. `a` is analyse(flat).
+/// Throws budget_exceeded when `until` passes first.
 [[nodiscard]] skeleton skeleton_of(const flat_graph& flat, const graph_analysis& a,
-                                   const std::string& name);
+                                   const std::string& name, const deadline& until = {});
 
 /// A skeleton of a flattened graph made without its analysis (for a recording whose analysis
 /// at exit ran out of time): each free node frees the latest earlier alloc node of its address
