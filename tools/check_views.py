@@ -28,6 +28,8 @@ import shutil
 import subprocess
 import sys
 
+import report_forms  # noqa: E402 (beside this file)
+
 COUNTERS = ["used_current", "used_high", "reserved_current", "reserved_high"]
 
 
@@ -46,7 +48,7 @@ def run(cmd, **kw):
 def check_trace(gmemprof, report_path, work):
     out = os.path.join(work, "trace.json")
     run([gmemprof, "trace", report_path, "-o", out])
-    report = json.load(open(report_path))
+    report = report_forms.load(report_path)
     doc = json.load(open(out))
     if not isinstance(doc, dict) or not isinstance(doc.get("traceEvents"), list):
         fail("the trace is not an object with a traceEvents array")
@@ -228,7 +230,7 @@ def with_lifetimes(report_path, work):
     """A copy of the report with an allocation-lifetime section (gmem 0.2) in its first ok
     scenario, when it has none: a known set of boxes (3 allocations, 2 addresses, one reused)
     for the lifetime chart."""
-    report = json.load(open(report_path))
+    report = report_forms.load(report_path)
     if any(s.get("allocations") for s in report["scenarios"]):
         return report_path
     first = next(s for s in report["scenarios"] if s["status"] == "ok")
@@ -340,7 +342,7 @@ def check_pool_text(dom, pools):
 
 def check_html(gmemprof, report_path, bench_path, work, screenshot):
     out = os.path.join(work, "report.html")
-    recorded = json.load(open(report_path)).get("recorded")
+    recorded = report_forms.load(report_path).get("recorded")
     # A recording is checked as it is: its page must say what record mode knows in place of
     # lifetimes, not to run the suite again.
     if not recorded:
@@ -362,7 +364,7 @@ def check_html(gmemprof, report_path, bench_path, work, screenshot):
                      .replace("&lt;", "<").replace("&gt;", ">"))
     if got["errors"]:
         fail(f"script errors on the page: {got['errors']}")
-    report = json.load(open(report_path))
+    report = report_forms.load(report_path)
     bench = json.load(open(bench_path))
     scen = report["scenarios"]
     families = {"graph/first_launch_no_upload", "graph/upload", "graph/launch_after_trim",

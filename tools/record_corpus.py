@@ -33,6 +33,8 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import report_forms  # noqa: E402
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "record", "corpus"))
 import checks_cpp  # noqa: E402
 import checks_samples  # noqa: E402
@@ -165,7 +167,7 @@ def one(name, kind, argv, options, gmemprof, out):
             r = run([gmemprof] + cmd, 120)
             check(r["exit"] == 0, f"gmemprof {cmd[0]} reads the report (exit {r['exit']})"
                   + ("" if r["exit"] == 0 else ": " + r["stderr"].strip()[-300:]))
-        report = json.load(open(report_path))
+        report = report_forms.load(report_path)
         n, d = remaps(report)
         entry["remap_contention_events"], entry["remap_contention_diagnostics"] = n, d
         entry["report_bytes"] = os.path.getsize(report_path)

@@ -14,6 +14,7 @@
 #include "report/bench_summary.hpp"
 #include "report/show.hpp"
 #include "report/show_parts.hpp"
+#include "report/report_json.hpp"
 #include "report/views.hpp"
 
 namespace gmem::profiler {
@@ -806,7 +807,7 @@ json size_checks() {
 
 std::string html_page(const report& r, const html_inputs& in) {
   json data;
-  data["report"] = json::parse(to_json_string(r));
+  data["report"] = report_to_json(r, false);
   if (r.recorded) {
     data["view"] = recording_view(r, data["report"], in.report_path);
   } else {

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "report/recording_json.hpp"
+#include "report/report_json.hpp"
 #include "report/skeleton_json.hpp"
 
 namespace gmem::profiler {
@@ -1013,19 +1014,21 @@ std::string fitted_json(const json& j, std::size_t width = 120) {
 
 }  // namespace
 
-std::string to_json_string(const report& r) {
+json report_to_json(const report& r, bool leave_out_derived) {
   json j;
   j["schema_version"] = r.version;
   j["environment"] = to_json(r.env);
   json scenarios = json::array();
   for (std::size_t i = 0; i < r.scenarios.size(); ++i) {
-    const bool graph = r.recorded && i < r.recorded->graphs.size();
+    const bool graph = leave_out_derived && r.recorded && i < r.recorded->graphs.size();
     scenarios.push_back(to_json(r.scenarios[i], graph ? &r.recorded->graphs[i] : nullptr));
   }
   j["scenarios"] = std::move(scenarios);
   if (r.recorded) j["recorded"] = recording_to_json(*r.recorded);
-  return fitted_json(j);
+  return j;
 }
+
+std::string to_json_string(const report& r) { return fitted_json(report_to_json(r, true)); }
 
 report from_json_string(const std::string& text, const std::string& source) {
   // Before parsing: nlohmann parses deep text without recursion, but copies and destroys it

@@ -4,10 +4,14 @@ device (the recorded first launch's events, one per device) must equal what the 
 that device itself, and each device's pool must have that device's high watermark.
 Usage: check_devices.py SELF_JSON REPORT   exit 0 when all hold."""
 import json
+import os
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
+import report_forms  # noqa: E402
+
 self_doc = json.load(open(sys.argv[1]))
-rep = json.load(open(sys.argv[2]))
+rep = report_forms.load(sys.argv[2])
 rec = rep["recorded"]
 # The program makes one graph with memory nodes (explicit nodes: no NVTX range names it).
 g = rec["graphs"][0] if len(rec["graphs"]) == 1 else next(x for x in rec["graphs"] if x["name"] == self_doc["graph"])

@@ -6,12 +6,16 @@ every graph's capture_pool_growth_bytes equals the growth of its pool across its
 (segments of the snapshot with its segment_pool_id), and the graphs' growth sums to the pools'
 total at the end. Usage: check_native.py SELF_JSON REPORT [--json OUT]   exit 0 when all hold."""
 import json
+import os
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
+import report_forms  # noqa: E402
 
 
 def main():
     self_doc = json.load(open(sys.argv[1]))
-    rep = json.load(open(sys.argv[2]))
+    rep = report_forms.load(sys.argv[2])
     out = sys.argv[sys.argv.index("--json") + 1] if "--json" in sys.argv else None
     graphs = {g["name"]: g for g in rep.get("recorded", {}).get("graphs", [])}
     checks = []

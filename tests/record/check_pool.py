@@ -14,12 +14,16 @@
 
 Usage: check_pool.py SELF_JSON REPORT [--json OUT]   exit 0 all hold, 1 otherwise."""
 import json
+import os
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
+import report_forms  # noqa: E402
 
 
 def main():
     self_doc = json.load(open(sys.argv[1]))
-    rep = json.load(open(sys.argv[2]))
+    rep = report_forms.load(sys.argv[2])
     out = sys.argv[sys.argv.index("--json") + 1] if "--json" in sys.argv else None
     rec = rep.get("recorded") or {}
     granule = rep["environment"]["granularity_bytes"]

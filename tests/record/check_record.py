@@ -5,12 +5,16 @@ event's counters after the call must equal the self-read ones (reserved current 
 exactly; used counters are printed). Usage: check_record.py SELF_JSON REPORT [--no-memory-nodes]
 Exit 0 all equal, 1 a mismatch or a missing event."""
 import json
+import os
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
+import report_forms  # noqa: E402
 
 
 def main():
     self_doc = json.load(open(sys.argv[1]))
-    rep = json.load(open(sys.argv[2]))
+    rep = report_forms.load(sys.argv[2])
     rec = rep.get("recorded")
     failures = 0
     if rec is None:

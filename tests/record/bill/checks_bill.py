@@ -448,7 +448,9 @@ if __name__ == "__main__":
     if len(sys.argv) < 4:
         print("usage: checks_bill.py PROGRAM SELF_JSON REPORT [PROGRAM OPTIONS...]")
         sys.exit(2)
-    results = check(sys.argv[1], sys.argv[4:], json.load(open(sys.argv[2])), json.load(open(sys.argv[3])))
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "tools"))
+    import report_forms
+    results = check(sys.argv[1], sys.argv[4:], json.load(open(sys.argv[2])), report_forms.load(sys.argv[3]))
     for ok, detail in results:
         print(("PASS " if ok else "FAIL ") + detail)
     sys.exit(0 if all(ok for ok, _ in results) else 1)

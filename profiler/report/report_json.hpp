@@ -1,0 +1,16 @@
+#pragma once
+// A report as nlohmann's JSON value, for the report code's views. Only the report code's .cpp
+// files see nlohmann's types (this header declares them, json_fwd).
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "gmem/profiler/report.hpp"
+
+namespace gmem::profiler {
+
+/// What to_json_string writes, as a value. `leave_out_derived`: a recorded scenario's figures its
+/// graph's events state are left out (phases_from_events), as in a report file; false for a view
+/// that reads every scenario's counters_after_phase and launch_costs as they are.
+[[nodiscard]] nlohmann::ordered_json report_to_json(const report& r, bool leave_out_derived);
+
+}  // namespace gmem::profiler
