@@ -24,4 +24,7 @@ void register_overhead_benchmarks();
 /// Where profile_graph's time goes on a 1000-allocation graph, independent and chained.
 void register_profile_time_benchmarks();
 
+/// The plan's price in launch time: predicted by profile_graph, and the planned graph launched.
+void register_advice_price_benchmarks();
+
 }  // namespace gmem::bench

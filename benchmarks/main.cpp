@@ -79,6 +79,7 @@ int main(int argc, char** argv) {
   register_alternative_benchmarks(fitting);
   register_overhead_benchmarks();
   register_profile_time_benchmarks();
+  register_advice_price_benchmarks();
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

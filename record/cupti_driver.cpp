@@ -15,7 +15,11 @@
 #include <ctime>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <sstream>
+#include <string>
+#include <unordered_map>
+#include <vector>
 
 #include "record/injected.hpp"
 
@@ -129,40 +133,53 @@ bool stream_blocking(std::uint64_t stream) {
          !(flags & CU_STREAM_NON_BLOCKING);
 }
 
+// One frame as a stack names it: "object!symbol+0xoffset", the offset from the symbol when
+// dladdr names one, else from the object's base; "" for a frame of the driver, CUPTI or this
+// library (left out), "?" where dladdr knows no object.
+std::string frame_name(void* address) {
+  Dl_info info{};
+  if (!dladdr(address, &info) || !info.dli_fname) return "?";
+  std::string object = info.dli_fname;
+  object = object.substr(object.find_last_of('/') + 1);
+  if (object.rfind("libcuda.so", 0) == 0 || object.rfind("libcupti.so", 0) == 0 ||
+      object.rfind("libgmem_record.so", 0) == 0) {
+    return "";
+  }
+  std::string frame = object;
+  const void* base = info.dli_sname ? info.dli_saddr : info.dli_fbase;
+  if (info.dli_sname) {
+    int status = -1;
+    char* demangled = abi::__cxa_demangle(info.dli_sname, nullptr, nullptr, &status);
+    frame += "!" + std::string(status == 0 && demangled ? demangled : info.dli_sname);
+    std::free(demangled);
+  }
+  char offset[32];
+  std::snprintf(offset, sizeof offset, "+0x%zx",
+                static_cast<std::size_t>(static_cast<const char*>(address) - static_cast<const char*>(base)));
+  return frame + offset;
+}
+
 // The native call stack of the instantiation, taken in the callback after the call (its host
-// time is already measured): backtrace() and dladdr(), a few microseconds once per graph.
-// Frames of the driver, CUPTI and this library are left out; symbols are demangled.
+// time is already measured). Frames of the driver, CUPTI and this library are left out; symbols
+// are demangled. dladdr walks an object's whole symbol table for the nearest symbol, which in
+// libtorch_cuda.so or libpython is hundreds of thousands of symbols per frame: each address is
+// named once per process and kept (a warm-up captures thousands of graphs from a few sites).
 std::vector<std::string> call_stack() {
+  static std::mutex names_mutex;
+  static std::unordered_map<void*, std::string> names;
+  constexpr std::size_t names_kept = 1 << 16;  // at most a few MiB, whatever the program does
   void* frames[64];
   const int n = backtrace(frames, 64);
   std::vector<std::string> out;
+  std::lock_guard<std::mutex> lock(names_mutex);
   for (int i = 0; i < n && out.size() < 24; ++i) {
-    Dl_info info{};
-    if (!dladdr(frames[i], &info) || !info.dli_fname) {
-      out.push_back("?");
-      continue;
+    auto it = names.find(frames[i]);
+    if (it == names.end()) {
+      std::string name = frame_name(frames[i]);
+      if (names.size() >= names_kept) names.clear();
+      it = names.emplace(frames[i], std::move(name)).first;
     }
-    std::string object = info.dli_fname;
-    object = object.substr(object.find_last_of('/') + 1);
-    if (object.rfind("libcuda.so", 0) == 0 || object.rfind("libcupti.so", 0) == 0 ||
-        object.rfind("libgmem_record.so", 0) == 0) {
-      continue;
-    }
-    std::string frame = object;
-    // Offset from the symbol when dladdr names one, else from the object's base.
-    const void* base = info.dli_sname ? info.dli_saddr : info.dli_fbase;
-    if (info.dli_sname) {
-      int status = -1;
-      char* demangled = abi::__cxa_demangle(info.dli_sname, nullptr, nullptr, &status);
-      frame += "!" + std::string(status == 0 && demangled ? demangled : info.dli_sname);
-      std::free(demangled);
-    }
-    char offset[32];
-    std::snprintf(offset, sizeof offset, "+0x%zx",
-                  static_cast<std::size_t>(static_cast<const char*>(frames[i]) -
-                                           static_cast<const char*>(base)));
-    frame += offset;
-    out.push_back(std::move(frame));
+    if (!it->second.empty()) out.push_back(it->second);
   }
   return out;
 }

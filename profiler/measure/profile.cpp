@@ -28,9 +28,9 @@ scenario_result profile_graph(cudaGraph_t g, const std::string& name,
                               const profile_options& options) {
   const std::vector<std::string> phases = options.phases.empty() ? all_phases() : options.phases;
   check_phases(phases);
-  if (options.reps < 1 || options.warmups < 0) {
-    throw usage_error("profiling graph '" + name + "': reps must be at least 1 and warmups at "
-                      "least 0");
+  if (options.reps < 1 || options.warmups < 0 || options.min_reps < 0 || !(options.settled_spread >= 0)) {
+    throw usage_error("profiling graph '" + name + "': reps must be at least 1, warmups and min_reps at "
+                      "least 0, settled_spread a fraction at least 0");
   }
   const int dev = options.device;
   require_graph_mem_nodes(dev);
@@ -76,7 +76,8 @@ scenario_result profile_graph(cudaGraph_t g, const std::string& name,
     const std::function<void()> call =
         launches == 1 ? step.call : [&step, launches] { for (int i = 0; i < launches; ++i) step.call(); };
     const phase_plan plan{p, step.reset, [&] { return time_call(call, step.stream); }, step.cleanup};
-    r.launch_costs.push_back(measure_phase(plan, options.warmups, options.reps));
+    r.launch_costs.push_back(
+        measure_phase(plan, options.warmups, options.reps, {std::min(options.min_reps, options.reps), options.settled_spread}));
     drive.settle();
     record(p);
   }

@@ -1,5 +1,6 @@
 #include "gmem/profiler/timing.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -67,7 +68,15 @@ timed reference_launch::sample() const {
   return best;
 }
 
-launch_cost measure_phase(const phase_plan& plan, int warmups, int reps) {
+bool settled(const std::vector<double>& samples, int n, double spread) {
+  if (n <= 0 || samples.size() < static_cast<std::size_t>(n)) return false;
+  std::vector<double> last(samples.end() - n, samples.end());
+  std::sort(last.begin(), last.end());
+  const double median = n % 2 ? last[n / 2] : 0.5 * (last[n / 2 - 1] + last[n / 2]);
+  return last.back() - last.front() <= spread * median;
+}
+
+launch_cost measure_phase(const phase_plan& plan, int warmups, int reps, const settling& settle) {
   const nvtx_range range(plan.phase);
   // Without room for the reference's 4 bytes (a device filled by the caller's program), the
   // phase is measured as before, without a reference: the check then judges its times as
@@ -90,6 +99,12 @@ launch_cost measure_phase(const phase_plan& plan, int warmups, int reps) {
       if (reference) {
         ref_host.push_back(r.host_us);
         ref_wall.push_back(r.wall_us);
+      }
+      // A cold sample re-instantiates and maps the graph (12 ms and 2 GiB for 1000 allocations
+      // on an H100): once its times agree, more of them say nothing new.
+      if (settle.min_reps > 0 && settled(host, settle.min_reps, settle.spread) &&
+          settled(wall, settle.min_reps, settle.spread)) {
+        break;
       }
     }
   }

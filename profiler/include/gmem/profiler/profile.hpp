@@ -17,7 +17,11 @@ namespace gmem::profiler {
 struct profile_options {
   int device = 0;
   int warmups = 2;
+  /// The most samples a phase takes; it stops after `min_reps` once their host and wall times
+  /// each lie within `settled_spread` of their median (0: always `reps`).
   int reps = 10;
+  int min_reps = 5;
+  double settled_spread = 0.10;
   /// Instantiate with AutoFreeOnLaunch (else unfreed allocations are freed in the stream after
   /// each launch, untimed, so that the graph can be relaunched).
   bool auto_free_on_launch = false;

@@ -58,10 +58,22 @@ class reference_launch {
   cudaGraphExec_t exec_ = nullptr;
 };
 
-/// Runs `warmups` unrecorded and `reps` recorded samples of `plan`, each followed (after its
-/// cleanup) by a reference_launch sample, recorded as the launch cost's `reference_host` and
-/// `reference_wall` (none, count 0, where the reference could not be built: no device memory
-/// left for its 4 bytes). Throws what the plan's steps throw.
-[[nodiscard]] launch_cost measure_phase(const phase_plan& plan, int warmups, int reps);
+/// When a phase's samples have settled: once `min_reps` samples are recorded, the phase stops
+/// as soon as its last `min_reps` host times and wall times each lie within `spread` of their
+/// median ((max - min) <= spread x median); `reps` stays the most it takes.
+struct settling {
+  int min_reps = 0;  ///< 0: every phase takes `reps` samples
+  double spread = 0.10;
+};
+
+/// Runs `warmups` unrecorded and up to `reps` recorded samples of `plan` (fewer where `settle`
+/// says they settled), each followed (after its cleanup) by a reference_launch sample, recorded
+/// as the launch cost's `reference_host` and `reference_wall` (none, count 0, where the
+/// reference could not be built: no device memory left for its 4 bytes). Throws what the plan's
+/// steps throw.
+[[nodiscard]] launch_cost measure_phase(const phase_plan& plan, int warmups, int reps, const settling& settle = {});
+
+/// Whether the last `n` of `samples` lie within `spread` of their median (false for fewer).
+[[nodiscard]] bool settled(const std::vector<double>& samples, int n, double spread);
 
 }  // namespace gmem::profiler
