@@ -93,6 +93,14 @@ def programs(build, samples, torch_too, bill=False):
     return out
 
 
+def shown_path(arg):
+    """An argument as a report shows it: a path of this checkout relative to its root (a report
+    names no folder of the machine it ran on)."""
+    root = os.path.normpath(os.path.join(HERE, ".."))
+    full = os.path.normpath(arg) if os.path.isabs(arg) else None
+    return os.path.relpath(full, root) if full and full.startswith(root + os.sep) else arg
+
+
 def run(argv, timeout, env=None):
     t0 = time.monotonic()
     try:
@@ -123,7 +131,7 @@ def one(name, kind, argv, options, gmemprof, out):
     self_rec = os.path.join(out, f"{safe}.self.json")
     report_path = os.path.join(out, f"{safe}.json")
     extra = lambda path: [] if kind == "sample" else [path]
-    entry = {"name": name, "command": " ".join(os.path.basename(a) if i == 0 else a for i, a in enumerate(argv)),
+    entry = {"name": name, "command": " ".join(os.path.basename(a) if i == 0 else shown_path(a) for i, a in enumerate(argv)),
              "runs": [], "checks": []}
     checks = entry["checks"]
 

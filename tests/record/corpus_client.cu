@@ -15,6 +15,8 @@
 //                                        exit(3) runs on it
 //   corpus_client segv-handled SELF_JSON a program whose own SIGSEGV handler (installed before
 //                                        CUDA starts) recovers from 200 faults made on purpose
+//   corpus_client rounds SELF_JSON [N]   N rounds (16000) of two graphs made, launched, destroyed,
+//                                        and a trim
 #include <cuda_runtime.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -267,6 +269,29 @@ int identical(const std::string& self) {
   return 0;
 }
 
+// ROUNDS rounds of: two graphs made (A, B), each launched, synchronized, both destroyed, the
+// pool trimmed (as graphMemoryFootprint does, and programs that capture in a loop). The
+// recording stays two records whatever ROUNDS is; the program times its own rounds.
+int rounds(const std::string& self, int n) {
+  cudaStream_t s;
+  CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int k = 0; k < n; ++k) {
+    cudaGraphExec_t a = graph_of(s, 2 * MiB, 0), b = graph_of(s, 4 * MiB, 0);
+    CK(cudaGraphLaunch(a, s));
+    CK(cudaGraphLaunch(b, s));
+    CK(cudaStreamSynchronize(s));
+    CK(cudaGraphExecDestroy(a));
+    CK(cudaGraphExecDestroy(b));
+    CK(cudaDeviceGraphMemTrim(0));
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  write(self, "{\"rounds\": " + std::to_string(n) + ", \"rounds_s\": " + std::to_string(seconds) +
+                  ", \"final\": " + json_of(counters()) + "}");
+  std::printf("rounds: %d rounds of two graphs made, launched, destroyed, trimmed\n", n);
+  return 0;
+}
+
 void on_term(int) { std::exit(3); }
 
 // A program whose SIGTERM handler calls exit(): the signal lands on the thread that launches
@@ -341,7 +366,7 @@ int segv_handled(const std::string& self) {
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: corpus_client pdl|events|tight|back-to-back|identical|sigterm-exit|segv-handled SELF_JSON [N]\n");
+    std::fprintf(stderr, "usage: corpus_client pdl|events|tight|back-to-back|identical|sigterm-exit|segv-handled|rounds SELF_JSON [N]\n");
     return 2;
   }
   const std::string mode = argv[1], self = argv[2];
@@ -357,6 +382,7 @@ int main(int argc, char** argv) {
   if (mode == "identical") return identical(self);
   if (mode == "sigterm-exit") return sigterm_exit(self);
   if (mode == "segv-handled") return segv_handled(self);
+  if (mode == "rounds") return rounds(self, argc > 3 ? std::atoi(argv[3]) : 16000);
   std::fprintf(stderr, "corpus_client: unknown mode '%s'\n", mode.c_str());
   return 2;
 }

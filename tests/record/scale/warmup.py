@@ -1,0 +1,65 @@
+"""A serving engine's warm-up at scale, timed by itself: PyTorch with its cudaMallocAsync backend
+captures one graph per batch size (an MLP step, batch 1 to GRAPHS, the largest first as engines
+do), each graph's output held by the script (so each pins a granule of the graph memory pool),
+then replays every graph in three rounds and synchronizes.
+
+Usage: warmup.py GRAPHS SELF_JSON
+SELF_JSON: {"graphs", "capture_s" (capturing and instantiating every graph), "replay_s" (the
+three rounds and the synchronize), "warmup_s" (from the first capture to the end),
+"final_reserved_high", "final_reserved_current"}. stdout: one line."""
+import json
+import os
+import sys
+import time
+
+os.environ["PYTORCH_CUDA_ALLOC_CONF"] = "backend:cudaMallocAsync"
+import torch  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import graphmem  # noqa: E402
+
+graphs_n, self_json = int(sys.argv[1]), sys.argv[2]
+torch.manual_seed(0)
+w1 = torch.randn(256, 512, device="cuda") * 0.05
+w2 = torch.randn(512, 64, device="cuda") * 0.05
+
+
+def step(x):                        # x: (batch, 256)
+    h = torch.relu(x @ w1)          # working memory: batch x 512 floats
+    return h @ w2                   # the output, batch x 64 floats, held by the script
+
+
+inputs = {bs: torch.randn(bs, 256, device="cuda") for bs in range(1, graphs_n + 1)}
+s = torch.cuda.Stream()
+s.wait_stream(torch.cuda.current_stream())
+with torch.cuda.stream(s):          # eager warm-up: cuBLAS handles and kernels loaded
+    for bs in (1, graphs_n):
+        step(inputs[bs])
+torch.cuda.current_stream().wait_stream(s)
+torch.cuda.synchronize()
+
+graphs, outputs = [], []
+t0 = time.perf_counter()
+for bs in range(graphs_n, 0, -1):   # largest first
+    g = torch.cuda.CUDAGraph()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        g.capture_begin()
+        out = step(inputs[bs])
+        g.capture_end()             # instantiates (PyTorch instantiates at capture_end)
+    torch.cuda.current_stream().wait_stream(s)
+    graphs.append(g)
+    outputs.append(out)
+torch.cuda.synchronize()
+t1 = time.perf_counter()
+for _ in range(3):
+    for g in graphs:
+        g.replay()
+torch.cuda.synchronize()
+t2 = time.perf_counter()
+c = graphmem.counters(0)
+doc = {"graphs": graphs_n, "capture_s": t1 - t0, "replay_s": t2 - t1, "warmup_s": t2 - t0,
+       "final_reserved_high": c["reserved_high"], "final_reserved_current": c["reserved_current"]}
+with open(self_json, "w") as f:
+    json.dump(doc, f)
+print(f"warm-up of {graphs_n} graphs done")

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# The GPU machine's runs for record mode at the scale engines run, over a tools/device-build.sh
+# build (slimmed with tools/device-slim.sh), stage by stage; each stage writes into
+# OUT_DIR/STAGE/ and its log, and the whole of OUT_DIR is packed into OUT_DIR.tar.gz at the end.
+#   tests     the GPU tests (no sanitizer: tools/gpu-suite.sh runs them under both)
+#   corpus    tools/record_corpus.py over cuda-samples (SAMPLES, a folder of their binaries,
+#             built elsewhere), the PyTorch and the C++ corpus programs
+#   bill      tools/record_corpus.py --bill: the bill programs against the scripts' readings
+#   pool      tests/record/run_pool.sh: serving warm-ups, threads, check of two recordings
+#   scale     tools/record_scale.py: 500, 1000 and 2000 captures recorded and unrecorded, and
+#             `gmemprof show` and `html` of the recordings kept
+#   rounds    16,000 rounds of two graphs made, launched, destroyed and a trim, recorded and not
+#   bench     gmem_bench: profile_graph of 1000 allocations, the plan's price
+# Usage: tools/gpu-record-runs.sh BUILD_DIR OUT_DIR SAMPLES STAGE...
+set -u
+build=$(cd "$1" && pwd); out=$2; samples=$3; shift 3
+here=$(cd "$(dirname "$0")" && pwd)
+export PATH="$PATH:/usr/local/cuda/bin" PYTHONUNBUFFERED=1
+mkdir -p "$out"
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$out/device.txt" 2>&1
+cp "$build/COMMIT" "$out/commit.txt"
+status=0
+for stage in "$@"; do
+  d="$out/$stage"; mkdir -p "$d"
+  start=$(date +%s)
+  case $stage in
+    tests) "$build/tests/gmem_gpu_tests" --gtest_output="json:$d/tests.json" > "$d/log" 2>&1 ;;
+    corpus) python3 "$here/record_corpus.py" --build "$build" --samples "$samples" --out "$d" > "$d/log" 2>&1 ;;
+    bill) python3 "$here/record_corpus.py" --build "$build" --out "$d" --bill > "$d/log" 2>&1 ;;
+    pool) bash "$here/../tests/record/run_pool.sh" "$build" "$d" > "$d/log" 2>&1 ;;
+    scale)
+      python3 "$here/record_scale.py" "$build" "$d/record-scale.json" --keep "$d" > "$d/log" 2>&1
+      for n in 500 1000 2000; do
+        [ -f "$d/record-scale-$n.json" ] || continue
+        /usr/bin/time -f "show $n: %e s, %M KB" "$build/profiler/gmemprof" show "$d/record-scale-$n.json" > "$d/show-$n.txt" 2>> "$d/log"
+        /usr/bin/time -f "html $n: %e s, %M KB" "$build/profiler/gmemprof" html "$d/record-scale-$n.json" -o "$d/page-$n.html" 2>> "$d/log"
+        ls -l "$d/page-$n.html" >> "$d/log"
+        [ "$n" = 500 ] || rm -f "$d/record-scale-$n.json"   # large: kept out of the results
+      done ;;
+    rounds)
+      for mode in unrecorded recorded; do
+        cmd=("$build/tests/gmem_corpus_client" rounds "$d/self-$mode.json" 16000)
+        [ $mode = recorded ] && cmd=("$build/profiler/gmemprof" record --out "$d/rounds.json" -- "${cmd[@]}")
+        /usr/bin/time -f "$mode: %e s wall, %M KB" "${cmd[@]}" >> "$d/log" 2>&1
+      done
+      "$build/profiler/gmemprof" show "$d/rounds.json" > "$d/show.txt" 2>&1 ;;
+    bench)
+      "$build/benchmarks/gmem_bench" --benchmark_filter='profile_time/profile_graph/allocs:1000/independent' \
+        --benchmark_out="$d/profile-time.json" --benchmark_out_format=json > "$d/log" 2>&1 &&
+      "$build/benchmarks/gmem_bench" --benchmark_filter='advice/plan_price' --benchmark_repetitions=5 \
+        --benchmark_out="$d/plan-price.json" --benchmark_out_format=json >> "$d/log" 2>&1 ;;
+    *) echo "unknown stage $stage" > "$d/log"; false ;;
+  esac
+  rc=$?
+  [ $rc = 0 ] || status=1
+  echo "$stage: exit $rc, $(( $(date +%s) - start )) s" | tee -a "$out/stages.txt"
+done
+tar -czf "$out.tar.gz" -C "$(dirname "$out")" "$(basename "$out")"
+exit $status

@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""What recording costs a serving warm-up at scale: tests/record/scale/warmup.py with 500, 1000 and
+2000 graphs (or the sizes given), each size run unrecorded and under `gmemprof record`, in
+alternating order, PAIRS times. Per run: the warm-up's own timings (captures and instantiations,
+the replays, the whole warm-up), the process's wall time (a recording writes its report at exit),
+the report's size, and `gmemprof show`'s time on it; per size the medians and the ratios recorded /
+unrecorded. Writes one JSON with the device, the driver, the commit and the date.
+
+Usage: record_scale.py BUILD_DIR OUT_JSON [--sizes 500,1000,2000] [--pairs 1] [--keep DIR]
+(--keep: copy each size's last recording into DIR as record-scale-N.json)."""
+import argparse
+import datetime
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PROGRAM = os.path.join(HERE, "..", "tests", "record", "scale", "warmup.py")
+
+
+def run(cmd, env=None):
+    t0 = time.perf_counter()
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    return p, time.perf_counter() - t0
+
+
+def one(gmemprof, n, recorded, tmp):
+    self_json = os.path.join(tmp, f"self-{n}-{int(recorded)}.json")
+    report = os.path.join(tmp, f"record-{n}.json")
+    cmd = [sys.executable, PROGRAM, str(n), self_json]
+    if recorded:
+        cmd = [gmemprof, "record", "--out", report, "--"] + cmd
+    p, wall = run(cmd)
+    if p.returncode != 0:
+        return {"error": f"exit {p.returncode}: {p.stderr[-2000:]}"}
+    doc = json.load(open(self_json))
+    doc["process_s"] = wall
+    if recorded:
+        doc["report_bytes"] = os.path.getsize(report)
+        show, show_s = run([gmemprof, "show", report])
+        doc["show_s"] = show_s
+        doc["show_lines"] = show.stdout.count("\n")
+        doc["show_exit"] = show.returncode
+    return doc
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("build_dir")
+    ap.add_argument("out_json")
+    ap.add_argument("--sizes", default="500,1000,2000")
+    ap.add_argument("--pairs", type=int, default=1)
+    ap.add_argument("--keep")
+    a = ap.parse_args()
+    gmemprof = os.path.join(a.build_dir, "profiler", "gmemprof")
+    tmp = tempfile.mkdtemp()
+    sizes = [int(s) for s in a.sizes.split(",")]
+    out = {"what": "gmemprof record's cost on a serving warm-up at scale (tests/record/scale/warmup.py)",
+           "command": " ".join(["tools/record_scale.py"] + sys.argv[2:]),
+           "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+           "commit": open(os.path.join(a.build_dir, "COMMIT")).read().strip()
+           if os.path.exists(os.path.join(a.build_dir, "COMMIT")) else "unknown",
+           "device": subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
+                                    capture_output=True, text=True).stdout.strip(),
+           "sizes": {}}
+    for n in sizes:
+        runs = {"unrecorded": [], "recorded": []}
+        for k in range(a.pairs):
+            order = [False, True] if k % 2 == 0 else [True, False]
+            for recorded in order:
+                runs["recorded" if recorded else "unrecorded"].append(one(gmemprof, n, recorded, tmp))
+        if a.keep and os.path.exists(os.path.join(tmp, f"record-{n}.json")):
+            os.makedirs(a.keep, exist_ok=True)
+            shutil.copy(os.path.join(tmp, f"record-{n}.json"), os.path.join(a.keep, f"record-scale-{n}.json"))
+        summary = {"runs": runs}
+        for key in ("capture_s", "replay_s", "warmup_s", "process_s"):
+            u = [r[key] for r in runs["unrecorded"] if key in r]
+            r = [r[key] for r in runs["recorded"] if key in r]
+            if u and r:
+                summary[key] = {"unrecorded": statistics.median(u), "recorded": statistics.median(r),
+                                "ratio": statistics.median(r) / statistics.median(u)}
+        for key in ("report_bytes", "show_s"):
+            v = [r[key] for r in runs["recorded"] if key in r]
+            if v:
+                summary[key] = statistics.median(v)
+        out["sizes"][str(n)] = summary
+        print(json.dumps({"graphs": n, **{k: v for k, v in summary.items() if k != "runs"}}), flush=True)
+    with open(a.out_json, "w") as f:
+        json.dump(out, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
