@@ -45,9 +45,9 @@ struct command {
 };
 
 const char* const exit_status_text =
-    "exit status: 0 done; 1 check found a regression (run: a scenario ended in error; its report\n"
-    "is still written); 2 a usage error, or an input or output that cannot be used; 3 no usable\n"
-    "GPU, or the GPU failed the command. record exits with COMMAND's status.\n";
+    "exit status: 0 done; 1 check found a regression (only check exits 1); 2 a usage error, or an\n"
+    "input or output that cannot be used; 3 no usable GPU, or the GPU failed the command (run: a\n"
+    "scenario ended in error; its report is still written). record exits with COMMAND's status.\n";
 
 // ---- the commands ----
 

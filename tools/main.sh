@@ -36,6 +36,6 @@ done
 [[ " ${args[*]-} " == *" --out "* ]] || args+=(--out "$out")
 rc=0
 "$gmemprof" run "${args[@]}" || rc=$?
-# 1: a scenario failed but the report was written; show it all the same.
-if ((rc <= 1)); then "$gmemprof" show "$out"; fi
+# 3 with a report: a scenario failed, the report was written; show it all the same.
+if ((rc == 0)) || { ((rc == 3)) && [ -f "$out" ]; }; then "$gmemprof" show "$out"; fi
 exit "$rc"

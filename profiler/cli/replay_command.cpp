@@ -68,6 +68,10 @@ int run_replay_set(const std::string& path, int device, std::ostream& out, std::
     err << "gmemprof replay: " << e.what() << "\n";
     return 2;
   }
+  if (const auto why = gpu_unavailable_reason()) {  // before replay_set, which measures on it
+    err << "gmemprof replay: " << *why << "; replay measures on a GPU\n";
+    return 3;
+  }
   set_replay_result s;
   try {
     s = replay_set(r, device);
@@ -76,10 +80,6 @@ int run_replay_set(const std::string& path, int device, std::ostream& out, std::
     return 2;
   }
   const recording& rec = *r.recorded;
-  if (const auto why = gpu_unavailable_reason()) {
-    err << "gmemprof replay: " << *why << "; replay measures on a GPU\n";
-    return 3;
-  }
   const std::uint64_t granule = measure_granularity(device).bytes;
   const std::uint64_t diff = s.high_bytes > s.recorded_high_bytes ? s.high_bytes - s.recorded_high_bytes
                                                                    : s.recorded_high_bytes - s.high_bytes;

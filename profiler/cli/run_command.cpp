@@ -3,7 +3,10 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <fstream>
 #include <ostream>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "cli/commands.hpp"
@@ -38,12 +41,21 @@ int run_child(const run_options& options, const std::string& path) {
 
 // One trial in a fresh process, its report read back and its file removed; `what` names it
 // ("trial 3") in the error when the process fails.
+// A trial process that failed: gmemprof run exits as it did (3: the GPU or a CUDA call failed).
+struct trial_failed : std::runtime_error {
+  int exit_code;
+  trial_failed(const std::string& what, int code) : std::runtime_error(what), exit_code(code) {}
+};
+
 report run_trial(const run_options& options, const std::string& path, const std::string& what) {
   const int rc = run_child(options, path);
-  if (rc != 0 && rc != 1) {
+  // 0, or 3 with its report written: a scenario ended in error, which the report says.
+  std::ifstream written(path);
+  if (rc != 0 && !(rc == 3 && written)) {
     std::remove(path.c_str());
-    throw usage_error(what + " of gmemprof run exited with " + std::to_string(rc) +
-                      " (see its messages above); no report was written");
+    throw trial_failed(what + " of gmemprof run exited with " + std::to_string(rc) +
+                           " (see its messages above); no report was written",
+                       rc == 3 ? 3 : 2);
   }
   report r = read_report(path);
   std::remove(path.c_str());
@@ -147,7 +159,10 @@ int run_run(const run_options& options, const std::string& out_path,
     out << "wrote " << out_path << ": " << rep.scenarios.size() << " scenario results (" << ok
         << " ok, " << skipped << " skipped, " << failed << " error) on " << rep.env.device_name
         << "\n";
-    return failed ? 1 : 0;
+    return failed ? 3 : 0;  // 1 is check's, for a regression; a scenario's error is the GPU's
+  } catch (const trial_failed& e) {
+    err << "gmemprof run: " << e.what() << "\n";
+    return e.exit_code;
   } catch (const report_error& e) {
     err << "gmemprof run: " << e.what() << "\n";
     return 2;
