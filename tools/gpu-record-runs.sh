@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The GPU machine's runs for record mode at the scale engines run, over a tools/device-build.sh
 # build (slimmed with tools/device-slim.sh), stage by stage; each stage writes into
-# OUT_DIR/STAGE/ and its log, and the whole of OUT_DIR is packed into OUT_DIR.tar.gz at the end.
+# OUT_DIR/STAGE/ and its log, and after each stage the whole of OUT_DIR is packed into
+# OUT_DIR.tar.gz (a run stopped at its time limit keeps the stages it finished).
 #   tests     the GPU tests (no sanitizer: tools/gpu-suite.sh runs them under both)
 #   corpus    tools/record_corpus.py over cuda-samples (SAMPLES, a folder of their binaries,
 #             built elsewhere), the PyTorch and the C++ corpus programs
@@ -54,6 +55,6 @@ for stage in "$@"; do
   rc=$?
   [ $rc = 0 ] || status=1
   echo "$stage: exit $rc, $(( $(date +%s) - start )) s" | tee -a "$out/stages.txt"
+  tar -czf "$out.tar.gz" -C "$(dirname "$out")" "$(basename "$out")"
 done
-tar -czf "$out.tar.gz" -C "$(dirname "$out")" "$(basename "$out")"
 exit $status
