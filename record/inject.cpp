@@ -363,6 +363,13 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
   const char* d = std::getenv("GMEM_RECORD_DEVICE");
   the_session = new session(real_driver(), source.value_or(name_source::nvtx), path, d ? std::atoi(d) : -1);
   the_session->info().pid = pid;
+  // A launcher's rank (torchrun sets RANK and LOCAL_RANK for each worker): the merged recording
+  // names each process by it, so that two runs pair their processes rank by rank.
+  if (const char* rank = std::getenv("RANK")) {
+    the_session->info().rank = rank;
+  } else if (const char* local = std::getenv("LOCAL_RANK")) {
+    the_session->info().rank = local;
+  }
   if (const char* c = std::getenv("GMEM_RECORD_COMMAND")) the_session->info().command = c;
   gmem::profiler::environment& env = the_session->environment();
   env.tool_version = GMEM_VERSION;

@@ -1,14 +1,38 @@
 #include "record/recording_merge.hpp"
 
 #include <algorithm>
+#include <optional>
+#include <set>
+#include <string>
 
 namespace gmem::record {
 
+namespace {
+
+// A process's rank as a number for ordering (ranks "0" ... "10" in numeric order); nullopt where
+// it has none or it is not a whole number.
+std::optional<long> rank_number(const process_report& p) {
+  if (!p.report.recorded || p.report.recorded->rank.empty()) return std::nullopt;
+  const std::string& r = p.report.recorded->rank;
+  if (r.size() > 9 || r.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+  return std::stol(r);
+}
+
+long pid_of(const process_report& p) { return p.report.recorded ? p.report.recorded->pid : 0; }
+
+}  // namespace
+
 profiler::report merge_recordings(std::vector<process_report> reports, const std::string& command) {
-  std::sort(reports.begin(), reports.end(), [](const process_report& a, const process_report& b) {
-    const long pa = a.report.recorded ? a.report.recorded->pid : 0;
-    const long pb = b.report.recorded ? b.report.recorded->pid : 0;
-    return pa < pb;
+  // Named by rank where every process has one and they differ (a launcher's workers: two runs pair
+  // their processes rank by rank), else by pid order.
+  std::set<long> ranks;
+  bool by_rank = true;
+  for (const auto& p : reports) {
+    const auto n = rank_number(p);
+    by_rank = by_rank && n && ranks.insert(*n).second;
+  }
+  std::sort(reports.begin(), reports.end(), [by_rank](const process_report& a, const process_report& b) {
+    return by_rank ? *rank_number(a) < *rank_number(b) : pid_of(a) < pid_of(b);
   });
   if (reports.size() == 1) return std::move(reports.front().report);
   profiler::report out;
@@ -17,11 +41,12 @@ profiler::report merge_recordings(std::vector<process_report> reports, const std
   for (std::size_t k = 0; k < reports.size(); ++k) {
     profiler::report& r = reports[k].report;
     if (out.env.device_name.empty() && !r.env.device_name.empty()) out.env = r.env;
-    const std::string label = "p" + std::to_string(k + 1);
+    const std::string label = by_rank ? "rank " + r.recorded->rank : "p" + std::to_string(k + 1);
     const long pid = r.recorded ? r.recorded->pid : 0;
     const std::string prefix = "[" + label + " pid " + std::to_string(pid) + "] ";
     profiler::recorded_process proc;
     proc.pid = pid;
+    if (r.recorded) proc.rank = r.recorded->rank;
     proc.report = reports[k].path;
     proc.graphs = r.scenarios.size();
     for (auto& s : r.scenarios) {
@@ -43,7 +68,7 @@ profiler::report merge_recordings(std::vector<process_report> reports, const std
     for (const auto& n : pr.notes) rec.notes.push_back(label + ": " + n);
     for (auto& g : pr.graphs) {
       g.name = prefix + g.name;
-      g.identity = label + "/" + g.identity;
+      g.identity = label + "/" + g.identity;  // stable across runs: the rank, or the pid's order
       if (!g.site.empty()) g.site = label + "/" + g.site;
       g.pid = pid;
       rec.graphs.push_back(std::move(g));

@@ -248,6 +248,7 @@ profiler::report assemble(const recorder& r, const profiler::environment& env,
   rec.partial_reason = info.partial_reason;
   rec.command = info.command;
   rec.pid = info.pid;
+  rec.rank = info.rank;
   rec.name_from = to_string(r.names());
   rec.graphs_without_memory_nodes = r.graphs_without_memory_nodes();
   rec.notes = info.notes;

@@ -17,6 +17,7 @@ struct recording_info {
   std::string partial_reason;  ///< "signal 15 (SIGTERM)", ...
   std::string command;         ///< the recorded command line
   long pid = 0;
+  std::string rank;                ///< RANK, else LOCAL_RANK, where the launcher set one
   std::vector<std::string> notes;  ///< one line each, e.g. CUPTI was taken
 };
 

@@ -1,19 +1,38 @@
 #include "report/bill_view.hpp"
 
 #include "gmem/profiler/size_text.hpp"
+#include "report/processes_view.hpp"
+#include "report/text_layout.hpp"
 
 namespace gmem::profiler {
+
+namespace {
+
+// Each line within the terminal's width: a kind's words continue under its figures (column 27),
+// the heading's under itself.
+std::vector<std::string> wrapped(const std::vector<std::string>& lines) {
+  std::vector<std::string> out;
+  for (const std::string& line : lines) {
+    const std::size_t lead = line.find_first_not_of(' ');
+    const std::string text = wrap(line.substr(lead), std::string(lead, ' '), std::string(lead ? 27 : 4, ' '));
+    for (std::size_t at = 0, next; at < text.size(); at = next + 1) {
+      next = text.find('\n', at);
+      out.push_back(text.substr(at, next - at));
+    }
+  }
+  return out;
+}
+
+}  // namespace
 
 std::vector<std::string> bill_lines(const graph_bill& b) {
   std::vector<std::string> out;
   std::string head = "what CUDA graphs cost device " + std::to_string(b.device);
   if (!b.process.empty()) head += " of process " + b.process;
   out.push_back(head + " (at " + b.end + "):");
-  std::uint64_t graphs = 0;
   if (b.node_pool_seen) {
     out.push_back("  graph memory-node pool   " + size_text(b.node_pool_retained_bytes) + " retained, " +
                   size_text(b.node_pool_high_bytes) + " at its high watermark");
-    graphs += b.node_pool_retained_bytes;
   }
   if (b.framework_seen) {
     std::string line = "  framework graph pools    " + size_text(b.framework_retained_bytes) + " retained";
@@ -25,17 +44,15 @@ std::vector<std::string> bill_lines(const graph_bill& b) {
     line += size_text(b.framework_capture_bytes) + ", at most " + size_text(b.framework_peak_bytes) + " at once";
     if (!b.framework_named) line += " (warm-ups unseen: the Python companion names them)";
     out.push_back(line);
-    graphs += b.framework_retained_bytes;
   }
   if (b.exec_state_measured) {
     std::string line = "  executable-graph state   " + size_text(b.exec_state_bytes) + " for " +
                        std::to_string(b.exec_state_instantiations) + " instantiation(s) and upload(s), outside every pool";
     if (b.exec_state_unmeasured) line += "; " + std::to_string(b.exec_state_unmeasured) + " more not measured (another thread's call overlapped)";
     out.push_back(line);
-    graphs += b.exec_state_bytes;
   }
   if (b.node_pool_seen || b.framework_seen || b.exec_state_measured) {
-    out.push_back("  graph memory in all      " + size_text(graphs));
+    out.push_back("  graph memory in all      " + size_text(graph_memory_bytes(b)));
   }
   if (b.process_measured) {
     out.push_back("  not graph memory         " + signed_size_text(b.not_graph_bytes) +
@@ -43,7 +60,7 @@ std::vector<std::string> bill_lines(const graph_bill& b) {
     out.push_back("  the process's change     " + signed_size_text(b.process_delta_bytes) +
                   " (cuMemGetInfo, from before its first allocation)");
   }
-  return out;
+  return wrapped(out);
 }
 
 }  // namespace gmem::profiler

@@ -12,7 +12,8 @@ namespace gmem::profiler {
 
 /// The bill's lines for one device: a heading, then a line per kind seen (memory-node pool,
 /// framework graph pools, executable-graph state), the rest as not graph memory and the
-/// process's change. Throws nothing but std::bad_alloc.
+/// process's change, each within text_width (a kind's words continue under its figures).
+/// Throws nothing but std::bad_alloc.
 [[nodiscard]] std::vector<std::string> bill_lines(const graph_bill& b);
 
 }  // namespace gmem::profiler

@@ -497,6 +497,7 @@ json recording_to_json(const recording& r) {
   if (r.partial) j["partial_reason"] = r.partial_reason;
   j["command"] = r.command;
   j["pid"] = r.pid;
+  if (!r.rank.empty()) j["rank"] = r.rank;
   j["name_from"] = r.name_from;
   j["graphs_without_memory_nodes"] = r.graphs_without_memory_nodes;
   j["notes"] = r.notes;
@@ -548,7 +549,9 @@ json recording_to_json(const recording& r) {
   if (!r.processes.empty()) {
     json processes = json::array();
     for (const auto& p : r.processes) {
-      processes.push_back({{"pid", p.pid}, {"command", p.command}, {"report", p.report}, {"graphs", p.graphs}});
+      json jp{{"pid", p.pid}, {"command", p.command}, {"report", p.report}, {"graphs", p.graphs}};
+      if (!p.rank.empty()) jp["rank"] = p.rank;
+      processes.push_back(std::move(jp));
     }
     j["processes"] = std::move(processes);
   }
@@ -570,6 +573,7 @@ recording recording_from_json(const json& j, const std::string& path) {
   r.partial_reason = text(j, "partial_reason", path);
   r.command = text(j, "command", path);
   r.pid = static_cast<long>(i64(j, "pid", path));
+  r.rank = text(j, "rank", path);
   r.name_from = text(j, "name_from", path, false, "nvtx");
   r.graphs_without_memory_nodes = u64(j, "graphs_without_memory_nodes", path);
   r.notes = strings(j, "notes", path);
@@ -656,8 +660,13 @@ recording recording_from_json(const json& j, const std::string& path) {
   for (std::size_t i = 0; i < processes.size(); ++i) {
     const std::string ip = at(join(path, "processes"), i);
     const json& p = object_at(processes, i, join(path, "processes"));
-    r.processes.push_back({static_cast<long>(i64(p, "pid", ip)), text(p, "command", ip),
-                           text(p, "report", ip), static_cast<std::size_t>(u64(p, "graphs", ip))});
+    recorded_process rp;
+    rp.pid = static_cast<long>(i64(p, "pid", ip));
+    rp.rank = text(p, "rank", ip);
+    rp.command = text(p, "command", ip);
+    rp.report = text(p, "report", ip);
+    rp.graphs = static_cast<std::size_t>(u64(p, "graphs", ip));
+    r.processes.push_back(std::move(rp));
   }
   return r;
 }

@@ -8,6 +8,7 @@
 
 #include "gmem/profiler/size_text.hpp"
 #include "report/bill_view.hpp"
+#include "report/processes_view.hpp"
 #include "report/show_parts.hpp"
 #include "report/text_layout.hpp"
 
@@ -479,9 +480,14 @@ std::vector<std::string> recording_overview(const report& r, const show_options&
   if (rec.partial) out.push_back(clip("PARTIAL: " + (rec.partial_reason.empty() ? std::string("unknown") : rec.partial_reason), text_width));
   for (const auto& n : rec.notes) append_lines(out, wrap("note: " + n, "", "  "));
 
-  for (const auto& b : rec.bills) {
+  if (rec.bills.size() > 1) {  // several processes (ranks) or devices: side by side
     out.push_back("");
-    for (const std::string& line : bill_lines(b)) out.push_back(clip(line, text_width));
+    for (std::string& line : processes_side_by_side(rec)) out.push_back(clip(line, text_width));
+  } else {
+    for (const auto& b : rec.bills) {
+      out.push_back("");
+      for (std::string& line : bill_lines(b)) out.push_back(std::move(line));
+    }
   }
 
   if (!rec.graphs.empty()) {
@@ -536,9 +542,16 @@ std::string format_recording(const report& r, const show_options& o) {
 
   out += "\n" + format_environment(r.env);
   for (const auto& pr : rec.processes) {
-    out += wrap("process " + std::to_string(pr.pid) + ": " + (pr.command.empty() ? "unknown" : pr.command) + ", " +
-                    plural(pr.graphs, "graph", "graphs") + (pr.report.empty() ? "" : ", " + pr.report),
+    out += wrap("process " + std::to_string(pr.pid) + (pr.rank.empty() ? "" : " (rank " + pr.rank + ")") + ": " +
+                    (pr.command.empty() ? "unknown" : pr.command) + ", " + plural(pr.graphs, "graph", "graphs") +
+                    (pr.report.empty() ? "" : ", " + pr.report),
                 "", "  ");
+  }
+  if (rec.bills.size() > 1) {
+    for (const auto& b : rec.bills) {
+      out += "\n";
+      for (const std::string& line : bill_lines(b)) out += line + "\n";
+    }
   }
   if (rec.analysis_deferred) {
     out += wrap("note: the analysis at exit ran out of its time budget: the graphs' figures are the graph models' "

@@ -2,7 +2,12 @@
 // process, pools labelled by process; one process's report is left as it is.
 #include <gtest/gtest.h>
 
+#include <regex>
+
+#include "gmem/profiler/report_io.hpp"
 #include "record/recording_merge.hpp"
+#include "report/processes_view.hpp"
+#include "report/show.hpp"
 
 namespace gmem::record {
 namespace {
@@ -72,6 +77,64 @@ TEST(RecordMerge, SeveralProcessesAreNamedByProcessInPidOrder) {
   EXPECT_EQ(rec.framework_pools[1].id, "[p2 pid 4300] (0, 1)");
   EXPECT_EQ(rec.framework_pools[1].graphs[0], "[p2 pid 4300] step");
   EXPECT_EQ(rec.command, "sh -c ...");
+}
+
+// A launcher's workers (torchrun sets RANK): named and ordered by rank whatever their pids, so
+// that two runs pair their processes rank by rank; show puts their bills side by side and says
+// where they differ and which graphs make the difference.
+TEST(RecordMerge, RanksAreNamedByRankAndTheirBillsSideBySide) {
+  const auto rank = [](long pid, const std::string& r, std::uint64_t node_pool, bool extra_graph) {
+    profiler::report p = one_process(pid, "step", node_pool);
+    p.recorded->rank = r;
+    p.recorded->graphs[0].growth_bytes = node_pool;
+    if (extra_graph) {
+      profiler::recorded_graph g = p.recorded->graphs[0];
+      g.name = "sampler";
+      g.identity = "nvtx:sampler";
+      g.growth_bytes = 96u << 20;
+      p.recorded->graphs.push_back(g);
+      p.scenarios.push_back(p.scenarios[0]);
+      p.scenarios.back().name = "sampler";
+    }
+    profiler::graph_bill& b = p.recorded->bills[0];
+    b.end = "exit";
+    b.node_pool_seen = true;
+    b.node_pool_retained_bytes = b.node_pool_high_bytes = node_pool;
+    return p;
+  };
+  // Rank 1 started first (the lower pid); rank 0 holds 160 MiB more: its step grew the pool by
+  // 64 MiB more, and it alone captured a sampler of 96 MiB.
+  const profiler::report m = merge_recordings({{"r.4200.json", rank(4200, "1", 64u << 20, false)},
+                                               {"r.4300.json", rank(4300, "0", 224u << 20, true)}},
+                                              "torchrun --nproc-per-node 2 train.py");
+  const auto& rec = *m.recorded;
+  ASSERT_EQ(rec.processes.size(), 2u);
+  EXPECT_EQ(rec.processes[0].rank, "0");
+  EXPECT_EQ(rec.processes[0].pid, 4300);
+  EXPECT_EQ(rec.graphs[0].name, "[rank 0 pid 4300] step");
+  EXPECT_EQ(rec.graphs[0].identity, "rank 0/nvtx:step");
+  EXPECT_EQ(rec.bills[0].process, "rank 0");
+  EXPECT_EQ(rec.bills[1].process, "rank 1");
+  EXPECT_EQ(rec.pools[1].process, "rank 1");
+  const std::vector<std::string> lines = profiler::processes_side_by_side(rec);
+  std::string text;
+  for (const auto& l : lines) text += l + "\n";
+  text = std::regex_replace(text, std::regex("\n    "), " ");  // the wrapped lines as one
+  EXPECT_NE(text.find("rank 0"), std::string::npos) << text;
+  EXPECT_NE(text.find("224 MiB (224 MiB)"), std::string::npos) << text;
+  EXPECT_NE(text.find("rank 0's graphs cost 160 MiB more than rank 1's: memory-node pool +160 MiB"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("graphs that cost more there: '[rank 0 pid 4300] step' +160 MiB"), std::string::npos) << text;
+  EXPECT_NE(text.find("graphs only it made: '[rank 0 pid 4300] sampler'"), std::string::npos) << text;
+  // The report reads back with its ranks; show opens with the ranks side by side.
+  const profiler::report back = profiler::from_json_string(profiler::to_json_string(m), "m.json");
+  EXPECT_EQ(back.recorded->processes[1].rank, "1");
+  const std::string shown = profiler::format_report(back);
+  EXPECT_NE(shown.find("what CUDA graphs cost each process's device (at exit):"), std::string::npos) << shown;
+  // Processes without ranks (or two of one rank) stay named by pid order.
+  const profiler::report same = merge_recordings({{"a.json", rank(10, "0", 1, false)}, {"b.json", rank(11, "0", 2, false)}}, "x");
+  EXPECT_EQ(same.recorded->bills[0].process, "p1");
 }
 
 TEST(RecordMerge, OneProcessIsLeftAsItIs) {

@@ -120,7 +120,12 @@ report dirty_report() {
   st.graph = 0;
   st.stream = "stream\x1b";
   rec.sequence = {st};
-  rec.processes = {{42, "child\n", "out\x1b.json", 1}};
+  recorded_process child;
+  child.pid = 42;
+  child.command = "child\n";
+  child.report = "out\x1b.json";
+  child.graphs = 1;
+  rec.processes = {child};
   r.recorded = rec;
   return r;
 }

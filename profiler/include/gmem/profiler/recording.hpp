@@ -129,7 +129,7 @@ struct framework_pool {
 /// figure is of its own kind: a kind the recording did not see is absent (flagged), never 0.
 struct graph_bill {
   int device = 0;
-  std::string process;  ///< merged recordings: "p1", ...; empty for one process
+  std::string process;  ///< merged recordings: "rank 0" or "p1", ...; empty for one process
   /// Where the bill ends: "the program's end (Python, before its teardown)", "exit", ...
   std::string end;
   // Graph memory nodes' pool (cudaGraphMemAttr counters).
@@ -174,8 +174,8 @@ struct pool_point {
 /// One device's graph memory pool over the recording (a process's: each has its own).
 struct recorded_pool {
   int device = 0;
-  /// In a merged recording of several processes, whose pool: "p1", "p2", ... (by pid order);
-  /// empty in a recording of one process.
+  /// In a merged recording of several processes, whose pool: "rank 0", "rank 1", ... where every
+  /// process has a rank, else "p1", "p2", ... (by pid order); empty in a recording of one process.
   std::string process;
   std::uint64_t high_bytes = 0;   ///< the device's high watermark, measured
   std::uint64_t end_bytes = 0;    ///< reserved at the last reading
@@ -231,6 +231,9 @@ struct sequence_step {
 /// One process of the recorded command.
 struct recorded_process {
   long pid = 0;
+  /// Its rank where a launcher told it (the RANK environment variable, else LOCAL_RANK: torchrun,
+  /// vLLM's and SGLang's workers); empty otherwise.
+  std::string rank;
   std::string command;
   std::string report;  ///< where its own report was written
   std::size_t graphs = 0;
@@ -241,6 +244,7 @@ struct recording {
   std::string partial_reason;
   std::string command;
   long pid = 0;
+  std::string rank;  ///< the process's rank (RANK, else LOCAL_RANK), empty where none was set
   std::string name_from = "nvtx";
   std::uint64_t graphs_without_memory_nodes = 0;
   std::vector<std::string> notes;
