@@ -12,6 +12,8 @@
 #             `gmemprof show` and `html` of the recordings kept
 #   rounds    16,000 rounds of two graphs made, launched, destroyed and a trim, recorded and not
 #   bench     gmem_bench: profile_graph of 1000 allocations, the plan's price
+#   ranks     two torchrun ranks recorded in one command, twice: each rank's bill against its own
+#             counters (tests/record/ranks/check_ranks.py), and check of the two recordings
 # Usage: tools/gpu-record-runs.sh BUILD_DIR OUT_DIR SAMPLES STAGE...
 set -u
 build=$(cd "$1" && pwd); out=$2; samples=$3; shift 3
@@ -50,6 +52,15 @@ for stage in "$@"; do
         --benchmark_out="$d/profile-time.json" --benchmark_out_format=json > "$d/log" 2>&1 &&
       "$build/benchmarks/gmem_bench" --benchmark_filter='advice/plan_price' --benchmark_repetitions=5 \
         --benchmark_out="$d/plan-price.json" --benchmark_out_format=json >> "$d/log" 2>&1 ;;
+    ranks)  # two ranks of torchrun on one GPU (or two), recorded twice; checked and compared
+      mkdir -p "$d/a" "$d/b"
+      "$build/profiler/gmemprof" record --out "$d/ranks-a.json" -- \
+        torchrun --nproc-per-node 2 "$here/../tests/record/ranks/rank_worker.py" "$d/a" > "$d/log" 2>&1 &&
+      python3 "$here/../tests/record/ranks/check_ranks.py" "$build/profiler/gmemprof" "$d/ranks-a.json" "$d/a" >> "$d/log" 2>&1 &&
+      "$build/profiler/gmemprof" record --out "$d/ranks-b.json" -- \
+        torchrun --nproc-per-node 2 "$here/../tests/record/ranks/rank_worker.py" "$d/b" >> "$d/log" 2>&1 &&
+      "$build/profiler/gmemprof" check "$d/ranks-a.json" "$d/ranks-b.json" > "$d/check.txt" 2>&1
+      rc=$?; "$build/profiler/gmemprof" show "$d/ranks-a.json" > "$d/show.txt" 2>&1; (exit $rc) ;;
     *) echo "unknown stage $stage" > "$d/log"; false ;;
   esac
   rc=$?

@@ -1,0 +1,50 @@
+#!/usr/bin/env python3
+"""Ranks recorded in one command (`gmemprof record -- torchrun --nproc-per-node N
+rank_worker.py OUT_DIR`) against what each rank read itself: one bill per rank, named by its
+rank; each rank's memory-node pool retained and high equal its own counters (reserved_current,
+reserved_high); each rank's graph count; `gmemprof show` opens with the ranks side by side and
+names the rank whose graphs cost more.
+
+Usage: check_ranks.py GMEMPROF REPORT OUT_DIR    exit 0 when all hold, 1 otherwise."""
+import glob
+import json
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "tools"))
+import report_forms  # noqa: E402
+
+gmemprof, report_path, out_dir = sys.argv[1:4]
+rep = report_forms.load(report_path)
+rec = rep["recorded"]
+results = []
+
+
+def check(ok, what):
+    results.append((bool(ok), what))
+
+
+selves = {str(d["rank"]): d for d in (json.load(open(p)) for p in glob.glob(os.path.join(out_dir, "rank-*.json")))}
+bills = {b.get("process", ""): b for b in rec.get("bills", [])}
+check(len(selves) >= 2, f"{len(selves)} ranks wrote their readings")
+for r, self_doc in sorted(selves.items()):
+    label = f"rank {r}"
+    b = bills.get(label)
+    check(b is not None, f"{label}: a bill named by its rank (bills: {sorted(bills)})")
+    if not b:
+        continue
+    node = b.get("memory_node_pool", {})
+    check(node.get("retained_bytes") == self_doc["reserved_current"],
+          f"{label}: memory-node pool retained {node.get('retained_bytes')} = the rank's reserved_current {self_doc['reserved_current']}")
+    check(node.get("high_bytes") == self_doc["reserved_high"],
+          f"{label}: memory-node pool high {node.get('high_bytes')} = the rank's reserved_high {self_doc['reserved_high']}")
+    graphs = [g for g in rec["graphs"] if g["name"].startswith(f"[{label} pid ")]
+    check(len(graphs) == self_doc["graphs"], f"{label}: {len(graphs)} recorded graphs = {self_doc['graphs']} captured")
+show = subprocess.run([gmemprof, "show", report_path], capture_output=True, text=True)
+check(show.returncode == 0, f"gmemprof show exits {show.returncode}")
+check("what CUDA graphs cost each process's device" in show.stdout, "show puts the ranks side by side")
+check("rank 0's graphs cost" in show.stdout, "show names rank 0 (the sampler's) as the costlier")
+for ok, what in results:
+    print(("PASS " if ok else "FAIL ") + what)
+sys.exit(0 if all(ok for ok, _ in results) else 1)
