@@ -14,7 +14,8 @@
 #   bench     gmem_bench: profile_graph of 1000 allocations, the plan's price
 #   ranks     two torchrun ranks recorded in one command, twice: each rank's bill against its own
 #             counters (tests/record/ranks/check_ranks.py), and check of the two recordings
-# Usage: tools/gpu-record-runs.sh BUILD_DIR OUT_DIR SAMPLES STAGE...
+# Usage: [RESULTS=DIR] tools/gpu-record-runs.sh BUILD_DIR OUT_DIR SAMPLES STAGE...
+# (RESULTS: a folder the packed results are copied into after each stage)
 set -u
 build=$(cd "$1" && pwd); out=$2; samples=$3; shift 3
 here=$(cd "$(dirname "$0")" && pwd)
@@ -67,5 +68,6 @@ for stage in "$@"; do
   [ $rc = 0 ] || status=1
   echo "$stage: exit $rc, $(( $(date +%s) - start )) s" | tee -a "$out/stages.txt"
   tar -czf "$out.tar.gz" -C "$(dirname "$out")" "$(basename "$out")"
+  [ -z "${RESULTS:-}" ] || cp "$out.tar.gz" "$RESULTS/"   # e.g. the device's $OUT
 done
 exit $status
