@@ -23,25 +23,34 @@ long pid_of(const process_report& p) { return p.report.recorded ? p.report.recor
 }  // namespace
 
 profiler::report merge_recordings(std::vector<process_report> reports, const std::string& command) {
-  // Named by rank where every process has one and they differ (a launcher's workers: two runs pair
-  // their processes rank by rank), else by pid order.
+  // A launcher's workers are named by their ranks where those differ (two runs pair their processes
+  // rank by rank; torchrun itself, which has none, and any other process keep "p1", "p2", ... in
+  // pid order), else every process by pid order.
   std::set<long> ranks;
   bool by_rank = true;
+  std::size_t ranked = 0;
   for (const auto& p : reports) {
-    const auto n = rank_number(p);
-    by_rank = by_rank && n && ranks.insert(*n).second;
+    if (const auto n = rank_number(p)) {
+      ++ranked;
+      by_rank = by_rank && ranks.insert(*n).second;
+    }
   }
-  std::sort(reports.begin(), reports.end(), [by_rank](const process_report& a, const process_report& b) {
-    return by_rank ? *rank_number(a) < *rank_number(b) : pid_of(a) < pid_of(b);
+  by_rank = by_rank && ranked >= 2;
+  const auto rank_of = [by_rank](const process_report& p) { return by_rank ? rank_number(p) : std::nullopt; };
+  std::sort(reports.begin(), reports.end(), [&rank_of](const process_report& a, const process_report& b) {
+    const auto ra = rank_of(a), rb = rank_of(b);
+    if (ra.has_value() != rb.has_value()) return ra.has_value();  // ranks first
+    return ra ? *ra < *rb : pid_of(a) < pid_of(b);
   });
   if (reports.size() == 1) return std::move(reports.front().report);
   profiler::report out;
   profiler::recording rec;
   rec.command = command;
+  std::size_t unranked = 0;
   for (std::size_t k = 0; k < reports.size(); ++k) {
     profiler::report& r = reports[k].report;
     if (out.env.device_name.empty() && !r.env.device_name.empty()) out.env = r.env;
-    const std::string label = by_rank ? "rank " + r.recorded->rank : "p" + std::to_string(k + 1);
+    const std::string label = rank_of(reports[k]) ? "rank " + r.recorded->rank : "p" + std::to_string(++unranked);
     const long pid = r.recorded ? r.recorded->pid : 0;
     const std::string prefix = "[" + label + " pid " + std::to_string(pid) + "] ";
     profiler::recorded_process proc;

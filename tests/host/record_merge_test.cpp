@@ -104,11 +104,17 @@ TEST(RecordMerge, RanksAreNamedByRankAndTheirBillsSideBySide) {
   };
   // Rank 1 started first (the lower pid); rank 0 holds 160 MiB more: its step grew the pool by
   // 64 MiB more, and it alone captured a sampler of 96 MiB.
+  // torchrun itself (the lowest pid, no rank) loaded CUDA too: it keeps "p1".
+  profiler::report launcher = one_process(4100, "none", 0);
+  launcher.recorded->bills.clear();
   const profiler::report m = merge_recordings({{"r.4200.json", rank(4200, "1", 64u << 20, false)},
+                                               {"r.4100.json", launcher},
                                                {"r.4300.json", rank(4300, "0", 224u << 20, true)}},
                                               "torchrun --nproc-per-node 2 train.py");
   const auto& rec = *m.recorded;
-  ASSERT_EQ(rec.processes.size(), 2u);
+  ASSERT_EQ(rec.processes.size(), 3u);
+  EXPECT_EQ(rec.processes[2].pid, 4100);
+  EXPECT_EQ(rec.graphs.back().name, "[p1 pid 4100] none");
   EXPECT_EQ(rec.processes[0].rank, "0");
   EXPECT_EQ(rec.processes[0].pid, 4300);
   EXPECT_EQ(rec.graphs[0].name, "[rank 0 pid 4300] step");

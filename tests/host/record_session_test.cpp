@@ -172,6 +172,29 @@ TEST(RecordSession, AProgramThatAlternatesGraphsStaysBounded) {
   EXPECT_EQ(r.recorded->graphs[1].instances, 5000u);
 }
 
+// More rounds than a graph keeps events for (graphMemoryFootprint's pattern, 16,000 rounds in the
+// corpus): made, launched, destroyed, trimmed. What the pool holds at the end is the device's
+// last reading (0 after the last trim), not the last event kept.
+TEST(RecordSession, ThePoolsEndIsTheLastReadingWhateverTheBoundsDropped) {
+  program p;
+  for (std::uint64_t round = 0; round < 5000; ++round) {
+    const std::uint64_t g = 0x100000 + round;
+    p.capture(0xA, g, graph_of("g=w2", base_of(0)));
+    p.instantiate(g, g);
+    p.launch(g, 0xA, 40, granule);
+    p.s.stream_synchronized(0xA);
+    p.destroy(g, g);
+    p.trim(0);
+  }
+  const profiler::report r = p.finish();
+  ASSERT_EQ(r.recorded->pools.size(), 1u);
+  EXPECT_EQ(r.recorded->pools[0].end_bytes, 0u);
+  EXPECT_EQ(r.recorded->pools[0].high_bytes, granule);
+  ASSERT_EQ(r.recorded->bills.size(), 1u);
+  EXPECT_TRUE(r.recorded->bills[0].node_pool_seen);
+  EXPECT_EQ(r.recorded->bills[0].node_pool_retained_bytes, 0u);
+}
+
 // A destroyed graph whose output is still allocated is not taken for a new instance: the pool
 // model could not tell the two instances' allocations apart. Once the output is freed it is.
 TEST(RecordSession, ADestroyedGraphWithALiveOutputIsNotTakenAgainUntilTheOutputIsFreed) {
