@@ -47,8 +47,9 @@ profiler::profile_options options(bool advice, std::vector<std::string> phases =
 void profile_time(benchmark::State& state, bool chained) {
   graph g = make_profiled_graph(chained);
   double whole = 0, no_advice = 0;
+  profiler::scenario_result last;
   for (auto _ : state) {
-    const double t = host_seconds([&] { (void)profiler::profile_graph(g, options(true)); });
+    const double t = host_seconds([&] { last = profiler::profile_graph(g, options(true)); });
     state.SetIterationTime(t);
     whole += t;
     no_advice += host_seconds([&] { (void)profiler::profile_graph(g, options(false)); });
@@ -56,6 +57,8 @@ void profile_time(benchmark::State& state, bool chained) {
   const double n = static_cast<double>(state.iterations());
   state.counters["whole_ms"] = 1e3 * whole / n;
   state.counters["without_advice_ms"] = 1e3 * no_advice / n;
+  // How many samples each phase took before they settled (profile_options::min_reps, reps).
+  for (const auto& c : last.launch_costs) state.counters["samples_" + c.phase] = static_cast<double>(c.host.count);
   // The parts, once each: the model, each phase alone (profile_graph with that phase only, no
   // advice: the footprint launch and the bookkeeping are in each), the advice's replays.
   profiler::graph_model model;
