@@ -388,6 +388,29 @@ TEST(CheckRecorded, AGraphMissingNowRegressesAndANewOneIsNoted) {
 
 // A graph whose held output grew (identity: site and sizes) pairs with its baseline through its
 // site: one per-graph change with both values, not "missing" plus "new".
+// A first launch that mapped memory is one sample whose time the device's other work sets (two
+// ranks on one H100: 0.1 ms in one run, 1.1 ms in the next): it is judged by what it mapped.
+TEST(CheckRecorded, ARareCallThatMappedIsJudgedByWhatItMappedNotItsTime) {
+  const report base = run(largest_first);
+  report slow = run(largest_first);
+  const std::size_t largest = index_of(base, 0);  // its first launch mapped 512 MiB in both
+  slow.scenarios[largest].launch_costs[1].host = {1, 11000, 11000, 11000};  // 10x
+  const std::string name = base.scenarios[largest].name;
+  comparison c = compare_reports(base, slow, tolerances{});
+  const comparison_row& mapped = row(c, name, "mapped.first_launch");
+  EXPECT_EQ(mapped.baseline, 512.0 * mib);
+  EXPECT_EQ(mapped.current, 512.0 * mib);
+  EXPECT_EQ(mapped.verdict, "pass");
+  for (const auto& r : c.rows) EXPECT_FALSE(r.scenario == name && r.metric == "host.first_launch");
+  EXPECT_TRUE(regressed(c).empty());
+  // A first launch that mapped nothing took 11 ms where it took 12 us: that time is judged.
+  report slower = run(largest_first);
+  const std::size_t small = index_of(slower, 3);
+  slower.scenarios[small].launch_costs[1].host = {1, 11000, 11000, 11000};
+  EXPECT_EQ(row(compare_reports(base, slower, tolerances{}), slower.scenarios[small].name, "host.first_launch").verdict,
+            "regression");
+}
+
 TEST(CheckRecorded, AGraphWhoseSizesChangedPairsByItsSiteAndShowsBothValues) {
   const auto with_sites = [](report r) {
     for (auto& g : r.recorded->graphs) g.site = "site:5" + g.identity.substr(6);
