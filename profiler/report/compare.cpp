@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gmem/profiler/report_io.hpp"
+#include "report/processes_view.hpp"
 
 namespace gmem::profiler {
 namespace {
@@ -479,6 +480,8 @@ struct recorded_pair {
   const recorded_graph* baseline = nullptr;
   const recorded_graph* current = nullptr;
   bool analysed = true;
+  /// Its process shares its device with another process of the recording (ranks on one GPU).
+  bool shared_device = false;
 };
 
 // The pool growth that a recorded graph's calls of one launch-cost phase caused. The phase is
@@ -622,6 +625,13 @@ void compare_scenario(const std::string& key, const scenario_result& b, const sc
         // in one run and 1.1 ms in the next on an H100, another process mapping on the device).
         out.judge(key, "mapped." + phase, "memory", {static_cast<double>(b_mapped)}, {static_cast<double>(c_mapped)},
                   true);
+      } else if (!enough && rec->shared_device) {
+        // Two ranks sharing an H100: one instantiation took 106 us in one run and 377 us in the
+        // next, the other process's captures running beside it.
+        out.note(key + ": its '" + phase + "' calls are " + std::to_string(std::min(bl.host.count, cl.host.count)) +
+                 " sample(s) of a process that shares its device with another recorded process: their time "
+                 "holds the other's driver work, so it is not judged (unstable)");
+        out.judge(key, "host." + phase, "time", time_samples(b, bl, false), time_samples(c, cl, false), true, false);
       } else {
         out.judge(key, "host." + phase, "time", time_samples(b, bl, false), time_samples(c, cl, false), true,
                   same_state && alone, {}, {}, !enough);
@@ -835,6 +845,8 @@ void compare_recordings(const report& baseline, const report& current, comparer&
     return by_identity ? " (identity " + e.key + ")" : std::string();
   };
   const auto pairs = pair_entries(b_entries, c_entries, b_index, c_index);
+  const std::vector<std::string> sb = processes_sharing_a_device(br), sc = processes_sharing_a_device(cr);
+  const std::set<std::string> shared_b(sb.begin(), sb.end()), shared_c(sc.begin(), sc.end());
   for (const auto& b : b_entries) {
     if (b_index.at(b.key) != &b) continue;
     const scenario_result& bs = *b.scenario;
@@ -865,7 +877,9 @@ void compare_recordings(const report& baseline, const report& current, comparer&
                              (cs.status_message.empty() ? "" : " (" + cs.status_message + ")"));
       continue;
     }
-    const recorded_pair pair{b.graph, c.graph, analysed};
+    const bool shared = b.graph && c.graph &&
+                        (shared_b.count(process_of(*b.graph)) || shared_c.count(process_of(*c.graph)));
+    const recorded_pair pair{b.graph, c.graph, analysed, shared};
     compare_scenario(label, bs, cs, out, &pair);
     // A graph that holds one more output between launches pins one more granule for the whole
     // run; in a pool of many GiB that is within the pool's tolerance, so it is its own row.

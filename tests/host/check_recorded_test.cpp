@@ -411,6 +411,37 @@ TEST(CheckRecorded, ARareCallThatMappedIsJudgedByWhatItMappedNotItsTime) {
             "regression");
 }
 
+// Ranks sharing one GPU: a process's rare calls wait on the other's driver work (one rank's
+// instantiation took 106 us in one run and 377 us in the next on an H100); not judged. The same
+// figures in processes on devices of their own are judged.
+TEST(CheckRecorded, RareCallsOfProcessesSharingADeviceAreNotJudged) {
+  const auto ranks = [](int device_of_rank1, double instantiate_us) {
+    report r = run(largest_first);
+    for (std::size_t i = 0; i < r.scenarios.size(); ++i) {
+      const std::string label = i % 2 ? "rank 1" : "rank 0";
+      const std::string prefix = "[" + label + " pid " + std::to_string(100 + i % 2) + "] ";
+      r.scenarios[i].name = prefix + r.scenarios[i].name;
+      r.recorded->graphs[i].name = r.scenarios[i].name;
+      r.recorded->graphs[i].identity = label + "/" + r.recorded->graphs[i].identity;
+      r.scenarios[i].launch_costs[0].host = {1, instantiate_us, instantiate_us, instantiate_us};
+    }
+    graph_bill b0, b1;
+    b0.process = "rank 0";
+    b1.process = "rank 1";
+    b1.device = device_of_rank1;
+    r.recorded->bills = {b0, b1};
+    return r;
+  };
+  const comparison shared = compare_reports(ranks(0, 106), ranks(0, 377), tolerances{});
+  EXPECT_TRUE(regressed(shared).empty());
+  std::size_t unstable = 0;
+  for (const auto& r : shared.rows) unstable += r.metric == "host.instantiate" && r.verdict == "unstable";
+  EXPECT_EQ(unstable, 4u);
+  EXPECT_TRUE(has_note(shared, "shares its device with another recorded process"));
+  const comparison apart = compare_reports(ranks(1, 106), ranks(1, 377), tolerances{});
+  EXPECT_EQ(regressed(apart).size(), 4u);
+}
+
 TEST(CheckRecorded, AGraphWhoseSizesChangedPairsByItsSiteAndShowsBothValues) {
   const auto with_sites = [](report r) {
     for (auto& g : r.recorded->graphs) g.site = "site:5" + g.identity.substr(6);
