@@ -35,6 +35,7 @@ h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px;border-bott
 .legend span{display:inline-block;margin-right:16px;font-size:12.5px}.legend i{display:inline-block;width:11px;height:11px;border-radius:2px;margin-right:5px;vertical-align:-1px}
 svg{display:block}svg text{font:11px system-ui,sans-serif;fill:#3b4456}
 .grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(270px,1fr));gap:10px}
+#bills{display:grid;grid-template-columns:repeat(auto-fit,minmax(420px,1fr));gap:0 10px}.bill-table td:nth-child(2){white-space:nowrap}
 .mini{background:#fff;border:1px solid #e1e5ec;border-radius:6px;padding:6px 8px 2px 4px;overflow:hidden}.mini h3{font-size:12px;margin:0 0 2px;font-weight:600;overflow-wrap:anywhere}
 table{border-collapse:collapse;width:100%;font-size:12.5px}th,td{padding:3px 8px;border-bottom:1px solid #edf0f4;text-align:right}th{background:#f2f4f8}td:first-child,td:nth-child(2),th:first-child,th:nth-child(2){text-align:left}
 table.seg-legend td:nth-child(3),table.seg-legend th:nth-child(3){text-align:left}table.seg-legend i{display:inline-block;width:11px;height:11px;border-radius:2px;vertical-align:-1px}
