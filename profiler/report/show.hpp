@@ -40,8 +40,8 @@ struct show_options {
 [[nodiscard]] std::string show_json(const report& r, const show_options& o = {});
 
 /// What a recorded graph costs the device: the pool growth its calls caused (a private-pool
-/// graph: what its capture took from the device), plus its executable-graph state where that
-/// was measured.
+/// graph: what its capture took from the device; a graph made again and again: its costliest
+/// instance's growth), plus its executable-graph state where that was measured.
 [[nodiscard]] std::uint64_t graph_cost(const recorded_graph& g);
 
 /// A recording's graphs by cost, highest first, ties in natural name order: indexes into

@@ -193,6 +193,11 @@ TEST(RecordSession, ThePoolsEndIsTheLastReadingWhateverTheBoundsDropped) {
   ASSERT_EQ(r.recorded->bills.size(), 1u);
   EXPECT_TRUE(r.recorded->bills[0].node_pool_seen);
   EXPECT_EQ(r.recorded->bills[0].node_pool_retained_bytes, 0u);
+  // Its one record grew the pool once per instance: it costs the device one instance's growth.
+  ASSERT_EQ(r.recorded->graphs.size(), 1u);
+  EXPECT_EQ(r.recorded->graphs[0].instances, 5000u);
+  EXPECT_GT(r.recorded->graphs[0].growth_bytes, 1000 * granule);
+  EXPECT_EQ(profiler::graph_cost(r.recorded->graphs[0]), granule);
 }
 
 // A destroyed graph whose output is still allocated is not taken for a new instance: the pool
