@@ -14,11 +14,7 @@ std::vector<std::string> wrapped(const std::vector<std::string>& lines) {
   std::vector<std::string> out;
   for (const std::string& line : lines) {
     const std::size_t lead = line.find_first_not_of(' ');
-    const std::string text = wrap(line.substr(lead), std::string(lead, ' '), std::string(lead ? 27 : 4, ' '));
-    for (std::size_t at = 0, next; at < text.size(); at = next + 1) {
-      next = text.find('\n', at);
-      out.push_back(text.substr(at, next - at));
-    }
+    append_lines(out, wrap(line.substr(lead), std::string(lead, ' '), std::string(lead ? 27 : 4, ' ')));
   }
   return out;
 }

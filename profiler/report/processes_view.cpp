@@ -19,8 +19,6 @@ std::string own_identity(const recorded_graph& g, const std::string& process) {
   return g.identity.rfind(prefix, 0) == 0 ? g.identity.substr(prefix.size()) : g.identity;
 }
 
-std::string signed_text(std::int64_t bytes) { return signed_size_text(bytes); }
-
 }  // namespace
 
 std::string process_of(const recorded_graph& g) {
@@ -75,14 +73,10 @@ std::vector<std::string> processes_side_by_side(const recording& rec) {
     if (framework) row.push_back(or_dash(b.framework_seen, size_text(b.framework_retained_bytes)));
     if (state) row.push_back(or_dash(b.exec_state_measured, size_text(b.exec_state_bytes)));
     row.push_back(size_text(graph_memory_bytes(b)));
-    if (process) row.push_back(or_dash(b.process_measured, signed_text(b.process_delta_bytes)));
+    if (process) row.push_back(or_dash(b.process_measured, signed_size_text(b.process_delta_bytes)));
     rows.push_back(std::move(row));
   }
-  std::string text = table(rows, "  ", "ll");
-  for (std::size_t at = 0, next; at < text.size(); at = next + 1) {
-    next = text.find('\n', at);
-    out.push_back(text.substr(at, next - at));
-  }
+  append_lines(out, table(rows, "  ", "ll"));
 
   const auto [low, high] = std::minmax_element(rec.bills.begin(), rec.bills.end(), [](const graph_bill& a, const graph_bill& b) {
     return graph_memory_bytes(a) < graph_memory_bytes(b);
@@ -129,11 +123,7 @@ std::vector<std::string> processes_side_by_side(const recording& rec) {
            (costlier.size() > 3 ? " and " + std::to_string(costlier.size() - 3) + " more" : "");
   }
   if (!alone.empty()) why += "; graphs only it made: " + listed(alone, 3);
-  const std::string wrapped = wrap(why, "  ", "    ");
-  for (std::size_t at = 0, next; at < wrapped.size(); at = next + 1) {
-    next = wrapped.find('\n', at);
-    out.push_back(wrapped.substr(at, next - at));
-  }
+  append_lines(out, wrap(why, "  ", "    "));
   return out;
 }
 

@@ -124,6 +124,11 @@ bool same(const stats& a, const stats& b) {
   return a.count == b.count && a.median_us == b.median_us && a.min_us == b.min_us && a.max_us == b.max_us;
 }
 
+bool same(const counters& a, const counters& b) {
+  return a.used_current == b.used_current && a.used_high == b.used_high &&
+         a.reserved_current == b.reserved_current && a.reserved_high == b.reserved_high;
+}
+
 bool same(const launch_cost& a, const launch_cost& b) {
   return a.phase == b.phase && a.warmups == b.warmups && same(a.host, b.host) && same(a.wall, b.wall) &&
          same(a.reference_host, b.reference_host) && same(a.reference_wall, b.reference_wall);
@@ -139,11 +144,7 @@ std::optional<std::size_t> phases_from_events(const scenario_result& s, const re
   }
   for (std::size_t k = 0; k < d.counters_after_phase.size(); ++k) {
     const phase_counters &a = d.counters_after_phase[k], &b = s.counters_after_phase[k];
-    if (a.phase != b.phase || a.values.used_current != b.values.used_current ||
-        a.values.used_high != b.values.used_high || a.values.reserved_current != b.values.reserved_current ||
-        a.values.reserved_high != b.values.reserved_high) {
-      return std::nullopt;
-    }
+    if (a.phase != b.phase || !same(a.values, b.values)) return std::nullopt;
   }
   for (std::size_t k = 0; k < d.launch_costs.size(); ++k) {
     if (!same(d.launch_costs[k], s.launch_costs[k])) return std::nullopt;

@@ -15,16 +15,6 @@
 namespace gmem::profiler {
 namespace {
 
-// The lines of `text` (each ending in "\n") appended to `out`.
-void append_lines(std::vector<std::string>& out, const std::string& text) {
-  for (std::size_t at = 0; at < text.size();) {
-    std::size_t end = text.find('\n', at);
-    if (end == std::string::npos) end = text.size();
-    out.push_back(text.substr(at, end - at));
-    at = end + 1;
-  }
-}
-
 std::string quoted(const std::string& graph) { return graph.empty() ? "(no graph)" : "'" + graph + "'"; }
 
 std::string ms(double t_us) { return show_format("%.3f", t_us / 1000.0); }

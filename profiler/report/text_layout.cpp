@@ -60,6 +60,15 @@ std::string wrap(const std::string& text, const std::string& first, const std::s
   return out;
 }
 
+void append_lines(std::vector<std::string>& out, const std::string& text) {
+  for (std::size_t at = 0; at < text.size();) {
+    std::size_t end = text.find('\n', at);
+    if (end == std::string::npos) end = text.size();
+    out.push_back(text.substr(at, end - at));
+    at = end + 1;
+  }
+}
+
 std::string clip(const std::string& text, std::size_t width) {
   if (text.size() <= width) return text;
   if (width <= 3) return text.substr(0, width);

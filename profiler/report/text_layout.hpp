@@ -22,6 +22,9 @@ constexpr std::size_t text_width = 100;
 [[nodiscard]] std::string wrap(const std::string& text, const std::string& first, const std::string& rest,
                                std::size_t width = text_width);
 
+/// Appends each line of `text` (as wrap() and table() write it, "\n"-ended) to `out`.
+void append_lines(std::vector<std::string>& out, const std::string& text);
+
 /// `text` cut to `width` characters, "..." marking the cut.
 [[nodiscard]] std::string clip(const std::string& text, std::size_t width);
 
