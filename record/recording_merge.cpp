@@ -106,6 +106,10 @@ profiler::report merge_recordings(std::vector<process_report> reports, const std
       b.process = label;
       rec.bills.push_back(std::move(b));
     }
+    for (auto& c : pr.cost) {
+      c.process = label;
+      rec.cost.push_back(std::move(c));
+    }
     rec.processes.push_back(std::move(proc));
   }
   rec.notes.push_back("merged from " + std::to_string(reports.size()) +

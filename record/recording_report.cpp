@@ -252,6 +252,7 @@ profiler::report assemble(const recorder& r, const profiler::environment& env,
   rec.name_from = to_string(r.names());
   rec.graphs_without_memory_nodes = r.graphs_without_memory_nodes();
   rec.notes = info.notes;
+  rec.cost = info.cost;
   rec.notes.insert(rec.notes.end(), r.notes().begin(), r.notes().end());
   if (r.graphs_without_memory_nodes() > 0 && r.graphs().empty()) {
     rec.notes.push_back(std::to_string(r.graphs_without_memory_nodes()) +

@@ -19,6 +19,7 @@ struct recording_info {
   long pid = 0;
   std::string rank;                ///< RANK, else LOCAL_RANK, where the launcher set one
   std::vector<std::string> notes;  ///< one line each, e.g. CUPTI was taken
+  std::vector<profiler::record_cost> cost;  ///< what recording cost the program, by part
 };
 
 /// How much analysis a report gets.

@@ -11,6 +11,7 @@ std::vector<std::string> summarize_recording(const std::string& path) {
   if (rep.recorded && rep.recorded->partial) head += " (PARTIAL: " + rep.recorded->partial_reason + ")";
   std::vector<std::string> lines{head};
   if (!rep.recorded) return lines;
+  if (const std::string cost = profiler::cost_line(*rep.recorded); !cost.empty()) lines.push_back(cost);
   profiler::show_options o;
   o.source = path;
   for (std::string& line : profiler::recording_overview(rep, o)) lines.push_back(std::move(line));

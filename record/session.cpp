@@ -3,6 +3,7 @@
 // session_graph_calls.cpp, session_captures.cpp and session_completions.cpp.
 #include "record/session.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -96,6 +97,55 @@ void session::nvtx_pop() noexcept {
 }
 
 // ---------------------------------------------------------------------------------------------
+// What recording costs the program.
+
+const char* to_string(cost_part part) {
+  switch (part) {
+    case cost_part::instantiate_graph_read: return "instantiate: graph read";
+    case cost_part::instantiate_memory: return "instantiate: cuMemGetInfo";
+    case cost_part::instantiate_counters: return "instantiate: counters";
+    case cost_part::instantiate_stack: return "instantiate: call stack";
+    case cost_part::instantiate_record: return "instantiate: recorder";
+    case cost_part::launch: return "launch";
+    case cost_part::upload: return "upload";
+    case cost_part::capture: return "capture begin and end";
+    case cost_part::memory: return "allocations and frees";
+    case cost_part::completion: return "completions";
+    case cost_part::trim: return "trim";
+    case cost_part::destroy: return "destroy";
+    case cost_part::companion: return "companion marks";
+    case cost_part::count: break;
+  }
+  return "?";
+}
+
+void session::charge(cost_part part, double us) noexcept {
+  const auto k = static_cast<std::size_t>(part);
+  if (k >= cost_ns_.size()) return;
+  cost_calls_[k].fetch_add(1, std::memory_order_relaxed);
+  if (us > 0) cost_ns_[k].fetch_add(static_cast<std::uint64_t>(us * 1e3 + 0.5), std::memory_order_relaxed);
+}
+
+std::vector<profiler::record_cost> session::cost() const {
+  std::vector<profiler::record_cost> out;
+  for (std::size_t k = 0; k < cost_ns_.size(); ++k) {
+    const std::uint64_t calls = cost_calls_[k].load(std::memory_order_relaxed);
+    if (calls == 0) continue;
+    profiler::record_cost c;
+    c.part = to_string(static_cast<cost_part>(k));
+    c.calls = calls;
+    c.us = static_cast<double>(cost_ns_[k].load(std::memory_order_relaxed)) / 1e3;
+    out.push_back(std::move(c));
+  }
+  // The companion's Python time beyond its marks (their time in this library is the marks' part).
+  if (companion_calls_ > 0) {
+    const double marks_us = static_cast<double>(cost_ns_[static_cast<std::size_t>(cost_part::companion)].load()) / 1e3;
+    out.push_back({"companion (Python)", "", companion_calls_, std::max(0.0, companion_us_ - marks_us)});
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Writing.
 
 bool session::write(bool partial, const std::string& reason, bool analyse, std::string* why) noexcept {
@@ -105,6 +155,7 @@ bool session::write(bool partial, const std::string& reason, bool analyse, std::
     if (analyse) read_memory();  // at exit: the last reading, where a context is still current
     info_.partial = partial;
     info_.partial_reason = reason;
+    info_.cost = cost();
     assemble_options options;
     options.analyse = analyse;
     const profiler::report rep = assemble(rec_, env_, granularity_, info_, options);

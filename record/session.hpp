@@ -9,6 +9,7 @@
 // Every handler is safe to call from any thread, takes the session's lock for a few map
 // look-ups at most, and throws nothing (the program must never see the recorder fail).
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <map>
@@ -19,6 +20,7 @@
 
 #include "gmem/profiler/environment.hpp"
 #include "gmem/profiler/graph_model.hpp"
+#include "gmem/profiler/recording.hpp"
 #include "record/recorder.hpp"
 #include "record/recording_report.hpp"
 
@@ -56,6 +58,25 @@ struct driver_api {
 /// stream, CU_STREAM_PER_THREAD (and 0 in a per-thread-stream call) the calling thread's.
 inline constexpr std::uint64_t legacy_stream = 0;
 inline constexpr std::uint64_t per_thread_stream = 2;
+
+/// The parts of what recording costs the program (the report's record_cost), in its order.
+enum class cost_part : int {
+  instantiate_graph_read,  ///< reading the graph back (cuGraphGetNodes, node parameters, edges)
+  instantiate_memory,      ///< cuMemGetInfo before and after (the executable graph's state)
+  instantiate_counters,    ///< the graph memory counters before and after
+  instantiate_stack,       ///< the call stack
+  instantiate_record,      ///< the recorder's own work, its lock included
+  launch,
+  upload,
+  capture,      ///< stream capture begin and end
+  memory,       ///< cuMemAlloc, cuMemCreate, frees and releases
+  completion,   ///< synchronizes, queries, event records, synchronous copies
+  trim,
+  destroy,      ///< executable graphs and graphs destroyed
+  companion,    ///< the Python companion's NVTX marks, read by this library
+  count
+};
+[[nodiscard]] const char* to_string(cost_part part);
 
 class session {
  public:
@@ -131,6 +152,11 @@ class session {
   /// parent's).
   void forked() noexcept { forked_ = true; }
   [[nodiscard]] bool is_forked() const noexcept { return forked_; }
+  /// Adds `us` microseconds (and one call) to `part` of what recording costs the program.
+  void charge(cost_part part, double us) noexcept;
+  /// What recording cost so far: the parts with calls, in their order, and the Python
+  /// companion's own time where it said it.
+  [[nodiscard]] std::vector<profiler::record_cost> cost() const;
 
  private:
   struct lock;  // the session's lock, marked as held by this thread while held
@@ -176,6 +202,13 @@ class session {
   void open(const open_context& c) noexcept;
   void close() noexcept;
   void read_memory() noexcept;  // the caller holds the lock
+  /// What recording costs, by part: calls and nanoseconds (relaxed atomics: no lock).
+  std::array<std::atomic<std::uint64_t>, static_cast<std::size_t>(cost_part::count)> cost_calls_{};
+  std::array<std::atomic<std::uint64_t>, static_cast<std::size_t>(cost_part::count)> cost_ns_{};
+  /// The Python companion's time in its wrappers, as it said at the program's end.
+  std::uint64_t companion_calls_ = 0;
+  double companion_us_ = 0;
+  struct timed;  // charges a part the time from its construction to its destruction
   /// Whether a completion can change anything (tracked work not yet known complete): event
   /// calls, queries and copies skip the lock when not.
   std::atomic<bool> completions_matter_{false};

@@ -9,6 +9,7 @@ using detail::thread_state;
 void session::capture_begin(std::uint64_t stream) noexcept {
   if (forked_) return;
   try {
+    const timed cost(*this, cost_part::capture);
     thread_state& t = here(this);
     lock l(*this);
     rec_.on_capture_begin(stream, t.nvtx.empty() ? "" : t.nvtx.back());
@@ -54,6 +55,7 @@ void session::capture_began(std::uint64_t stream, bool ok) noexcept {
 void session::capture_end(std::uint64_t stream, std::uint64_t graph) noexcept {
   if (forked_) return;
   try {
+    const timed cost(*this, cost_part::capture);
     thread_state& t = here(this);
     if (t.capturing_any) close();
     t.capturing = 0;
@@ -69,6 +71,7 @@ void session::capture_end(std::uint64_t stream, std::uint64_t graph) noexcept {
 void session::device_alloc(std::uint64_t handle, std::uint64_t bytes, std::optional<int> device) noexcept {
   if (forked_) return;
   try {
+    const timed cost(*this, cost_part::memory);
     thread_state& t = here(this);
     // Memory a capture takes, or a warm-up run the companion named: a private pool growing. On
     // a thread of neither, while exactly one is under way on another thread, it is that one's
@@ -96,6 +99,7 @@ void session::device_alloc(std::uint64_t handle, std::uint64_t bytes, std::optio
 void session::device_free(std::uint64_t address, std::optional<std::uint64_t> stream) noexcept {
   if (forked_) return;
   try {
+    const timed cost(*this, cost_part::memory);
     const double now = driver_.now_us();
     lock l(*this);
     // An allocation a graph left allocated, freed outside it: its granules are free again.
@@ -109,6 +113,7 @@ void session::device_free(std::uint64_t address, std::optional<std::uint64_t> st
 void session::release(std::uint64_t handle) noexcept {
   if (forked_) return;
   try {
+    const timed cost(*this, cost_part::memory);
     const double now = driver_.now_us();
     lock l(*this);
     rec_.on_capture_memory_free(handle, now);

@@ -7,8 +7,9 @@
 //   gmem:captured {"pool": "(0, 2)", "device": 0}        after it ended: its pool
 //   gmem:warmup-begin {"pool": "(0, 1)", "device": 0}    a warm-up run into the pool begins
 //   gmem:warmup-end {}                                   and ends
-//   gmem:end {"why": "...", "pools": [{"pool": "(0, 1)", "device": 0, "bytes": N}]}
-//                                                        the program's end, PyTorch's own figures
+//   gmem:end {"why": "...", "pools": [{"pool": "(0, 1)", "device": 0, "bytes": N}],
+//             "cost": {"calls": N, "us": X}}             the program's end, PyTorch's own figures,
+//                                                        and the companion's time in its wrappers
 // A message that is not such JSON is ignored: the program's own marks pass through untouched.
 #include <cstring>
 
@@ -59,6 +60,7 @@ void session::first_reading() noexcept {
 void session::nvtx_mark(const char* message) noexcept {
   if (forked_ || !message || std::strncmp(message, "gmem:", 5) != 0) return;
   try {
+    const timed cost(*this, cost_part::companion);
     const std::string m(message + 5);
     const std::size_t space = m.find(' ');
     const std::string verb = m.substr(0, space);
@@ -103,6 +105,16 @@ void session::nvtx_mark(const char* message) noexcept {
         }
       }
       read_memory();
+      // The companion's own time, the marks it said included (this library charged their part).
+      const auto said = body.find("cost");
+      if (said != body.end() && said->is_object()) {
+        const auto calls = said->find("calls");
+        const auto us = said->find("us");
+        if (calls != said->end() && calls->is_number_unsigned() && us != said->end() && us->is_number()) {
+          companion_calls_ = calls->get<std::uint64_t>();
+          companion_us_ = us->get<double>();
+        }
+      }
       const std::string why = text_of(body, "why");
       rec_.end_bill(why.empty() ? "the program's end, as its Python companion saw it" : why, now);
     }

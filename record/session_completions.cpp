@@ -9,6 +9,7 @@ using detail::thread_state;
 void session::device_synchronized() noexcept {
   if (forked_) return;
   try {
+    const timed cost(*this, cost_part::completion);
     const double now = driver_.now_us();
     lock l(*this);
     rec_.on_sync(0, now);
@@ -20,6 +21,7 @@ void session::device_synchronized() noexcept {
 void session::stream_synchronized(std::uint64_t stream) noexcept {
   if (forked_ || !completions_matter_.load(std::memory_order_relaxed)) return;
   try {
+    const timed cost(*this, cost_part::completion);
     const double now = driver_.now_us();
     lock l(*this);
     rec_.on_sync(label_of(stream), now);
@@ -31,6 +33,7 @@ void session::stream_synchronized(std::uint64_t stream) noexcept {
 void session::event_recorded(std::uint64_t event, std::uint64_t stream) noexcept {
   if (forked_ || !completions_matter_.load(std::memory_order_relaxed)) return;
   try {
+    const timed cost(*this, cost_part::completion);
     lock l(*this);
     rec_.on_event_record(event, label_of(stream));
     note_completions();
@@ -41,6 +44,7 @@ void session::event_recorded(std::uint64_t event, std::uint64_t stream) noexcept
 void session::event_completed(std::uint64_t event) noexcept {
   if (forked_ || !completions_matter_.load(std::memory_order_relaxed)) return;
   try {
+    const timed cost(*this, cost_part::completion);
     const double now = driver_.now_us();
     lock l(*this);
     rec_.on_event_complete(event, now);
@@ -52,6 +56,7 @@ void session::event_completed(std::uint64_t event) noexcept {
 void session::event_destroyed(std::uint64_t event) noexcept {
   if (forked_ || !completions_matter_.load(std::memory_order_relaxed)) return;
   try {
+    const timed cost(*this, cost_part::completion);
     lock l(*this);
     rec_.on_event_destroy(event);
     note_completions();
@@ -62,6 +67,7 @@ void session::event_destroyed(std::uint64_t event) noexcept {
 void session::copied(std::uint64_t destination, std::optional<bool> to_host, bool per_thread) noexcept {
   if (forked_ || !completions_matter_.load(std::memory_order_relaxed)) return;
   try {
+    const timed cost(*this, cost_part::completion);
     // A copy between device buffers returns before it runs: it completes nothing.
     const bool host = to_host ? *to_host : driver_.is_host_pointer && driver_.is_host_pointer(destination);
     if (!host) return;

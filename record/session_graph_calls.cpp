@@ -13,6 +13,7 @@ using detail::thread_state;
 void session::launch_enter(std::uint64_t exec, std::uint64_t stream) noexcept {
   if (forked_) return;
   try {
+    const double t0 = driver_.now_us();
     thread_state& t = here(this);
     pending_call& p = t.pending;
     {
@@ -21,7 +22,10 @@ void session::launch_enter(std::uint64_t exec, std::uint64_t stream) noexcept {
       p.plan = rec_.plan_launch(exec, stream);
     }
     p.tracked = p.plan.tracked;
-    if (!p.tracked) return;
+    if (!p.tracked) {
+      charge(cost_part::launch, driver_.now_us() - t0);
+      return;
+    }
     p.stream = p.plan.stream;
     p.device = p.plan.device;
     p.before.reset();
@@ -33,6 +37,7 @@ void session::launch_enter(std::uint64_t exec, std::uint64_t stream) noexcept {
       read_other_devices_before(exec, p.device);
     }
     p.start_us = driver_.now_us();
+    p.enter_cost_us = p.start_us - t0;
   } catch (...) {
   }
 }
@@ -44,6 +49,7 @@ void session::launch_exit(std::uint64_t exec, const std::string& failure) noexce
     if (!p.tracked) return;
     p.tracked = false;
     const double end_us = driver_.now_us();
+    timed cost(*this, cost_part::launch, end_us, p.enter_cost_us);
     const double host_us = end_us - p.start_us;
     std::optional<counters> after;
     if (p.before || !failure.empty() || host_us >= map_floor_us) {
@@ -69,10 +75,14 @@ void session::launch_exit(std::uint64_t exec, const std::string& failure) noexce
 void session::upload_enter(std::uint64_t exec, std::uint64_t stream) noexcept {
   if (forked_) return;
   try {
+    const double t0 = driver_.now_us();
     pending_call& p = here(this).pending;
     lock l(*this);
     p.tracked = rec_.tracks(exec);
-    if (!p.tracked) return;
+    if (!p.tracked) {
+      charge(cost_part::upload, driver_.now_us() - t0);
+      return;
+    }
     p.stream = label_of(stream);
     p.device = rec_.device_of(exec);
     p.have_used = driver_.memory_used && driver_.memory_used(p.used_device, p.used_before);
@@ -80,6 +90,7 @@ void session::upload_enter(std::uint64_t exec, std::uint64_t stream) noexcept {
     p.before = driver_.read_counters(p.device);
     read_other_devices_before(exec, p.device);
     p.t_us = p.start_us = driver_.now_us();
+    p.enter_cost_us = p.start_us - t0;
   } catch (...) {
   }
 }
@@ -90,7 +101,9 @@ void session::upload_exit(std::uint64_t exec, const std::string& failure) noexce
     pending_call& p = here(this).pending;
     if (!p.tracked) return;
     p.tracked = false;
-    const double host_us = driver_.now_us() - p.start_us;
+    const double end_us = driver_.now_us();
+    timed cost(*this, cost_part::upload, end_us, p.enter_cost_us);
+    const double host_us = end_us - p.start_us;
     const auto after = driver_.read_counters(p.device);
     int used_device = 0;
     std::uint64_t used_after = 0;
@@ -120,7 +133,10 @@ void session::instantiate_enter(std::uint64_t graph) noexcept {
     pending_call& p = here(this).pending;
     // The driver's state for the executable graph, whatever its nodes: the device memory in use
     // around the call (read first, the window open while the driver works).
+    const double t0 = driver_.now_us();
     p.have_used = driver_.memory_used && driver_.memory_used(p.used_device, p.used_before);
+    const double t1 = driver_.now_us();
+    p.enter_memory_us = t1 - t0;
     p.model = profiler::graph_model{};
     p.has_memory_nodes = false;
     p.tracked = driver_.read_graph(graph, p.model, p.has_memory_nodes);
@@ -136,6 +152,8 @@ void session::instantiate_enter(std::uint64_t graph) noexcept {
       if (!devices.empty()) p.device = devices.front();
     }
     p.others.clear();
+    const double t2 = driver_.now_us();
+    charge(cost_part::instantiate_graph_read, t2 - t1);
     window_enter();
     if (p.tracked && p.has_memory_nodes) {
       p.before = driver_.read_counters(p.device);
@@ -144,6 +162,7 @@ void session::instantiate_enter(std::uint64_t graph) noexcept {
       }
     }
     p.t_us = p.start_us = driver_.now_us();
+    p.enter_counters_us = p.start_us - t2;
   } catch (...) {
   }
 }
@@ -155,13 +174,18 @@ void session::instantiate_exit(std::uint64_t exec, std::uint64_t graph, const st
   try {
     thread_state& t = here(this);
     pending_call& p = t.pending;
-    const double host_us = driver_.now_us() - p.start_us;
+    const double end_us = driver_.now_us();
+    const double host_us = end_us - p.start_us;
     std::optional<counters> after;
     if (p.tracked && p.has_memory_nodes) after = driver_.read_counters(p.device);
+    const double t1 = driver_.now_us();
+    if (p.tracked && p.has_memory_nodes) charge(cost_part::instantiate_counters, t1 - end_us + p.enter_counters_us);
     int used_device = 0;
     std::uint64_t used_after = 0;
     const bool have_used = p.have_used && driver_.memory_used(used_device, used_after) && used_device == p.used_device;
     const bool concurrent = window_exit();  // an instantiation maps memory only with the upload flag
+    const double t2 = driver_.now_us();
+    if (driver_.memory_used) charge(cost_part::instantiate_memory, t2 - t1 + p.enter_memory_us);
     // What the driver took beyond the pool's growth (an instantiation with the upload flag maps
     // the graph's memory in the call): its own state for the executable graph.
     std::optional<std::uint64_t> state;
@@ -172,6 +196,7 @@ void session::instantiate_exit(std::uint64_t exec, std::uint64_t graph, const st
       if (used_after >= p.used_before + grew) state = used_after - p.used_before - grew;
     }
     if (!p.tracked) {
+      const timed cost(*this, cost_part::instantiate_record);
       if (failure.empty()) {
         lock l(*this);
         rec_.on_exec_state(exec, used_device, state);
@@ -182,7 +207,11 @@ void session::instantiate_exit(std::uint64_t exec, std::uint64_t graph, const st
     p.tracked = false;
     // The call stack before the lock: a few microseconds, once per graph.
     std::vector<std::string> stack;
-    if (failure.empty() && driver_.call_stack) stack = driver_.call_stack();
+    if (failure.empty() && driver_.call_stack) {
+      const timed stack_cost(*this, cost_part::instantiate_stack);
+      stack = driver_.call_stack();
+    }
+    const timed cost(*this, cost_part::instantiate_record);  // the recorder's own work, its lock's wait too
     lock l(*this);
     const std::string nvtx = t.nvtx.empty() ? "" : t.nvtx.back();
     if (!failure.empty()) {
@@ -207,10 +236,12 @@ void session::instantiate_exit(std::uint64_t exec, std::uint64_t graph, const st
 void session::trim_enter(int device) noexcept {
   if (forked_) return;
   try {
+    const double t0 = driver_.now_us();
     pending_call& p = here(this).pending;
     window_enter();
     p.before = driver_.read_counters(device);
     p.t_us = p.start_us = driver_.now_us();
+    p.enter_cost_us = p.start_us - t0;
   } catch (...) {
   }
 }
@@ -219,7 +250,9 @@ void session::trim_exit(int device) noexcept {
   if (forked_) return;
   try {
     pending_call& p = here(this).pending;
-    const double host_us = driver_.now_us() - p.start_us;
+    const double end_us = driver_.now_us();
+    timed cost(*this, cost_part::trim, end_us, p.enter_cost_us);
+    const double host_us = end_us - p.start_us;
     const auto after = driver_.read_counters(device);
     window_exit();
     lock l(*this);
@@ -231,6 +264,7 @@ void session::trim_exit(int device) noexcept {
 void session::exec_destroy(std::uint64_t exec) noexcept {
   if (forked_) return;
   try {
+    timed cost(*this, cost_part::destroy);
     lock l(*this);
     rec_.on_exec_destroy(exec, driver_.now_us());
   } catch (...) {
@@ -240,6 +274,7 @@ void session::exec_destroy(std::uint64_t exec) noexcept {
 void session::graph_destroy(std::uint64_t graph) noexcept {
   if (forked_) return;
   try {
+    timed cost(*this, cost_part::destroy);
     lock l(*this);
     rec_.on_graph_destroy(graph);
   } catch (...) {

@@ -33,6 +33,10 @@ struct pending_call {
   bool have_used = false;
   int used_device = 0;
   std::uint64_t used_before = 0;
+  /// What the enter callback cost (charged with the exit's: one call, one charge).
+  double enter_cost_us = 0;
+  double enter_memory_us = 0;    ///< an instantiation's cuMemGetInfo before it
+  double enter_counters_us = 0;  ///< and its counters before it
 };
 
 struct thread_state {
@@ -79,6 +83,22 @@ struct session::lock {
  private:
   session& s_;
   detail::thread_state& t_;
+};
+
+// Charges a part of what recording costs the time from construction to destruction.
+// `carried_us`: time the same call spent earlier (in its enter callback).
+struct session::timed {
+  timed(session& s, cost_part part) : s_(s), part_(part), start_us_(s.driver_.now_us()) {}
+  timed(session& s, cost_part part, double start_us, double carried_us = 0)
+      : s_(s), part_(part), start_us_(start_us - carried_us) {}
+  ~timed() { s_.charge(part_, s_.driver_.now_us() - start_us_); }
+  timed(const timed&) = delete;
+  timed& operator=(const timed&) = delete;
+
+ private:
+  session& s_;
+  cost_part part_;
+  double start_us_;
 };
 
 }  // namespace gmem::record

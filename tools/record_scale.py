@@ -4,7 +4,8 @@
 alternating order, PAIRS times. Per run: the warm-up's own timings (captures and instantiations,
 the replays, the whole warm-up), the process's wall time (a recording writes its report at exit),
 the report's size, and `gmemprof show`'s time on it; per size the medians and the ratios recorded /
-unrecorded. Writes one JSON with the device, the driver, the commit and the date.
+unrecorded, and what the recording library says each part of recording cost per graph. Writes one
+JSON with the device, the driver, the commit and the date.
 
 Usage: record_scale.py BUILD_DIR OUT_JSON [--sizes 500,1000,2000] [--pairs 1] [--keep DIR]
 (--keep: copy each size's last recording into DIR as record-scale-N.json)."""
@@ -42,6 +43,9 @@ def one(gmemprof, n, recorded, tmp):
     doc["process_s"] = wall
     if recorded:
         doc["report_bytes"] = os.path.getsize(report)
+        # What the recording library says recording cost the program, by part (its own clock).
+        cost = json.load(open(report)).get("recorded", {}).get("record_cost", [])
+        doc["record_cost"] = {c["part"]: {"calls": c["calls"], "us": c["us"]} for c in cost}
         show, show_s = run([gmemprof, "show", report])
         doc["show_s"] = show_s
         doc["show_lines"] = show.stdout.count("\n")
@@ -88,6 +92,12 @@ def main():
             v = [r[key] for r in runs["recorded"] if key in r]
             if v:
                 summary[key] = statistics.median(v)
+        # Per graph captured, the median over recorded runs of each part's time (microseconds).
+        costs = [r["record_cost"] for r in runs["recorded"] if "record_cost" in r]
+        if costs:
+            parts = sorted({p for c in costs for p in c})
+            summary["record_cost_us_per_graph"] = {
+                p: statistics.median(c.get(p, {"us": 0})["us"] / n for c in costs) for p in parts}
         out["sizes"][str(n)] = summary
         print(json.dumps({"graphs": n, **{k: v for k, v in summary.items() if k != "runs"}}), flush=True)
     with open(a.out_json, "w") as f:

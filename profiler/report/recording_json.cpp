@@ -555,6 +555,15 @@ json recording_to_json(const recording& r) {
     }
     j["processes"] = std::move(processes);
   }
+  if (!r.cost.empty()) {
+    json cost = json::array();
+    for (const auto& c : r.cost) {
+      json jc{{"part", c.part}, {"calls", c.calls}, {"us", number(c.us)}};
+      if (!c.process.empty()) jc["process"] = c.process;
+      cost.push_back(std::move(jc));
+    }
+    j["record_cost"] = std::move(cost);
+  }
   return j;
 }
 
@@ -667,6 +676,17 @@ recording recording_from_json(const json& j, const std::string& path) {
     rp.report = text(p, "report", ip);
     rp.graphs = static_cast<std::size_t>(u64(p, "graphs", ip));
     r.processes.push_back(std::move(rp));
+  }
+  const json& cost = array(j, "record_cost", path);
+  for (std::size_t i = 0; i < cost.size(); ++i) {
+    const std::string ip = at(join(path, "record_cost"), i);
+    const json& c = object_at(cost, i, join(path, "record_cost"));
+    record_cost rc;
+    rc.part = text(c, "part", ip, true);
+    rc.process = text(c, "process", ip);
+    rc.calls = u64(c, "calls", ip);
+    rc.us = time_us(c, "us", ip, true);
+    r.cost.push_back(std::move(rc));
   }
   return r;
 }

@@ -55,6 +55,11 @@ struct show_options {
                                                     const std::vector<std::string>& patterns,
                                                     const char* what);
 
+/// What recording cost the program, in one line: the library's time in the program's CUDA calls
+/// (all processes), its largest parts per call, the Python companion's time; "" when the
+/// recording says nothing of it.
+[[nodiscard]] std::string cost_line(const recording& rec);
+
 /// The first answer for a recording, as lines (record's summary prints them on stderr).
 [[nodiscard]] std::vector<std::string> recording_overview(const report& r, const show_options& o);
 

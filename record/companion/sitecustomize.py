@@ -51,7 +51,7 @@ class _companion:
     # ---- speaking to the recording library
 
     def say(self, verb, body):
-        start = self.clock() if self.debug else 0
+        start = self.clock()
         try:
             import json
             if self.mark is None:
@@ -59,9 +59,8 @@ class _companion:
             self.mark("gmem:" + verb + " " + json.dumps(body, separators=(",", ":")))
         except Exception as e:
             self.errors.append(f"{verb}: {type(e).__name__}: {e}")
-        if self.debug:
-            self.said[verb] = self.said.get(verb, 0) + 1
-            self.spent += self.clock() - start
+        self.said[verb] = self.said.get(verb, 0) + 1
+        self.spent += self.clock() - start
 
     def report(self):
         """GMEM_RECORD_COMPANION_DEBUG=1: what the companion said, what it cost, what failed."""
@@ -71,6 +70,7 @@ class _companion:
     def site(self):
         """The program's frame that led to the capture: the innermost outside PyTorch and this
         file, as "file.py:42 in function"."""
+        start = self.clock()
         try:
             f = sys._getframe(2)
             while f is not None:
@@ -82,6 +82,8 @@ class _companion:
                 f = f.f_back
         except Exception:
             pass
+        finally:
+            self.spent += self.clock() - start
         return ""
 
     @staticmethod
@@ -231,8 +233,11 @@ class _companion:
                     continue
                 key = (self.pool_name(pool), int(seg.get("device", 0)))
                 pools[key] = pools.get(key, 0) + int(seg["total_size"])
+            # What the companion cost the program so far: its time in its wrappers, the marks
+            # it said (read by the recording library, which times those itself) included.
             self.say("end", {"why": "the program's end (Python's atexit, before the interpreter's teardown)",
-                             "pools": [{"pool": p, "device": d, "bytes": b} for (p, d), b in pools.items()]})
+                             "pools": [{"pool": p, "device": d, "bytes": b} for (p, d), b in pools.items()],
+                             "cost": {"calls": sum(self.said.values()), "us": self.spent * 1e6}})
         except Exception:
             pass
 

@@ -53,6 +53,9 @@ struct fake_gpu {
   std::vector<std::string> stack{"program!main+0x10"};
   std::atomic<std::uint64_t> used{0};  ///< device memory in use (cuMemGetInfo: total - free)
   bool context = true;                 ///< a context is current (memory_used answers)
+  /// What the driver's answers take on the clock: a graph's read, a call stack, a cuMemGetInfo
+  /// (what recording costs the program is charged by part from the session's clock).
+  std::atomic<double> read_graph_us{0}, call_stack_us{0}, memory_used_us{0};
   /// Called once inside stream_blocking, which the session calls with its lock held (a hook for
   /// re-entrancy tests).
   std::function<void()> inside_lock;
@@ -72,6 +75,7 @@ inline driver_api fake_driver() {
   d.read_graph = [](std::uint64_t graph, profiler::graph_model& m, bool& has_alloc) {
     std::lock_guard<std::mutex> l(current_gpu()->mutex);
     fake_gpu& g = *current_gpu();
+    g.clock_us = g.clock_us.load() + g.read_graph_us.load();
     if (g.refused.count(graph) || !g.graphs.count(graph)) return false;
     m = g.graphs.at(graph);
     for (const auto& n : profiler::flatten(m).nodes) has_alloc = has_alloc || n.kind == profiler::node_kind::mem_alloc;
@@ -90,6 +94,7 @@ inline driver_api fake_driver() {
   };
   d.call_stack = [] {
     std::lock_guard<std::mutex> l(current_gpu()->mutex);
+    current_gpu()->clock_us = current_gpu()->clock_us.load() + current_gpu()->call_stack_us.load();
     return current_gpu()->stack;
   };
   d.now_us = [] { return current_gpu()->clock_us.load(); };
@@ -103,6 +108,7 @@ inline driver_api fake_driver() {
   d.is_host_pointer = [](std::uint64_t address) { return address >= (1ull << 47); };
   d.memory_used = [](int& device, std::uint64_t& used) {
     if (!current_gpu()->context) return false;
+    current_gpu()->clock_us = current_gpu()->clock_us.load() + current_gpu()->memory_used_us.load();
     device = current_gpu()->device;
     used = current_gpu()->used.load();
     return true;

@@ -118,6 +118,44 @@ TEST(RecordSession, GraphsOfOneSiteWithOtherSizesShareTheSiteNotTheIdentity) {
   EXPECT_NE(g[2].identity.substr(0, 21), g[0].identity.substr(0, 21));
 }
 
+// What recording costs the program is charged part by part on the session's clock: the driver's
+// answers the library asked for (a graph read, cuMemGetInfo around the call, the call stack), and
+// never the program's own call (the instantiation's 40 us, the launches' host time).
+TEST(RecordSession, WhatRecordingCostsIsChargedByPartAndNeverIncludesTheProgramsCalls) {
+  program p;
+  p.gpu.read_graph_us = 7;
+  p.gpu.call_stack_us = 3;
+  p.gpu.memory_used_us = 2;
+  for (std::uint64_t k = 0; k < 5; ++k) {
+    p.capture(0xA, 0x10 + k, graph_of("g=w64,o1", base_of(k)));
+    p.instantiate(0x100 + k, 0x10 + k);
+    p.launch(0x100 + k, 0xA, 300, k == 0 ? 2 * granule : 0);
+    p.launch(0x100 + k, 0xA, 5);
+  }
+  const profiler::report r = profiler::from_json_string(profiler::to_json_string(p.finish()), "r.json");
+  std::map<std::string, profiler::record_cost> by_part;
+  for (const auto& c : r.recorded->cost) by_part[c.part] = c;
+  ASSERT_EQ(by_part.count("instantiate: graph read"), 1u);
+  EXPECT_EQ(by_part["instantiate: graph read"].calls, 5u);
+  EXPECT_DOUBLE_EQ(by_part["instantiate: graph read"].us, 35);
+  EXPECT_EQ(by_part["instantiate: cuMemGetInfo"].calls, 5u);
+  EXPECT_DOUBLE_EQ(by_part["instantiate: cuMemGetInfo"].us, 20);  // before and after each
+  EXPECT_EQ(by_part["instantiate: call stack"].calls, 5u);
+  EXPECT_DOUBLE_EQ(by_part["instantiate: call stack"].us, 15);
+  EXPECT_EQ(by_part["instantiate: counters"].calls, 5u);
+  EXPECT_DOUBLE_EQ(by_part["instantiate: counters"].us, 0);
+  EXPECT_EQ(by_part["instantiate: recorder"].calls, 5u);
+  EXPECT_DOUBLE_EQ(by_part["instantiate: recorder"].us, 0);
+  EXPECT_EQ(by_part["launch"].calls, 10u);
+  EXPECT_DOUBLE_EQ(by_part["launch"].us, 0);  // the launches' 305 us each are the program's
+  EXPECT_EQ(by_part["capture begin and end"].calls, 10u);
+  EXPECT_EQ(by_part.count("companion (Python)"), 0u);
+  EXPECT_EQ(profiler::cost_line(*r.recorded),
+            "recording took 70 us of the program's time in its CUDA calls: instantiate: graph read 35 us "
+            "(5 x 7.0 us), instantiate: cuMemGetInfo 20 us (5 x 4.0 us), instantiate: call stack 15 us "
+            "(5 x 3.0 us)");
+}
+
 // cuda-samples' graphMemoryFootprint: the same graph made, launched, synchronized, destroyed
 // and trimmed again and again. A sync and a trim between instances used to leave stale graph
 // indexes in the sequence (a heap-use-after-free at exit, the sample's SIGSEGV).

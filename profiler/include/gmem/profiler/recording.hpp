@@ -239,6 +239,16 @@ struct recorded_process {
   std::size_t graphs = 0;
 };
 
+/// What recording cost the program, by part: the time the recording library's handlers took
+/// inside the program's CUDA calls (its own clock, around its own work: CUPTI's dispatch and the
+/// driver's bookkeeping for a subscriber are not in it), and the Python companion's time.
+struct record_cost {
+  std::string part;     ///< "instantiate: graph read", "launch", "companion (Python)", ...
+  std::string process;  ///< merged recordings: the process ("rank 0", "p1"); empty otherwise
+  std::uint64_t calls = 0;
+  double us = 0;
+};
+
 struct recording {
   bool partial = false;
   std::string partial_reason;
@@ -267,6 +277,7 @@ struct recording {
   /// The analysis at exit ran out of its time budget: scenarios hold the graph models' figures
   /// without analysis, and `gmemprof show` analyses them.
   bool analysis_deferred = false;
+  std::vector<record_cost> cost;  ///< parts with calls only, in the library's order
 };
 
 }  // namespace gmem::profiler
