@@ -7,9 +7,10 @@
 //   gmem:captured {"pool": "(0, 2)", "device": 0}        after it ended: its pool
 //   gmem:warmup-begin {"pool": "(0, 1)", "device": 0}    a warm-up run into the pool begins
 //   gmem:warmup-end {}                                   and ends
-//   gmem:end {"why": "...", "pools": [{"pool": "(0, 1)", "device": 0, "bytes": N}],
-//             "cost": {"calls": N, "us": X}}             the program's end, PyTorch's own figures,
-//                                                        and the companion's time in its wrappers
+//   gmem:cost {"calls": N, "us": X}                      at the program's end: the companion's time
+//                                                        in its wrappers, its marks included
+//   gmem:end {"why": "...", "pools": [{"pool": "(0, 1)", "device": 0, "bytes": N}]}
+//                                                        the program's end, PyTorch's own figures
 // A message that is not such JSON is ignored: the program's own marks pass through untouched.
 #include <cstring>
 
@@ -87,6 +88,14 @@ void session::nvtx_mark(const char* message) noexcept {
     } else if (verb == "warmup-end") {
       if (!t.warmup_pool.empty()) close();
       t.warmup_pool.clear();
+    } else if (verb == "cost") {  // the companion's own time, its marks included
+      const auto calls = body.find("calls");
+      const auto us = body.find("us");
+      if (calls != body.end() && calls->is_number_unsigned() && us != body.end() && us->is_number()) {
+        lock l(*this);
+        companion_calls_ = calls->get<std::uint64_t>();
+        companion_us_ = us->get<double>();
+      }
     } else if (verb == "end") {
       lock l(*this);
       std::map<int, counters> now;
@@ -105,16 +114,6 @@ void session::nvtx_mark(const char* message) noexcept {
         }
       }
       read_memory();
-      // The companion's own time, the marks it said included (this library charged their part).
-      const auto said = body.find("cost");
-      if (said != body.end() && said->is_object()) {
-        const auto calls = said->find("calls");
-        const auto us = said->find("us");
-        if (calls != said->end() && calls->is_number_unsigned() && us != said->end() && us->is_number()) {
-          companion_calls_ = calls->get<std::uint64_t>();
-          companion_us_ = us->get<double>();
-        }
-      }
       const std::string why = text_of(body, "why");
       rec_.end_bill(why.empty() ? "the program's end, as its Python companion saw it" : why, now);
     }

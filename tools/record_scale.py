@@ -7,8 +7,9 @@ the report's size, and `gmemprof show`'s time on it; per size the medians and th
 unrecorded, and what the recording library says each part of recording cost per graph. Writes one
 JSON with the device, the driver, the commit and the date.
 
-Usage: record_scale.py BUILD_DIR OUT_JSON [--sizes 500,1000,2000] [--pairs 1] [--keep DIR]
-(--keep: copy each size's last recording into DIR as record-scale-N.json)."""
+Usage: record_scale.py BUILD_DIR OUT_JSON [--sizes 500,1000,2000] [--pairs 1] [--keep DIR] [--parts]
+(--keep: copy each size's last recording into DIR as record-scale-N.json; --parts: also run the
+Python companion alone and the recording library alone, to see where recording's cost lies)."""
 import argparse
 import datetime
 import json
@@ -30,13 +31,22 @@ def run(cmd, env=None):
     return p, time.perf_counter() - t0
 
 
-def one(gmemprof, n, recorded, tmp):
-    self_json = os.path.join(tmp, f"self-{n}-{int(recorded)}.json")
-    report = os.path.join(tmp, f"record-{n}.json")
+def one(gmemprof, n, mode, tmp):
+    """mode: "unrecorded", "recorded", or a part of recording alone: "companion" (the Python
+    companion without the recording library) or "library" (the library without the companion)."""
+    recorded = mode in ("recorded", "library")
+    self_json = os.path.join(tmp, f"self-{n}-{mode}.json")
+    report = os.path.join(tmp, f"record-{n}.json" if mode == "recorded" else f"record-{n}-{mode}.json")
     cmd = [sys.executable, PROGRAM, str(n), self_json]
+    env = dict(os.environ)
     if recorded:
         cmd = [gmemprof, "record", "--out", report, "--"] + cmd
-    p, wall = run(cmd)
+    if mode == "library":
+        env["GMEM_RECORD_COMPANION"] = "0"
+    if mode == "companion":
+        companion = os.path.join(os.path.dirname(gmemprof), "..", "record", "companion")
+        env["PYTHONPATH"] = companion + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    p, wall = run(cmd, env)
     if p.returncode != 0:
         return {"error": f"exit {p.returncode}: {p.stderr[-2000:]}"}
     doc = json.load(open(self_json))
@@ -46,6 +56,7 @@ def one(gmemprof, n, recorded, tmp):
         # What the recording library says recording cost the program, by part (its own clock).
         cost = json.load(open(report)).get("recorded", {}).get("record_cost", [])
         doc["record_cost"] = {c["part"]: {"calls": c["calls"], "us": c["us"]} for c in cost}
+    if mode == "recorded":
         show, show_s = run([gmemprof, "show", report])
         doc["show_s"] = show_s
         doc["show_lines"] = show.stdout.count("\n")
@@ -60,6 +71,8 @@ def main():
     ap.add_argument("--sizes", default="500,1000,2000")
     ap.add_argument("--pairs", type=int, default=1)
     ap.add_argument("--keep")
+    ap.add_argument("--parts", action="store_true",
+                    help="also run the companion alone and the library alone (where recording's cost lies)")
     a = ap.parse_args()
     gmemprof = os.path.join(a.build_dir, "profiler", "gmemprof")
     tmp = tempfile.mkdtemp()
@@ -73,11 +86,11 @@ def main():
                                     capture_output=True, text=True).stdout.strip(),
            "sizes": {}}
     for n in sizes:
-        runs = {"unrecorded": [], "recorded": []}
+        modes = ["unrecorded", "recorded"] + (["companion", "library"] if a.parts else [])
+        runs = {m: [] for m in modes}
         for k in range(a.pairs):
-            order = [False, True] if k % 2 == 0 else [True, False]
-            for recorded in order:
-                runs["recorded" if recorded else "unrecorded"].append(one(gmemprof, n, recorded, tmp))
+            for mode in modes if k % 2 == 0 else modes[::-1]:
+                runs[mode].append(one(gmemprof, n, mode, tmp))
         if a.keep and os.path.exists(os.path.join(tmp, f"record-{n}.json")):
             os.makedirs(a.keep, exist_ok=True)
             shutil.copy(os.path.join(tmp, f"record-{n}.json"), os.path.join(a.keep, f"record-scale-{n}.json"))
@@ -88,6 +101,11 @@ def main():
             if u and r:
                 summary[key] = {"unrecorded": statistics.median(u), "recorded": statistics.median(r),
                                 "ratio": statistics.median(r) / statistics.median(u)}
+                for mode in modes[2:]:
+                    v = [x[key] for x in runs[mode] if key in x]
+                    if v:
+                        summary[key][mode] = statistics.median(v)
+                        summary[key][mode + "_ratio"] = statistics.median(v) / statistics.median(u)
         for key in ("report_bytes", "show_s"):
             v = [r[key] for r in runs["recorded"] if key in r]
             if v:

@@ -221,7 +221,10 @@ class _companion:
         node._record = _record
 
     def at_end(self):
-        """PyTorch's own figure for each graph pool, at the program's end."""
+        """What the companion cost the program (its time in its wrappers, the marks it said
+        included: the recording library times those itself), and PyTorch's own figure for each
+        graph pool, at the program's end."""
+        self.say("cost", {"calls": sum(self.said.values()), "us": self.spent * 1e6})
         try:
             torch = self.torch
             if not torch.cuda.is_initialized():
@@ -233,11 +236,8 @@ class _companion:
                     continue
                 key = (self.pool_name(pool), int(seg.get("device", 0)))
                 pools[key] = pools.get(key, 0) + int(seg["total_size"])
-            # What the companion cost the program so far: its time in its wrappers, the marks
-            # it said (read by the recording library, which times those itself) included.
             self.say("end", {"why": "the program's end (Python's atexit, before the interpreter's teardown)",
-                             "pools": [{"pool": p, "device": d, "bytes": b} for (p, d), b in pools.items()],
-                             "cost": {"calls": sum(self.said.values()), "us": self.spent * 1e6}})
+                             "pools": [{"pool": p, "device": d, "bytes": b} for (p, d), b in pools.items()]})
         except Exception:
             pass
 
