@@ -1,19 +1,66 @@
 """A gmem report as gmemprof's reader sees it, for scripts that check reports without gmemprof.
 
 A recording's compact forms are expanded back to the plain ones: counters written as
-[used_current, used_high, reserved_current, reserved_high] become objects of four named members
-(events' before/after, the counter timeline's points), each graph's stack index becomes its
-instantiate_stack, a skeleton node's "node" word becomes its label, and a recorded scenario marked
-phases_from_events gets the counters after each call and the launch costs of its calls that its
-graph's events state (as add_event_phases in profiler/report/report.cpp derives them)."""
+[used_current, used_high, reserved_current, reserved_high] (or one number where the four are equal)
+become objects of four named members (events' before/after, the counter timeline's points), each
+graph's stack index becomes its instantiate_stack, its flags (the names of those set) an object of
+four booleans, a graph without own_footprint_method gets the recording's, a skeleton that names a
+shape in recorded.skeleton_shapes is made whole with its sizes, a skeleton node's "node" word
+becomes its label, a recording marked timeline_from_events gets back the timeline points its
+graphs' events state, and a recorded scenario marked phases_from_events gets the counters after
+each call and the launch costs of its calls that its graph's events state (as add_event_phases in
+profiler/report/report.cpp derives them)."""
 import json
 
 COUNTERS = ("used_current", "used_high", "reserved_current", "reserved_high")
 
 
+FLAGS = ("auto_free_on_launch", "upload", "device_launch", "use_node_priority")
+
+
 def counters(value):
     """The four counters as an object, whichever form the report wrote."""
+    if isinstance(value, int):
+        return dict.fromkeys(COUNTERS, value)
     return dict(zip(COUNTERS, value)) if isinstance(value, list) else value
+
+
+def _event_points(graphs):
+    """The counter timeline's points that the graphs' events state, in time order."""
+    points = []
+    for g in graphs:
+        for e in g.get("events", []):
+            if "after" in e:
+                event = e["kind"] + (":" + e["class"] if e.get("class") else "")
+                points.append({"t_us": e["t_us"], "device": e.get("device", 0), "event": event,
+                               "graph": g["name"], "counters": e["after"]})
+    return sorted(points, key=lambda p: p["t_us"])  # stable, as the reader's
+
+
+def _merge_points(from_events, others):
+    """Both in time order, the others first at equal times (as the reader merges them)."""
+    out, a, b = [], 0, 0
+    while a < len(from_events) or b < len(others):
+        if b < len(others) and (a == len(from_events) or others[b]["t_us"] <= from_events[a]["t_us"]):
+            out.append(others[b])
+            b += 1
+        else:
+            out.append(from_events[a])
+            a += 1
+    return out
+
+
+def _whole_skeleton(sk, shapes):
+    """A skeleton that names a shared shape, made whole with its allocations' sizes."""
+    if "shape" not in sk:
+        return sk
+    whole = {"graph": sk.get("graph", "")}
+    whole.update(json.loads(json.dumps(shapes[sk["shape"]])))
+    sizes = iter(sk.get("bytes", []))
+    for n in whole.get("nodes", []):
+        if n.get("kind") == "alloc":
+            n["bytes"] = next(sizes)
+    return whole
 
 
 def _summary(samples):
@@ -47,9 +94,16 @@ def expand(report):
         return report
     stacks = rec.get("stacks", [])
     graphs = rec.get("graphs", [])
+    if rec.get("timeline_from_events"):
+        rec["timeline"] = _merge_points(_event_points(graphs), rec.get("timeline", []))
+        del rec["timeline_from_events"]
+    method = rec.get("own_footprint_method", "")
     for g in graphs:
         if "stack" in g:
             g["instantiate_stack"] = stacks[g["stack"]]
+        if isinstance(g.get("flags"), list):
+            g["flags"] = {f: f in g["flags"] for f in FLAGS}
+        g.setdefault("own_footprint_method", method)
         for e in g.get("events", []):
             for key in ("before", "after"):
                 if key in e:
@@ -62,6 +116,7 @@ def expand(report):
             after, costs = event_phases(graphs[i])
             s["counters_after_phase"] = after
             s["launch_costs"] = costs + s.get("launch_costs", [])
+        s["skeletons"] = [_whole_skeleton(sk, rec.get("skeleton_shapes", [])) for sk in s.get("skeletons", [])]
         for sk in s.get("skeletons", []):
             for v, n in enumerate(sk.get("nodes", [])):
                 if "node" in n and "label" not in n:

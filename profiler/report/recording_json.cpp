@@ -3,6 +3,8 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
@@ -13,9 +15,23 @@ using json = nlohmann::ordered_json;
 
 // The four counters in the order the driver's attributes name them: [used_current, used_high,
 // reserved_current, reserved_high] (an object of four named members before: a recording of 2000
-// graphs spent a fifth of its bytes on their names).
+// graphs spent a fifth of its bytes on their names); one number where the four are equal (a pool
+// that only grows, as a warm-up's does: half of a 2000-graph recording's events).
 json counters_json(const counters& c) {
+  if (c.used_current == c.used_high && c.used_high == c.reserved_current && c.reserved_current == c.reserved_high) {
+    return json(c.used_current);
+  }
   return json::array({c.used_current, c.used_high, c.reserved_current, c.reserved_high});
+}
+
+// The flags an executable graph was instantiated with, by name: those set.
+json flags_json(const instantiate_flags& f) {
+  json j = json::array();
+  if (f.auto_free_on_launch) j.push_back("auto_free_on_launch");
+  if (f.upload) j.push_back("upload");
+  if (f.device_launch) j.push_back("device_launch");
+  if (f.use_node_priority) j.push_back("use_node_priority");
+  return j;
 }
 
 json number(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
@@ -52,7 +68,7 @@ class stack_table {
   std::vector<std::vector<std::string>> stacks_;
 };
 
-json graph_json(const recorded_graph& g, stack_table& stacks) {
+json graph_json(const recorded_graph& g, stack_table& stacks, const std::string& common_method) {
   json j;
   j["name"] = g.name;
   j["identity"] = g.identity;
@@ -71,15 +87,11 @@ json graph_json(const recorded_graph& g, stack_table& stacks) {
   j["failed_calls"] = g.failed_calls;
   if (g.instances != 1) j["instances"] = g.instances;
   if (g.events_dropped) j["events_dropped"] = g.events_dropped;
-  if (g.flags_known) {
-    j["flags"] = {{"auto_free_on_launch", g.flags.auto_free_on_launch},
-                  {"upload", g.flags.upload},
-                  {"device_launch", g.flags.device_launch},
-                  {"use_node_priority", g.flags.use_node_priority}};
-  }
+  if (g.flags_known) j["flags"] = flags_json(g.flags);
   j["growth_bytes"] = g.growth_bytes;
   j["own_footprint_bytes"] = g.own_footprint_bytes;
-  j["own_footprint_method"] = g.own_footprint_method;
+  // The recording states the method most of its graphs share once (own_footprint_method).
+  if (g.own_footprint_method != common_method) j["own_footprint_method"] = g.own_footprint_method;
   j["held_requested_bytes"] = g.held_requested_bytes;
   j["held_granule_bytes"] = g.held_granule_bytes;
   if (g.kind == "private_pool") {
@@ -266,7 +278,11 @@ counters read_counters(const json& o, const std::string& path) {
     }
     return counters{v[0], v[1], v[2], v[3]};
   }
-  if (!o.is_object()) fail(path, "must be an array of four counters");
+  if (o.is_number_unsigned()) {  // the four are equal
+    const std::uint64_t v = o.get<std::uint64_t>();
+    return counters{v, v, v, v};
+  }
+  if (!o.is_object()) fail(path, "must be an array of four counters, or one number where the four are equal");
   counters c;
   c.used_current = u64(o, "used_current", path, true);
   c.used_high = u64(o, "used_high", path, true);
@@ -292,7 +308,7 @@ recorded_event read_event(const json& j, const std::string& path) {
 }
 
 recorded_graph read_graph(const json& j, const std::string& path,
-                          const std::vector<std::vector<std::string>>& stacks) {
+                          const std::vector<std::vector<std::string>>& stacks, const std::string& common_method) {
   recorded_graph g;
   g.name = text(j, "name", path, true);
   if (g.name.empty()) fail(join(path, "name"), "must not be empty");
@@ -317,16 +333,35 @@ recorded_graph read_graph(const json& j, const std::string& path,
   g.events_dropped = u64(j, "events_dropped", path);
   if (const json* f = find(j, "flags")) {
     const std::string fp = join(path, "flags");
-    if (!f->is_object()) fail(fp, "must be an object");
     g.flags_known = true;
-    g.flags.auto_free_on_launch = flag(*f, "auto_free_on_launch", fp);
-    g.flags.upload = flag(*f, "upload", fp);
-    g.flags.device_launch = flag(*f, "device_launch", fp);
-    g.flags.use_node_priority = flag(*f, "use_node_priority", fp);
+    if (f->is_array()) {  // the names of the flags set
+      for (std::size_t k = 0; k < f->size(); ++k) {
+        const json& name = (*f)[k];
+        const std::string word = name.is_string() ? name.get<std::string>() : "";
+        if (word == "auto_free_on_launch") {
+          g.flags.auto_free_on_launch = true;
+        } else if (word == "upload") {
+          g.flags.upload = true;
+        } else if (word == "device_launch") {
+          g.flags.device_launch = true;
+        } else if (word == "use_node_priority") {
+          g.flags.use_node_priority = true;
+        } else {
+          fail(at(fp, k), "must name a flag (auto_free_on_launch, upload, device_launch or use_node_priority), is " +
+                              shown(name));
+        }
+      }
+    } else {
+      if (!f->is_object()) fail(fp, "must be an array of the flags set");
+      g.flags.auto_free_on_launch = flag(*f, "auto_free_on_launch", fp);
+      g.flags.upload = flag(*f, "upload", fp);
+      g.flags.device_launch = flag(*f, "device_launch", fp);
+      g.flags.use_node_priority = flag(*f, "use_node_priority", fp);
+    }
   }
   g.growth_bytes = u64(j, "growth_bytes", path);
   g.own_footprint_bytes = u64(j, "own_footprint_bytes", path);
-  g.own_footprint_method = text(j, "own_footprint_method", path);
+  g.own_footprint_method = find(j, "own_footprint_method") ? text(j, "own_footprint_method", path) : common_method;
   g.held_requested_bytes = u64(j, "held_requested_bytes", path);
   g.held_granule_bytes = u64(j, "held_granule_bytes", path);
   g.capture_pool_growth_bytes = u64(j, "capture_pool_growth_bytes", path);
@@ -489,6 +524,73 @@ graph_bill read_bill(const json& j, const std::string& path) {
   return b;
 }
 
+bool same_point(const recording::point& a, const recording::point& b) {
+  return a.t_us == b.t_us && a.device == b.device && a.event == b.event && a.graph == b.graph &&
+         a.values.used_current == b.values.used_current && a.values.used_high == b.values.used_high &&
+         a.values.reserved_current == b.values.reserved_current && a.values.reserved_high == b.values.reserved_high;
+}
+
+// The counter timeline's points that the graphs' events state (each event's counters after it),
+// in time order: a recording writes only the others ("timeline_from_events").
+std::vector<recording::point> event_points(const recording& r) {
+  std::vector<recording::point> out;
+  for (const auto& g : r.graphs) {
+    for (const auto& e : g.events) {
+      if (e.after) out.push_back({e.t_us, e.device, e.kind + (e.cls.empty() ? "" : ":" + e.cls), g.name, *e.after});
+    }
+  }
+  std::stable_sort(out.begin(), out.end(), [](const recording::point& a, const recording::point& b) { return a.t_us < b.t_us; });
+  return out;
+}
+
+// The events' points and the others in time order (the others first at equal times).
+std::vector<recording::point> merge_points(const std::vector<recording::point>& from_events,
+                                           const std::vector<recording::point>& others) {
+  std::vector<recording::point> out;
+  out.reserve(from_events.size() + others.size());
+  std::size_t a = 0, b = 0;
+  while (a < from_events.size() || b < others.size()) {
+    if (b < others.size() && (a == from_events.size() || others[b].t_us <= from_events[a].t_us)) {
+      out.push_back(others[b++]);
+    } else {
+      out.push_back(from_events[a++]);
+    }
+  }
+  return out;
+}
+
+// The timeline's points the events do not state, where the events' points and those rebuild the
+// timeline exactly (the reader rebuilds it so); nullopt where they would not (a timeline cut at
+// its bound, a launch reclassified after its point was taken): then the whole timeline is written.
+std::optional<std::vector<recording::point>> points_beside_events(const recording& r) {
+  const std::vector<recording::point> from_events = event_points(r);
+  std::vector<recording::point> others;
+  std::size_t k = 0;
+  for (const auto& p : r.timeline) {
+    if (k < from_events.size() && same_point(p, from_events[k])) {
+      ++k;
+    } else {
+      others.push_back(p);
+    }
+  }
+  if (k != from_events.size()) return std::nullopt;
+  const std::vector<recording::point> rebuilt = merge_points(from_events, others);
+  for (std::size_t i = 0; i < rebuilt.size(); ++i) {
+    if (!same_point(rebuilt[i], r.timeline[i])) return std::nullopt;
+  }
+  return others;
+}
+
+json point_json(const recording::point& p) {
+  json jp;
+  jp["t_us"] = number(p.t_us);
+  jp["device"] = p.device;
+  jp["event"] = p.event;
+  jp["graph"] = p.graph;
+  jp["counters"] = counters_json(p.values);
+  return jp;
+}
+
 }  // namespace
 
 json recording_to_json(const recording& r) {
@@ -502,21 +604,23 @@ json recording_to_json(const recording& r) {
   j["graphs_without_memory_nodes"] = r.graphs_without_memory_nodes;
   j["notes"] = r.notes;
   if (r.analysis_deferred) j["analysis_deferred"] = true;
+  // The method of the graphs' own footprints most of them share, stated once.
+  std::map<std::string, std::size_t> methods;
+  std::string common_method;
+  for (const auto& g : r.graphs) {
+    if (++methods[g.own_footprint_method] > methods[common_method]) common_method = g.own_footprint_method;
+  }
+  if (!common_method.empty()) j["own_footprint_method"] = common_method;
   json graphs = json::array();
   stack_table stacks;
-  for (const auto& g : r.graphs) graphs.push_back(graph_json(g, stacks));
+  for (const auto& g : r.graphs) graphs.push_back(graph_json(g, stacks, common_method));
   if (const json table = stacks.to_json(); !table.empty()) j["stacks"] = table;
   j["graphs"] = std::move(graphs);
+  // The counters after each call: those of the graphs' events are not repeated.
+  const std::optional<std::vector<recording::point>> others = points_beside_events(r);
+  if (others) j["timeline_from_events"] = true;
   json timeline = json::array();
-  for (const auto& p : r.timeline) {
-    json jp;
-    jp["t_us"] = number(p.t_us);
-    jp["device"] = p.device;
-    jp["event"] = p.event;
-    jp["graph"] = p.graph;
-    jp["counters"] = counters_json(p.values);
-    timeline.push_back(std::move(jp));
-  }
+  for (const auto& p : others ? *others : r.timeline) timeline.push_back(point_json(p));
   j["timeline"] = std::move(timeline);
   json pools = json::array();
   for (const auto& p : r.pools) pools.push_back(pool_json(p));
@@ -598,10 +702,11 @@ recording recording_from_json(const json& j, const std::string& path) {
       stacks.back().push_back(stack_list[i][f].get<std::string>());
     }
   }
+  const std::string common_method = text(j, "own_footprint_method", path);
   const json& graphs = array(j, "graphs", path, true);
   for (std::size_t i = 0; i < graphs.size(); ++i) {
     r.graphs.push_back(
-        read_graph(object_at(graphs, i, join(path, "graphs")), at(join(path, "graphs"), i), stacks));
+        read_graph(object_at(graphs, i, join(path, "graphs")), at(join(path, "graphs"), i), stacks, common_method));
   }
   const json& timeline = array(j, "timeline", path);
   for (std::size_t i = 0; i < timeline.size(); ++i) {
@@ -616,6 +721,7 @@ recording recording_from_json(const json& j, const std::string& path) {
     p.values = values ? read_counters(*values, join(ip, "counters")) : read_counters(t, ip);
     r.timeline.push_back(std::move(p));
   }
+  if (flag(j, "timeline_from_events", path)) r.timeline = merge_points(event_points(r), r.timeline);
   const json& pools = array(j, "pools", path);
   for (std::size_t i = 0; i < pools.size(); ++i) {
     r.pools.push_back(read_pool(object_at(pools, i, join(path, "pools")), at(join(path, "pools"), i)));

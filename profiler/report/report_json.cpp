@@ -977,11 +977,21 @@ void sync_directory(const fs::path& dir) noexcept {
 // skeleton node), larger ones open one member per line. Invalid UTF-8 (a device name or command
 // line can hold any bytes) is replaced rather than thrown on: losing a report at the end of a
 // long run over one byte would be worse.
-void fit(const json& j, std::size_t indent, std::size_t width, std::string& out) {
+// `deep`: from this indentation on, a value too wide for one line with spaces is written on one
+// line without them where that is at most 4 KiB (a recording's graph, scenario or pool entry: a
+// recording of 2000 graphs spent a third of its bytes on indentation); 0: never.
+void fit(const json& j, std::size_t indent, std::size_t width, std::size_t deep, std::string& out) {
   const auto scalar = [](const json& v) { return v.dump(-1, ' ', false, json::error_handler_t::replace); };
   if (!j.is_structured() || j.empty()) {
     out += scalar(j);
     return;
+  }
+  if (deep && indent >= deep) {
+    std::string compact = scalar(j);
+    if (indent + compact.size() > width && compact.size() <= 4096) {
+      out += compact;
+      return;
+    }
   }
   const bool object = j.is_object();
   // Each member as it would stand alone (key and value), then joined on one line if that fits.
@@ -990,7 +1000,7 @@ void fit(const json& j, std::size_t indent, std::size_t width, std::string& out)
   std::size_t one_line = 2;
   for (auto it = j.begin(); it != j.end(); ++it) {
     std::string m = object ? scalar(json(it.key())) + ": " : std::string();
-    fit(*it, indent + 2, width, m);
+    fit(*it, indent + 2, width, deep, m);
     all_inline = all_inline && m.find('\n') == std::string::npos;
     one_line += m.size() + 2;
     members.push_back(std::move(m));
@@ -1007,10 +1017,90 @@ void fit(const json& j, std::size_t indent, std::size_t width, std::string& out)
   out += object ? '}' : ']';
 }
 
-std::string fitted_json(const json& j, std::size_t width = 120) {
+std::string fitted_json(const json& j, std::size_t deep, std::size_t width = 120) {
   std::string out;
-  fit(j, 0, width, out);
+  fit(j, 0, width, deep, out);
   return out;
+}
+
+// A skeleton's shape: the skeleton without its graph's name and its allocations' sizes.
+json shape_of_skeleton(const json& sk, json& bytes) {
+  json shape = sk;
+  shape.erase("graph");
+  bytes = json::array();
+  for (auto& n : shape["nodes"]) {
+    if (n.contains("bytes")) {
+      bytes.push_back(n["bytes"]);
+      n.erase("bytes");
+    }
+  }
+  return shape;
+}
+
+// The skeletons of a recording's graphs whose shape another graph shares (a site captured at
+// many sizes: 2000 graphs of one engine had three) name it in recorded.skeleton_shapes and give
+// their allocations' sizes in node order: {"graph", "shape", "bytes"}.
+void share_skeleton_shapes(json& scenarios, json& recorded) {
+  std::map<std::string, std::size_t> uses;
+  for (const auto& sc : scenarios) {
+    if (!sc.contains("skeletons")) continue;
+    for (const auto& sk : sc["skeletons"]) {
+      json bytes;
+      ++uses[shape_of_skeleton(sk, bytes).dump()];
+    }
+  }
+  std::map<std::string, std::size_t> index;
+  json table = json::array();
+  for (auto& sc : scenarios) {
+    if (!sc.contains("skeletons")) continue;
+    for (auto& sk : sc["skeletons"]) {
+      json bytes;
+      json shape = shape_of_skeleton(sk, bytes);
+      std::string key = shape.dump();
+      if (uses[key] < 2) continue;
+      const auto [it, fresh] = index.emplace(std::move(key), table.size());
+      if (fresh) table.push_back(std::move(shape));
+      sk = json{{"graph", sk["graph"]}, {"shape", it->second}, {"bytes", std::move(bytes)}};
+    }
+  }
+  if (!table.empty()) recorded["skeleton_shapes"] = std::move(table);
+}
+
+// The inverse, before the report is read: each {"graph", "shape", "bytes"} skeleton made whole
+// again from recorded.skeleton_shapes.
+void expand_skeleton_shapes(const reader& in, json& root) {
+  const auto rec = root.find("recorded");
+  if (rec == root.end() || !rec->is_object() || !rec->contains("skeleton_shapes")) return;
+  const json& table = (*rec)["skeleton_shapes"];
+  if (!table.is_array()) in.fail("recorded.skeleton_shapes", "must be an array of skeleton shapes");
+  const auto scenarios = root.find("scenarios");
+  if (scenarios == root.end() || !scenarios->is_array()) return;  // the reader says what is wrong
+  for (std::size_t i = 0; i < scenarios->size(); ++i) {
+    json& sc = (*scenarios)[i];
+    if (!sc.is_object() || !sc.contains("skeletons") || !sc["skeletons"].is_array()) continue;
+    for (std::size_t k = 0; k < sc["skeletons"].size(); ++k) {
+      json& sk = sc["skeletons"][k];
+      if (!sk.is_object() || !sk.contains("shape")) continue;
+      const std::string path = reader::at(reader::at("scenarios", i) + ".skeletons", k);
+      const json& n = sk["shape"];
+      if (!n.is_number_unsigned() || n.get<std::size_t>() >= table.size() || !table[n.get<std::size_t>()].is_object() ||
+          !table[n.get<std::size_t>()].contains("nodes") || !table[n.get<std::size_t>()]["nodes"].is_array()) {
+        in.fail(path + ".shape", "must name one of the " + std::to_string(table.size()) +
+                                     " skeleton shapes in recorded.skeleton_shapes");
+      }
+      json whole = json{{"graph", sk.contains("graph") ? sk["graph"] : json("")}};
+      for (const auto& [key, value] : table[n.get<std::size_t>()].items()) whole[key] = value;
+      const json bytes = sk.contains("bytes") && sk["bytes"].is_array() ? sk["bytes"] : json::array();
+      std::size_t b = 0;
+      for (auto& node : whole["nodes"]) {
+        if (!node.is_object() || !node.contains("kind") || node["kind"] != "alloc") continue;
+        if (b >= bytes.size()) in.fail(path + ".bytes", "has fewer sizes than its shape has allocations");
+        node["bytes"] = bytes[b++];
+      }
+      if (b != bytes.size()) in.fail(path + ".bytes", "has more sizes than its shape has allocations");
+      sk = std::move(whole);
+    }
+  }
 }
 
 }  // namespace
@@ -1024,12 +1114,18 @@ json report_to_json(const report& r, bool leave_out_derived) {
     const bool graph = leave_out_derived && r.recorded && i < r.recorded->graphs.size();
     scenarios.push_back(to_json(r.scenarios[i], graph ? &r.recorded->graphs[i] : nullptr));
   }
-  j["scenarios"] = std::move(scenarios);
-  if (r.recorded) j["recorded"] = recording_to_json(*r.recorded);
+  if (r.recorded) {
+    json recorded = recording_to_json(*r.recorded);
+    if (leave_out_derived) share_skeleton_shapes(scenarios, recorded);
+    j["scenarios"] = std::move(scenarios);
+    j["recorded"] = std::move(recorded);
+  } else {
+    j["scenarios"] = std::move(scenarios);
+  }
   return j;
 }
 
-std::string to_json_string(const report& r) { return fitted_json(report_to_json(r, true)); }
+std::string to_json_string(const report& r) { return fitted_json(report_to_json(r, true), r.recorded ? 4 : 0); }
 
 report from_json_string(const std::string& text, const std::string& source) {
   // Before parsing: nlohmann parses deep text without recursion, but copies and destroys it
@@ -1055,6 +1151,7 @@ report from_json_string(const std::string& text, const std::string& source) {
   }
   const reader in(source, root.is_object() && root.contains("recorded"));
   make_printable(in, root, nullptr);
+  if (root.is_object()) expand_skeleton_shapes(in, root);
   if (!root.is_object()) {
     in.fail("the top level", "must be an object, is " + reader::kind_of(root));
   }

@@ -1,0 +1,166 @@
+// A recording's compact forms (issue 35: a report of 2000 graphs was 12.7 MB): the counter timeline
+// rebuilt from the graphs' events where they state it, skeleton shapes several graphs share stored
+// once, four equal counters as one number, flags by name, the common footprint method once. Each
+// reads back to exactly what was written, and the writer falls back to the whole form where the
+// compact one would not rebuild it.
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <string>
+
+#include "gmem/profiler/report_io.hpp"
+#include "report/skeleton_json.hpp"
+
+namespace gmem::profiler {
+namespace {
+
+counters all(std::uint64_t v) { return counters{v, v, v, v}; }
+
+recorded_event event(double t_us, const std::string& kind, const std::string& cls, counters after) {
+  recorded_event e;
+  e.t_us = t_us;
+  e.kind = kind;
+  e.cls = cls;
+  e.host_us = 12.5;
+  e.before = all(0);
+  e.after = after;
+  return e;
+}
+
+skeleton three_node(const std::string& name, std::size_t a, std::size_t b) {
+  skeleton s;
+  s.name = name;
+  skeleton_node n0;
+  n0.kind = skeleton_kind::alloc;
+  n0.bytes = a;
+  skeleton_node n1;
+  n1.kind = skeleton_kind::alloc;
+  n1.bytes = b;
+  n1.deps = {0};
+  skeleton_node n2;
+  n2.kind = skeleton_kind::free;
+  n2.frees = 0;
+  n2.deps = {1};
+  s.nodes = {n0, n1, n2};
+  return s;
+}
+
+// Two graphs launched, a trim between their launches (a point no event states), and a third graph
+// of another shape; `rebuilds`: the timeline is the events' points and the trim.
+report recording_of_three(bool rebuilds) {
+  report r;
+  recording rec;
+  const char* names[] = {"g1", "g2", "g3"};
+  for (int k = 0; k < 3; ++k) {
+    recorded_graph g;
+    g.name = names[k];
+    g.kind = "memory_nodes";
+    g.flags_known = true;
+    g.flags.auto_free_on_launch = k != 1;
+    g.flags.use_node_priority = k == 2;
+    g.own_footprint_method = k == 2 ? "measured" : "reuse model";
+    g.events.push_back(event(10.0 + k, "instantiate", "", all(0)));
+    g.events.push_back(event(100.0 + 100 * k, "launch", "first_launch", counters{1u << 21, 1u << 22, 1u << 23, 1u << 24}));
+    rec.graphs.push_back(g);
+    scenario_result s;
+    s.name = names[k];
+    s.params.emplace_back("source", std::string("recorded"));
+    s.skeletons.push_back(k < 2 ? three_node(names[k], 1000 + k, 2000 + k) : three_node(names[k], 5, 6));
+    if (k == 2) s.skeletons.back().nodes[2].deps.clear();  // another shape
+    r.scenarios.push_back(s);
+  }
+  for (const auto& g : rec.graphs) {
+    for (const auto& e : g.events) {
+      rec.timeline.push_back({e.t_us, 0, e.kind + (e.cls.empty() ? "" : ":" + e.cls), g.name, *e.after});
+    }
+  }
+  std::stable_sort(rec.timeline.begin(), rec.timeline.end(),
+                   [](const recording::point& a, const recording::point& b) { return a.t_us < b.t_us; });
+  rec.timeline.insert(rec.timeline.begin() + 4, recording::point{150.0, 0, "trim", "", all(0)});
+  if (!rebuilds) rec.timeline[5].event = "launch:remap_contention";  // reclassified after its point
+  r.recorded = rec;
+  return r;
+}
+
+void expect_same_timeline(const recording& a, const recording& b) {
+  ASSERT_EQ(a.timeline.size(), b.timeline.size());
+  for (std::size_t i = 0; i < a.timeline.size(); ++i) {
+    EXPECT_EQ(a.timeline[i].t_us, b.timeline[i].t_us) << i;
+    EXPECT_EQ(a.timeline[i].event, b.timeline[i].event) << i;
+    EXPECT_EQ(a.timeline[i].graph, b.timeline[i].graph) << i;
+    EXPECT_EQ(a.timeline[i].values.reserved_high, b.timeline[i].values.reserved_high) << i;
+    EXPECT_EQ(a.timeline[i].values.used_current, b.timeline[i].values.used_current) << i;
+  }
+}
+
+TEST(RecordingForms, TheTimelineIsRebuiltFromTheEventsAndOnlyTheOtherPointsAreWritten) {
+  const report r = recording_of_three(true);
+  const std::string text = to_json_string(r);
+  EXPECT_TRUE(std::regex_search(text, std::regex(R"("timeline_from_events": ?true)")));
+  const std::regex point(R"re("event": ?"(instantiate|launch:first_launch|trim)")re");
+  EXPECT_EQ(std::distance(std::sregex_iterator(text.begin(), text.end(), point), std::sregex_iterator()), 1)
+      << "only the trim's point is written";
+  const report back = from_json_string(text, "r.json");
+  expect_same_timeline(*r.recorded, *back.recorded);
+  EXPECT_EQ(to_json_string(back), text);
+}
+
+TEST(RecordingForms, ATimelineTheEventsWouldNotRebuildIsWrittenWhole) {
+  const report r = recording_of_three(false);
+  const std::string text = to_json_string(r);
+  EXPECT_EQ(text.find("timeline_from_events"), std::string::npos);
+  const report back = from_json_string(text, "r.json");
+  expect_same_timeline(*r.recorded, *back.recorded);
+  EXPECT_EQ(back.recorded->timeline[5].event, "launch:remap_contention");
+}
+
+TEST(RecordingForms, SharedSkeletonShapesAreStoredOnceAndReadBackWhole) {
+  const report r = recording_of_three(true);
+  const std::string text = to_json_string(r);
+  EXPECT_TRUE(std::regex_search(text, std::regex(R"("skeleton_shapes": ?\[)")));
+  EXPECT_TRUE(std::regex_search(text, std::regex(R"("shape": ?0, ?"bytes": ?\[1001, ?2001\])"))) << text;
+  const report back = from_json_string(text, "r.json");
+  for (std::size_t k = 0; k < 3; ++k) {
+    ASSERT_EQ(back.scenarios[k].skeletons.size(), 1u);
+    EXPECT_EQ(skeleton_to_json_text(back.scenarios[k].skeletons[0]), skeleton_to_json_text(r.scenarios[k].skeletons[0]));
+  }
+  // A reference past the table, or sizes that do not match the shape, name what is wrong.
+  for (const auto& [from, to, says] :
+       {std::tuple<std::string, std::string, std::string>{R"("shape": ?0)", R"("shape": 7)",
+                                                           "scenarios[0].skeletons[0].shape must name one of the 1 skeleton shapes"},
+        {R"("bytes": ?\[1001, ?2001\])", R"("bytes": [1001])", "scenarios[1].skeletons[0].bytes has fewer sizes"}}) {
+    const std::string bad = std::regex_replace(text, std::regex(from), to, std::regex_constants::format_first_only);
+    try {
+      (void)from_json_string(bad, "bad.json");
+      ADD_FAILURE() << "accepted " << to;
+    } catch (const report_error& e) {
+      EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(RecordingForms, EqualCountersFlagsAndTheCommonMethodAreWrittenOnce) {
+  const report r = recording_of_three(true);
+  const std::string text = to_json_string(r);
+  EXPECT_TRUE(std::regex_search(text, std::regex(R"("before": ?0)")));
+  EXPECT_TRUE(std::regex_search(text, std::regex(R"("after": ?\[2097152, ?4194304, ?8388608, ?16777216\])")));
+  EXPECT_TRUE(std::regex_search(text, std::regex(R"("flags": ?\["auto_free_on_launch"\])")));
+  EXPECT_TRUE(std::regex_search(text, std::regex(R"("flags": ?\[\])")));
+  EXPECT_TRUE(std::regex_search(text, std::regex(R"("own_footprint_method": ?"reuse model")")));
+  const std::regex method(R"("own_footprint_method")");
+  EXPECT_EQ(std::distance(std::sregex_iterator(text.begin(), text.end(), method), std::sregex_iterator()), 2)
+      << "once for the recording, once for the graph that differs";
+  const report back = from_json_string(text, "r.json");
+  for (std::size_t k = 0; k < 3; ++k) {
+    const recorded_graph &a = r.recorded->graphs[k], &b = back.recorded->graphs[k];
+    EXPECT_EQ(a.flags.auto_free_on_launch, b.flags.auto_free_on_launch);
+    EXPECT_EQ(a.flags.use_node_priority, b.flags.use_node_priority);
+    EXPECT_EQ(a.flags.upload, b.flags.upload);
+    EXPECT_EQ(a.own_footprint_method, b.own_footprint_method);
+    EXPECT_EQ(b.events[0].before->reserved_high, 0u);
+    EXPECT_EQ(b.events[1].after->used_high, 1u << 22);
+  }
+}
+
+}  // namespace
+}  // namespace gmem::profiler
