@@ -1,6 +1,8 @@
 """A gmem report as gmemprof's reader sees it, for scripts that check reports without gmemprof.
 
-A recording's compact forms are expanded back to the plain ones: counters written as
+A recording's compact forms are expanded back to the plain ones: arrays written as rows (each
+graph's events, the call sequence, allocations, pools' attribution and timeline: field names in
+recorded.row_fields) become objects again, counters written as
 [used_current, used_high, reserved_current, reserved_high] (or one number where the four are equal)
 become objects of four named members (events' before/after, the counter timeline's points), each
 graph's stack index becomes its instantiate_stack, its flags (the names of those set) an object of
@@ -87,11 +89,36 @@ def event_phases(graph):
     return after, [{"phase": p, "host": _summary(host[p])} for p in order]
 
 
+def _tables(report, rec):
+    """(kind, array) for each array of rows a recording may write (see recorded.row_fields)."""
+    for g in rec.get("graphs", []):
+        yield "events", g.get("events", [])
+    for s in report.get("scenarios", []):
+        yield "allocations", s.get("allocations", [])
+    for p in rec.get("pools", []):
+        yield "attribution", p.get("attribution", [])
+        yield "pool_timeline", p.get("timeline", [])
+    yield "sequence", rec.get("sequence", [])
+
+
+def _objects_from_rows(report, rec):
+    """Rows back to objects: recorded.row_fields names each kind's fields ("name?": a null is absent)."""
+    fields = rec.pop("row_fields", {})
+    for kind, array in _tables(report, rec):
+        names = fields.get(kind)
+        if not names:
+            continue
+        for i, row in enumerate(array):
+            if isinstance(row, list):
+                array[i] = {n.rstrip("?"): v for n, v in zip(names, row) if not (n.endswith("?") and v is None)}
+
+
 def expand(report):
     """`report` (parsed JSON) with a recording's compact forms expanded in place; returns it."""
     rec = report.get("recorded")
     if not isinstance(rec, dict):
         return report
+    _objects_from_rows(report, rec)
     stacks = rec.get("stacks", [])
     graphs = rec.get("graphs", [])
     if rec.get("timeline_from_events"):

@@ -36,13 +36,17 @@ json flags_json(const instantiate_flags& f) {
 
 json number(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 
+// A time on the recording library's clock (microseconds of a nanosecond clock): to the
+// nanosecond, without the digits a difference of two doubles leaves below it.
+json time_ns(double us) { return std::isfinite(us) ? json(std::round(us * 1e3) / 1e3) : json(nullptr); }
+
 json event_json(const recorded_event& e) {
   json j;
   j["t_us"] = number(e.t_us);
   j["kind"] = e.kind;
   if (!e.cls.empty()) j["class"] = e.cls;
   j["device"] = e.device;
-  j["host_us"] = number(e.host_us);
+  j["host_us"] = time_ns(e.host_us);
   if (!e.stream.empty()) j["stream"] = e.stream;
   if (e.before) j["before"] = counters_json(*e.before);
   if (e.after) j["after"] = counters_json(*e.after);

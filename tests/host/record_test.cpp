@@ -291,7 +291,7 @@ TEST(RecordReport, AssemblesAScenarioPerGraphThatReadsBackAsAReport) {
   EXPECT_EQ(back.scenarios[0].key(), s.key());
   EXPECT_NE(text.find("\"recorded\""), std::string::npos);
   EXPECT_TRUE(std::regex_search(text, std::regex(R"("partial": ?false)")));
-  EXPECT_TRUE(std::regex_search(text, std::regex(R"("class": ?"remap_after_trim")")));
+  EXPECT_NE(text.find("\"remap_after_trim\""), std::string::npos);
   EXPECT_EQ(text.find("instantiate_stack"), std::string::npos);  // none taken: none written
 }
 

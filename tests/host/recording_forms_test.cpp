@@ -1,6 +1,7 @@
 // A recording's compact forms (issue 35: a report of 2000 graphs was 12.7 MB): the counter timeline
 // rebuilt from the graphs' events where they state it, skeleton shapes several graphs share stored
-// once, four equal counters as one number, flags by name, the common footprint method once. Each
+// once, four equal counters as one number, flags by name, the common footprint method once, arrays
+// of one kind of object as rows under their field names. Each
 // reads back to exactly what was written, and the writer falls back to the whole form where the
 // compact one would not rebuild it.
 #include <gtest/gtest.h>
@@ -142,8 +143,10 @@ TEST(RecordingForms, SharedSkeletonShapesAreStoredOnceAndReadBackWhole) {
 TEST(RecordingForms, EqualCountersFlagsAndTheCommonMethodAreWrittenOnce) {
   const report r = recording_of_three(true);
   const std::string text = to_json_string(r);
-  EXPECT_TRUE(std::regex_search(text, std::regex(R"("before": ?0)")));
-  EXPECT_TRUE(std::regex_search(text, std::regex(R"("after": ?\[2097152, ?4194304, ?8388608, ?16777216\])")));
+  // An event as a row: t_us, kind, device, host_us, before, after, class (recorded.row_fields).
+  EXPECT_TRUE(std::regex_search(text, std::regex(R"re("events": ?\["t_us", ?"kind", ?"device", ?"host_us", ?"before", ?"after", ?"class\?"\])re")))
+      << text;
+  EXPECT_TRUE(std::regex_search(text, std::regex(R"(\[100\.0, ?"launch", ?0, ?12\.5, ?0, ?\[2097152, ?4194304, ?8388608, ?16777216\], ?"first_launch"\])")));
   EXPECT_TRUE(std::regex_search(text, std::regex(R"("flags": ?\["auto_free_on_launch"\])")));
   EXPECT_TRUE(std::regex_search(text, std::regex(R"("flags": ?\[\])")));
   EXPECT_TRUE(std::regex_search(text, std::regex(R"("own_footprint_method": ?"reuse model")")));
@@ -159,6 +162,26 @@ TEST(RecordingForms, EqualCountersFlagsAndTheCommonMethodAreWrittenOnce) {
     EXPECT_EQ(a.own_footprint_method, b.own_footprint_method);
     EXPECT_EQ(b.events[0].before->reserved_high, 0u);
     EXPECT_EQ(b.events[1].after->used_high, 1u << 22);
+  }
+}
+
+// A row longer than its fields, or missing a field every object had, is refused naming the fields.
+TEST(RecordingForms, RowsThatDoNotFitTheirFieldsAreRefusedNamingThem) {
+  const std::string text = to_json_string(recording_of_three(true));
+  for (const auto& [from, to, says] :
+       {std::tuple<std::string, std::string, std::string>{
+            R"(\[100\.0, ?"launch", ?0, ?12\.5)", R"([100.0,"launch",0,12.5,0,0,"first_launch",1,2,3,4,5,6,7)",
+            "recorded.row_fields.events names 7 fields, but a row of events has 17 values"},
+        {R"(\[10\.0, ?"instantiate", ?0, ?12\.5, ?0, ?0\])", R"([10.0,"instantiate"])",
+         "recorded.row_fields.events names device, which a row of events lacks"}}) {
+    const std::string bad = std::regex_replace(text, std::regex(from), to, std::regex_constants::format_first_only);
+    ASSERT_NE(bad, text) << from;
+    try {
+      (void)from_json_string(bad, "bad.json");
+      ADD_FAILURE() << "accepted " << to;
+    } catch (const report_error& e) {
+      EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+    }
   }
 }
 

@@ -17,6 +17,7 @@
 #include "cli/commands.hpp"
 #include "gmem/profiler/report.hpp"
 #include "gmem/profiler/report_io.hpp"
+#include "report/report_json.hpp"
 
 namespace gmem::profiler {
 namespace {
@@ -251,7 +252,7 @@ ojson recorded_json(std::size_t graphs) {
   st.graph = graphs ? 0 : -1;
   rec.sequence = {st};
   r.recorded = rec;
-  return ojson::parse(to_json_string(r));
+  return report_to_json(r, false);  // the plain forms, without rows or shared shapes
 }
 
 std::string refusal(const ojson& j) { return refusal(j.dump(1)); }
