@@ -191,14 +191,14 @@ void recorder::on_instantiate_failed(const std::string& nvtx, double t_us, const
 std::vector<std::uint64_t> recorder::held_of(const profiler::graph_model& model) {
   // An allocation is held when no free node of the graph frees it: per address, the last
   // allocations in node order beyond the frees of that address.
-  const profiler::flat_graph flat = profiler::flatten(model);
   std::map<std::uint64_t, std::vector<std::size_t>> allocs;
   std::map<std::uint64_t, std::size_t> frees;
-  for (std::size_t v = 0; v < flat.nodes.size(); ++v) {
-    const auto& n = flat.nodes[v];
+  std::size_t v = 0;  // the node's place in flatten()'s order
+  profiler::for_each_node(model, [&](const profiler::model_node& n) {
     if (n.kind == profiler::node_kind::mem_alloc) allocs[n.address].push_back(v);
     if (n.kind == profiler::node_kind::mem_free) ++frees[n.address];
-  }
+    ++v;
+  });
   std::vector<std::pair<std::size_t, std::uint64_t>> held;  // node, address
   for (const auto& [address, nodes] : allocs) {
     const std::size_t freed = std::min(frees[address], nodes.size());
@@ -227,9 +227,9 @@ void recorder::on_instantiate(std::uint64_t exec, std::uint64_t graph, profiler:
                               const std::optional<counters>& after,
                               const profiler::instantiate_flags& flags, std::vector<std::string> stack) {
   std::vector<int> devices;
-  for (const auto& n : profiler::flatten(model).nodes) {
+  profiler::for_each_node(model, [&devices](const profiler::model_node& n) {
     if (n.kind == profiler::node_kind::mem_alloc) devices.push_back(n.device);
-  }
+  });
   const auto origin = graph_origin_.find(graph);
   // A captured graph without memory nodes is a private-pool graph once some capture of the
   // process took memory from the device (an allocator that grows pools while capturing, as

@@ -13,6 +13,7 @@ void session::capture_begin(std::uint64_t stream) noexcept {
     thread_state& t = here(this);
     lock l(*this);
     rec_.on_capture_begin(stream, t.nvtx.empty() ? "" : t.nvtx.back());
+    t.captured_site = t.capture_told ? t.told_site : std::string();
     if (t.capture_told) {  // the companion said where this capture is made, and into which pool
       t.capture_told = false;
       rec_.on_capture_named(stream, t.told_pool, t.told_device, t.told_site, t.told_label);

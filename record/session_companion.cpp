@@ -1,6 +1,7 @@
-// What the Python companion (record/companion) tells the recording, through NVTX marks
-// whose message starts with "gmem:" (a channel that needs no other connection: the program's
-// own torch.cuda.nvtx.mark reaches CUPTI's NVTX callback), and the process's device memory.
+// What the Python companion (record/companion) tells the recording, in messages that start with
+// "gmem:": said directly (gmem_record_say, inject.cpp, which the companion finds through ctypes once
+// CUDA has loaded this library), else as NVTX marks (the program's own torch.cuda.nvtx.mark reaches
+// CUPTI's NVTX callback); and the process's device memory.
 //   gmem:capture {"pool": "(0, 1)", "device": 0, "site": "model.py:42 in forward",
 //                 "label": "cudagraph tree node 3"}      before the thread's next capture begins
 //                                                        (pool "" where PyTorch makes one)

@@ -144,9 +144,9 @@ void session::instantiate_enter(std::uint64_t graph) noexcept {
     p.device = driver_.current_device();
     std::vector<int> devices;  // the recorder's order: its first (lowest) device is the primary
     if (p.has_memory_nodes) {
-      for (const auto& n : profiler::flatten(p.model).nodes) {
+      profiler::for_each_node(p.model, [&devices](const profiler::model_node& n) {
         if (n.kind == profiler::node_kind::mem_alloc) devices.push_back(n.device);
-      }
+      });
       std::sort(devices.begin(), devices.end());
       devices.erase(std::unique(devices.begin(), devices.end()), devices.end());
       if (!devices.empty()) p.device = devices.front();
@@ -209,7 +209,7 @@ void session::instantiate_exit(std::uint64_t exec, std::uint64_t graph, const st
     std::vector<std::string> stack;
     if (failure.empty() && driver_.call_stack) {
       const timed stack_cost(*this, cost_part::instantiate_stack);
-      stack = driver_.call_stack();
+      stack = stack_of(t.last_captured == graph ? t.captured_site : std::string());
     }
     const timed cost(*this, cost_part::instantiate_record);  // the recorder's own work, its lock's wait too
     lock l(*this);
@@ -231,6 +231,19 @@ void session::instantiate_exit(std::uint64_t exec, std::uint64_t graph, const st
     note_completions();
   } catch (...) {
   }
+}
+
+std::vector<std::string> session::stack_of(const std::string& python_site) {
+  if (python_site.empty()) return driver_.call_stack();
+  {
+    std::lock_guard<std::mutex> l(site_stacks_mutex_);
+    const auto it = site_stacks_.find(python_site);
+    if (it != site_stacks_.end()) return it->second;
+  }
+  std::vector<std::string> stack = driver_.call_stack();
+  std::lock_guard<std::mutex> l(site_stacks_mutex_);
+  if (site_stacks_.size() < 4096) site_stacks_.emplace(python_site, stack);
+  return stack;
 }
 
 void session::trim_enter(int device) noexcept {

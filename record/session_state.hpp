@@ -57,6 +57,8 @@ struct thread_state {
   std::string told_pool, told_site, told_label;
   int told_device = 0;
   std::uint64_t last_captured = 0;
+  /// The Python site the companion named for this thread's last capture ("" where it named none).
+  std::string captured_site;
 };
 
 /// This thread's state for session `s` (reset when the thread last served another session).

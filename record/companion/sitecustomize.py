@@ -47,16 +47,38 @@ class _companion:
         self.debug = os.environ.get("GMEM_RECORD_COMPANION_DEBUG") == "1"
         self.clock = time.perf_counter
         self.said, self.spent, self.errors = {}, 0.0, []
+        self.said_directly = None  # the library's gmem_record_say: None until looked for
 
     # ---- speaking to the recording library
+
+    def direct(self):
+        """The recording library's gmem_record_say, once CUDA has loaded the library (through
+        CUDA_INJECTION64_PATH, at its first call): the companion's word without NVTX's and CUPTI's
+        dispatch. None until then, and where it cannot be had (the NVTX mark says the same)."""
+        if self.said_directly is None and self.torch is not None and self.torch.cuda.is_initialized():
+            self.said_directly = False
+            try:
+                import ctypes
+                library = ctypes.CDLL(os.environ["CUDA_INJECTION64_PATH"], mode=os.RTLD_NOLOAD | os.RTLD_LAZY)
+                function = library.gmem_record_say
+                function.argtypes, function.restype = [ctypes.c_char_p], None
+                self.said_directly = function
+            except Exception:
+                pass
+        return self.said_directly or None
 
     def say(self, verb, body):
         start = self.clock()
         try:
             import json
-            if self.mark is None:
-                self.mark = self.torch.cuda.nvtx.mark
-            self.mark("gmem:" + verb + " " + json.dumps(body, separators=(",", ":")))
+            message = "gmem:" + verb + " " + json.dumps(body, separators=(",", ":"))
+            direct = self.direct()
+            if direct is not None:
+                direct(message.encode("utf-8", "replace"))
+            else:
+                if self.mark is None:
+                    self.mark = self.torch.cuda.nvtx.mark
+                self.mark(message)
         except Exception as e:
             self.errors.append(f"{verb}: {type(e).__name__}: {e}")
         self.said[verb] = self.said.get(verb, 0) + 1

@@ -156,6 +156,34 @@ TEST(RecordSession, WhatRecordingCostsIsChargedByPartAndNeverIncludesThePrograms
             "(5 x 3.0 us)");
 }
 
+// A Python program's native stack is the interpreter's: walked once per Python site the companion
+// named, and given to that site's later graphs; a capture the companion did not name walks its own.
+TEST(RecordSession, APythonSitesNativeStackIsWalkedOnceAndSharedByItsLaterGraphs) {
+  program p;
+  p.gpu.call_stack_us = 3;
+  for (std::uint64_t k = 0; k < 4; ++k) {
+    p.s.nvtx_mark(R"(gmem:capture {"pool":"","device":0,"site":"model.py:42 in forward","label":""})");
+    p.gpu.stack = {"python3!_PyEval_EvalFrameDefault+0x" + std::to_string(k)};
+    p.capture(0xA, 0x10 + k, graph_of("g=w64,o1", base_of(k)));
+    p.instantiate(0x100 + k, 0x10 + k);
+  }
+  p.gpu.stack = {"app!capture_by_hand()+0x10"};
+  p.capture(0xA, 0x20, graph_of("g=w64", base_of(9)));
+  p.instantiate(0x200, 0x20);
+  const profiler::report r = p.finish();
+  ASSERT_EQ(r.recorded->graphs.size(), 5u);
+  for (std::size_t k = 0; k < 4; ++k) {
+    EXPECT_EQ(r.recorded->graphs[k].python_site, "model.py:42 in forward");
+    EXPECT_EQ(r.recorded->graphs[k].instantiate_stack, std::vector<std::string>{"python3!_PyEval_EvalFrameDefault+0x0"});
+  }
+  EXPECT_EQ(r.recorded->graphs[4].instantiate_stack, std::vector<std::string>{"app!capture_by_hand()+0x10"});
+  for (const auto& c : r.recorded->cost) {
+    if (c.part != "instantiate: call stack") continue;
+    EXPECT_EQ(c.calls, 5u);
+    EXPECT_DOUBLE_EQ(c.us, 6);  // two walks: the site's first graph, and the graph made by hand
+  }
+}
+
 // cuda-samples' graphMemoryFootprint: the same graph made, launched, synchronized, destroyed
 // and trimmed again and again. A sync and a trim between instances used to leave stale graph
 // indexes in the sequence (a heap-use-after-free at exit, the sample's SIGSEGV).

@@ -54,4 +54,18 @@ struct graph_model {
   std::vector<graph_model> children;
 };
 
+/// Calls `f(node)` for each node of `g` and of its child graphs, in the order flatten() lays them
+/// out (a child-graph node, then its child's nodes): for a caller that reads the nodes only, without
+/// building the flat graph (its labels and successors cost a recorded instantiation more than the
+/// rest of the recorder's work).
+template <typename F>
+void for_each_node(const graph_model& g, F&& f) {
+  for (const model_node& n : g.nodes) {
+    f(n);
+    if (n.kind == node_kind::child_graph && n.child && *n.child < g.children.size()) {
+      for_each_node(g.children[*n.child], f);
+    }
+  }
+}
+
 }  // namespace gmem::profiler
