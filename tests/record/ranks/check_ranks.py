@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Ranks recorded in one command (`gmemprof record -- torchrun --nproc-per-node N
 rank_worker.py OUT_DIR`) against what each rank read itself: one bill per rank, named by its
-rank; each rank's memory-node pool retained and high equal its own counters (reserved_current,
-reserved_high); each rank's graph count; `gmemprof show` opens with the ranks side by side and
+rank and for the rank's device; each rank's memory-node pool retained and high equal its own
+counters (reserved_current, reserved_high); each rank's graph count; where ranks have GPUs of their
+own, the all-reduce captured in a graph summed right under record, each rank's graphs on its device; `gmemprof show` opens with the ranks side by side and
 names the rank whose graphs cost more.
 
 Usage: check_ranks.py GMEMPROF REPORT OUT_DIR    exit 0 when all hold, 1 otherwise."""
@@ -41,6 +42,13 @@ for r, self_doc in sorted(selves.items()):
           f"{label}: memory-node pool high {node.get('high_bytes')} = the rank's reserved_high {self_doc['reserved_high']}")
     graphs = [g for g in rec["graphs"] if g["name"].startswith(f"[{label} pid ")]
     check(len(graphs) == self_doc["graphs"], f"{label}: {len(graphs)} recorded graphs = {self_doc['graphs']} captured")
+    check(b.get("device") == self_doc["device"], f"{label}: its bill is for device {b.get('device')}, the rank's {self_doc['device']}")
+    if self_doc.get("collective"):
+        check(self_doc["all_reduce"] == self_doc["all_reduce_expected"],
+              f"{label}: the all-reduce captured in a graph gave {self_doc['all_reduce']} under record, "
+              f"{self_doc['all_reduce_expected']} expected")
+        check(all(g["devices"] == [self_doc["device"]] for g in graphs),
+              f"{label}: every graph of the rank allocates on its device {self_doc['device']} alone")
 show = subprocess.run([gmemprof, "show", report_path], capture_output=True, text=True)
 check(show.returncode == 0, f"gmemprof show exits {show.returncode}")
 check("what CUDA graphs cost each process's device" in show.stdout, "show puts the ranks side by side")

@@ -2,11 +2,15 @@
 WORLD_SIZE in its environment) on one GPU or several: PyTorch with its cudaMallocAsync backend
 captures one graph per batch size (an MLP step on this rank's shard, outputs held), and rank 0
 also captures a sampler graph (as an engine's rank 0 samples for all), then replays each graph.
-Ranks share a GPU when there is one: no collective runs (NCCL refuses two ranks on one device).
-Each rank reads its own graph memory counters at the end.
+Where each rank has a GPU of its own, each also captures a tensor-parallel step whose output is
+all-reduced across the ranks by NCCL inside the graph, and checks the sum after its replays; ranks
+that share a GPU run no collective (NCCL refuses two ranks on one device). Each rank reads its own
+graph memory counters at the end.
 
 Usage: torchrun --nproc-per-node N rank_worker.py OUT_DIR
-OUT_DIR/rank-R.json: {"rank", "local_rank", "device", "graphs", "reserved_high", "reserved_current"}."""
+OUT_DIR/rank-R.json: {"rank", "local_rank", "device", "graphs", "reserved_high", "reserved_current",
+"collective", and with a collective "all_reduce" (what the captured all-reduce gave) and
+"all_reduce_expected"}."""
 import json
 import os
 import sys
@@ -22,6 +26,14 @@ device = local % torch.cuda.device_count()
 torch.cuda.set_device(device)
 torch.manual_seed(rank)
 w = torch.randn(1024, 2048, device="cuda") * 0.02
+world = int(os.environ.get("WORLD_SIZE", "1"))
+collective = world > 1 and torch.cuda.device_count() >= world
+if collective:
+    import torch.distributed as dist
+    dist.init_process_group("nccl", device_id=torch.device("cuda", device))
+    warm = torch.ones(1, device="cuda")
+    dist.all_reduce(warm)  # NCCL's communicator made outside any capture
+    torch.cuda.synchronize()
 
 
 def step(x):
@@ -32,9 +44,22 @@ def sample(x):
     return torch.softmax(x @ w, dim=-1).argmax(dim=-1)
 
 
+def reduced_step(x):               # a row-parallel layer: each rank's partial sum, all-reduced
+    y = torch.relu(x @ w)[:, :256] * 2.0
+    dist.all_reduce(y)
+    return y
+
+
+def reduced_ones(x):               # every rank gives rank + 1: the sum is world * (world + 1) / 2
+    y = torch.full((1,), float(rank + 1), device="cuda") + 0 * x[:1, 0]
+    dist.all_reduce(y)
+    return y
+
+
 s = torch.cuda.Stream()
 graphs, outputs = [], []
 plan = [(step, bs) for bs in (64, 32, 16, 8)] + ([(sample, 64)] if rank == 0 else [])
+plan += [(reduced_step, 32), (reduced_ones, 8)] if collective else []
 for fn, bs in plan:
     x = torch.randn(bs, 1024, device="cuda")
     s.wait_stream(torch.cuda.current_stream())
@@ -51,7 +76,13 @@ for _ in range(3):
         g.replay()
 torch.cuda.synchronize()
 c = graphmem.counters(device)
+doc = {"rank": rank, "local_rank": local, "device": device, "graphs": len(graphs),
+       "reserved_high": c["reserved_high"], "reserved_current": c["reserved_current"], "collective": collective}
+if collective:
+    doc["all_reduce"] = float(outputs[-1].item())
+    doc["all_reduce_expected"] = world * (world + 1) / 2
+    dist.barrier()
+    dist.destroy_process_group()
 with open(os.path.join(sys.argv[1], f"rank-{rank}.json"), "w") as f:
-    json.dump({"rank": rank, "local_rank": local, "device": device, "graphs": len(graphs),
-               "reserved_high": c["reserved_high"], "reserved_current": c["reserved_current"]}, f)
-print(f"rank {rank}: {len(graphs)} graphs")
+    json.dump(doc, f)
+print(f"rank {rank}: {len(graphs)} graphs" + (f", all-reduce in a graph gave {doc['all_reduce']}" if collective else ""))
