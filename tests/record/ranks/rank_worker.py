@@ -30,6 +30,9 @@ world = int(os.environ.get("WORLD_SIZE", "1"))
 collective = world > 1 and torch.cuda.device_count() >= world
 if collective:
     import torch.distributed as dist
+    # NVLink multicast (NVLS) hung NCCL's first all-reduce on the lent 2 x H100 machine, whose
+    # notes say to leave it off.
+    os.environ.setdefault("NCCL_NVLS_ENABLE", "0")
     dist.init_process_group("nccl", device_id=torch.device("cuda", device))
     warm = torch.ones(1, device="cuda")
     dist.all_reduce(warm)  # NCCL's communicator made outside any capture
@@ -79,10 +82,12 @@ c = graphmem.counters(device)
 doc = {"rank": rank, "local_rank": local, "device": device, "graphs": len(graphs),
        "reserved_high": c["reserved_high"], "reserved_current": c["reserved_current"], "collective": collective}
 if collective:
+    # No barrier or destroy_process_group after graphs that hold NCCL kernels: on 2 x H100 (NVLS
+    # off, under record) both ranks replayed and synchronized, then hung where those came next.
+    # The process group ends with the process.
     doc["all_reduce"] = float(outputs[-1].item())
     doc["all_reduce_expected"] = world * (world + 1) / 2
-    dist.barrier()
-    dist.destroy_process_group()
 with open(os.path.join(sys.argv[1], f"rank-{rank}.json"), "w") as f:
     json.dump(doc, f)
-print(f"rank {rank}: {len(graphs)} graphs" + (f", all-reduce in a graph gave {doc['all_reduce']}" if collective else ""))
+print(f"rank {rank}: {len(graphs)} graphs" + (f", all-reduce in a graph gave {doc['all_reduce']}" if collective else ""),
+      flush=True)
