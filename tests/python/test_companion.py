@@ -2,7 +2,7 @@
 laid out as PyTorch 2.11's (torch._C's pool calls, torch.cuda.graphs.CUDAGraph,
 make_graphed_callables, torch._inductor.cudagraph_trees.CUDAGraphNode, torch.cuda.nvtx.mark,
 the memory snapshot): a program run with the companion first on PYTHONPATH tells the recording,
-through NVTX marks, each capture's pool, site and label, each warm-up into a pool, and PyTorch's
+through NVTX marks or directly once CUDA loaded the library, each capture's pool, site and label, each warm-up into a pool, and PyTorch's
 own figure for each pool at its end; PyTorch's results are unchanged; an environment's own
 sitecustomize still runs; a program that never imports torch sees nothing. No GPU needed."""
 
@@ -205,3 +205,53 @@ def test_a_program_without_torch_sees_nothing(tmp_path):
     p = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout) == []
+
+
+SAY_LIBRARY = r"""
+#include <stdio.h>
+#include <stdlib.h>
+void gmem_record_say(const char* message) {
+  FILE* f = fopen(getenv("SAID_OUT"), "a");
+  if (f) { fprintf(f, "%s\n", message); fclose(f); }
+}
+"""
+
+
+@pytest.mark.parametrize("loaded", [True, False])
+def test_the_companion_says_its_word_directly_once_cuda_loaded_the_library(tmp_path, loaded):
+    """Once CUDA has loaded the recording library (CUDA_INJECTION64_PATH), the companion calls its
+    gmem_record_say: no NVTX mark is made. Where the library is not loaded, the marks say it all.
+    At the end it says what it cost: its calls and microseconds."""
+    import shutil
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    if not compiler:
+        pytest.skip("no C compiler to build the stand-in recording library")
+    library = tmp_path / "libsay.so"
+    source = tmp_path / "say.c"
+    source.write_text(SAY_LIBRARY)
+    subprocess.run([compiler, "-shared", "-fPIC", "-o", str(library), str(source)], check=True)
+    said = tmp_path / "said.txt"
+    # The driver loads the injection library at its first call: the program loads it here.
+    program = ("import ctypes, os\n" + (f"ctypes.CDLL({str(library)!r}, mode=os.RTLD_GLOBAL)\n" if loaded else "")
+               + PROGRAM)
+    fake = tmp_path / "fake"
+    write_tree(str(fake), FAKE_TORCH)
+    script = tmp_path / "program.py"
+    script.write_text(program)
+    out = tmp_path / "out.json"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([COMPANION, str(fake)]), CUDA_INJECTION64_PATH=str(library),
+               SAID_OUT=str(said))
+    p = subprocess.run([sys.executable, str(script), str(out)], env=env, capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(out.read_text())
+    direct = said.read_text().splitlines() if said.exists() else []
+    if loaded:
+        assert doc["marks"] == []
+        verbs = [m[len("gmem:"):].partition(" ")[0] for m in direct]
+        assert verbs[:2] == ["capture", "captured"]
+        assert "warmup-begin" in verbs and verbs[-2:] == ["cost", "end"]
+        cost = json.loads(direct[-2].partition(" ")[2])
+        assert cost["calls"] == len(direct) - 2 and cost["us"] > 0
+    else:
+        assert direct == []
+        assert [v for v, _ in marks(doc)][:2] == ["capture", "captured"]
