@@ -6,7 +6,8 @@
 // pointers on the fast path, as Kineto's CuptiCallbackApi does.
 //
 // Cost on the application: a graph launch of a graph without memory nodes costs one map lookup;
-// a steady launch of a graph with memory nodes two clock reads; only first launches, launches
+// a steady launch of a graph with memory nodes three clock reads and two relaxed atomic adds
+// (what recording costs, charged to the report's record_cost); only first launches, launches
 // after an upload, a trim or a stream switch, and launches slow enough to have mapped memory
 // read the counters (eight attribute reads). Event records, event and stream queries and
 // synchronous copies cost one atomic load while no recorded launch awaits completion. Nothing

@@ -72,12 +72,12 @@ void session::capture_end(std::uint64_t stream, std::uint64_t graph) noexcept {
 void session::device_alloc(std::uint64_t handle, std::uint64_t bytes, std::optional<int> device) noexcept {
   if (forked_) return;
   try {
-    const timed cost(*this, cost_part::memory);
     thread_state& t = here(this);
     // Memory a capture takes, or a warm-up run the companion named: a private pool growing. On
     // a thread of neither, while exactly one is under way on another thread, it is that one's
     // (PyTorch's autograd engine runs the backward of a capture on its own thread).
     if (!t.capturing_any && t.warmup_pool.empty() && open_contexts_.load(std::memory_order_relaxed) == 0) return;
+    const timed cost(*this, cost_part::memory);
     const int d = device ? *device : driver_.current_device();
     const double now = driver_.now_us();
     lock l(*this);

@@ -13,7 +13,6 @@ using detail::thread_state;
 void session::launch_enter(std::uint64_t exec, std::uint64_t stream) noexcept {
   if (forked_) return;
   try {
-    const double t0 = driver_.now_us();
     thread_state& t = here(this);
     pending_call& p = t.pending;
     {
@@ -22,22 +21,25 @@ void session::launch_enter(std::uint64_t exec, std::uint64_t stream) noexcept {
       p.plan = rec_.plan_launch(exec, stream);
     }
     p.tracked = p.plan.tracked;
-    if (!p.tracked) {
-      charge(cost_part::launch, driver_.now_us() - t0);
-      return;
-    }
+    // A launch of a graph the recording does not track (no memory nodes) stays one look-up: no
+    // clock is read for it, and its cost is not counted.
+    if (!p.tracked) return;
     p.stream = p.plan.stream;
     p.device = p.plan.device;
     p.before.reset();
     window_enter();
     p.others.clear();
+    p.enter_cost_us = 0;  // a steady launch's enter is a few stores: only its exit is timed
     if (p.plan.read_counters) {
+      const double t0 = driver_.now_us();
       p.before = driver_.read_counters(p.device);
       lock l(*this);
       read_other_devices_before(exec, p.device);
+      p.start_us = driver_.now_us();
+      p.enter_cost_us = p.start_us - t0;
+    } else {
+      p.start_us = driver_.now_us();
     }
-    p.start_us = driver_.now_us();
-    p.enter_cost_us = p.start_us - t0;
   } catch (...) {
   }
 }

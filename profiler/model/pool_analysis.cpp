@@ -1,7 +1,6 @@
 #include "gmem/profiler/pool_analysis.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <map>
 #include <optional>
 #include <set>
@@ -17,12 +16,6 @@ namespace {
 
 bool maps_memory(const recorded_event& e) {
   return e.result.empty() && (e.kind == "launch" || e.kind == "upload" || e.kind == "instantiate");
-}
-
-std::string us_text(double us) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, us >= 1000 ? "%.1f ms" : "%.0f us", us >= 1000 ? us / 1000 : us);
-  return buf;
 }
 
 // Where one device's pool stood when its high watermark was reached, by the model.
@@ -504,12 +497,12 @@ void analyse_pools(recording& rec, const std::vector<skeleton>& skeletons, std::
       std::string listed;
       for (const auto& [name, c] : by_graph) {
         listed += std::string(listed.empty() ? "" : ", ") + "'" + name + "' " + std::to_string(c.first) +
-                  " (" + us_text(c.second) + ")";
+                  " (" + duration_text(c.second) + ")";
       }
       pool.diagnostics.push_back(
           {"remap_contention", "info",
            std::to_string(remaps) + " relaunch(es) had to map memory again because another graph's "
-           "live allocation held memory they had mapped, " + us_text(remap_us) +
+           "live allocation held memory they had mapped, " + duration_text(remap_us) +
                " of host time in all, " + size_text(remap_growth) + " of pool growth: " + listed +
                ". Each graph keeps its mapping between launches only while no other graph's "
                "allocation occupies it.",

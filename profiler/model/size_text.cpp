@@ -28,6 +28,12 @@ std::string size_text(std::uint64_t bytes) {
   return buf;
 }
 
+std::string duration_text(double us) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, us >= 1000 ? "%.1f ms" : "%.0f us", us >= 1000 ? us / 1000 : us);
+  return buf;
+}
+
 std::string signed_size_text(std::int64_t bytes) {
   if (bytes == 0) return "0 B";
   const std::uint64_t magnitude = bytes < 0 ? static_cast<std::uint64_t>(-(bytes + 1)) + 1 : static_cast<std::uint64_t>(bytes);

@@ -529,9 +529,7 @@ graph_bill read_bill(const json& j, const std::string& path) {
 }
 
 bool same_point(const recording::point& a, const recording::point& b) {
-  return a.t_us == b.t_us && a.device == b.device && a.event == b.event && a.graph == b.graph &&
-         a.values.used_current == b.values.used_current && a.values.used_high == b.values.used_high &&
-         a.values.reserved_current == b.values.reserved_current && a.values.reserved_high == b.values.reserved_high;
+  return a.t_us == b.t_us && a.device == b.device && a.event == b.event && a.graph == b.graph && a.values == b.values;
 }
 
 // The counter timeline's points that the graphs' events state (each event's counters after it),

@@ -124,11 +124,6 @@ bool same(const stats& a, const stats& b) {
   return a.count == b.count && a.median_us == b.median_us && a.min_us == b.min_us && a.max_us == b.max_us;
 }
 
-bool same(const counters& a, const counters& b) {
-  return a.used_current == b.used_current && a.used_high == b.used_high &&
-         a.reserved_current == b.reserved_current && a.reserved_high == b.reserved_high;
-}
-
 bool same(const launch_cost& a, const launch_cost& b) {
   return a.phase == b.phase && a.warmups == b.warmups && same(a.host, b.host) && same(a.wall, b.wall) &&
          same(a.reference_host, b.reference_host) && same(a.reference_wall, b.reference_wall);
@@ -144,7 +139,7 @@ std::optional<std::size_t> phases_from_events(const scenario_result& s, const re
   }
   for (std::size_t k = 0; k < d.counters_after_phase.size(); ++k) {
     const phase_counters &a = d.counters_after_phase[k], &b = s.counters_after_phase[k];
-    if (a.phase != b.phase || !same(a.values, b.values)) return std::nullopt;
+    if (a.phase != b.phase || a.values != b.values) return std::nullopt;
   }
   for (std::size_t k = 0; k < d.launch_costs.size(); ++k) {
     if (!same(d.launch_costs[k], s.launch_costs[k])) return std::nullopt;
@@ -1041,27 +1036,30 @@ json shape_of_skeleton(const json& sk, json& bytes) {
 // many sizes: 2000 graphs of one engine had three) name it in recorded.skeleton_shapes and give
 // their allocations' sizes in node order: {"graph", "shape", "bytes"}.
 void share_skeleton_shapes(json& scenarios, json& recorded) {
+  struct split {
+    json* skeleton;
+    json shape, bytes;
+    std::string key;
+  };
+  std::vector<split> all;
   std::map<std::string, std::size_t> uses;
-  for (const auto& sc : scenarios) {
+  for (auto& sc : scenarios) {
     if (!sc.contains("skeletons")) continue;
-    for (const auto& sk : sc["skeletons"]) {
-      json bytes;
-      ++uses[shape_of_skeleton(sk, bytes).dump()];
+    for (auto& sk : sc["skeletons"]) {
+      split s{&sk, json(), json(), ""};
+      s.shape = shape_of_skeleton(sk, s.bytes);
+      s.key = s.shape.dump();
+      ++uses[s.key];
+      all.push_back(std::move(s));
     }
   }
   std::map<std::string, std::size_t> index;
   json table = json::array();
-  for (auto& sc : scenarios) {
-    if (!sc.contains("skeletons")) continue;
-    for (auto& sk : sc["skeletons"]) {
-      json bytes;
-      json shape = shape_of_skeleton(sk, bytes);
-      std::string key = shape.dump();
-      if (uses[key] < 2) continue;
-      const auto [it, fresh] = index.emplace(std::move(key), table.size());
-      if (fresh) table.push_back(std::move(shape));
-      sk = json{{"graph", sk["graph"]}, {"shape", it->second}, {"bytes", std::move(bytes)}};
-    }
+  for (split& s : all) {
+    if (uses[s.key] < 2) continue;
+    const auto [it, fresh] = index.emplace(std::move(s.key), table.size());
+    if (fresh) table.push_back(std::move(s.shape));
+    *s.skeleton = json{{"graph", (*s.skeleton)["graph"]}, {"shape", it->second}, {"bytes", std::move(s.bytes)}};
   }
   if (!table.empty()) recorded["skeleton_shapes"] = std::move(table);
 }
@@ -1083,13 +1081,14 @@ void expand_skeleton_shapes(const reader& in, json& root) {
       if (!sk.is_object() || !sk.contains("shape")) continue;
       const std::string path = reader::at(reader::at("scenarios", i) + ".skeletons", k);
       const json& n = sk["shape"];
-      if (!n.is_number_unsigned() || n.get<std::size_t>() >= table.size() || !table[n.get<std::size_t>()].is_object() ||
-          !table[n.get<std::size_t>()].contains("nodes") || !table[n.get<std::size_t>()]["nodes"].is_array()) {
+      const std::size_t k_shape = n.is_number_unsigned() ? n.get<std::size_t>() : table.size();
+      if (k_shape >= table.size() || !table[k_shape].is_object() || !table[k_shape].contains("nodes") ||
+          !table[k_shape]["nodes"].is_array()) {
         in.fail(path + ".shape", "must name one of the " + std::to_string(table.size()) +
                                      " skeleton shapes in recorded.skeleton_shapes");
       }
       json whole = json{{"graph", sk.contains("graph") ? sk["graph"] : json("")}};
-      for (const auto& [key, value] : table[n.get<std::size_t>()].items()) whole[key] = value;
+      for (const auto& [key, value] : table[k_shape].items()) whole[key] = value;
       const json bytes = sk.contains("bytes") && sk["bytes"].is_array() ? sk["bytes"] : json::array();
       std::size_t b = 0;
       for (auto& node : whole["nodes"]) {
@@ -1131,21 +1130,17 @@ void learn_rows(const json& objects, row_table& t) {
   }
 }
 
-void learn_optional(const json& objects, row_table& t) {
-  if (!objects.is_array()) return;
-  for (const auto& o : objects) {
-    for (std::size_t f = 0; f < t.fields.size(); ++f) {
-      if (!o.contains(t.fields[f])) t.optional[f] = true;
-    }
-  }
-}
-
-void check_nulls(const json& objects, row_table& t) {
+// Which fields some objects lack (optional), and which some hold null.
+void learn_optional(const json& objects, row_table& t, std::vector<bool>& has_null) {
   if (!objects.is_array()) return;
   for (const auto& o : objects) {
     for (std::size_t f = 0; f < t.fields.size(); ++f) {
       const auto it = o.find(t.fields[f]);
-      if (t.optional[f] && it != o.end() && it->is_null()) t.usable = false;
+      if (it == o.end()) {
+        t.optional[f] = true;
+      } else if (it->is_null()) {
+        has_null[f] = true;
+      }
     }
   }
 }
@@ -1204,8 +1199,9 @@ void write_rows(json& scenarios, json& recorded) {
   visit_tables(scenarios, recorded, [&fields](const char* kind, const std::vector<json*>& arrays) {
     row_table t;
     for (const json* a : arrays) learn_rows(*a, t);
-    for (const json* a : arrays) learn_optional(*a, t);
-    for (const json* a : arrays) check_nulls(*a, t);
+    std::vector<bool> has_null(t.fields.size(), false);
+    for (const json* a : arrays) learn_optional(*a, t, has_null);
+    for (std::size_t f = 0; f < t.fields.size(); ++f) t.usable = t.usable && !(t.optional[f] && has_null[f]);
     if (!t.usable || t.fields.empty()) return;
     json names = json::array();
     for (std::size_t f = 0; f < t.fields.size(); ++f) names.push_back(t.fields[f] + (t.optional[f] ? "?" : ""));

@@ -482,16 +482,15 @@ std::string cost_line(const recording& rec) {
   if (parts.empty()) return "";
   std::vector<std::pair<std::string, std::pair<std::uint64_t, double>>> order(parts.begin(), parts.end());
   std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.second.second > b.second.second; });
-  const auto duration = [](double us) { return us >= 1000 ? show_format("%.1f ms", us / 1e3) : show_format("%.0f us", us); };
-  std::string line = "recording took " + duration(library_us) + " of the program's time in its CUDA calls";
+  std::string line = "recording took " + duration_text(library_us) + " of the program's time in its CUDA calls";
   std::size_t shown = 0;
   for (const auto& [part, figures] : order) {
     if (part == "companion (Python)" || shown == 3 || figures.second < 0.05 * library_us) continue;
-    line += (shown++ ? ", " : ": ") + part + " " + duration(figures.second) +
+    line += (shown++ ? ", " : ": ") + part + " " + duration_text(figures.second) +
             show_format(" (%llu x %.1f us)", static_cast<unsigned long long>(figures.first),
                         figures.second / static_cast<double>(figures.first));
   }
-  if (companion_us > 0) line += "; its Python companion " + duration(companion_us);
+  if (companion_us > 0) line += "; its Python companion " + duration_text(companion_us);
   return line;
 }
 

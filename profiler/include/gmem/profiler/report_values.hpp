@@ -14,6 +14,12 @@ struct counters {
   std::uint64_t reserved_high = 0;
 };
 
+inline bool operator==(const counters& a, const counters& b) {
+  return a.used_current == b.used_current && a.used_high == b.used_high &&
+         a.reserved_current == b.reserved_current && a.reserved_high == b.reserved_high;
+}
+inline bool operator!=(const counters& a, const counters& b) { return !(a == b); }
+
 struct diagnostic {
   std::string code;      ///< stable identifier, e.g. "unfreed_allocation"
   std::string severity;  ///< "info", "warning"

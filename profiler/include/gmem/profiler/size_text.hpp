@@ -13,5 +13,7 @@ namespace gmem::profiler {
 [[nodiscard]] std::string size_text(std::uint64_t bytes);
 /// The same with a sign ("+32.0 MiB", "-2.00 MiB", "0 B").
 [[nodiscard]] std::string signed_size_text(std::int64_t bytes);
+/// A host time given in microseconds: "25 us" below a millisecond, else "1.4 ms".
+[[nodiscard]] std::string duration_text(double us);
 
 }  // namespace gmem::profiler
