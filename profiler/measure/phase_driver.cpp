@@ -279,6 +279,51 @@ phase_step phase_driver::step(const std::string& p) {
           }};
 }
 
+bool phase_driver::is_cold(const std::string& p) {
+  return p == phase::instantiate || p == phase::upload || p == phase::first_launch_after_upload ||
+         p == phase::first_launch_no_upload || p == phase::upload_then_launch_other_stream;
+}
+
+std::vector<phase_chain> phase_driver::cold_chains(const std::vector<std::string>& phases) {
+  check_phases(phases);
+  const auto wanted = [&](const char* p) { return std::find(phases.begin(), phases.end(), p) != phases.end(); };
+  const auto named = [&](const char* p) { return std::string(wanted(p) ? p : ""); };
+  state* st = s_.get();
+  const phase_chain::step instantiate{named(phase::instantiate), [st] { st->exec.instantiate(); }, st->s};
+  const phase_chain::step upload{named(phase::upload), [st] { st->exec.upload(st->s); }, st->s};
+  const auto launch_in = [st](const char* p, cudaStream_t stream) {
+    return phase_chain::step{p, [st, stream] { st->exec.launch(stream); }, stream};
+  };
+  // The reset of the instantiate phase, and the cleanup of a first launch: as step() has them.
+  const auto reset = [st] {
+    st->exec.destroy();
+    (void)trim(st->device);
+  };
+  const auto settle_all = [st] { st->settle_all(); };
+  std::vector<phase_chain> chains;
+  if (wanted(phase::first_launch_no_upload)) {
+    chains.push_back({reset, {instantiate, launch_in(phase::first_launch_no_upload, st->s)}, settle_all});
+  }
+  if (wanted(phase::first_launch_after_upload)) {
+    chains.push_back({reset, {instantiate, upload, launch_in(phase::first_launch_after_upload, st->s)}, settle_all});
+  }
+  if (wanted(phase::upload_then_launch_other_stream)) {
+    chains.push_back(
+        {reset, {instantiate, upload, launch_in(phase::upload_then_launch_other_stream, st->other)}, settle_all});
+  }
+  const auto sampled = [&](const char* p) {
+    for (const phase_chain& c : chains) {
+      for (const phase_chain::step& s : c.steps) {
+        if (s.phase == p) return true;
+      }
+    }
+    return false;
+  };
+  if (wanted(phase::upload) && !sampled(phase::upload)) chains.push_back({reset, {instantiate, upload}, {}});
+  if (wanted(phase::instantiate) && !sampled(phase::instantiate)) chains.push_back({reset, {instantiate}, {}});
+  return chains;
+}
+
 void phase_driver::launch_cold() {
   s_->cold();
   s_->exec.launch(s_->s);

@@ -1,5 +1,8 @@
 // The profiler's phase driver on a real device: each phase's untimed reset leaves the graph in
 // the state the phase is named for, read back from the graph memory counters.
+#include <string>
+#include <vector>
+
 #include "gmem/profiler/counters.hpp"
 #include "gmem/profiler/phase_driver.hpp"
 #include "gpu_test_support.cuh"
@@ -44,6 +47,55 @@ TEST_F(PhaseDriver, ColdStepsStartUnmappedAndOnlyUploadOrLaunchMaps) {
     }
     if (step.cleanup) step.cleanup();
   }
+  drive.finish();
+}
+
+std::vector<std::string> named_steps(const phase_chain& c) {
+  std::vector<std::string> names;
+  for (const auto& st : c.steps) names.push_back(st.phase.empty() ? std::string("(untimed)") : st.phase);
+  return names;
+}
+
+// Issue 35: the cold phases share resets. Each chain's reset leaves the pool trimmed and no
+// executable graph; the instantiation maps nothing; the upload (or the launch after a bare
+// instantiation) maps; each step is what its phase's own step() is after its own reset.
+TEST_F(PhaseDriver, ColdChainsShareOneResetAndEachStepStartsWhereTheLastEnded) {
+  const graph g = alloc_memset_free();
+  phase_driver drive(g.get(), g.name(), 0, {false, {}, bytes});
+  const std::vector<phase_chain> chains = drive.cold_chains(all_phases());
+  ASSERT_EQ(chains.size(), 3u) << "five cold phases, three resets";
+  using names = std::vector<std::string>;
+  EXPECT_EQ(named_steps(chains[0]), (names{"instantiate", "first_launch_no_upload"}));
+  EXPECT_EQ(named_steps(chains[1]), (names{"instantiate", "upload", "first_launch_after_upload"}));
+  EXPECT_EQ(named_steps(chains[2]), (names{"instantiate", "upload", "upload_then_launch_other_stream"}));
+  EXPECT_EQ(chains[2].steps[2].stream, drive.step(phase::upload_then_launch_other_stream).stream);
+  EXPECT_NE(chains[2].steps[2].stream, chains[1].steps[2].stream);
+  for (const phase_chain& c : chains) {
+    c.reset();
+    EXPECT_EQ(reserved(), 0u) << "the reset leaves the pool trimmed";
+    for (std::size_t i = 0; i < c.steps.size(); ++i) {
+      c.steps[i].call();
+      GMEM_CUDA_TRY(cudaStreamSynchronize(c.steps[i].stream));
+      if (i == 0) {
+        EXPECT_EQ(reserved(), 0u) << "instantiating maps nothing";
+      } else {
+        EXPECT_GE(reserved(), bytes) << c.steps[i].phase << " maps the allocation";
+      }
+    }
+    c.cleanup();
+  }
+  // Only what was asked for is named; the steps a named one needs run unnamed.
+  const std::vector<phase_chain> upload = drive.cold_chains({phase::upload, phase::steady_launch});
+  ASSERT_EQ(upload.size(), 1u);
+  EXPECT_EQ(named_steps(upload[0]), (names{"(untimed)", "upload"}));
+  const std::vector<phase_chain> launch = drive.cold_chains({phase::first_launch_after_upload});
+  ASSERT_EQ(launch.size(), 1u);
+  EXPECT_EQ(named_steps(launch[0]), (names{"(untimed)", "(untimed)", "first_launch_after_upload"}));
+  const std::vector<phase_chain> inst = drive.cold_chains({phase::instantiate});
+  ASSERT_EQ(inst.size(), 1u);
+  EXPECT_EQ(named_steps(inst[0]), (names{"instantiate"}));
+  EXPECT_TRUE(drive.cold_chains({phase::steady_launch, phase::launch_after_trim}).empty());
+  EXPECT_THROW((void)drive.cold_chains({"warm_launch"}), usage_error);
   drive.finish();
 }
 

@@ -174,6 +174,13 @@ TEST_F(Profiler, ReferenceLaunchIsTimedBesideEveryPhaseWithoutGraphMemory) {
   (void)g.add_free(a.ptr, {g.add_memset({a.node}, a.ptr, 0, 4096)});
   const scenario_result r = profile_graph(g, quick({}));
   ASSERT_EQ(r.launch_costs.size(), all_phases().size());
+  ASSERT_EQ(r.counters_after_phase.size(), all_phases().size() + 3);  // footprint, destroyed, trimmed
+  for (std::size_t i = 0; i < all_phases().size(); ++i) {
+    // In the order asked for, though the cold phases are sampled together first (issue 35).
+    EXPECT_EQ(r.launch_costs[i].phase, all_phases()[i]);
+    EXPECT_EQ(r.counters_after_phase[i + 1].phase, all_phases()[i]);
+    EXPECT_GE(r.launch_costs[i].host.count, 3u) << r.launch_costs[i].phase;
+  }
   for (const auto& l : r.launch_costs) {
     EXPECT_EQ(l.reference_host.count, l.host.count) << l.phase;
     EXPECT_GT(l.reference_host.median_us, 0.0) << l.phase;

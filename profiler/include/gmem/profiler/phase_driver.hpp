@@ -42,6 +42,21 @@ struct phase_step {
   std::function<void()> cleanup;
 };
 
+/// Cold phases sampled from one reset (issue 35): the reset destroys the executable graph and
+/// trims the pool, and each step starts where the one before ended (instantiated, then
+/// uploaded, then launched). A step with no phase runs untimed in the report (a later step
+/// needs it). What each sample measures is what its phase's own step measures.
+struct phase_chain {
+  struct step {
+    std::string phase;  ///< empty: runs, not recorded
+    std::function<void()> call;
+    cudaStream_t stream = nullptr;
+  };
+  std::function<void()> reset;
+  std::vector<step> steps;
+  std::function<void()> cleanup;
+};
+
 /// Drives the executable graphs of one graph through the phases. It instantiates its own (the
 /// graph itself is not changed or destroyed), on streams of its own, on the current device.
 /// Allocations a launch leaves unfreed are freed untimed before the next launch, unless
@@ -66,6 +81,15 @@ class phase_driver {
   /// The steps of `phase` (valid while the driver lives). Throws usage_error for an unknown
   /// phase.
   [[nodiscard]] phase_step step(const std::string& phase);
+
+  /// Whether `phase` starts from a fresh executable graph over a trimmed pool: instantiate,
+  /// upload, first_launch_after_upload, first_launch_no_upload, upload_then_launch_other_stream.
+  [[nodiscard]] static bool is_cold(const std::string& phase);
+  /// The chains that sample the cold phases of `phases` (the others are ignored), each cold
+  /// phase in at least one: one instantiation feeds the instantiate sample and a launch's, one
+  /// upload the upload sample and a launch's, so the five cold phases take three resets where
+  /// they took five. Empty where `phases` has no cold phase. Valid while the driver lives.
+  [[nodiscard]] std::vector<phase_chain> cold_chains(const std::vector<std::string>& phases);
 
   /// Destroys the executable graph, trims the pool, instantiates and launches once, and waits:
   /// the launch then holds the graph's footprint. Throws cuda_error.

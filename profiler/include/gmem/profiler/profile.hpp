@@ -16,6 +16,9 @@ namespace gmem::profiler {
 
 struct profile_options {
   int device = 0;
+  /// Unrecorded samples before each phase's recorded ones. The cold phases are sampled from
+  /// shared resets (phase_driver::cold_chains): each chain of them runs `warmups` unrecorded
+  /// rounds, so instantiate, sampled in each chain, has a multiple of them.
   int warmups = 2;
   /// The most samples a phase takes; it stops after `min_reps` once their host and wall times
   /// each lie within `settled_spread` of their median (0: always `reps`).

@@ -73,6 +73,31 @@ struct settling {
 /// steps throw.
 [[nodiscard]] launch_cost measure_phase(const phase_plan& plan, int warmups, int reps, const settling& settle = {});
 
+/// Samples of several phases taken in turn from one reset (issue 35): a cold executable graph is
+/// instantiated, uploaded and launched once, and the instantiation, the upload and the launch
+/// are each one phase's sample, as if each had had its own reset. `reset` runs untimed before
+/// the first step, `cleanup` after the last. A step with no phase runs (a later step needs it)
+/// and is not recorded.
+struct chain_plan {
+  struct step {
+    std::string phase;  ///< empty: runs, not recorded
+    std::function<timed()> sample;
+  };
+  std::function<void()> reset;
+  std::vector<step> steps;
+  std::function<void()> cleanup;
+};
+
+/// Runs `chains` in turn: `warmups` unrecorded rounds of each, then rounds of the chains whose
+/// phases still take samples, until each phase has `reps` samples or has settled (`settle`, as
+/// measure_phase). A phase stops recording once it is done while its chain runs on for the
+/// others. One reference_launch sample is timed after each round's cleanup and recorded beside
+/// each phase sampled in that round. Returns one launch cost per phase, in the order the chains
+/// first name them. Throws usage_error for a phase named twice in one chain; throws what the
+/// steps throw.
+[[nodiscard]] std::vector<launch_cost> measure_chains(const std::vector<chain_plan>& chains, int warmups, int reps,
+                                                      const settling& settle = {});
+
 /// Whether the last `n` of `samples` lie within `spread` of their median (false for fewer).
 [[nodiscard]] bool settled(const std::vector<double>& samples, int n, double spread);
 
