@@ -418,3 +418,22 @@ extern "C" __attribute__((visibility("default"))) void gmem_record_say(const cha
   }
   in_callback = false;
 }
+
+// The companion's two words of every capture, with their fields: no JSON made in the program's
+// Python nor parsed here (what "gmem:capture" and "gmem:captured" say; session_companion.cpp).
+extern "C" __attribute__((visibility("default"))) void gmem_record_capture(const char* pool, int device,
+                                                                          const char* site, const char* label) {
+  using namespace gmem::record::injected;
+  if (in_callback || !the_session) return;
+  in_callback = true;
+  the_session->companion_capture(pool, device, site, label);
+  in_callback = false;
+}
+
+extern "C" __attribute__((visibility("default"))) void gmem_record_captured(const char* pool, int device) {
+  using namespace gmem::record::injected;
+  if (in_callback || !the_session) return;
+  in_callback = true;
+  the_session->companion_captured(pool, device);
+  in_callback = false;
+}

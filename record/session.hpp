@@ -26,6 +26,10 @@
 
 namespace gmem::record {
 
+namespace detail {
+struct thread_state;  // session_state.hpp
+}  // namespace detail
+
 /// What the session asks of the driver. The injected library fills it with driver API calls
 /// (inject.cpp); tests with fakes.
 struct driver_api {
@@ -127,6 +131,11 @@ class session {
   void nvtx_push(const char* message) noexcept;
   void nvtx_pop() noexcept;
   void nvtx_mark(const char* message) noexcept;
+  /// The companion's two words of every capture, said directly with their fields (the exported
+  /// gmem_record_capture and gmem_record_captured: no JSON made or parsed in the program's
+  /// capture): what "gmem:capture" and "gmem:captured" say.
+  void companion_capture(const char* pool, int device, const char* site, const char* label) noexcept;
+  void companion_captured(const char* pool, int device) noexcept;
   /// The process's device memory before its first allocation: read once, at the first call that
   /// has a context (cheap after that: one atomic load).
   void first_reading() noexcept;
@@ -202,6 +211,9 @@ class session {
   void open(const open_context& c) noexcept;
   void close() noexcept;
   void read_memory() noexcept;  // the caller holds the lock
+  /// The companion's capture words, however said (session_companion.cpp).
+  void told_capture(detail::thread_state& t, std::string pool, int device, std::string site, std::string label);
+  void told_captured(const detail::thread_state& t, const std::string& pool, int device);
   /// What recording costs, by part: calls and nanoseconds (relaxed atomics: no lock).
   std::array<std::atomic<std::uint64_t>, static_cast<std::size_t>(cost_part::count)> cost_calls_{};
   std::array<std::atomic<std::uint64_t>, static_cast<std::size_t>(cost_part::count)> cost_ns_{};

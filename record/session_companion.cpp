@@ -13,6 +13,8 @@
 //   gmem:end {"why": "...", "pools": [{"pool": "(0, 1)", "device": 0, "bytes": N}]}
 //                                                        the program's end, PyTorch's own figures
 // A message that is not such JSON is ignored: the program's own marks pass through untouched.
+// The two words of every capture also come with their fields, without JSON (gmem_record_capture,
+// gmem_record_captured): what the companion says where the library exports them.
 #include <cstring>
 
 #include <nlohmann/json.hpp>
@@ -59,6 +61,40 @@ void session::first_reading() noexcept {
   }
 }
 
+void session::told_capture(thread_state& t, std::string pool, int device, std::string site, std::string label) {
+  // Said before the capture begins: kept for it.
+  t.capture_told = true;
+  t.told_pool = std::move(pool);
+  t.told_device = device;
+  t.told_site = std::move(site);
+  t.told_label = std::move(label);
+}
+
+void session::told_captured(const thread_state& t, const std::string& pool, int device) {
+  // Said after it ended: its pool, when PyTorch made it.
+  if (t.last_captured == 0) return;
+  lock l(*this);
+  rec_.on_capture_pool_known(t.last_captured, pool, device);
+}
+
+void session::companion_capture(const char* pool, int device, const char* site, const char* label) noexcept {
+  if (forked_) return;
+  try {
+    const timed cost(*this, cost_part::companion);
+    told_capture(here(this), pool ? pool : "", device, site ? site : "", label ? label : "");
+  } catch (...) {
+  }
+}
+
+void session::companion_captured(const char* pool, int device) noexcept {
+  if (forked_) return;
+  try {
+    const timed cost(*this, cost_part::companion);
+    told_captured(here(this), pool ? pool : "", device);
+  } catch (...) {
+  }
+}
+
 void session::nvtx_mark(const char* message) noexcept {
   if (forked_ || !message || std::strncmp(message, "gmem:", 5) != 0) return;
   try {
@@ -69,16 +105,10 @@ void session::nvtx_mark(const char* message) noexcept {
     const json body = json::parse(space == std::string::npos ? "{}" : m.substr(space + 1), nullptr, false);
     if (!body.is_object()) return;
     thread_state& t = here(this);
-    if (verb == "capture") {  // said before the capture begins: kept for it
-      t.capture_told = true;
-      t.told_pool = text_of(body, "pool");
-      t.told_device = int_of(body, "device");
-      t.told_site = text_of(body, "site");
-      t.told_label = text_of(body, "label");
-    } else if (verb == "captured") {  // said after it ended: its pool, when PyTorch made it
-      if (t.last_captured == 0) return;
-      lock l(*this);
-      rec_.on_capture_pool_known(t.last_captured, text_of(body, "pool"), int_of(body, "device"));
+    if (verb == "capture") {
+      told_capture(t, text_of(body, "pool"), int_of(body, "device"), text_of(body, "site"), text_of(body, "label"));
+    } else if (verb == "captured") {
+      told_captured(t, text_of(body, "pool"), int_of(body, "device"));
     } else if (verb == "warmup-begin") {
       t.warmup_pool = text_of(body, "pool");
       t.warmup_device = int_of(body, "device");

@@ -3,8 +3,9 @@
 `gmemprof record` puts this folder first on PYTHONPATH, so Python runs this file at start-up
 (as `sitecustomize`), before the program. It imports nothing heavy and changes nothing the
 program does: when, and only when, the program imports PyTorch, it wraps a few PyTorch calls to
-tell the recording library, through NVTX marks (torch.cuda.nvtx.mark, which the library's CUPTI
-subscription receives), what only PyTorch knows:
+tell the recording library what only PyTorch knows: directly (ctypes) once CUDA has loaded the
+library, else through NVTX marks (torch.cuda.nvtx.mark, which the library's CUPTI subscription
+receives):
   - which of its allocator's pools a capture takes memory into, where in the program the capture
     was made (file:line and function) and what the framework calls it (a CUDA graph tree node of
     torch.compile, make_graphed_callables);
@@ -48,13 +49,16 @@ class _companion:
         self.clock = time.perf_counter
         self.said, self.spent, self.errors = {}, 0.0, []
         self.said_directly = None  # the library's gmem_record_say: None until looked for
+        self.capture_words = None  # its gmem_record_capture and gmem_record_captured, where it has them
 
     # ---- speaking to the recording library
 
     def direct(self):
         """The recording library's gmem_record_say, once CUDA has loaded the library (through
         CUDA_INJECTION64_PATH, at its first call): the companion's word without NVTX's and CUPTI's
-        dispatch. None until then, and where it cannot be had (the NVTX mark says the same)."""
+        dispatch. None until then, and where it cannot be had (the NVTX mark says the same).
+        With it, where the library exports them, gmem_record_capture and gmem_record_captured:
+        the two words of every capture with their fields, no JSON made here or parsed there."""
         if self.said_directly is None and self.torch is not None and self.torch.cuda.is_initialized():
             self.said_directly = False
             try:
@@ -63,6 +67,11 @@ class _companion:
                 function = library.gmem_record_say
                 function.argtypes, function.restype = [ctypes.c_char_p], None
                 self.said_directly = function
+                text, number = ctypes.c_char_p, ctypes.c_int
+                capture, captured = library.gmem_record_capture, library.gmem_record_captured
+                capture.argtypes, capture.restype = [text, number, text, text], None
+                captured.argtypes, captured.restype = [text, number], None
+                self.capture_words = (capture, captured)
             except Exception:
                 pass
         return self.said_directly or None
@@ -82,6 +91,32 @@ class _companion:
         except Exception as e:
             self.errors.append(f"{verb}: {type(e).__name__}: {e}")
         self.said[verb] = self.said.get(verb, 0) + 1
+        self.spent += self.clock() - start
+
+    def tell_capture(self, pool, device, site, label):
+        """gmem:capture, with its fields where the library takes them so."""
+        if self.direct() is None or self.capture_words is None:
+            self.say("capture", {"pool": pool, "device": device, "site": site, "label": label})
+            return
+        start = self.clock()
+        try:
+            self.capture_words[0](pool.encode(), device, site.encode("utf-8", "replace"), label.encode("utf-8", "replace"))
+        except Exception as e:
+            self.errors.append(f"capture: {type(e).__name__}: {e}")
+        self.said["capture"] = self.said.get("capture", 0) + 1
+        self.spent += self.clock() - start
+
+    def tell_captured(self, pool, device):
+        """gmem:captured, with its fields where the library takes them so."""
+        if self.direct() is None or self.capture_words is None:
+            self.say("captured", {"pool": pool, "device": device})
+            return
+        start = self.clock()
+        try:
+            self.capture_words[1](pool.encode(), device)
+        except Exception as e:
+            self.errors.append(f"captured: {type(e).__name__}: {e}")
+        self.said["captured"] = self.said.get("captured", 0) + 1
         self.spent += self.clock() - start
 
     def report(self):
@@ -110,7 +145,10 @@ class _companion:
 
     @staticmethod
     def pool_name(pool):
+        """PyTorch's pool id, a pair of integers, as "(0, 1)"."""
         try:
+            if type(pool) is tuple and len(pool) == 2:
+                return "(%d, %d)" % pool
             return str(tuple(int(x) for x in pool))
         except Exception:
             return ""
@@ -146,10 +184,9 @@ class _companion:
         def capture_begin(graph, *args, **kwargs):
             try:
                 pool = kwargs.get("pool", args[0] if args else None)
-                companion.say("capture", {"pool": companion.pool_name(pool) if pool is not None else "",
-                                          "device": torch.cuda.current_device(),
-                                          "site": companion.site(),
-                                          "label": getattr(companion.local, "label", "")})
+                companion.tell_capture(companion.pool_name(pool) if pool is not None else "",
+                                       torch.cuda.current_device(), companion.site(),
+                                       getattr(companion.local, "label", ""))
             except Exception:
                 pass
             return begin(graph, *args, **kwargs)
@@ -157,8 +194,7 @@ class _companion:
         def capture_end(graph, *args, **kwargs):
             result = end(graph, *args, **kwargs)
             try:
-                companion.say("captured", {"pool": companion.pool_name(graph.pool()),
-                                           "device": torch.cuda.current_device()})
+                companion.tell_captured(companion.pool_name(graph.pool()), torch.cuda.current_device())
             except Exception:
                 pass
             return result

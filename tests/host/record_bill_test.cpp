@@ -150,6 +150,56 @@ TEST(RecordBill, APoolPyTorchMadeIsNamedAfterItsCaptureAndTheNextCaptureIntoItIs
   EXPECT_EQ(r.recorded->bills.at(0).framework_capture_bytes, 98 * MiB);
 }
 
+// The companion's capture words said with their fields (gmem_record_capture and
+// gmem_record_captured, no JSON) give the recording the JSON words give: same pools, same names.
+TEST(RecordBill, TheCaptureWordsSaidWithTheirFieldsRecordWhatTheJsonWordsRecord) {
+  const auto run = [](bool typed) {
+    program p(name_source::nvtx);
+    const auto captured = [&](const char* pool) {
+      if (typed) {
+        p.s.companion_captured(pool, 0);
+      } else {
+        p.s.nvtx_mark(("gmem:captured {\"pool\":\"" + std::string(pool) + "\",\"device\":0}").c_str());
+      }
+    };
+    const auto capture = [&](std::uint64_t graph, const char* pool, const char* site, std::uint64_t bytes) {
+      if (typed) {
+        p.s.companion_capture(pool, 0, site, "cudagraph tree node 7");
+        p.s.capture_begin(0xA);
+        p.s.capture_began(0xA, true);
+        p.use(static_cast<std::int64_t>(bytes));
+        p.s.device_alloc(graph << 20, bytes, 0);
+        {
+          std::lock_guard<std::mutex> l(p.gpu.mutex);
+          p.gpu.graphs[graph] = kernels();
+        }
+        p.s.capture_end(0xA, graph);
+      } else {
+        native_capture(p, graph, pool, site, {bytes}, "cudagraph tree node 7");
+      }
+    };
+    capture(0x10, "", "a.py:3 in f", 64 * MiB);
+    captured("(0, 5)");
+    instantiate(p, 0x100, 0x10, 0);
+    capture(0x11, "(0, 5)", "a.py:9 in g", 32 * MiB);
+    captured("(0, 5)");
+    instantiate(p, 0x101, 0x11, 0);
+    return p.finish();
+  };
+  const profiler::report json_words = run(false), typed_words = run(true);
+  for (const profiler::report* r : {&json_words, &typed_words}) {
+    ASSERT_EQ(r->recorded->framework_pools.size(), 1u);
+    EXPECT_EQ(r->recorded->framework_pools[0].id, "(0, 5)");
+    EXPECT_EQ(r->recorded->framework_pools[0].capture_bytes, 96 * MiB);
+    EXPECT_EQ(r->recorded->framework_pools[0].graphs,
+              (std::vector<std::string>{"a.py:3 in f (cudagraph tree node 7)", "a.py:9 in g (cudagraph tree node 7)"}));
+  }
+  ASSERT_EQ(typed_words.recorded->graphs.size(), json_words.recorded->graphs.size());
+  for (std::size_t i = 0; i < json_words.recorded->graphs.size(); ++i) {
+    EXPECT_EQ(typed_words.recorded->graphs[i].name, json_words.recorded->graphs[i].name);
+  }
+}
+
 // make_graphed_callables: the backward is captured while PyTorch's autograd thread runs it, so
 // the pool's segments are allocated on another thread than the capturing one. While one
 // capture is under way, another thread's allocation is that capture's; with none, nobody's.

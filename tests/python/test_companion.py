@@ -214,6 +214,14 @@ void gmem_record_say(const char* message) {
   FILE* f = fopen(getenv("SAID_OUT"), "a");
   if (f) { fprintf(f, "%s\n", message); fclose(f); }
 }
+void gmem_record_capture(const char* pool, int device, const char* site, const char* label) {
+  FILE* f = fopen(getenv("SAID_OUT"), "a");
+  if (f) { fprintf(f, "gmem:capture pool=%s|device=%d|site=%s|label=%s\n", pool, device, site, label); fclose(f); }
+}
+void gmem_record_captured(const char* pool, int device) {
+  FILE* f = fopen(getenv("SAID_OUT"), "a");
+  if (f) { fprintf(f, "gmem:captured pool=%s|device=%d\n", pool, device); fclose(f); }
+}
 """
 
 
@@ -249,6 +257,17 @@ def test_the_companion_says_its_word_directly_once_cuda_loaded_the_library(tmp_p
         assert doc["marks"] == []
         verbs = [m[len("gmem:"):].partition(" ")[0] for m in direct]
         assert verbs[:2] == ["capture", "captured"]
+        # The capture words come with their fields (gmem_record_capture, gmem_record_captured).
+        lines = program.splitlines()
+        line_of = {k: 1 + next(i for i, t in enumerate(lines) if k in t) for k in ("pool=(0, 1)", "._record(")}
+        assert direct[0] == f"gmem:capture pool=(0, 1)|device=0|site=program.py:{line_of['pool=(0, 1)']} in capture_here|label="
+        assert direct[1] == "gmem:captured pool=(0, 1)|device=0"
+        assert (f"gmem:capture pool=(0, 7)|device=0|site=program.py:{line_of['._record(']} in <module>"
+                "|label=cudagraph tree node 3 [[8, 64]]") in direct
+        # make_graphed_callables names no pool: the stand-in makes (0, 1), said after the capture.
+        named_none = next(i for i, m in enumerate(direct) if m.endswith("|label=make_graphed_callables"))
+        assert direct[named_none].startswith("gmem:capture pool=|device=0|")
+        assert direct[named_none + 1] == "gmem:captured pool=(0, 1)|device=0"
         assert "warmup-begin" in verbs and verbs[-2:] == ["cost", "end"]
         cost = json.loads(direct[-2].partition(" ")[2])
         assert cost["calls"] == len(direct) - 2 and cost["us"] > 0
