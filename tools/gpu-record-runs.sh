@@ -8,8 +8,8 @@
 #             built elsewhere), the PyTorch and the C++ corpus programs
 #   bill      tools/record_corpus.py --bill: the bill programs against the scripts' readings
 #   pool      tests/record/run_pool.sh: serving warm-ups, threads, check of two recordings
-#   scale     tools/record_scale.py: 500, 1000 and 2000 captures recorded and unrecorded (three
-#             pairs, and the companion alone and the library alone), and
+#   scale     tools/record_scale.py: 500, 1000 and 2000 captures recorded and unrecorded (five
+#             pairs in alternating order), and
 #             `gmemprof show` and `html` of the recordings kept
 #   rounds    16,000 rounds of two graphs made, launched, destroyed and a trim, recorded and not
 #   bench     gmem_bench: profile_graph of 1000 allocations, the plan's price
@@ -34,7 +34,7 @@ for stage in "$@"; do
     bill) python3 "$here/record_corpus.py" --build "$build" --out "$d" --bill > "$d/log" 2>&1 ;;
     pool) bash "$here/../tests/record/run_pool.sh" "$build" "$d" > "$d/log" 2>&1 ;;
     scale)
-      python3 "$here/record_scale.py" "$build" "$d/record-scale.json" --keep "$d" --pairs 3 --parts > "$d/log" 2>&1
+      python3 "$here/record_scale.py" "$build" "$d/record-scale.json" --keep "$d" --pairs 5 > "$d/log" 2>&1
       for n in 500 1000 2000; do
         [ -f "$d/record-scale-$n.json" ] || continue
         /usr/bin/time -f "show $n: %e s, %M KB" "$build/profiler/gmemprof" show "$d/record-scale-$n.json" > "$d/show-$n.txt" 2>> "$d/log"
