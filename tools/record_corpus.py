@@ -66,7 +66,10 @@ def programs(build, samples, torch_too, bill=False):
         b("piecewise", "bill_piecewise.py")
         return out
     s = lambda name, *args, **o: out.append((name, "sample", [os.path.join(samples, name.split(":")[0])] + list(args), o))
-    s("graphMemoryFootprint")
+    # Its simultaneous-streams example reuses an earlier graph's memory when that graph's kernel
+    # has finished: its figures vary unrecorded too (1 of 12 unrecorded runs on an H100,
+    # 2026-11-25). Its FOOTPRINT lines are checked against the recording's timeline instead.
+    s("graphMemoryFootprint", volatile="its simultaneous-streams footprint depends on which earlier kernels had finished")
     s("graphMemoryNodes")
     s("simpleCudaGraphs")
     s("jacobiCudaGraphs", volatile=True)
@@ -153,7 +156,7 @@ def one(name, kind, argv, options, gmemprof, out):
         check(recorded["exit"] == plain["exit"], f"exit status {recorded['exit']} recorded, {plain['exit']} unrecorded{tag}")
         volatile = options.get("volatile", False)
         same = (masked(recorded["stdout"]) == masked(plain["stdout"])) if volatile else recorded["stdout"] == plain["stdout"]
-        note = " (numbers masked: it prints timings)" if volatile else ""
+        note = f" (numbers masked: {volatile if isinstance(volatile, str) else 'it prints timings'})" if volatile else ""
         if not same and not volatile:
             # A program whose stdout varies from run to run unrecorded too (a sample that prints
             # what the driver did with work that may or may not have finished) is compared with
