@@ -39,7 +39,7 @@ echo "=== exit status pass-through and a partial report"
 import os, signal, torch
 torch.zeros(1, device='cuda'); os.kill(os.getpid(), signal.SIGTERM)"
 echo "exit $? (want 143)"
-python3 -c "import json; r=json.load(open('$out/partial.json'))['recorded']; print('partial:', r['partial'], r.get('partial_reason'))"
+PYTHONPATH="$(dirname "$0")/../../tools" python3 -c "import report_forms; r=report_forms.load('$out/partial.json')['recorded']; print('partial:', r['partial'], r.get('partial_reason'))"
 "$bin/gmemprof" record -- sh -c 'exit 3'; echo "exit $? (want 3)"
 echo "=== overhead"
 python3 "$here/overhead.py" "$bin" "$out/record-overhead-$gpu.json" 21 5

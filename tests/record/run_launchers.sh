@@ -7,6 +7,8 @@
 # build: profiler/gmemprof, record/libgmem_record.so, tests/gmem_record_client)
 set -u
 build=$(cd "$1" && pwd); out=$2; here=$(cd "$(dirname "$0")" && pwd)
+# Reports are read through tools/report_forms.py, which expands the compact forms they are written in.
+export PYTHONPATH="$here/../../tools${PYTHONPATH:+:$PYTHONPATH}"
 mkdir -p "$out"
 gmemprof=$build/profiler/gmemprof
 client=$build/tests/gmem_record_client
@@ -15,7 +17,7 @@ result() {  # name ok(0/1) detail
   python3 -c 'import json,sys; print(json.dumps({"name": sys.argv[1], "ok": sys.argv[2] == "0", "detail": sys.argv[3]}))' "$1" "$2" "$3" >> "$cases"
   echo "== $1: $([ "$2" = 0 ] && echo PASS || echo FAIL): $3"
 }
-graphs_in() { python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(" ".join(repr(g["name"]) for g in r["recorded"]["graphs"]))' "$1" 2>/dev/null; }
+graphs_in() { python3 -c 'import report_forms,sys; r=report_forms.load(sys.argv[1]); print(" ".join(repr(g["name"]) for g in r["recorded"]["graphs"]))' "$1" 2>/dev/null; }
 
 echo "=== installed: PREFIX/bin/gmemprof record, PREFIX made by cmake --install on the build machine"
 # (tools/device-build.sh installs into BUILD_DIR/install-prefix: the install rules run where the
@@ -39,7 +41,7 @@ echo "=== multiprocessing spawn: two CUDA children"
 "$gmemprof" record --out "$out/spawn.json" -- python3 "$here/launchers.py" spawn > "$out/spawn.log" 2>&1
 rc=$?; cat "$out/spawn.log"
 names=$(graphs_in "$out/spawn.json")
-n=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(len(r["recorded"].get("processes", [])), len(r["recorded"]["graphs"]))' "$out/spawn.json" 2>/dev/null)
+n=$(python3 -c 'import report_forms,sys; r=report_forms.load(sys.argv[1]); print(len(r["recorded"].get("processes", [])), len(r["recorded"]["graphs"]))' "$out/spawn.json" 2>/dev/null)
 ok=1; [ $rc = 0 ] && [ "$n" = "2 2" ] && grep -q "processes wrote reports" "$out/spawn.log" && ok=0
 result multiprocessing_spawn $ok "exit $rc; processes and graphs: $n; graphs: $names"
 
@@ -62,7 +64,7 @@ echo "=== Ctrl-C (SIGINT) of a Python program: as without recording, and a parti
 python3 "$here/launchers.py" sigint > "$out/sigint-plain.log" 2>&1; plain=$?
 "$gmemprof" record --out "$out/sigint.json" -- python3 "$here/launchers.py" sigint > "$out/sigint.log" 2>&1
 rc=$?; tail -5 "$out/sigint.log"
-partial=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["recorded"]; print(r["partial"], r.get("partial_reason", ""))' "$out/sigint.json" 2>/dev/null)
+partial=$(python3 -c 'import report_forms,sys; r=report_forms.load(sys.argv[1])["recorded"]; print(r["partial"], r.get("partial_reason", ""))' "$out/sigint.json" 2>/dev/null)
 ok=1; [ $rc = $plain ] && grep -q KeyboardInterrupt "$out/sigint.log" && [[ "$partial" == True* ]] && ok=0
 result sigint_python $ok "exit $rc recorded, $plain without recording; KeyboardInterrupt: $(grep -c KeyboardInterrupt "$out/sigint.log"); partial: $partial"
 
@@ -77,8 +79,8 @@ echo "=== a launch the driver refuses"
 "$gmemprof" record --out "$out/failed.json" -- "$client" failed "$out/failed-self.json" > "$out/failed.log" 2>&1
 rc=$?; cat "$out/failed.log"
 got=$(python3 -c '
-import json,sys
-g=json.load(open(sys.argv[1]))["recorded"]["graphs"][0]
+import report_forms,sys
+g=report_forms.load(sys.argv[1])["recorded"]["graphs"][0]
 f=[e for e in g["events"] if e.get("result")]
 print(g["launches"], g["failed_calls"], f[0]["result"] if f else "-")' "$out/failed.json" 2>/dev/null)
 ok=1; [ $rc = 0 ] && [[ "$got" == "1 1 CUDA_ERROR_"* ]] && ok=0
@@ -95,8 +97,8 @@ start=$(date +%s)
 "$gmemprof" record --out "$out/soak.json" -- "$client" soak "$out/soak-self.json" 1000000 10000 > "$out/soak.log" 2>&1
 rc=$?; cat "$out/soak.log" | tail -5
 verdict=$(python3 -c '
-import json,sys
-s=json.load(open(sys.argv[1])); r=json.load(open(sys.argv[2]))
+import json,report_forms,sys
+s=json.load(open(sys.argv[1])); r=report_forms.load(sys.argv[2])
 rss=s["rss_kib"]; rec=r["recorded"]
 growth=rss[-1]-rss[1]
 print("ok" if growth < 0.05*rss[1] + 8192 else "grew", "rss KiB from the 2nd tenth to the end:", rss[1], "->", rss[-1], "; records:", len(rec["graphs"]), "; instances:", sum(g.get("instances",1) for g in rec["graphs"]))' "$out/soak-self.json" "$out/soak.json" 2>&1)

@@ -6,7 +6,8 @@ then replays every graph in three rounds and synchronizes.
 Usage: warmup.py GRAPHS SELF_JSON
 SELF_JSON: {"graphs", "capture_s" (capturing and instantiating every graph), "replay_s" (the
 three rounds and the synchronize), "warmup_s" (from the first capture to the end),
-"final_reserved_high", "final_reserved_current"}. stdout: one line."""
+"final_reserved_high", "final_reserved_current", "gc_s" and "gc_collections" (Python's garbage
+collections from the first capture to the end, by generation, and their time)}. stdout: one line."""
 import json
 import os
 import sys
@@ -38,6 +39,24 @@ with torch.cuda.stream(s):          # eager warm-up: cuBLAS handles and kernels 
 torch.cuda.current_stream().wait_stream(s)
 torch.cuda.synchronize()
 
+# Python's garbage collections while the graphs are captured and replayed, and their time: a
+# recording's Python companion allocates in each capture, which can bring full collections of
+# the program's heap sooner.
+import gc  # noqa: E402
+collections = [0, 0, 0]
+gc_s = [0.0]
+gc_start = [0.0]
+
+
+def on_gc(phase, info):
+    if phase == "start":
+        gc_start[0] = time.perf_counter()
+    else:
+        collections[info["generation"]] += 1
+        gc_s[0] += time.perf_counter() - gc_start[0]
+
+
+gc.callbacks.append(on_gc)
 graphs, outputs = [], []
 t0 = time.perf_counter()
 for bs in range(graphs_n, 0, -1):   # largest first
@@ -59,7 +78,8 @@ torch.cuda.synchronize()
 t2 = time.perf_counter()
 c = graphmem.counters(0)
 doc = {"graphs": graphs_n, "capture_s": t1 - t0, "replay_s": t2 - t1, "warmup_s": t2 - t0,
-       "final_reserved_high": c["reserved_high"], "final_reserved_current": c["reserved_current"]}
+       "final_reserved_high": c["reserved_high"], "final_reserved_current": c["reserved_current"],
+       "gc_s": gc_s[0], "gc_collections": collections}
 with open(self_json, "w") as f:
     json.dump(doc, f)
 print(f"warm-up of {graphs_n} graphs done")
