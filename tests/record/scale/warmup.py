@@ -7,7 +7,9 @@ Usage: warmup.py GRAPHS SELF_JSON
 SELF_JSON: {"graphs", "capture_s" (capturing and instantiating every graph), "replay_s" (the
 three rounds and the synchronize), "warmup_s" (from the first capture to the end),
 "final_reserved_high", "final_reserved_current", "gc_s" and "gc_collections" (Python's garbage
-collections from the first capture to the end, by generation, and their time)}. stdout: one line."""
+collections from the first capture to the end, by generation, and their time), "capture_parts_s"
+(capture_begin, the captured step and capture_end, which instantiates, each summed over the
+graphs)}. stdout: one line."""
 import json
 import os
 import sys
@@ -58,14 +60,22 @@ def on_gc(phase, info):
 
 gc.callbacks.append(on_gc)
 graphs, outputs = [], []
+parts_s = [0.0, 0.0, 0.0]  # capture_begin, the captured step, capture_end (which instantiates)
 t0 = time.perf_counter()
 for bs in range(graphs_n, 0, -1):   # largest first
     g = torch.cuda.CUDAGraph()
     s.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(s):
+        a = time.perf_counter()
         g.capture_begin()
+        b = time.perf_counter()
         out = step(inputs[bs])
+        c = time.perf_counter()
         g.capture_end()             # instantiates (PyTorch instantiates at capture_end)
+        d = time.perf_counter()
+    parts_s[0] += b - a
+    parts_s[1] += c - b
+    parts_s[2] += d - c
     torch.cuda.current_stream().wait_stream(s)
     graphs.append(g)
     outputs.append(out)
@@ -79,7 +89,8 @@ t2 = time.perf_counter()
 c = graphmem.counters(0)
 doc = {"graphs": graphs_n, "capture_s": t1 - t0, "replay_s": t2 - t1, "warmup_s": t2 - t0,
        "final_reserved_high": c["reserved_high"], "final_reserved_current": c["reserved_current"],
-       "gc_s": gc_s[0], "gc_collections": collections}
+       "gc_s": gc_s[0], "gc_collections": collections,
+       "capture_parts_s": {"capture_begin": parts_s[0], "step": parts_s[1], "capture_end": parts_s[2]}}
 with open(self_json, "w") as f:
     json.dump(doc, f)
 print(f"warm-up of {graphs_n} graphs done")
