@@ -71,7 +71,7 @@ class _companion:
                 capture, captured = library.gmem_record_capture, library.gmem_record_captured
                 capture.argtypes, capture.restype = [text, number, text, text], None
                 captured.argtypes, captured.restype = [text, number], None
-                self.capture_words = (capture, captured)
+                self.capture_words = {"capture": capture, "captured": captured}
             except Exception:
                 pass
         return self.said_directly or None
@@ -93,30 +93,19 @@ class _companion:
         self.said[verb] = self.said.get(verb, 0) + 1
         self.spent += self.clock() - start
 
-    def tell_capture(self, pool, device, site, label):
-        """gmem:capture, with its fields where the library takes them so."""
-        if self.direct() is None or self.capture_words is None:
-            self.say("capture", {"pool": pool, "device": device, "site": site, "label": label})
+    def tell(self, verb, body):
+        """A capture word ("capture", "captured"): said with its fields, in the body's order, where
+        the library takes them so (no JSON made or parsed), else as any word."""
+        function = self.capture_words.get(verb) if self.direct() is not None and self.capture_words else None
+        if function is None:
+            self.say(verb, body)
             return
         start = self.clock()
         try:
-            self.capture_words[0](pool.encode(), device, site.encode("utf-8", "replace"), label.encode("utf-8", "replace"))
+            function(*(v.encode("utf-8", "replace") if isinstance(v, str) else v for v in body.values()))
         except Exception as e:
-            self.errors.append(f"capture: {type(e).__name__}: {e}")
-        self.said["capture"] = self.said.get("capture", 0) + 1
-        self.spent += self.clock() - start
-
-    def tell_captured(self, pool, device):
-        """gmem:captured, with its fields where the library takes them so."""
-        if self.direct() is None or self.capture_words is None:
-            self.say("captured", {"pool": pool, "device": device})
-            return
-        start = self.clock()
-        try:
-            self.capture_words[1](pool.encode(), device)
-        except Exception as e:
-            self.errors.append(f"captured: {type(e).__name__}: {e}")
-        self.said["captured"] = self.said.get("captured", 0) + 1
+            self.errors.append(f"{verb}: {type(e).__name__}: {e}")
+        self.said[verb] = self.said.get(verb, 0) + 1
         self.spent += self.clock() - start
 
     def report(self):
@@ -184,9 +173,10 @@ class _companion:
         def capture_begin(graph, *args, **kwargs):
             try:
                 pool = kwargs.get("pool", args[0] if args else None)
-                companion.tell_capture(companion.pool_name(pool) if pool is not None else "",
-                                       torch.cuda.current_device(), companion.site(),
-                                       getattr(companion.local, "label", ""))
+                companion.tell("capture", {"pool": companion.pool_name(pool) if pool is not None else "",
+                                           "device": torch.cuda.current_device(),
+                                           "site": companion.site(),
+                                           "label": getattr(companion.local, "label", "")})
             except Exception:
                 pass
             return begin(graph, *args, **kwargs)
@@ -194,7 +184,8 @@ class _companion:
         def capture_end(graph, *args, **kwargs):
             result = end(graph, *args, **kwargs)
             try:
-                companion.tell_captured(companion.pool_name(graph.pool()), torch.cuda.current_device())
+                companion.tell("captured", {"pool": companion.pool_name(graph.pool()),
+                                            "device": torch.cuda.current_device()})
             except Exception:
                 pass
             return result

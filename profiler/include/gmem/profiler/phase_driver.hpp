@@ -27,7 +27,8 @@ inline constexpr const char* launch_after_trim = "launch_after_trim";
 inline constexpr const char* launch_with_unfreed_contention = "launch_with_unfreed_contention";
 }  // namespace phase
 
-/// Every phase, in the order they are measured.
+/// Every phase, in the order reports list them (profile_graph samples the cold ones first,
+/// from shared resets: phase_driver::cold_chains).
 [[nodiscard]] const std::vector<std::string>& all_phases();
 
 /// Throws usage_error naming the valid phases if `phases` holds an unknown one.
