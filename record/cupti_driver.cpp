@@ -258,6 +258,16 @@ bool memory_used(int& device, std::uint64_t& used) {
   return true;
 }
 
+// A context just made is not current yet: made current for the reading, then put back.
+bool context_memory_used(std::uint64_t context, int& device, std::uint64_t& used) {
+  const auto c = reinterpret_cast<CUcontext>(context);
+  if (!c || cuCtxPushCurrent(c) != CUDA_SUCCESS) return false;
+  const bool read = memory_used(device, used);
+  CUcontext popped = nullptr;
+  cuCtxPopCurrent(&popped);
+  return read;
+}
+
 }  // namespace
 
 driver_api real_driver() {
@@ -271,6 +281,7 @@ driver_api real_driver() {
   d.describe = describe;
   d.is_host_pointer = is_host_pointer;
   d.memory_used = memory_used;
+  d.context_memory_used = context_memory_used;
   return d;
 }
 

@@ -241,6 +241,15 @@ void on_copy(CUpti_CallbackId id, const CUpti_CallbackData* cb, bool enter) {
   }
 }
 
+// A context made (the runtime retains each device's primary context at its first call there):
+// the device's memory is read before the program can allocate in it by any call. Every one of
+// these calls takes the new context's address first (CUcontext* pctx).
+void on_context(CUpti_CallbackId, const CUpti_CallbackData* cb, bool enter) {
+  if (enter || !succeeded(cb)) return;
+  const auto* pctx = *static_cast<CUcontext* const*>(cb->functionParams);
+  if (pctx && *pctx) the_session->context_made(reinterpret_cast<std::uint64_t>(*pctx));
+}
+
 struct route {
   CUpti_CallbackId id;
   decoder decode;
@@ -289,6 +298,10 @@ const route routes[] = {
     {CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoH_v2_ptds, on_copy},
     {CUPTI_DRIVER_TRACE_CBID_cuMemcpy, on_copy},
     {CUPTI_DRIVER_TRACE_CBID_cuMemcpy_ptds, on_copy},
+    {CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxRetain, on_context},
+    {CUPTI_DRIVER_TRACE_CBID_cuCtxCreate_v2, on_context},
+    {CUPTI_DRIVER_TRACE_CBID_cuCtxCreate_v3, on_context},
+    {CUPTI_DRIVER_TRACE_CBID_cuCtxCreate_v4, on_context},
 };
 
 // The decoders by callback id, looked up in a flat table.

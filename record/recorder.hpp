@@ -332,6 +332,11 @@ class recorder {
   /// The device memory the process uses now (cuMemGetInfo: total - free); the first reading is
   /// the bill's start.
   void on_memory_reading(int device, std::uint64_t used);
+  /// Whether the device's memory was read already (its first reading is the bill's start).
+  [[nodiscard]] bool has_memory_reading(int device) const {
+    const auto it = costs_.find(device);
+    return it != costs_.end() && it->second.have_memory;
+  }
   /// The program's end as it said it (the Python companion): the bill is taken now, with
   /// `counters` the devices' graph memory counters now.
   void end_bill(const std::string& why, const std::map<int, counters>& counters);

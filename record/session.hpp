@@ -56,6 +56,8 @@ struct driver_api {
   /// The device memory in use on the calling thread's current device (cuMemGetInfo: total -
   /// free, every process's) and that device; false without a current context.
   bool (*memory_used)(int& device, std::uint64_t& used) = nullptr;
+  /// The same in context `context` (a CUcontext just made, not yet current), and its device.
+  bool (*context_memory_used)(std::uint64_t context, int& device, std::uint64_t& used) = nullptr;
 };
 
 /// Stream handles as the driver takes them: 0 and CU_STREAM_LEGACY name the legacy default
@@ -139,6 +141,10 @@ class session {
   /// The process's device memory before its first allocation: read once, at the first call that
   /// has a context (cheap after that: one atomic load).
   void first_reading() noexcept;
+  /// A context was made (cuDevicePrimaryCtxRetain, cuCtxCreate): its device's memory, read now,
+  /// is the device's first reading, before the program allocates there by any call (a
+  /// cudaMallocAsync pool's allocations pass no call the library watches).
+  void context_made(std::uint64_t context) noexcept;
 
   // Writing the report.
   /// At exit: the report, analysed. Never waits on a lock this thread holds (exit() called

@@ -1,7 +1,7 @@
 // What the Python companion (record/companion) tells the recording, in messages that start with
 // "gmem:": said directly (gmem_record_say, inject.cpp, which the companion finds through ctypes once
 // CUDA has loaded this library), else as NVTX marks (the program's own torch.cuda.nvtx.mark reaches
-// CUPTI's NVTX callback); and the process's device memory.
+// CUPTI's NVTX callback); and the process's device memory, first read when a context is made.
 //   gmem:capture {"pool": "(0, 1)", "device": 0, "site": "model.py:42 in forward",
 //                 "label": "cudagraph tree node 3"}      before the thread's next capture begins
 //                                                        (pool "" where PyTorch makes one)
@@ -91,6 +91,20 @@ void session::companion_captured(const char* pool, int device) noexcept {
   try {
     const timed cost(*this, cost_part::companion);
     told_captured(here(this), pool ? pool : "", device);
+  } catch (...) {
+  }
+}
+
+void session::context_made(std::uint64_t context) noexcept {
+  if (forked_ || !driver_.context_memory_used) return;
+  try {
+    int device = 0;
+    std::uint64_t used = 0;
+    if (!driver_.context_memory_used(context, device, used)) return;
+    lock l(*this);
+    if (rec_.has_memory_reading(device)) return;  // a context retained again, or made again
+    rec_.on_memory_reading(device, used);
+    have_first_reading_.store(true);
   } catch (...) {
   }
 }

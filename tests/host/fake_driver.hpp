@@ -113,6 +113,12 @@ inline driver_api fake_driver() {
     used = current_gpu()->used.load();
     return true;
   };
+  d.context_memory_used = [](std::uint64_t context, int& device, std::uint64_t& used) {
+    if (context == 0) return false;  // a just-made context answers, current or not
+    device = current_gpu()->device;
+    used = current_gpu()->used.load();
+    return true;
+  };
   return d;
 }
 

@@ -200,6 +200,37 @@ TEST(RecordBill, TheCaptureWordsSaidWithTheirFieldsRecordWhatTheJsonWordsRecord)
   }
 }
 
+// The bill's process change starts when the device's context is made, before the program
+// allocates anything: an allocator whose allocations pass no call the library watches
+// (PyTorch's cudaMallocAsync backend: 1350 MiB on an H100 where the bill said 222 MiB when the
+// first reading waited for the first watched call) is in it all the same.
+TEST(RecordBill, TheProcessChangeStartsWhenTheContextIsMadeWhateverTheProgramAllocatesWith) {
+  const auto run = [](bool context_made) {
+    program p(name_source::nvtx);
+    p.gpu.used = 500 * MiB;  // the context
+    p.gpu.context = false;   // made, not yet current
+    if (context_made) p.s.context_made(0xC0);
+    p.gpu.context = true;
+    p.use(1024 * MiB);  // the weights, through cudaMallocAsync: no call the library watches
+    p.s.first_reading();  // the first watched call
+    if (context_made) {
+      p.use(64 * MiB);
+      p.s.context_made(0xC1);  // retained again: not a new start
+    } else {
+      p.use(64 * MiB);
+    }
+    native_capture(p, 0x10, "", "a.py:3 in f", {32 * MiB});
+    instantiate(p, 0x100, 0x10, 2 * MiB);
+    return p.finish();
+  };
+  const profiler::graph_bill with = run(true).recorded->bills.at(0);
+  EXPECT_EQ(with.process_delta_bytes, static_cast<std::int64_t>((1024 + 64 + 32 + 2) * MiB));
+  EXPECT_EQ(with.not_graph_bytes, static_cast<std::int64_t>((1024 + 64) * MiB));
+  // Without the context's reading the bill starts at the first watched call, after the weights.
+  const profiler::graph_bill late = run(false).recorded->bills.at(0);
+  EXPECT_EQ(late.process_delta_bytes, static_cast<std::int64_t>((64 + 32 + 2) * MiB));
+}
+
 // make_graphed_callables: the backward is captured while PyTorch's autograd thread runs it, so
 // the pool's segments are allocated on another thread than the capturing one. While one
 // capture is under way, another thread's allocation is that capture's; with none, nobody's.

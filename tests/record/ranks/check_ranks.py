@@ -26,6 +26,13 @@ def check(ok, what):
     results.append((bool(ok), what))
 
 
+MIB = 1 << 20
+
+
+def mib(n):
+    return "?" if n is None else f"{n / MIB:.1f} MiB"
+
+
 selves = {str(d["rank"]): d for d in (json.load(open(p)) for p in glob.glob(os.path.join(out_dir, "rank-*.json")))}
 bills = {b.get("process", ""): b for b in rec.get("bills", [])}
 check(len(selves) >= 2, f"{len(selves)} ranks wrote their readings")
@@ -43,6 +50,22 @@ for r, self_doc in sorted(selves.items()):
     graphs = [g for g in rec["graphs"] if g["name"].startswith(f"[{label} pid ")]
     check(len(graphs) == self_doc["graphs"], f"{label}: {len(graphs)} recorded graphs = {self_doc['graphs']} captured")
     check(b.get("device") == self_doc["device"], f"{label}: its bill is for device {b.get('device')}, the rank's {self_doc['device']}")
+    if self_doc.get("own_gpu") and "used_start" in self_doc:
+        # cudaMemGetInfo is the device's: a rank's own reading is its alone only on a GPU of its
+        # own. The bill starts when the context is made and ends at the program's end.
+        pm = b.get("process_memory", {})
+        want = self_doc["used_end"] - self_doc["used_start"]
+        got = pm.get("delta_bytes")
+        check(got is not None and abs(got - want) <= 2 * MIB,
+              f"{label}: the bill's process change {mib(got)} = the rank's own cudaMemGetInfo change {mib(want)} "
+              "(within 2 MiB)")
+        # What the rank's captures took beyond their pool's mapping (graph memory nodes map at
+        # launch) is the bill's executable-graph state and framework capture memory: NCCL's share
+        # of a collective graph included, shown as such where it is not zero.
+        took = sum(self_doc["capture_growth"])
+        state = b.get("exec_state", {}).get("bytes", 0) + b.get("framework_pools", {}).get("capture_bytes", 0)
+        check(state == took, f"{label}: its captures took {mib(took)} by its own readings; the bill's state and "
+              f"capture memory {mib(state)}")
     if self_doc.get("collective"):
         check(self_doc["all_reduce"] == self_doc["all_reduce_expected"],
               f"{label}: the all-reduce captured in a graph gave {self_doc['all_reduce']} under record, "

@@ -9,8 +9,11 @@ graph memory counters at the end.
 
 Usage: torchrun --nproc-per-node N rank_worker.py OUT_DIR
 OUT_DIR/rank-R.json: {"rank", "local_rank", "device", "graphs", "reserved_high", "reserved_current",
-"collective", and with a collective "all_reduce" (what the captured all-reduce gave) and
-"all_reduce_expected"}."""
+"collective", "own_gpu" (no other rank on its device), "used_start" and "used_end" (the device's
+memory in use, cudaMemGetInfo, once the context is made and at the end), "capture_growth" (per
+graph, in capture order, the memory in use after its capture and instantiation less before:
+NCCL's share of a collective graph included), and with a collective "all_reduce" (what the
+captured all-reduce gave) and "all_reduce_expected"}."""
 import json
 import os
 import sys
@@ -24,6 +27,14 @@ import graphmem  # noqa: E402
 rank, local = int(os.environ["RANK"]), int(os.environ.get("LOCAL_RANK", "0"))
 device = local % torch.cuda.device_count()
 torch.cuda.set_device(device)
+
+
+def used():
+    free, total = torch.cuda.mem_get_info(device)
+    return total - free
+
+
+used_start = used()                # the context made, nothing allocated yet
 torch.manual_seed(rank)
 w = torch.randn(1024, 2048, device="cuda") * 0.02
 world = int(os.environ.get("WORLD_SIZE", "1"))
@@ -60,7 +71,7 @@ def reduced_ones(x):               # every rank gives rank + 1: the sum is world
 
 
 s = torch.cuda.Stream()
-graphs, outputs = [], []
+graphs, outputs, capture_growth = [], [], []
 plan = [(step, bs) for bs in (64, 32, 16, 8)] + ([(sample, 64)] if rank == 0 else [])
 plan += [(reduced_step, 32), (reduced_ones, 8)] if collective else []
 for fn, bs in plan:
@@ -69,9 +80,13 @@ for fn, bs in plan:
     with torch.cuda.stream(s):
         fn(x)
     torch.cuda.current_stream().wait_stream(s)
+    torch.cuda.synchronize()
+    before = used()
     g = torch.cuda.CUDAGraph()
     with torch.cuda.graph(g, stream=s):
         out = fn(x)
+    torch.cuda.synchronize()
+    capture_growth.append(used() - before)  # what capturing and instantiating took (NCCL's too)
     graphs.append(g)
     outputs.append(out)
 for _ in range(3):
@@ -80,7 +95,9 @@ for _ in range(3):
 torch.cuda.synchronize()
 c = graphmem.counters(device)
 doc = {"rank": rank, "local_rank": local, "device": device, "graphs": len(graphs),
-       "reserved_high": c["reserved_high"], "reserved_current": c["reserved_current"], "collective": collective}
+       "reserved_high": c["reserved_high"], "reserved_current": c["reserved_current"], "collective": collective,
+       "own_gpu": torch.cuda.device_count() >= world, "used_start": used_start, "used_end": used(),
+       "capture_growth": capture_growth}
 if collective:
     # No barrier or destroy_process_group after graphs that hold NCCL kernels: on 2 x H100 (NVLS
     # off, under record) both ranks replayed and synchronized, then hung where those came next.
