@@ -13,6 +13,7 @@
 #             `gmemprof show` and `html` of the recordings kept
 #   rounds    16,000 rounds of two graphs made, launched, destroyed and a trim, recorded and not
 #   bench     gmem_bench: profile_graph of 1000 allocations, the plan's price
+#   async     PyTorch's cudaMallocAsync backend: the bill's process change against the program's
 #   ranks     two torchrun ranks recorded in one command, twice: each rank's bill against its own
 #             counters (tests/record/ranks/check_ranks.py), and check of the two recordings
 # Usage: [RESULTS=DIR] tools/gpu-record-runs.sh BUILD_DIR OUT_DIR SAMPLES STAGE...
@@ -54,6 +55,16 @@ for stage in "$@"; do
         --benchmark_out="$d/profile-time.json" --benchmark_out_format=json > "$d/log" 2>&1 &&
       "$build/benchmarks/gmem_bench" --benchmark_filter='advice/plan_price' --benchmark_repetitions=5 \
         --benchmark_out="$d/plan-price.json" --benchmark_out_format=json >> "$d/log" 2>&1 ;;
+    async)  # the bill's process change for PyTorch's cudaMallocAsync backend against the program's
+      "$build/profiler/gmemprof" record --out "$d/async.json" -- \
+        python3 "$here/../tests/record/async_process_change.py" "$d/async-self.json" > "$d/log" 2>&1 &&
+      PYTHONPATH="$here" python3 -c '
+import json, sys, report_forms
+s = json.load(open(sys.argv[1])); b = report_forms.load(sys.argv[2])["recorded"]["bills"][0]
+got, want = b["process_memory"]["delta_bytes"], s["end"] - s["start"]
+ok = abs(got - want) <= 2 << 20
+print(("PASS" if ok else "FAIL") + f" the bill'"'"'s process change {got / 2**20:.1f} MiB = the program'"'"'s own {want / 2**20:.1f} MiB (within 2 MiB)")
+sys.exit(0 if ok else 1)' "$d/async-self.json" "$d/async.json" >> "$d/log" 2>&1 ;;
     ranks)  # two ranks of torchrun on one GPU (or two), recorded twice; checked and compared
       mkdir -p "$d/a" "$d/b"
       "$build/profiler/gmemprof" record --out "$d/ranks-a.json" -- \
