@@ -359,6 +359,17 @@ void CUPTIAPI callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId id, 
 
 void say(const std::string& line) { std::fprintf(stderr, "gmemprof record: %s\n", line.c_str()); }
 
+// A word the Python companion says to this library directly (the exported gmem_record_say and
+// capture words): handled as a callback is, and never from inside one of ours. The session's
+// handlers throw nothing.
+template <typename Word>
+void from_companion(Word&& word) {
+  if (in_callback || !the_session) return;
+  in_callback = true;
+  word(*the_session);
+  in_callback = false;
+}
+
 }  // namespace
 }  // namespace gmem::record::injected
 
@@ -422,31 +433,17 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
 // through CUDA_INJECTION64_PATH) rather than as an NVTX mark that CUPTI passes on: the same
 // message, read by the same handler, without NVTX's and CUPTI's dispatch in the program's capture.
 extern "C" __attribute__((visibility("default"))) void gmem_record_say(const char* message) {
-  using namespace gmem::record::injected;
-  if (in_callback || !the_session || !message) return;
-  in_callback = true;
-  try {
-    the_session->nvtx_mark(message);
-  } catch (...) {
-  }
-  in_callback = false;
+  gmem::record::injected::from_companion([message](gmem::record::session& s) { s.nvtx_mark(message); });
 }
 
 // The companion's two words of every capture, with their fields: no JSON made in the program's
 // Python nor parsed here (what "gmem:capture" and "gmem:captured" say; session_companion.cpp).
 extern "C" __attribute__((visibility("default"))) void gmem_record_capture(const char* pool, int device,
                                                                           const char* site, const char* label) {
-  using namespace gmem::record::injected;
-  if (in_callback || !the_session) return;
-  in_callback = true;
-  the_session->companion_capture(pool, device, site, label);
-  in_callback = false;
+  gmem::record::injected::from_companion(
+      [&](gmem::record::session& s) { s.companion_capture(pool, device, site, label); });
 }
 
 extern "C" __attribute__((visibility("default"))) void gmem_record_captured(const char* pool, int device) {
-  using namespace gmem::record::injected;
-  if (in_callback || !the_session) return;
-  in_callback = true;
-  the_session->companion_captured(pool, device);
-  in_callback = false;
+  gmem::record::injected::from_companion([&](gmem::record::session& s) { s.companion_captured(pool, device); });
 }

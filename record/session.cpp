@@ -140,7 +140,7 @@ std::vector<profiler::record_cost> session::cost() const {
   // The companion's Python time beyond its marks (their time in this library is the marks' part).
   if (companion_calls_ > 0) {
     const double marks_us = static_cast<double>(cost_ns_[static_cast<std::size_t>(cost_part::companion)].load()) / 1e3;
-    out.push_back({"companion (Python)", "", companion_calls_, std::max(0.0, companion_us_ - marks_us)});
+    out.push_back({profiler::companion_cost_part, "", companion_calls_, std::max(0.0, companion_us_ - marks_us)});
   }
   return out;
 }

@@ -5,6 +5,8 @@
 #include <map>
 #include <optional>
 #include <algorithm>
+#include <iterator>
+#include <utility>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
@@ -24,13 +26,19 @@ json counters_json(const counters& c) {
   return json::array({c.used_current, c.used_high, c.reserved_current, c.reserved_high});
 }
 
+// The instantiation flags by their names in reports.
+constexpr std::pair<const char*, bool instantiate_flags::*> flag_names[] = {
+    {"auto_free_on_launch", &instantiate_flags::auto_free_on_launch},
+    {"upload", &instantiate_flags::upload},
+    {"device_launch", &instantiate_flags::device_launch},
+    {"use_node_priority", &instantiate_flags::use_node_priority}};
+
 // The flags an executable graph was instantiated with, by name: those set.
 json flags_json(const instantiate_flags& f) {
   json j = json::array();
-  if (f.auto_free_on_launch) j.push_back("auto_free_on_launch");
-  if (f.upload) j.push_back("upload");
-  if (f.device_launch) j.push_back("device_launch");
-  if (f.use_node_priority) j.push_back("use_node_priority");
+  for (const auto& [name, member] : flag_names) {
+    if (f.*member) j.push_back(name);
+  }
   return j;
 }
 
@@ -342,25 +350,17 @@ recorded_graph read_graph(const json& j, const std::string& path,
       for (std::size_t k = 0; k < f->size(); ++k) {
         const json& name = (*f)[k];
         const std::string word = name.is_string() ? name.get<std::string>() : "";
-        if (word == "auto_free_on_launch") {
-          g.flags.auto_free_on_launch = true;
-        } else if (word == "upload") {
-          g.flags.upload = true;
-        } else if (word == "device_launch") {
-          g.flags.device_launch = true;
-        } else if (word == "use_node_priority") {
-          g.flags.use_node_priority = true;
-        } else {
+        const auto named = std::find_if(std::begin(flag_names), std::end(flag_names),
+                                        [&word](const auto& fl) { return word == fl.first; });
+        if (named == std::end(flag_names)) {
           fail(at(fp, k), "must name a flag (auto_free_on_launch, upload, device_launch or use_node_priority), is " +
                               shown(name));
         }
+        g.flags.*(named->second) = true;
       }
     } else {
       if (!f->is_object()) fail(fp, "must be an array of the flags set");
-      g.flags.auto_free_on_launch = flag(*f, "auto_free_on_launch", fp);
-      g.flags.upload = flag(*f, "upload", fp);
-      g.flags.device_launch = flag(*f, "device_launch", fp);
-      g.flags.use_node_priority = flag(*f, "use_node_priority", fp);
+      for (const auto& [name, member] : flag_names) g.flags.*member = flag(*f, name, fp);
     }
   }
   g.growth_bytes = u64(j, "growth_bytes", path);

@@ -1267,17 +1267,13 @@ json report_to_json(const report& r, bool leave_out_derived) {
     const bool graph = leave_out_derived && r.recorded && i < r.recorded->graphs.size();
     scenarios.push_back(to_json(r.scenarios[i], graph ? &r.recorded->graphs[i] : nullptr));
   }
-  if (r.recorded) {
-    json recorded = recording_to_json(*r.recorded);
-    if (leave_out_derived) {
-      share_skeleton_shapes(scenarios, recorded);
-      write_rows(scenarios, recorded);
-    }
-    j["scenarios"] = std::move(scenarios);
-    j["recorded"] = std::move(recorded);
-  } else {
-    j["scenarios"] = std::move(scenarios);
+  json recorded = r.recorded ? recording_to_json(*r.recorded) : json();
+  if (r.recorded && leave_out_derived) {
+    share_skeleton_shapes(scenarios, recorded);
+    write_rows(scenarios, recorded);
   }
+  j["scenarios"] = std::move(scenarios);
+  if (r.recorded) j["recorded"] = std::move(recorded);
   return j;
 }
 
@@ -1307,13 +1303,11 @@ report from_json_string(const std::string& text, const std::string& source) {
   }
   const reader in(source, root.is_object() && root.contains("recorded"));
   make_printable(in, root, nullptr);
-  if (root.is_object()) {
-    expand_skeleton_shapes(in, root);
-    read_rows(in, root);
-  }
   if (!root.is_object()) {
     in.fail("the top level", "must be an object, is " + reader::kind_of(root));
   }
+  expand_skeleton_shapes(in, root);
+  read_rows(in, root);
   const auto version = root.find("schema_version");
   if (version == root.end()) {
     in.fail("schema_version", "is missing, so this is not a gmem report");

@@ -477,7 +477,7 @@ std::string cost_line(const recording& rec) {
     auto& [calls, us] = parts[c.part];
     calls += c.calls;
     us += c.us;
-    (c.part == "companion (Python)" ? companion_us : library_us) += c.us;
+    (c.part == companion_cost_part ? companion_us : library_us) += c.us;
   }
   if (parts.empty()) return "";
   std::vector<std::pair<std::string, std::pair<std::uint64_t, double>>> order(parts.begin(), parts.end());
@@ -485,7 +485,7 @@ std::string cost_line(const recording& rec) {
   std::string line = "recording took " + duration_text(library_us) + " of the program's time in its CUDA calls";
   std::size_t shown = 0;
   for (const auto& [part, figures] : order) {
-    if (part == "companion (Python)" || shown == 3 || figures.second < 0.05 * library_us) continue;
+    if (part == companion_cost_part || shown == 3 || figures.second < 0.05 * library_us) continue;
     line += (shown++ ? ", " : ": ") + part + " " + duration_text(figures.second) +
             show_format(" (%llu x %.1f us)", static_cast<unsigned long long>(figures.first),
                         figures.second / static_cast<double>(figures.first));

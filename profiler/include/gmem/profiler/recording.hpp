@@ -248,6 +248,8 @@ struct record_cost {
   std::uint64_t calls = 0;
   double us = 0;
 };
+/// The part that is the Python companion's own time (not the library's).
+inline constexpr const char* companion_cost_part = "companion (Python)";
 
 struct recording {
   bool partial = false;
