@@ -15,7 +15,8 @@
 #   bench     gmem_bench: profile_graph of 1000 allocations, the plan's price
 #   async     PyTorch's cudaMallocAsync backend: the bill's process change against the program's
 #   ranks     two torchrun ranks recorded in one command, twice: each rank's bill against its own
-#             counters (tests/record/ranks/check_ranks.py), and check of the two recordings
+#             counters (tests/record/ranks/check_ranks.py), and check of the two recordings; then
+#             once with PyTorch's native allocator, each rank's bill against its own snapshot
 # Usage: [RESULTS=DIR] tools/gpu-record-runs.sh BUILD_DIR OUT_DIR SAMPLES STAGE...
 # (RESULTS: a folder the packed results are copied into after each stage)
 set -u
@@ -73,7 +74,14 @@ sys.exit(0 if ok else 1)' "$d/async-self.json" "$d/async.json" >> "$d/log" 2>&1 
       "$build/profiler/gmemprof" record --out "$d/ranks-b.json" -- \
         torchrun --nproc-per-node 2 "$here/../tests/record/ranks/rank_worker.py" "$d/b" >> "$d/log" 2>&1 &&
       "$build/profiler/gmemprof" check "$d/ranks-a.json" "$d/ranks-b.json" > "$d/check.txt" 2>&1
-      rc=$?; "$build/profiler/gmemprof" show "$d/ranks-a.json" > "$d/show.txt" 2>&1; (exit $rc) ;;
+      rc=$?; "$build/profiler/gmemprof" show "$d/ranks-a.json" > "$d/show.txt" 2>&1
+      # The same ranks with PyTorch's native allocator (a private pool per graph): each rank's
+      # framework pools against its own memory snapshot.
+      mkdir -p "$d/n"
+      GMEM_RANK_ALLOCATOR=native "$build/profiler/gmemprof" record --out "$d/ranks-native.json" -- \
+        torchrun --nproc-per-node 2 "$here/../tests/record/ranks/rank_worker.py" "$d/n" >> "$d/log" 2>&1 &&
+      python3 "$here/../tests/record/ranks/check_ranks.py" "$build/profiler/gmemprof" "$d/ranks-native.json" "$d/n" >> "$d/log" 2>&1
+      [ $? = 0 ] && (exit $rc) ;;
     *) echo "unknown stage $stage" > "$d/log"; false ;;
   esac
   rc=$?

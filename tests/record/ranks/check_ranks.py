@@ -2,7 +2,9 @@
 """Ranks recorded in one command (`gmemprof record -- torchrun --nproc-per-node N
 rank_worker.py OUT_DIR`) against what each rank read itself: one bill per rank, named by its
 rank and for the rank's device; each rank's memory-node pool retained and high equal its own
-counters (reserved_current, reserved_high); each rank's graph count; where ranks have GPUs of their
+counters (reserved_current, reserved_high); with PyTorch's native allocator, each rank's
+framework pools retained equal the graph pools of the rank's own memory snapshot; each rank's
+graph count; where ranks have GPUs of their
 own, the all-reduce captured in a graph summed right under record, each rank's graphs on its device; `gmemprof show` opens with the ranks side by side and
 names the rank whose graphs cost more.
 
@@ -42,11 +44,18 @@ for r, self_doc in sorted(selves.items()):
     check(b is not None, f"{label}: a bill named by its rank (bills: {sorted(bills)})")
     if not b:
         continue
-    node = b.get("memory_node_pool", {})
+    # A rank whose graphs have no memory nodes (the native allocator) has no memory-node pool:
+    # zero, as its counters say.
+    node = b.get("memory_node_pool", {"retained_bytes": 0, "high_bytes": 0})
     check(node.get("retained_bytes") == self_doc["reserved_current"],
           f"{label}: memory-node pool retained {node.get('retained_bytes')} = the rank's reserved_current {self_doc['reserved_current']}")
     check(node.get("high_bytes") == self_doc["reserved_high"],
           f"{label}: memory-node pool high {node.get('high_bytes')} = the rank's reserved_high {self_doc['reserved_high']}")
+    if "snapshot_pool_bytes" in self_doc:
+        fw = b.get("framework_pools", {})
+        check(fw.get("retained_bytes") == self_doc["snapshot_pool_bytes"],
+              f"{label}: framework pools retained {mib(fw.get('retained_bytes'))} = the graph pools of the "
+              f"rank's own PyTorch snapshot {mib(self_doc['snapshot_pool_bytes'])}")
     graphs = [g for g in rec["graphs"] if g["name"].startswith(f"[{label} pid ")]
     check(len(graphs) == self_doc["graphs"], f"{label}: {len(graphs)} recorded graphs = {self_doc['graphs']} captured")
     check(b.get("device") == self_doc["device"], f"{label}: its bill is for device {b.get('device')}, the rank's {self_doc['device']}")

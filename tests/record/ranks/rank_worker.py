@@ -1,6 +1,7 @@
 """One rank of a tensor-parallel-shaped warm-up, launched by torchrun (RANK, LOCAL_RANK,
 WORLD_SIZE in its environment) on one GPU or several: PyTorch with its cudaMallocAsync backend
-captures one graph per batch size (an MLP step on this rank's shard, outputs held), and rank 0
+(or, with GMEM_RANK_ALLOCATOR=native, its native allocator: a private pool per graph) captures
+one graph per batch size (an MLP step on this rank's shard, outputs held), and rank 0
 also captures a sampler graph (as an engine's rank 0 samples for all), then replays each graph.
 Where each rank has a GPU of its own, each also captures a tensor-parallel step whose output is
 all-reduced across the ranks by NCCL inside the graph, and checks the sum after its replays; ranks
@@ -9,16 +10,20 @@ graph memory counters at the end.
 
 Usage: torchrun --nproc-per-node N rank_worker.py OUT_DIR
 OUT_DIR/rank-R.json: {"rank", "local_rank", "device", "graphs", "reserved_high", "reserved_current",
-"collective", "own_gpu" (no other rank on its device), "used_start" and "used_end" (the device's
+"allocator" ("async" or "native"), "collective", "own_gpu" (no other rank on its device), "used_start" and "used_end" (the device's
 memory in use, cudaMemGetInfo, once the context is made and at the end), "capture_growth" (per
 graph, in capture order, the memory in use after its capture and instantiation less before:
-NCCL's share of a collective graph included), and with a collective "all_reduce" (what the
+NCCL's share of a collective graph included), with the native allocator "snapshot_pool_bytes"
+(what PyTorch's memory snapshot lists in graph pools at the end: segments whose segment_pool_id
+is not (0, 0)), and with a collective "all_reduce" (what the
 captured all-reduce gave) and "all_reduce_expected"}."""
 import json
 import os
 import sys
 
-os.environ["PYTORCH_CUDA_ALLOC_CONF"] = "backend:cudaMallocAsync"
+allocator = os.environ.get("GMEM_RANK_ALLOCATOR", "async")
+if allocator == "async":
+    os.environ["PYTORCH_CUDA_ALLOC_CONF"] = "backend:cudaMallocAsync"
 import torch  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
@@ -94,10 +99,14 @@ for _ in range(3):
         g.replay()
 torch.cuda.synchronize()
 c = graphmem.counters(device)
-doc = {"rank": rank, "local_rank": local, "device": device, "graphs": len(graphs),
+doc = {"rank": rank, "local_rank": local, "device": device, "graphs": len(graphs), "allocator": allocator,
        "reserved_high": c["reserved_high"], "reserved_current": c["reserved_current"], "collective": collective,
        "own_gpu": torch.cuda.device_count() >= world, "used_start": used_start, "used_end": used(),
        "capture_growth": capture_growth}
+if allocator == "native":
+    doc["snapshot_pool_bytes"] = sum(
+        seg["total_size"] for seg in torch.cuda.memory._snapshot()["segments"]
+        if int(seg.get("device", device)) == device and tuple(seg.get("segment_pool_id", (0, 0))) != (0, 0))
 if collective:
     # No barrier or destroy_process_group after graphs that hold NCCL kernels: on 2 x H100 (NVLS
     # off, under record) both ranks replayed and synchronized, then hung where those came next.
