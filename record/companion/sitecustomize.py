@@ -275,20 +275,26 @@ class _companion:
         graph pool, at the program's end."""
         self.say("cost", {"calls": sum(self.said.values()), "us": self.spent * 1e6})
         try:
-            torch = self.torch
-            if not torch.cuda.is_initialized():
+            if not self.torch.cuda.is_initialized():
                 return
+        except Exception:
+            return
+        # The end is said whether or not the snapshot can be read (PyTorch's cudaMallocAsync
+        # backend has none): the bill ends here, before the interpreter's teardown frees what
+        # the program held (NCCL's buffers among them), not at the library's exit.
+        body = {"why": "the program's end (Python's atexit, before the interpreter's teardown)"}
+        try:
             pools = {}
-            for seg in torch.cuda.memory._snapshot()["segments"]:
+            for seg in self.torch.cuda.memory._snapshot()["segments"]:
                 pool = tuple(seg.get("segment_pool_id", (0, 0)))
                 if pool == (0, 0):
                     continue
                 key = (self.pool_name(pool), int(seg.get("device", 0)))
                 pools[key] = pools.get(key, 0) + int(seg["total_size"])
-            self.say("end", {"why": "the program's end (Python's atexit, before the interpreter's teardown)",
-                             "pools": [{"pool": p, "device": d, "bytes": b} for (p, d), b in pools.items()]})
+            body["pools"] = [{"pool": p, "device": d, "bytes": b} for (p, d), b in pools.items()]
         except Exception:
             pass
+        self.say("end", body)
 
 
 class _after_import:

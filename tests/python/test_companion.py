@@ -189,6 +189,35 @@ def test_the_end_tells_pytorchs_figure_for_each_graph_pool(tmp_path):
     assert sorted((x["pool"], x["bytes"]) for x in end["pools"]) == [("(0, 1)", 22 << 20), ("(0, 2)", 4 << 20)]
 
 
+def test_the_end_is_told_where_pytorch_has_no_snapshot(tmp_path):
+    # PyTorch's cudaMallocAsync backend refuses the snapshot: the end is still said (the bill
+    # ends there, before the interpreter's teardown frees memory), with no pools.
+    fake_files = dict(FAKE_TORCH)
+    fake_files["torch/cuda/memory.py"] = """
+        def _snapshot():
+            raise RuntimeError("cudaMallocAsync does not yet support _snapshot")
+    """
+    fake_files["torch/cuda/nvtx.py"] = """
+        import json, os
+        marks = []
+        def mark(msg):
+            marks.append(msg)
+            if msg.startswith("gmem:end"):
+                json.dump(marks, open(os.environ["MARKS_OUT"], "w"))
+    """
+    fake = tmp_path / "fake"
+    write_tree(str(fake), fake_files)
+    script = tmp_path / "program.py"
+    script.write_text(PROGRAM)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([COMPANION, str(fake)]), MARKS_OUT=str(tmp_path / "m.json"))
+    p = subprocess.run([sys.executable, str(script), str(tmp_path / "out.json")], env=env, capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    last = json.loads((tmp_path / "m.json").read_text())[-1]
+    verb, _, body = last[len("gmem:"):].partition(" ")
+    assert verb == "end"
+    assert json.loads(body) == {"why": "the program's end (Python's atexit, before the interpreter's teardown)"}
+
+
 def test_an_environments_own_sitecustomize_still_runs(tmp_path):
     own = tmp_path / "own"
     own.mkdir()
