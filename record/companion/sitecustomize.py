@@ -50,6 +50,7 @@ class _companion:
         self.said, self.spent, self.errors = {}, 0.0, []
         self.said_directly = None  # the library's gmem_record_say: None until looked for
         self.capture_words = None  # its gmem_record_capture and gmem_record_captured, where it has them
+        self.files = {}  # a function's code -> its file's name, None for PyTorch's and this file's
 
     # ---- speaking to the recording library
 
@@ -71,13 +72,17 @@ class _companion:
                 capture, captured = library.gmem_record_capture, library.gmem_record_captured
                 capture.argtypes, capture.restype = [text, number, text, text], None
                 captured.argtypes, captured.restype = [text, number], None
-                self.capture_words = {"capture": capture, "captured": captured}
+                self.capture_words = (capture, captured)
             except Exception:
                 pass
         return self.said_directly or None
 
     def say(self, verb, body):
         start = self.clock()
+        self.say_untimed(verb, body)
+        self.spent += self.clock() - start
+
+    def say_untimed(self, verb, body):
         try:
             import json
             message = "gmem:" + verb + " " + json.dumps(body, separators=(",", ":"))
@@ -91,22 +96,38 @@ class _companion:
         except Exception as e:
             self.errors.append(f"{verb}: {type(e).__name__}: {e}")
         self.said[verb] = self.said.get(verb, 0) + 1
-        self.spent += self.clock() - start
 
-    def tell(self, verb, body):
-        """A capture word ("capture", "captured"): said with its fields, in the body's order, where
-        the library takes them so (no JSON made or parsed), else as any word."""
-        function = self.capture_words.get(verb) if self.direct() is not None and self.capture_words else None
-        if function is None:
-            self.say(verb, body)
-            return
-        start = self.clock()
+    def words(self):
+        """The library's gmem_record_capture and gmem_record_captured, or None (say the words)."""
+        if self.said_directly is None:
+            self.direct()
+        return self.capture_words if self.said_directly else None
+
+    # A capture's two words, said with their fields where the library takes them so (no JSON
+    # made or parsed), else as any word. Untimed: the wrappers time the whole of their work.
+
+    def tell_capture(self, pool, device, site, label):
+        words = self.words()
         try:
-            function(*(v.encode("utf-8", "replace") if isinstance(v, str) else v for v in body.values()))
+            if words is None:
+                self.say_untimed("capture", {"pool": pool, "device": device, "site": site, "label": label})
+                return
+            words[0](pool.encode("utf-8", "replace"), device, site.encode("utf-8", "replace"),
+                     label.encode("utf-8", "replace"))
+            self.said["capture"] = self.said.get("capture", 0) + 1
         except Exception as e:
-            self.errors.append(f"{verb}: {type(e).__name__}: {e}")
-        self.said[verb] = self.said.get(verb, 0) + 1
-        self.spent += self.clock() - start
+            self.errors.append(f"capture: {type(e).__name__}: {e}")
+
+    def tell_captured(self, pool, device):
+        words = self.words()
+        try:
+            if words is None:
+                self.say_untimed("captured", {"pool": pool, "device": device})
+                return
+            words[1](pool.encode("utf-8", "replace"), device)
+            self.said["captured"] = self.said.get("captured", 0) + 1
+        except Exception as e:
+            self.errors.append(f"captured: {type(e).__name__}: {e}")
 
     def report(self):
         """GMEM_RECORD_COMPANION_DEBUG=1: what the companion said, what it cost, what failed."""
@@ -115,21 +136,26 @@ class _companion:
 
     def site(self):
         """The program's frame that led to the capture: the innermost outside PyTorch and this
-        file, as "file.py:42 in function"."""
-        start = self.clock()
+        file, as "file.py:42 in function". Whether a function's file is the program's is decided
+        once per function (a warm-up captures thousands of graphs from a few sites)."""
         try:
             f = sys._getframe(2)
+            files = self.files
             while f is not None:
-                name = f.f_code.co_filename
-                inside = name.startswith(self.torch_dir) or name == __file__ or name.startswith("<") or \
-                    os.sep + "contextlib.py" in name or os.sep + "functools.py" in name
-                if not inside:
-                    return f"{os.path.basename(name)}:{f.f_lineno} in {f.f_code.co_name}"
+                code = f.f_code
+                where = files.get(code, 0)
+                if where == 0:
+                    name = code.co_filename
+                    inside = name.startswith(self.torch_dir) or name == __file__ or name.startswith("<") or \
+                        os.sep + "contextlib.py" in name or os.sep + "functools.py" in name
+                    where = None if inside else os.path.basename(name)
+                    if len(files) < 4096:
+                        files[code] = where
+                if where is not None:
+                    return f"{where}:{f.f_lineno} in {code.co_name}"
                 f = f.f_back
         except Exception:
             pass
-        finally:
-            self.spent += self.clock() - start
         return ""
 
     @staticmethod
@@ -169,25 +195,27 @@ class _companion:
         if begin is None or end is None:
             return
         companion = self
+        clock, local = self.clock, self.local  # torch.cuda is still being imported here: looked up in calls
 
         def capture_begin(graph, *args, **kwargs):
+            start = clock()
             try:
                 pool = kwargs.get("pool", args[0] if args else None)
-                companion.tell("capture", {"pool": companion.pool_name(pool) if pool is not None else "",
-                                           "device": torch.cuda.current_device(),
-                                           "site": companion.site(),
-                                           "label": getattr(companion.local, "label", "")})
+                companion.tell_capture(companion.pool_name(pool) if pool is not None else "",
+                                       torch.cuda.current_device(), companion.site(), getattr(local, "label", ""))
             except Exception:
                 pass
+            companion.spent += clock() - start
             return begin(graph, *args, **kwargs)
 
         def capture_end(graph, *args, **kwargs):
             result = end(graph, *args, **kwargs)
+            start = clock()
             try:
-                companion.tell("captured", {"pool": companion.pool_name(graph.pool()),
-                                            "device": torch.cuda.current_device()})
+                companion.tell_captured(companion.pool_name(graph.pool()), torch.cuda.current_device())
             except Exception:
                 pass
+            companion.spent += clock() - start
             return result
 
         capture_begin.__wrapped__ = begin
