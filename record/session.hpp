@@ -135,7 +135,8 @@ class session {
   void nvtx_mark(const char* message) noexcept;
   /// The companion's two words of every capture, said directly with their fields (the exported
   /// gmem_record_capture and gmem_record_captured: no JSON made or parsed in the program's
-  /// capture): what "gmem:capture" and "gmem:captured" say.
+  /// capture): what "gmem:capture" and "gmem:captured" say. A device below 0 is the calling
+  /// thread's current device, read by the library (where the capture begins, for "capture").
   void companion_capture(const char* pool, int device, const char* site, const char* label) noexcept;
   void companion_captured(const char* pool, int device) noexcept;
   /// The process's device memory before its first allocation: read once, at the first call that

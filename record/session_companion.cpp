@@ -12,6 +12,7 @@
 //                                                        in its wrappers, its marks included
 //   gmem:end {"why": "...", "pools": [{"pool": "(0, 1)", "device": 0, "bytes": N}]}
 //                                                        the program's end, PyTorch's own figures
+// A capture's "device" below 0 is the capturing thread's current device, read here.
 // A message that is not such JSON is ignored: the program's own marks pass through untouched.
 // The two words of every capture also come with their fields, without JSON (gmem_record_capture,
 // gmem_record_captured): what the companion says where the library exports them.
@@ -73,6 +74,7 @@ void session::told_capture(thread_state& t, std::string pool, int device, std::s
 void session::told_captured(const thread_state& t, const std::string& pool, int device) {
   // Said after it ended: its pool, when PyTorch made it.
   if (t.last_captured == 0) return;
+  if (device < 0) device = driver_.current_device();  // the thread that ended the capture
   lock l(*this);
   rec_.on_capture_pool_known(t.last_captured, pool, device);
 }

@@ -51,6 +51,7 @@ class _companion:
         self.said_directly = None  # the library's gmem_record_say: None until looked for
         self.capture_words = None  # its gmem_record_capture and gmem_record_captured, where it has them
         self.files = {}  # a function's code -> its file's name, None for PyTorch's and this file's
+        self.sites = {}  # (code, line) -> the site's text
 
     # ---- speaking to the recording library
 
@@ -137,7 +138,8 @@ class _companion:
     def site(self):
         """The program's frame that led to the capture: the innermost outside PyTorch and this
         file, as "file.py:42 in function". Whether a function's file is the program's is decided
-        once per function (a warm-up captures thousands of graphs from a few sites)."""
+        once per function, and each site's text made once (a warm-up captures thousands of graphs
+        from a few sites)."""
         try:
             f = sys._getframe(2)
             files = self.files
@@ -152,7 +154,13 @@ class _companion:
                     if len(files) < 4096:
                         files[code] = where
                 if where is not None:
-                    return f"{where}:{f.f_lineno} in {code.co_name}"
+                    key = (code, f.f_lineno)
+                    text = self.sites.get(key)
+                    if text is None:
+                        text = f"{where}:{key[1]} in {code.co_name}"
+                        if len(self.sites) < 4096:
+                            self.sites[key] = text
+                    return text
                 f = f.f_back
         except Exception:
             pass
@@ -195,14 +203,15 @@ class _companion:
         if begin is None or end is None:
             return
         companion = self
-        clock, local = self.clock, self.local  # torch.cuda is still being imported here: looked up in calls
+        clock, local = self.clock, self.local
 
         def capture_begin(graph, *args, **kwargs):
             start = clock()
             try:
                 pool = kwargs.get("pool", args[0] if args else None)
-                companion.tell_capture(companion.pool_name(pool) if pool is not None else "",
-                                       torch.cuda.current_device(), companion.site(), getattr(local, "label", ""))
+                # Device -1: the library reads the capturing thread's own (no torch call here).
+                companion.tell_capture(companion.pool_name(pool) if pool is not None else "", -1,
+                                       companion.site(), getattr(local, "label", ""))
             except Exception:
                 pass
             companion.spent += clock() - start
@@ -212,7 +221,7 @@ class _companion:
             result = end(graph, *args, **kwargs)
             start = clock()
             try:
-                companion.tell_captured(companion.pool_name(graph.pool()), torch.cuda.current_device())
+                companion.tell_captured(companion.pool_name(graph.pool()), -1)
             except Exception:
                 pass
             companion.spent += clock() - start

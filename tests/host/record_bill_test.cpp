@@ -200,6 +200,35 @@ TEST(RecordBill, TheCaptureWordsSaidWithTheirFieldsRecordWhatTheJsonWordsRecord)
   }
 }
 
+// The companion leaves the device to the library (device -1: no torch.cuda.current_device() in
+// the program's capture): the capturing thread's current device, read where the capture begins
+// and where its pool is named, is the pool's device, so PyTorch's figure for the pool on that
+// device at the end is the pool's.
+TEST(RecordBill, ACaptureWordWithoutADeviceIsTheCapturingThreadsDevice) {
+  program p(name_source::nvtx);
+  p.gpu.device = 1;
+  p.s.companion_capture("", -1, "a.py:3 in f", "");
+  p.s.capture_begin(0xA);
+  p.s.capture_began(0xA, true);
+  p.use(static_cast<std::int64_t>(64 * MiB));
+  p.s.device_alloc(0x10 << 20, 64 * MiB, 1);
+  {
+    std::lock_guard<std::mutex> l(p.gpu.mutex);
+    p.gpu.graphs[0x10] = kernels();
+  }
+  p.s.capture_end(0xA, 0x10);
+  p.s.companion_captured("(1, 5)", -1);
+  instantiate(p, 0x100, 0x10, 0);
+  p.s.nvtx_mark("gmem:end {\"why\":\"the program's end\",\"pools\":[{\"pool\":\"(1, 5)\",\"device\":1,\"bytes\":67108864}]}");
+  const profiler::report r = p.finish();
+  ASSERT_EQ(r.recorded->framework_pools.size(), 1u);
+  const profiler::framework_pool& pool = r.recorded->framework_pools[0];
+  EXPECT_EQ(pool.id, "(1, 5)");
+  EXPECT_EQ(pool.device, 1);
+  EXPECT_EQ(pool.capture_bytes, 64 * MiB);
+  EXPECT_EQ(pool.snapshot_bytes, static_cast<std::int64_t>(64 * MiB));
+}
+
 // The bill's process change starts when the device's context is made, before the program
 // allocates anything: an allocator whose allocations pass no call the library watches
 // (PyTorch's cudaMallocAsync backend: 1350 MiB on an H100 where the bill said 222 MiB when the

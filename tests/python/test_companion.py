@@ -146,7 +146,9 @@ def test_captures_warmups_and_the_end_are_told_and_pytorch_is_unchanged(tmp_path
     doc = run(tmp_path, PROGRAM)
     said = marks(doc)
     captures = [b for v, b in said if v == "capture"]
-    assert captures[0] == {"pool": "(0, 1)", "device": 0, "site": "program.py:7 in capture_here", "label": ""}
+    # The device is left to the library (-1): it reads the capturing thread's own, with no torch
+    # call in the program's capture.
+    assert captures[0] == {"pool": "(0, 1)", "device": -1, "site": "program.py:7 in capture_here", "label": ""}
     assert captures[1]["label"] == "make_graphed_callables"
     assert captures[2]["pool"] == "(0, 7)"
     assert captures[2]["label"] == "cudagraph tree node 3 [[8, 64]]"
@@ -156,7 +158,7 @@ def test_captures_warmups_and_the_end_are_told_and_pytorch_is_unchanged(tmp_path
     # Each capture is told about before it begins and after it ends (its pool by then).
     verbs = [v for v, _ in said]
     assert verbs[:2] == ["capture", "captured"]
-    assert [b for v, b in said if v == "captured"][0] == {"pool": "(0, 1)", "device": 0}
+    assert [b for v, b in said if v == "captured"][0] == {"pool": "(0, 1)", "device": -1}
     assert [b for v, b in said if v == "captured"][-1]["pool"].startswith("(0, ")
     # PyTorch's own functions still ran, with their arguments.
     assert doc["calls"] == [["begin", "0", "(0, 7)"], ["end", "0", "(0, 7)"]]
@@ -289,14 +291,14 @@ def test_the_companion_says_its_word_directly_once_cuda_loaded_the_library(tmp_p
         # The capture words come with their fields (gmem_record_capture, gmem_record_captured).
         lines = program.splitlines()
         line_of = {k: 1 + next(i for i, t in enumerate(lines) if k in t) for k in ("pool=(0, 1)", "._record(")}
-        assert direct[0] == f"gmem:capture pool=(0, 1)|device=0|site=program.py:{line_of['pool=(0, 1)']} in capture_here|label="
-        assert direct[1] == "gmem:captured pool=(0, 1)|device=0"
-        assert (f"gmem:capture pool=(0, 7)|device=0|site=program.py:{line_of['._record(']} in <module>"
+        assert direct[0] == f"gmem:capture pool=(0, 1)|device=-1|site=program.py:{line_of['pool=(0, 1)']} in capture_here|label="
+        assert direct[1] == "gmem:captured pool=(0, 1)|device=-1"
+        assert (f"gmem:capture pool=(0, 7)|device=-1|site=program.py:{line_of['._record(']} in <module>"
                 "|label=cudagraph tree node 3 [[8, 64]]") in direct
         # make_graphed_callables names no pool: the stand-in makes (0, 1), said after the capture.
         named_none = next(i for i, m in enumerate(direct) if m.endswith("|label=make_graphed_callables"))
-        assert direct[named_none].startswith("gmem:capture pool=|device=0|")
-        assert direct[named_none + 1] == "gmem:captured pool=(0, 1)|device=0"
+        assert direct[named_none].startswith("gmem:capture pool=|device=-1|")
+        assert direct[named_none + 1] == "gmem:captured pool=(0, 1)|device=-1"
         assert "warmup-begin" in verbs and verbs[-2:] == ["cost", "end"]
         cost = json.loads(direct[-2].partition(" ")[2])
         assert cost["calls"] == len(direct) - 2 and cost["us"] > 0
