@@ -50,8 +50,8 @@ class _companion:
         self.said, self.spent, self.errors = {}, 0.0, []
         self.said_directly = None  # the library's gmem_record_say: None until looked for
         self.capture_words = None  # its gmem_record_capture and gmem_record_captured, where it has them
-        self.files = {}  # a function's code -> its file's name, None for PyTorch's and this file's
-        self.sites = {}  # (code, line) -> the site's text
+        self.files = {}  # id(a function's code) -> (the code, its file's name; None: PyTorch's or this file's)
+        self.sites = {}  # (id(code), line) -> the site's text; its code kept in self.files
 
     # ---- speaking to the recording library
 
@@ -144,21 +144,25 @@ class _companion:
             f = sys._getframe(2)
             files = self.files
             while f is not None:
+                # Keyed by the code's id, the code kept in the value so that the id stays its
+                # own: a code object's hash is not cached (it hashes the function's constants).
                 code = f.f_code
-                where = files.get(code, 0)
-                if where == 0:
+                known = files.get(id(code))
+                if known is None:
                     name = code.co_filename
                     inside = name.startswith(self.torch_dir) or name == __file__ or name.startswith("<") or \
                         os.sep + "contextlib.py" in name or os.sep + "functools.py" in name
-                    where = None if inside else os.path.basename(name)
+                    known = (code, None if inside else os.path.basename(name))
                     if len(files) < 4096:
-                        files[code] = where
+                        files[id(code)] = known
+                where = known[1]
                 if where is not None:
-                    key = (code, f.f_lineno)
+                    key = (id(code), f.f_lineno)
                     text = self.sites.get(key)
                     if text is None:
                         text = f"{where}:{key[1]} in {code.co_name}"
-                        if len(self.sites) < 4096:
+                        if len(files) < 4096 and len(self.sites) < 4096:
+                            files.setdefault(id(code), known)  # keeps the code, and so its id
                             self.sites[key] = text
                     return text
                 f = f.f_back
