@@ -18,8 +18,9 @@ Usage: tools/record_corpus.py --build BUILD_DIR --samples SAMPLES_DIR --out OUT_
                               [--only NAME ...] [--skip-torch]
        tools/record_corpus.py --build BUILD_DIR --out OUT_DIR --bill [--only NAME ...]
 (--bill: only the bill programs, tests/record/bill/bill_*.py, checked by checks_bill.py; each
-report and the program's own readings are copied to OUT as bill-NAME-h100.json and
-bill-NAME-h100-self.json; the summary is OUT/bill-summary.json)
+report and the program's own readings are copied to OUT as bill-NAME-GPU.json and
+bill-NAME-GPU-self.json, GPU the device's short name (h100, h200); the summary is
+OUT/bill-summary.json)
 (BUILD_DIR: a tools/device-build.sh build: profiler/gmemprof, record/libgmem_record.so,
 tests/gmem_corpus_client, COMMIT)"""
 import argparse
@@ -203,11 +204,18 @@ def one(name, kind, argv, options, gmemprof, out):
     if options.get("copy_as"):  # the bill's reports, with the program's own readings beside them
         for src, suffix in ((report_path, ""), (self_rec, "-self")):
             if os.path.exists(src):
-                dst = os.path.join(out, f"bill-{options['copy_as']}-h100{suffix}.json")
+                dst = os.path.join(out, f"bill-{options['copy_as']}-{options['gpu']}{suffix}.json")
                 shutil.copyfile(src, dst)
                 entry.setdefault("copies", []).append(os.path.basename(dst))
     entry["passed"] = all(c["ok"] for c in checks)
     return entry
+
+
+def short_name(device_name):
+    """The GPU's model as reports name it: "NVIDIA H200" -> "h200", "NVIDIA H100 80GB HBM3" -> "h100"."""
+    import re
+    m = re.search(r"\b([A-Z]+[0-9]+)\b", device_name)
+    return m.group(1).lower() if m else "gpu"
 
 
 def device():
@@ -236,7 +244,7 @@ def main():
     for name, kind, argv, options in programs(a.build, a.samples, not a.skip_torch, a.bill):
         if a.only and not any(name.startswith(o) for o in a.only):
             continue
-        e = one(name, kind, argv, options, gmemprof, a.out)
+        e = one(name, kind, argv, dict(options, gpu=short_name(summary["device"]["name"])), gmemprof, a.out)
         summary["programs"].append(e)
         status = "SKIP " + e["skipped"] if "skipped" in e else ("PASS" if e["passed"] else "FAIL")
         print(f"{status:5} {name}: " + "; ".join(c["detail"] for c in e["checks"] if not c["ok"]), flush=True)
