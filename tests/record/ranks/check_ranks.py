@@ -4,9 +4,10 @@ rank_worker.py OUT_DIR`) against what each rank read itself: one bill per rank, 
 rank and for the rank's device; each rank's memory-node pool retained and high equal its own
 counters (reserved_current, reserved_high); with PyTorch's native allocator, each rank's
 framework pools retained equal the graph pools of the rank's own memory snapshot; each rank's
-graph count; where ranks have GPUs of their
-own, the all-reduce captured in a graph summed right under record, each rank's graphs on its device; `gmemprof show` opens with the ranks side by side and
-names the rank whose graphs cost more.
+graph count; where ranks have GPUs of their own, the bill's process change equals the rank's own
+cudaMemGetInfo change, the all-reduce captured in a graph sums right under record and each rank's
+graphs are on its device; `gmemprof show` opens with the ranks side by side and names the rank
+whose graphs cost more.
 
 Usage: check_ranks.py GMEMPROF REPORT OUT_DIR    exit 0 when all hold, 1 otherwise."""
 import glob

@@ -10,12 +10,12 @@ graph memory counters at the end.
 
 Usage: torchrun --nproc-per-node N rank_worker.py OUT_DIR
 OUT_DIR/rank-R.json: {"rank", "local_rank", "device", "graphs", "reserved_high", "reserved_current",
-"allocator" ("async" or "native"), "collective", "own_gpu" (no other rank on its device), "used_start" and "used_end" (the device's
-memory in use, cudaMemGetInfo, once the context is made and at the end), "capture_growth" (per
-graph, in capture order, the memory in use after its capture and instantiation less before:
-NCCL's share of a collective graph included), with the native allocator "snapshot_pool_bytes"
-(what PyTorch's memory snapshot lists in graph pools at the end: segments whose segment_pool_id
-is not (0, 0)), and with a collective "all_reduce" (what the
+"allocator" ("async" or "native"), "collective", "own_gpu" (no other rank on its device),
+"used_start" and "used_end" (the device's memory in use, cudaMemGetInfo, once the context is made
+and at the end), "capture_growth" (per graph, in capture order, the memory in use after its
+capture and instantiation less before: NCCL's share of a collective graph included), with the
+native allocator "snapshot_pool_bytes" (what PyTorch's memory snapshot lists in graph pools at the
+end: segments whose segment_pool_id is not (0, 0)), and with a collective "all_reduce" (what the
 captured all-reduce gave) and "all_reduce_expected"}."""
 import json
 import os
