@@ -221,6 +221,8 @@ class session {
   /// The companion's capture words, however said (session_companion.cpp).
   void told_capture(detail::thread_state& t, std::string pool, int device, std::string site, std::string label);
   void told_captured(const detail::thread_state& t, const std::string& pool, int device);
+  /// The device a capture word names; below 0, the calling thread's current device.
+  int told_device(int device) const { return device >= 0 ? device : driver_.current_device(); }
   /// What recording costs, by part: calls and nanoseconds (relaxed atomics: no lock).
   std::array<std::atomic<std::uint64_t>, static_cast<std::size_t>(cost_part::count)> cost_calls_{};
   std::array<std::atomic<std::uint64_t>, static_cast<std::size_t>(cost_part::count)> cost_ns_{};

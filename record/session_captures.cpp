@@ -17,8 +17,7 @@ void session::capture_begin(std::uint64_t stream) noexcept {
     if (t.capture_told) {  // the companion said where this capture is made, and into which pool
       t.capture_told = false;
       // A device the companion left to the library: the capturing thread's, as the capture begins.
-      const int device = t.told_device >= 0 ? t.told_device : driver_.current_device();
-      rec_.on_capture_named(stream, t.told_pool, device, t.told_site, t.told_label);
+      rec_.on_capture_named(stream, t.told_pool, told_device(t.told_device), t.told_site, t.told_label);
     }
   } catch (...) {
   }

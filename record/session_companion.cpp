@@ -74,9 +74,9 @@ void session::told_capture(thread_state& t, std::string pool, int device, std::s
 void session::told_captured(const thread_state& t, const std::string& pool, int device) {
   // Said after it ended: its pool, when PyTorch made it.
   if (t.last_captured == 0) return;
-  if (device < 0) device = driver_.current_device();  // the thread that ended the capture
+  const int on = told_device(device);  // read on the thread that ended the capture
   lock l(*this);
-  rec_.on_capture_pool_known(t.last_captured, pool, device);
+  rec_.on_capture_pool_known(t.last_captured, pool, on);
 }
 
 void session::companion_capture(const char* pool, int device, const char* site, const char* label) noexcept {

@@ -174,9 +174,12 @@ struct phase_driver::state {
   std::unique_ptr<blocker> hog;
 
   // The resets the phases share.
-  void cold() {  // a fresh executable graph over a trimmed pool
+  void fresh() {  // no executable graph, the pool trimmed: where a cold sample starts
     exec.destroy();
     (void)trim(device);
+  }
+  void cold() {  // a fresh executable graph over a trimmed pool
+    fresh();
     exec.instantiate();
   }
   void cold_uploaded() {  // the same, uploaded (the upload finished)
@@ -215,13 +218,7 @@ phase_step phase_driver::step(const std::string& p) {
   const auto settle_all = [st] { st->settle_all(); };
   const auto cold = [st] { st->cold(); };
   const auto cold_uploaded = [st] { st->cold_uploaded(); };
-  if (p == phase::instantiate) {
-    return {[st] {
-              st->exec.destroy();
-              (void)trim(st->device);
-            },
-            [st] { st->exec.instantiate(); }, st->s, {}};
-  }
+  if (p == phase::instantiate) return {[st] { st->fresh(); }, [st] { st->exec.instantiate(); }, st->s, {}};
   if (p == phase::upload) return {cold, [st] { st->exec.upload(st->s); }, st->s, {}};
   if (p == phase::first_launch_after_upload) {
     return {cold_uploaded, launch_in(st->s), st->s, settle_all};
@@ -295,10 +292,7 @@ std::vector<phase_chain> phase_driver::cold_chains(const std::vector<std::string
     return phase_chain::step{p, [st, stream] { st->exec.launch(stream); }, stream};
   };
   // The reset of the instantiate phase, and the cleanup of a first launch: as step() has them.
-  const auto reset = [st] {
-    st->exec.destroy();
-    (void)trim(st->device);
-  };
+  const auto reset = [st] { st->fresh(); };
   const auto settle_all = [st] { st->settle_all(); };
   std::vector<phase_chain> chains;
   if (wanted(phase::first_launch_no_upload)) {

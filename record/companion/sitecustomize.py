@@ -50,8 +50,9 @@ class _companion:
         self.said, self.spent, self.errors = {}, 0.0, []
         self.said_directly = None  # the library's gmem_record_say: None until looked for
         self.capture_words = None  # its gmem_record_capture and gmem_record_captured, where it has them
-        self.files = {}  # id(a function's code) -> (the code, its file's name; None: PyTorch's or this file's)
-        self.sites = {}  # (id(code), line) -> the site's text; its code kept in self.files
+        # id(a function's code) -> (the code, its file's name (None: PyTorch's or this file's),
+        # its sites' texts by line)
+        self.files = {}
 
     # ---- speaking to the recording library
 
@@ -73,7 +74,7 @@ class _companion:
                 capture, captured = library.gmem_record_capture, library.gmem_record_captured
                 capture.argtypes, capture.restype = [text, number, text, text], None
                 captured.argtypes, captured.restype = [text, number], None
-                self.capture_words = (capture, captured)
+                self.capture_words = {"capture": capture, "captured": captured}
             except Exception:
                 pass
         return self.said_directly or None
@@ -98,37 +99,23 @@ class _companion:
             self.errors.append(f"{verb}: {type(e).__name__}: {e}")
         self.said[verb] = self.said.get(verb, 0) + 1
 
-    def words(self):
-        """The library's gmem_record_capture and gmem_record_captured, or None (say the words)."""
+    FIELDS = {"capture": ("pool", "device", "site", "label"), "captured": ("pool", "device")}
+
+    def tell(self, verb, *fields):
+        """A capture word ("capture": pool, device, site, label; "captured": pool, device), said
+        with its fields where the library takes them so (no JSON made or parsed), else as any
+        word. Untimed: the wrappers time the whole of their work."""
         if self.said_directly is None:
             self.direct()
-        return self.capture_words if self.said_directly else None
-
-    # A capture's two words, said with their fields where the library takes them so (no JSON
-    # made or parsed), else as any word. Untimed: the wrappers time the whole of their work.
-
-    def tell_capture(self, pool, device, site, label):
-        words = self.words()
+        words = self.capture_words if self.said_directly else None
         try:
             if words is None:
-                self.say_untimed("capture", {"pool": pool, "device": device, "site": site, "label": label})
+                self.say_untimed(verb, dict(zip(self.FIELDS[verb], fields)))
                 return
-            words[0](pool.encode("utf-8", "replace"), device, site.encode("utf-8", "replace"),
-                     label.encode("utf-8", "replace"))
-            self.said["capture"] = self.said.get("capture", 0) + 1
+            words[verb](*[f.encode("utf-8", "replace") if type(f) is str else f for f in fields])
+            self.said[verb] = self.said.get(verb, 0) + 1
         except Exception as e:
-            self.errors.append(f"capture: {type(e).__name__}: {e}")
-
-    def tell_captured(self, pool, device):
-        words = self.words()
-        try:
-            if words is None:
-                self.say_untimed("captured", {"pool": pool, "device": device})
-                return
-            words[1](pool.encode("utf-8", "replace"), device)
-            self.said["captured"] = self.said.get("captured", 0) + 1
-        except Exception as e:
-            self.errors.append(f"captured: {type(e).__name__}: {e}")
+            self.errors.append(f"{verb}: {type(e).__name__}: {e}")
 
     def report(self):
         """GMEM_RECORD_COMPANION_DEBUG=1: what the companion said, what it cost, what failed."""
@@ -152,18 +139,16 @@ class _companion:
                     name = code.co_filename
                     inside = name.startswith(self.torch_dir) or name == __file__ or name.startswith("<") or \
                         os.sep + "contextlib.py" in name or os.sep + "functools.py" in name
-                    known = (code, None if inside else os.path.basename(name))
+                    known = (code, None if inside else os.path.basename(name), {})
                     if len(files) < 4096:
                         files[id(code)] = known
-                where = known[1]
-                if where is not None:
-                    key = (id(code), f.f_lineno)
-                    text = self.sites.get(key)
+                if known[1] is not None:
+                    texts = known[2]  # line -> the site's text
+                    text = texts.get(f.f_lineno)
                     if text is None:
-                        text = f"{where}:{key[1]} in {code.co_name}"
-                        if len(files) < 4096 and len(self.sites) < 4096:
-                            files.setdefault(id(code), known)  # keeps the code, and so its id
-                            self.sites[key] = text
+                        text = f"{known[1]}:{f.f_lineno} in {code.co_name}"
+                        if len(texts) < 256:
+                            texts[f.f_lineno] = text
                     return text
                 f = f.f_back
         except Exception:
@@ -214,8 +199,8 @@ class _companion:
             try:
                 pool = kwargs.get("pool", args[0] if args else None)
                 # Device -1: the library reads the capturing thread's own (no torch call here).
-                companion.tell_capture(companion.pool_name(pool) if pool is not None else "", -1,
-                                       companion.site(), getattr(local, "label", ""))
+                companion.tell("capture", companion.pool_name(pool) if pool is not None else "", -1,
+                               companion.site(), getattr(local, "label", ""))
             except Exception:
                 pass
             companion.spent += clock() - start
@@ -225,7 +210,7 @@ class _companion:
             result = end(graph, *args, **kwargs)
             start = clock()
             try:
-                companion.tell_captured(companion.pool_name(graph.pool()), -1)
+                companion.tell("captured", companion.pool_name(graph.pool()), -1)
             except Exception:
                 pass
             companion.spent += clock() - start

@@ -164,21 +164,23 @@ def test_captures_warmups_and_the_end_are_told_and_pytorch_is_unchanged(tmp_path
     assert doc["calls"] == [["begin", "0", "(0, 7)"], ["end", "0", "(0, 7)"]]
 
 
-def test_the_end_tells_pytorchs_figure_for_each_graph_pool(tmp_path):
-    program = PROGRAM.replace("import atexit\n", "import atexit, os\n")
-    # The companion's end mark is said at exit, after the program's own handlers: read it from
-    # a file the stand-in nvtx writes at the very end.
-    fake_files = dict(FAKE_TORCH)
-    fake_files["torch/cuda/nvtx.py"] = """
-        import atexit, json, os
-        marks = []
-        def mark(msg):
-            marks.append(msg)
-            if msg.startswith("gmem:end"):
-                json.dump(marks, open(os.environ["MARKS_OUT"], "w"))
-    """
+# A stand-in nvtx that writes every mark to MARKS_OUT once the end is said: the companion's end
+# mark comes at exit, after the program's own handlers.
+MARKS_AT_END = """
+    import json, os
+    marks = []
+    def mark(msg):
+        marks.append(msg)
+        if msg.startswith("gmem:end"):
+            json.dump(marks, open(os.environ["MARKS_OUT"], "w"))
+"""
+
+
+def last_word(tmp_path, program, **fake_overrides):
+    """Runs `program` with the companion over the stand-in torch (`fake_overrides`: its files
+    replaced) and returns its last mark, the end, as (verb, body)."""
     fake = tmp_path / "fake"
-    write_tree(str(fake), fake_files)
+    write_tree(str(fake), dict(FAKE_TORCH, **{"torch/cuda/nvtx.py": MARKS_AT_END}, **fake_overrides))
     script = tmp_path / "program.py"
     script.write_text(program)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([COMPANION, str(fake)]), MARKS_OUT=str(tmp_path / "m.json"))
@@ -186,38 +188,25 @@ def test_the_end_tells_pytorchs_figure_for_each_graph_pool(tmp_path):
     assert p.returncode == 0, p.stderr
     last = json.loads((tmp_path / "m.json").read_text())[-1]
     verb, _, body = last[len("gmem:"):].partition(" ")
+    return verb, json.loads(body)
+
+
+def test_the_end_tells_pytorchs_figure_for_each_graph_pool(tmp_path):
+    verb, end = last_word(tmp_path, PROGRAM.replace("import atexit\n", "import atexit, os\n"))
     assert verb == "end"
-    end = json.loads(body)
     assert sorted((x["pool"], x["bytes"]) for x in end["pools"]) == [("(0, 1)", 22 << 20), ("(0, 2)", 4 << 20)]
 
 
 def test_the_end_is_told_where_pytorch_has_no_snapshot(tmp_path):
     # PyTorch's cudaMallocAsync backend refuses the snapshot: the end is still said (the bill
     # ends there, before the interpreter's teardown frees memory), with no pools.
-    fake_files = dict(FAKE_TORCH)
-    fake_files["torch/cuda/memory.py"] = """
+    no_snapshot = """
         def _snapshot():
             raise RuntimeError("cudaMallocAsync does not yet support _snapshot")
     """
-    fake_files["torch/cuda/nvtx.py"] = """
-        import json, os
-        marks = []
-        def mark(msg):
-            marks.append(msg)
-            if msg.startswith("gmem:end"):
-                json.dump(marks, open(os.environ["MARKS_OUT"], "w"))
-    """
-    fake = tmp_path / "fake"
-    write_tree(str(fake), fake_files)
-    script = tmp_path / "program.py"
-    script.write_text(PROGRAM)
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([COMPANION, str(fake)]), MARKS_OUT=str(tmp_path / "m.json"))
-    p = subprocess.run([sys.executable, str(script), str(tmp_path / "out.json")], env=env, capture_output=True, text=True)
-    assert p.returncode == 0, p.stderr
-    last = json.loads((tmp_path / "m.json").read_text())[-1]
-    verb, _, body = last[len("gmem:"):].partition(" ")
+    verb, end = last_word(tmp_path, PROGRAM, **{"torch/cuda/memory.py": no_snapshot})
     assert verb == "end"
-    assert json.loads(body) == {"why": "the program's end (Python's atexit, before the interpreter's teardown)"}
+    assert end == {"why": "the program's end (Python's atexit, before the interpreter's teardown)"}
 
 
 def test_an_environments_own_sitecustomize_still_runs(tmp_path):
