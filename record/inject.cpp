@@ -447,3 +447,13 @@ extern "C" __attribute__((visibility("default"))) void gmem_record_capture(const
 extern "C" __attribute__((visibility("default"))) void gmem_record_captured(const char* pool, int device) {
   gmem::record::injected::from_companion([&](gmem::record::session& s) { s.companion_captured(pool, device); });
 }
+
+// The driver calls this library subscribes to, by CUPTI callback id (up to CAPACITY of them into
+// IDS; returns how many there are): tools/cupti_floor.py enables the same set with an empty
+// callback, to measure what CUPTI's dispatch alone costs a program (issue 35).
+extern "C" __attribute__((visibility("default"))) int gmem_record_route_ids(unsigned* ids, int capacity) {
+  using gmem::record::injected::routes;
+  const int n = static_cast<int>(sizeof routes / sizeof routes[0]);
+  for (int k = 0; k < n && k < capacity && ids; ++k) ids[k] = routes[k].id;
+  return n;
+}

@@ -1,0 +1,179 @@
+#!/usr/bin/env python3
+"""What CUPTI's callback dispatch alone costs a serving warm-up's captures (issue 35): the step of
+tests/record/scale/warmup.py (PyTorch, cudaMallocAsync backend, an MLP step, its output held),
+captured and instantiated in blocks of GRAPHS graphs (batch GRAPHS down to 1), then replayed
+once. Between blocks, in one process, benchmarks/cupti_floor.cpp switches a CUPTI subscription:
+
+  off              no subscriber (the first blocks run before CUPTI was ever attached)
+  subscribed       a subscriber with no callback enabled
+  routes           the recording library's driver callbacks (gmem_record_route_ids), empty
+  routes+readings  the same, with the two cuMemGetInfo readings around each instantiation
+  every call       every driver API call's callback, empty (how many calls a capture makes)
+
+Modes take turns in a shuffled order, BLOCKS times, so that a slow spell of a shared host falls
+on every mode alike. Per mode: the median over blocks of the capture time per graph (begin, the
+captured step, end with its instantiation), the replay per graph, the difference from `off`,
+and the callbacks per graph by driver call. Writes one JSON with the device, driver and commit.
+
+Usage: cupti_floor.py BUILD_DIR OUT_JSON [--blocks 40] [--graphs 50] [--seed 1]"""
+import argparse
+import ctypes
+import datetime
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import time
+
+MODES = ["off", "subscribed", "routes", "routes+readings", "every call"]
+
+
+def load(build_dir):
+    record = ctypes.CDLL(os.path.join(build_dir, "record", "libgmem_record.so"))
+    n = record.gmem_record_route_ids(None, 0)
+    ids = (ctypes.c_uint * n)()
+    record.gmem_record_route_ids(ids, n)
+    floor = ctypes.CDLL(os.path.join(build_dir, "benchmarks", "libgmem_cupti_floor.so"))
+    floor.floor_calls.restype = ctypes.c_ulonglong
+    floor.floor_name.restype = ctypes.c_char_p
+    return floor, ids
+
+
+def switch(floor, ids, mode):
+    if mode == "off":
+        floor.floor_stop()
+        return
+    routes = mode.startswith("routes")
+    n = len(ids) if routes else -1 if mode == "every call" else 0
+    r = floor.floor_start(ids if routes else None, n, 0, 1 if mode == "routes+readings" else 0)
+    if r != 0:
+        sys.exit(f"cupti_floor: CUPTI refused the subscription for mode '{mode}' (CUptiResult {r}); "
+                 "is another profiler attached?")
+
+
+def counts(floor):
+    """Callbacks given since the last call, by driver call name (and reset)."""
+    out = {}
+    for i in range(floor.floor_driver_ids()):
+        c = floor.floor_calls(i, 1)
+        if c:
+            out[floor.floor_name(i).decode() or str(i)] = c
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("build_dir")
+    ap.add_argument("out_json")
+    ap.add_argument("--blocks", type=int, default=40)
+    ap.add_argument("--graphs", type=int, default=50)
+    ap.add_argument("--seed", type=int, default=1)
+    a = ap.parse_args()
+    os.environ["PYTORCH_CUDA_ALLOC_CONF"] = "backend:cudaMallocAsync"
+    import torch
+
+    floor, ids = load(a.build_dir)
+    torch.manual_seed(0)
+    w1 = torch.randn(256, 512, device="cuda") * 0.05
+    w2 = torch.randn(512, 64, device="cuda") * 0.05
+
+    def step(x):
+        return torch.relu(x @ w1) @ w2
+
+    inputs = {bs: torch.randn(bs, 256, device="cuda") for bs in range(1, a.graphs + 1)}
+    s = torch.cuda.Stream()
+    cur = torch.cuda.current_stream()
+
+    def block():
+        """Captures GRAPHS graphs and replays each once: per graph, (begin, step, end, replay) s."""
+        graphs, outputs = [], []
+        parts = [0.0, 0.0, 0.0, 0.0]
+        for bs in range(a.graphs, 0, -1):
+            g = torch.cuda.CUDAGraph()
+            s.wait_stream(cur)
+            with torch.cuda.stream(s):
+                t0 = time.perf_counter()
+                g.capture_begin()
+                t1 = time.perf_counter()
+                out = step(inputs[bs])
+                t2 = time.perf_counter()
+                g.capture_end()
+                t3 = time.perf_counter()
+            parts[0] += t1 - t0
+            parts[1] += t2 - t1
+            parts[2] += t3 - t2
+            cur.wait_stream(s)
+            graphs.append(g)
+            outputs.append(out)
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for g in graphs:
+            g.replay()
+        torch.cuda.synchronize()
+        parts[3] = time.perf_counter() - t0
+        del graphs, outputs
+        torch.cuda.synchronize()
+        return [p / a.graphs for p in parts]
+
+    for _ in range(3):  # cuBLAS, kernels and the graph pool warmed, not counted
+        block()
+    samples = {m: [] for m in MODES}
+    calls = {m: {} for m in MODES}
+    before_cupti = [block() for _ in range(max(3, a.blocks // 4))]
+    rng = random.Random(a.seed)
+    for _ in range(a.blocks):
+        order = MODES[:]
+        rng.shuffle(order)
+        for mode in order:
+            switch(floor, ids, mode)
+            counts(floor)
+            samples[mode].append(block())
+            for name, c in counts(floor).items():
+                calls[mode][name] = calls[mode].get(name, 0) + c
+            floor.floor_stop()
+
+    def summary(blocks):
+        us = lambda k: statistics.median(b[k] for b in blocks) * 1e6
+        total = [sum(b[:3]) * 1e6 for b in blocks]
+        q = statistics.quantiles(total, n=4) if len(total) > 1 else [total[0]] * 3
+        return {"capture_us_per_graph": statistics.median(total), "capture_us_q1": q[0], "capture_us_q3": q[2],
+                "capture_us_min": min(total), "begin_us": us(0), "step_us": us(1), "end_us": us(2),
+                "replay_us_per_graph": us(3), "blocks": len(blocks)}
+
+    out = {"what": "CUPTI's callback dispatch alone on a serving warm-up's captures (tools/cupti_floor.py)",
+           "command": " ".join(["tools/cupti_floor.py"] + sys.argv[2:]),
+           "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+           "commit": open(os.path.join(a.build_dir, "COMMIT")).read().strip()
+           if os.path.exists(os.path.join(a.build_dir, "COMMIT")) else "unknown",
+           "device": subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
+                                    capture_output=True, text=True).stdout.strip(),
+           "torch": torch.__version__, "graphs_per_block": a.graphs, "route_ids": len(ids),
+           "off_before_cupti": summary(before_cupti), "modes": {}}
+    off = summary(samples["off"])["capture_us_per_graph"]
+    graphs = a.graphs * a.blocks
+    for mode in MODES:
+        m = summary(samples[mode])
+        m["over_off_us_per_graph"] = m["capture_us_per_graph"] - off
+        m["capture_ratio"] = m["capture_us_per_graph"] / off
+        per_graph = {k: v / graphs for k, v in sorted(calls[mode].items(), key=lambda kv: -kv[1])}
+        m["callbacks_per_graph"] = sum(per_graph.values())
+        m["callbacks_per_graph_by_call"] = per_graph
+        out["modes"][mode] = m
+    every = out["modes"]["every call"]
+    if every["callbacks_per_graph"]:
+        # What one callback costs: every call's excess over a bare subscription, per callback.
+        every["us_per_callback"] = (every["capture_us_per_graph"] - out["modes"]["subscribed"]["capture_us_per_graph"]) / every["callbacks_per_graph"]
+    with open(a.out_json + ".tmp", "w") as f:
+        json.dump(out, f, indent=1)
+    os.replace(a.out_json + ".tmp", a.out_json)
+    for mode in MODES:
+        m = out["modes"][mode]
+        print(f"{mode:16s} capture {m['capture_us_per_graph']:7.1f} us/graph (q1 {m['capture_us_q1']:.1f}, "
+              f"q3 {m['capture_us_q3']:.1f}), over off {m['over_off_us_per_graph']:+6.1f} us, "
+              f"callbacks {m['callbacks_per_graph']:.1f}/graph, replay {m['replay_us_per_graph']:.1f} us")
+
+
+if __name__ == "__main__":
+    main()
