@@ -85,6 +85,12 @@ def main():
     inputs = {bs: torch.randn(bs, 256, device="cuda") for bs in range(1, a.graphs + 1)}
     s = torch.cuda.Stream()
     cur = torch.cuda.current_stream()
+    s.wait_stream(cur)
+    with torch.cuda.stream(s):  # eager warm-up: cuBLAS handles and kernels loaded before capturing
+        for bs in (1, a.graphs):
+            step(inputs[bs])
+    cur.wait_stream(s)
+    torch.cuda.synchronize()
 
     def block():
         """Captures GRAPHS graphs and replays each once: per graph, (begin, step, end, replay) s."""
