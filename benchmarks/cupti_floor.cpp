@@ -92,3 +92,10 @@ extern "C" __attribute__((visibility("default"))) const char* floor_name(int id)
 
 // The number of driver callback ids.
 extern "C" __attribute__((visibility("default"))) int floor_driver_ids() { return static_cast<int>(driver_ids); }
+
+// Loaded through CUDA_INJECTION64_PATH, as the recording library is: a bare subscription made at
+// cuInit, before the program's first context, and kept until floor_start or floor_stop.
+extern "C" __attribute__((visibility("default"))) int InitializeInjection() {
+  if (!subscriber && cuptiSubscribe(&subscriber, callback, nullptr) != CUPTI_SUCCESS) subscriber = nullptr;
+  return 1;
+}

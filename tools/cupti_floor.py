@@ -15,7 +15,12 @@ on every mode alike. Per mode: the median over blocks of the capture time per gr
 captured step, end with its instantiation), the replay per graph, the difference from `off`,
 and the callbacks per graph by driver call. Writes one JSON with the device, driver and commit.
 
-Usage: cupti_floor.py BUILD_DIR OUT_JSON [--blocks 40] [--graphs 50] [--seed 1]"""
+Before the modes, a phase of blocks before CUPTI was ever attached and one after a subscription
+was made and ended; --control runs the same two phases in a process that never attaches CUPTI,
+so that what attaching leaves behind is told apart from the process's own drift. With
+CUDA_INJECTION64_PATH naming libgmem_cupti_floor.so, CUPTI is attached at cuInit, as when recording.
+
+Usage: cupti_floor.py BUILD_DIR OUT_JSON [--blocks 40] [--graphs 50] [--seed 1] [--control]"""
 import argparse
 import ctypes
 import datetime
@@ -63,6 +68,12 @@ def counts(floor):
     return out
 
 
+def write(doc, path):
+    with open(path + ".tmp", "w") as f:
+        json.dump(doc, f, indent=1)
+    os.replace(path + ".tmp", path)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("build_dir")
@@ -70,11 +81,12 @@ def main():
     ap.add_argument("--blocks", type=int, default=40)
     ap.add_argument("--graphs", type=int, default=50)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--control", action="store_true",
+                    help="never attach CUPTI: the two phases alone, to tell CUPTI's attachment from time")
     a = ap.parse_args()
     os.environ["PYTORCH_CUDA_ALLOC_CONF"] = "backend:cudaMallocAsync"
     import torch
 
-    floor, ids = load(a.build_dir)
     torch.manual_seed(0)
     w1 = torch.randn(256, 512, device="cuda") * 0.05
     w2 = torch.randn(512, 64, device="cuda") * 0.05
@@ -125,11 +137,19 @@ def main():
 
     for _ in range(3):  # cuBLAS, kernels and the graph pool warmed, not counted
         block()
+    # Blocks before CUPTI was ever attached, then as many after one subscription made and ended
+    # (with --control, after none: the same two phases of a process that never attaches CUPTI).
+    k = max(3, a.blocks // 4)
+    before = [block() for _ in range(k)]
+    if not a.control:
+        floor, ids = load(a.build_dir)
+        switch(floor, ids, "subscribed")
+        floor.floor_stop()
+    after = [block() for _ in range(k)]
     samples = {m: [] for m in MODES}
     calls = {m: {} for m in MODES}
-    before_cupti = [block() for _ in range(max(3, a.blocks // 4))]
     rng = random.Random(a.seed)
-    for _ in range(a.blocks):
+    for _ in range(0 if a.control else a.blocks):
         order = MODES[:]
         rng.shuffle(order)
         for mode in order:
@@ -148,6 +168,8 @@ def main():
                 "capture_us_min": min(total), "begin_us": us(0), "step_us": us(1), "end_us": us(2),
                 "replay_us_per_graph": us(3), "blocks": len(blocks)}
 
+    phases = {"cupti_attached_between": not a.control, "before": summary(before), "after": summary(after)}
+    phases["after_over_before"] = phases["after"]["capture_us_per_graph"] / phases["before"]["capture_us_per_graph"]
     out = {"what": "CUPTI's callback dispatch alone on a serving warm-up's captures (tools/cupti_floor.py)",
            "command": " ".join(["tools/cupti_floor.py"] + sys.argv[2:]),
            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -155,8 +177,13 @@ def main():
            if os.path.exists(os.path.join(a.build_dir, "COMMIT")) else "unknown",
            "device": subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
                                     capture_output=True, text=True).stdout.strip(),
-           "torch": torch.__version__, "graphs_per_block": a.graphs, "route_ids": len(ids),
-           "off_before_cupti": summary(before_cupti), "modes": {}}
+           "torch": torch.__version__, "injected": bool(os.environ.get("CUDA_INJECTION64_PATH")), "graphs_per_block": a.graphs, "phases": phases, "modes": {}}
+    print(f"{'attached' if not a.control else 'control'}: before {phases['before']['capture_us_per_graph']:.1f} us/graph, "
+          f"after {phases['after']['capture_us_per_graph']:.1f} us/graph ({phases['after_over_before']:.3f}x)")
+    if a.control:
+        write(out, a.out_json)
+        return
+    out["route_ids"] = len(ids)
     off = summary(samples["off"])["capture_us_per_graph"]
     graphs = a.graphs * a.blocks
     for mode in MODES:
@@ -171,9 +198,7 @@ def main():
     if every["callbacks_per_graph"]:
         # What one callback costs: every call's excess over a bare subscription, per callback.
         every["us_per_callback"] = (every["capture_us_per_graph"] - out["modes"]["subscribed"]["capture_us_per_graph"]) / every["callbacks_per_graph"]
-    with open(a.out_json + ".tmp", "w") as f:
-        json.dump(out, f, indent=1)
-    os.replace(a.out_json + ".tmp", a.out_json)
+    write(out, a.out_json)
     for mode in MODES:
         m = out["modes"][mode]
         print(f"{mode:16s} capture {m['capture_us_per_graph']:7.1f} us/graph (q1 {m['capture_us_q1']:.1f}, "
