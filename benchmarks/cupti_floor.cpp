@@ -10,6 +10,8 @@
 
 #include <atomic>
 #include <cstdint>
+#include <cstdlib>
+#include <string>
 
 namespace {
 
@@ -93,9 +95,19 @@ extern "C" __attribute__((visibility("default"))) const char* floor_name(int id)
 // The number of driver callback ids.
 extern "C" __attribute__((visibility("default"))) int floor_driver_ids() { return static_cast<int>(driver_ids); }
 
-// Loaded through CUDA_INJECTION64_PATH, as the recording library is: a bare subscription made at
-// cuInit, before the program's first context, and kept until floor_start or floor_stop.
+// Loaded through CUDA_INJECTION64_PATH, as the recording library is: a subscription made at
+// cuInit, before the program's first context, and kept until floor_start or floor_stop. With
+// GMEM_FLOOR_INIT=one it enables one driver callback (cuGraphInstantiateWithFlags), with =every
+// every driver call's, otherwise none.
 extern "C" __attribute__((visibility("default"))) int InitializeInjection() {
-  if (!subscriber && cuptiSubscribe(&subscriber, callback, nullptr) != CUPTI_SUCCESS) subscriber = nullptr;
+  if (subscriber) return 1;
+  if (cuptiSubscribe(&subscriber, callback, nullptr) != CUPTI_SUCCESS) {
+    subscriber = nullptr;
+    return 1;
+  }
+  const char* what = std::getenv("GMEM_FLOOR_INIT");
+  const std::string w = what ? what : "";
+  if (w == "one") cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithFlags);
+  if (w == "every") cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API);
   return 1;
 }

@@ -18,7 +18,8 @@ and the callbacks per graph by driver call. Writes one JSON with the device, dri
 Before the modes, a phase of blocks before CUPTI was ever attached and one after a subscription
 was made and ended; --control runs the same two phases in a process that never attaches CUPTI,
 so that what attaching leaves behind is told apart from the process's own drift. With
-CUDA_INJECTION64_PATH naming libgmem_cupti_floor.so, CUPTI is attached at cuInit, as when recording.
+CUDA_INJECTION64_PATH naming libgmem_cupti_floor.so, CUPTI is attached at cuInit, as when recording
+(GMEM_FLOOR_INIT=one or every: with one driver callback, or every one, enabled from the start).
 
 Usage: cupti_floor.py BUILD_DIR OUT_JSON [--blocks 40] [--graphs 50] [--seed 1] [--control]"""
 import argparse
@@ -177,7 +178,8 @@ def main():
            if os.path.exists(os.path.join(a.build_dir, "COMMIT")) else "unknown",
            "device": subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
                                     capture_output=True, text=True).stdout.strip(),
-           "torch": torch.__version__, "injected": bool(os.environ.get("CUDA_INJECTION64_PATH")), "graphs_per_block": a.graphs, "phases": phases, "modes": {}}
+           "torch": torch.__version__, "injected": os.path.basename(os.environ.get("CUDA_INJECTION64_PATH", "")),
+           "floor_init": os.environ.get("GMEM_FLOOR_INIT", ""), "graphs_per_block": a.graphs, "phases": phases, "modes": {}}
     print(f"{'attached' if not a.control else 'control'}: before {phases['before']['capture_us_per_graph']:.1f} us/graph, "
           f"after {phases['after']['capture_us_per_graph']:.1f} us/graph ({phases['after_over_before']:.3f}x)")
     if a.control:
