@@ -8,8 +8,10 @@ unrecorded, and what the recording library says each part of recording cost per 
 JSON with the device, the driver, the commit and the date.
 
 Usage: record_scale.py BUILD_DIR OUT_JSON [--sizes 500,1000,2000] [--pairs 1] [--keep DIR] [--parts]
+                       [--variant NAME=MODE:VAR=VALUE,...]...
 (--keep: copy each size's last recording into DIR as record-scale-N.json; --parts: also run the
-Python companion alone and the recording library alone, to see where recording's cost lies)."""
+Python companion alone and the recording library alone, to see where recording's cost lies;
+--variant: a mode run again with more environment, as an experiment's)."""
 import argparse
 import datetime
 import json
@@ -31,14 +33,22 @@ def run(cmd, env=None):
     return p, time.perf_counter() - t0
 
 
-def one(gmemprof, n, mode, tmp):
+def one(gmemprof, n, mode, tmp, variants=None):
     """mode: "unrecorded", "recorded", or a part of recording alone: "companion" (the Python
-    companion without the recording library) or "library" (the library without the companion)."""
+    companion without the recording library) or "library" (the library without the companion);
+    or a variant's name (VARIANTS: name -> (one of those modes, extra environment))."""
+    extra = {}
+    if variants and mode in variants:
+        tag = mode
+        mode, extra = variants[mode]
+    else:
+        tag = mode
     recorded = mode in ("recorded", "library")
-    self_json = os.path.join(tmp, f"self-{n}-{mode}.json")
-    report = os.path.join(tmp, f"record-{n}.json" if mode == "recorded" else f"record-{n}-{mode}.json")
+    self_json = os.path.join(tmp, f"self-{n}-{tag}.json")
+    report = os.path.join(tmp, f"record-{n}.json" if tag == "recorded" else f"record-{n}-{tag}.json")
     cmd = [sys.executable, PROGRAM, str(n), self_json]
     env = dict(os.environ)
+    env.update(extra)
     if recorded:
         cmd = [gmemprof, "record", "--out", report, "--"] + cmd
     if mode == "library":
@@ -56,7 +66,7 @@ def one(gmemprof, n, mode, tmp):
         # What the recording library says recording cost the program, by part (its own clock).
         cost = json.load(open(report)).get("recorded", {}).get("record_cost", [])
         doc["record_cost"] = {c["part"]: {"calls": c["calls"], "us": c["us"]} for c in cost}
-    if mode == "recorded":
+    if tag == "recorded":
         show, show_s = run([gmemprof, "show", report])
         doc["show_s"] = show_s
         doc["show_lines"] = show.stdout.count("\n")
@@ -73,7 +83,17 @@ def main():
     ap.add_argument("--keep")
     ap.add_argument("--parts", action="store_true",
                     help="also run the companion alone and the library alone (where recording's cost lies)")
+    ap.add_argument("--variant", action="append", default=[],
+                    help="NAME=MODE:VAR=VALUE,...: also run MODE (recorded, library or companion) with "
+                         "that environment (an experiment: tools' record_ablate shim through LD_PRELOAD)")
     a = ap.parse_args()
+    variants = {}
+    for v in a.variant:
+        name, _, rest = v.partition("=")
+        mode, _, assignments = rest.partition(":")
+        if not name or mode not in ("recorded", "library", "companion"):
+            sys.exit(f"record_scale: --variant '{v}' is not NAME=MODE:VAR=VALUE,... with MODE recorded, library or companion")
+        variants[name] = (mode, dict(x.split("=", 1) for x in assignments.split(",") if "=" in x))
     gmemprof = os.path.join(a.build_dir, "profiler", "gmemprof")
     tmp = tempfile.mkdtemp()
     sizes = [int(s) for s in a.sizes.split(",")]
@@ -86,11 +106,11 @@ def main():
                                     capture_output=True, text=True).stdout.strip(),
            "sizes": {}}
     for n in sizes:
-        modes = ["unrecorded", "recorded"] + (["companion", "library"] if a.parts else [])
+        modes = ["unrecorded", "recorded"] + (["companion", "library"] if a.parts else []) + list(variants)
         runs = {m: [] for m in modes}
         for k in range(a.pairs):
             for mode in modes if k % 2 == 0 else modes[::-1]:
-                runs[mode].append(one(gmemprof, n, mode, tmp))
+                runs[mode].append(one(gmemprof, n, mode, tmp, variants))
         if a.keep and os.path.exists(os.path.join(tmp, f"record-{n}.json")):
             os.makedirs(a.keep, exist_ok=True)
             shutil.copy(os.path.join(tmp, f"record-{n}.json"), os.path.join(a.keep, f"record-scale-{n}.json"))
