@@ -17,6 +17,13 @@ namespace {
 using mem_get_info_fn = int (*)(std::size_t*, std::size_t*);
 using backtrace_fn = int (*)(void**, int);
 
+// The driver's own cuMemGetInfo_v2: libcuda is loaded by the program (dlopen, local scope) where
+// RTLD_NEXT does not look.
+mem_get_info_fn drivers_mem_get_info() {
+  void* cuda = dlopen("libcuda.so.1", RTLD_NOLOAD | RTLD_LAZY);
+  return reinterpret_cast<mem_get_info_fn>(cuda ? dlsym(cuda, "cuMemGetInfo_v2") : nullptr);
+}
+
 bool ablated(const char* part) {
   const char* a = std::getenv("GMEM_ABLATE");
   return a && std::strstr(a, part) != nullptr;
@@ -26,12 +33,13 @@ bool ablated(const char* part) {
 
 extern "C" __attribute__((visibility("default"))) int cuMemGetInfo_v2(std::size_t* free_bytes, std::size_t* total) {
   static const bool fake = ablated("readings");
-  static const auto real = reinterpret_cast<mem_get_info_fn>(dlsym(RTLD_NEXT, "cuMemGetInfo_v2"));
+  static mem_get_info_fn real = nullptr;
   if (fake) {
     *free_bytes = std::size_t{40} << 30;
     *total = std::size_t{80} << 30;
     return 0;
   }
+  if (!real) real = drivers_mem_get_info();  // after cuInit: libcuda is loaded by then
   return real ? real(free_bytes, total) : 1;
 }
 

@@ -8,9 +8,10 @@ unrecorded, and what the recording library says each part of recording cost per 
 JSON with the device, the driver, the commit and the date.
 
 Usage: record_scale.py BUILD_DIR OUT_JSON [--sizes 500,1000,2000] [--pairs 1] [--keep DIR] [--parts]
-                       [--variant NAME=MODE:VAR=VALUE,...]...
+                       [--previous BUILD_DIR] [--variant NAME=MODE:VAR=VALUE,...]...
 (--keep: copy each size's last recording into DIR as record-scale-N.json; --parts: also run the
 Python companion alone and the recording library alone, to see where recording's cost lies;
+--previous: also recorded by an earlier build, so that a change shows as a ratio in one run;
 --variant: a mode run again with more environment, as an experiment's)."""
 import argparse
 import datetime
@@ -33,12 +34,15 @@ def run(cmd, env=None):
     return p, time.perf_counter() - t0
 
 
-def one(gmemprof, n, mode, tmp, variants=None):
+def one(gmemprof, n, mode, tmp, variants=None, previous=None):
     """mode: "unrecorded", "recorded", or a part of recording alone: "companion" (the Python
     companion without the recording library) or "library" (the library without the companion);
-    or a variant's name (VARIANTS: name -> (one of those modes, extra environment))."""
+    or a variant's name (VARIANTS: name -> (one of those modes, extra environment)); or
+    "previous": recorded by the PREVIOUS build's gmemprof."""
     extra = {}
-    if variants and mode in variants:
+    if mode == "previous":
+        tag, mode, gmemprof = "previous", "recorded", previous
+    elif variants and mode in variants:
         tag = mode
         mode, extra = variants[mode]
     else:
@@ -83,6 +87,7 @@ def main():
     ap.add_argument("--keep")
     ap.add_argument("--parts", action="store_true",
                     help="also run the companion alone and the library alone (where recording's cost lies)")
+    ap.add_argument("--previous", help="a previous build's folder: its recording, run beside this build's")
     ap.add_argument("--variant", action="append", default=[],
                     help="NAME=MODE:VAR=VALUE,...: also run MODE (recorded, library or companion) with "
                          "that environment (an experiment: tools' record_ablate shim through LD_PRELOAD)")
@@ -104,13 +109,16 @@ def main():
            if os.path.exists(os.path.join(a.build_dir, "COMMIT")) else "unknown",
            "device": subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
                                     capture_output=True, text=True).stdout.strip(),
+           "previous_commit": open(os.path.join(a.previous, "COMMIT")).read().strip()
+           if a.previous and os.path.exists(os.path.join(a.previous, "COMMIT")) else None,
            "sizes": {}}
     for n in sizes:
-        modes = ["unrecorded", "recorded"] + (["companion", "library"] if a.parts else []) + list(variants)
+        modes = ["unrecorded", "recorded"] + (["companion", "library"] if a.parts else []) + (["previous"] if a.previous else []) + list(variants)
         runs = {m: [] for m in modes}
         for k in range(a.pairs):
             for mode in modes if k % 2 == 0 else modes[::-1]:
-                runs[mode].append(one(gmemprof, n, mode, tmp, variants))
+                runs[mode].append(one(gmemprof, n, mode, tmp, variants,
+                                      a.previous and os.path.join(a.previous, "profiler", "gmemprof")))
         if a.keep and os.path.exists(os.path.join(tmp, f"record-{n}.json")):
             os.makedirs(a.keep, exist_ok=True)
             shutil.copy(os.path.join(tmp, f"record-{n}.json"), os.path.join(a.keep, f"record-scale-{n}.json"))
