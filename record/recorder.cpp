@@ -225,7 +225,7 @@ void recorder::on_instantiate(std::uint64_t exec, std::uint64_t graph, profiler:
                               const std::string& nvtx, double t_us, double host_us,
                               const std::optional<counters>& before,
                               const std::optional<counters>& after,
-                              const profiler::instantiate_flags& flags, std::vector<std::string> stack) {
+                              const profiler::instantiate_flags& flags, stack_ref stack) {
   std::vector<int> devices;
   profiler::for_each_node(model, [&devices](const profiler::model_node& n) {
     if (n.kind == profiler::node_kind::mem_alloc) devices.push_back(n.device);
@@ -259,7 +259,7 @@ void recorder::on_instantiate(std::uint64_t exec, std::uint64_t graph, profiler:
   // The Python site and the framework's label are part of the site (the native stack of a
   // Python program is the interpreter's, the same for every graph).
   const std::string python_site = origin != graph_origin_.end() ? origin->second.python_site + "|" + origin->second.framework_label : "";
-  const std::uint64_t shape = shape_of(stack, graph_nvtx + "|" + python_site, kind, flags, model);
+  const std::uint64_t shape = shape_of(stack.get(), graph_nvtx + "|" + python_site, kind, flags, model);
   if (const std::optional<std::size_t> twin = revivable(shape)) {
     revive(*twin, exec, graph, model, t_us, host_us, before, after);
     return;

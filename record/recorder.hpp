@@ -11,6 +11,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -108,6 +109,17 @@ struct timeline_point {
   counters values;
 };
 
+/// A native call stack as named frames, innermost first, with their hash: taken once per site
+/// (session::stack_of) and shared by every graph instantiated there, so that a warm-up of
+/// thousands of graphs neither copies nor hashes its frames again for each one.
+struct call_stack {
+  std::vector<std::string> frames;
+  std::uint64_t hash = 0;  ///< FNV-1a over the frames
+};
+using stack_ref = std::shared_ptr<const call_stack>;
+/// `frames` as a shared stack with its hash; null for no frame.
+[[nodiscard]] stack_ref make_stack(std::vector<std::string> frames);
+
 /// One executable graph that owns memory nodes, or whose capture took memory from the
 /// application's allocator (a private pool: PyTorch's native caching allocator).
 struct graph_record {
@@ -161,8 +173,8 @@ struct graph_record {
   bool destroyed = false;
   /// Where the program instantiated it: the native call stack, innermost first, without the
   /// driver's, CUPTI's and the recording library's frames ("libtorch_cuda.so!at::cuda::
-  /// CUDAGraph::capture_end()+0x1c4"); empty where none could be taken.
-  std::vector<std::string> instantiate_stack;
+  /// CUDAGraph::capture_end()+0x1c4"); null where none could be taken. One per site, shared.
+  stack_ref instantiate_stack;
 };
 
 /// The most steady host times kept per graph (then a uniform sample of them).
@@ -228,7 +240,7 @@ class recorder {
   void on_instantiate(std::uint64_t exec, std::uint64_t graph, profiler::graph_model model,
                       const std::string& nvtx, double t_us, double host_us,
                       const std::optional<counters>& before, const std::optional<counters>& after,
-                      const profiler::instantiate_flags& flags = {}, std::vector<std::string> stack = {});
+                      const profiler::instantiate_flags& flags = {}, stack_ref stack = nullptr);
   /// An instantiation of a graph with memory nodes that the driver refused (`result`, the
   /// CUresult name): kept as a note, the graph is not tracked.
   void on_instantiate_failed(const std::string& nvtx, double t_us, const std::string& result);
@@ -375,7 +387,7 @@ class recorder {
                                              const std::string& framework_label = "");
   /// The site and structure of a graph: its instantiation stack, NVTX range, kind, flags, node
   /// kinds and sizes, edges and children, hashed. Instances of one shape are one record.
-  [[nodiscard]] static std::uint64_t shape_of(const std::vector<std::string>& stack, const std::string& nvtx,
+  [[nodiscard]] static std::uint64_t shape_of(const call_stack* stack, const std::string& nvtx,
                                               const std::string& kind, const profiler::instantiate_flags& flags,
                                               const profiler::graph_model& model);
 

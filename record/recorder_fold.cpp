@@ -12,25 +12,54 @@
 
 namespace gmem::record {
 
-std::uint64_t recorder::shape_of(const std::vector<std::string>& stack, const std::string& nvtx,
-                                 const std::string& kind, const profiler::instantiate_flags& flags,
-                                 const profiler::graph_model& model) {
-  std::uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a over the site and the structure
-  const auto mix = [&h](const std::string& text) {
-    for (unsigned char c : text) h = (h ^ c) * 0x100000001b3ull;
-    h = (h ^ 0xff) * 0x100000001b3ull;
-  };
-  for (const std::string& frame : stack) mix(frame);
-  mix(nvtx);
-  mix(kind);
-  mix(std::string{static_cast<char>('0' + flags.auto_free_on_launch), static_cast<char>('0' + flags.upload),
-                  static_cast<char>('0' + flags.device_launch), static_cast<char>('0' + flags.use_node_priority)});
-  const auto structure = [&mix](const profiler::graph_model& m, const auto& self) -> void {
+namespace {
+
+constexpr std::uint64_t fnv_basis = 0xcbf29ce484222325ull;
+constexpr std::uint64_t fnv_prime = 0x100000001b3ull;
+
+void mix_text(std::uint64_t& h, const std::string& text) {
+  for (unsigned char c : text) h = (h ^ c) * fnv_prime;
+  h = (h ^ 0xff) * fnv_prime;
+}
+
+void mix_number(std::uint64_t& h, std::uint64_t v) {
+  for (int k = 0; k < 8; ++k, v >>= 8) h = (h ^ (v & 0xff)) * fnv_prime;
+}
+
+}  // namespace
+
+stack_ref make_stack(std::vector<std::string> frames) {
+  if (frames.empty()) return nullptr;
+  auto s = std::make_shared<call_stack>();
+  s->hash = fnv_basis;
+  for (const std::string& frame : frames) mix_text(s->hash, frame);
+  s->frames = std::move(frames);
+  return s;
+}
+
+std::uint64_t recorder::shape_of(const call_stack* stack, const std::string& nvtx, const std::string& kind,
+                                 const profiler::instantiate_flags& flags, const profiler::graph_model& model) {
+  // FNV-1a over the site and the structure; the stack by its own hash, the structure's numbers
+  // as they are (no text made: it runs at every instantiation, in the program's thread).
+  std::uint64_t h = fnv_basis;
+  mix_number(h, stack ? stack->hash : 0);
+  mix_text(h, nvtx);
+  mix_text(h, kind);
+  mix_number(h, (flags.auto_free_on_launch ? 1u : 0u) | (flags.upload ? 2u : 0u) | (flags.device_launch ? 4u : 0u) |
+                    (flags.use_node_priority ? 8u : 0u));
+  const auto structure = [&h](const profiler::graph_model& m, const auto& self) -> void {
+    mix_number(h, m.nodes.size());
     for (const auto& n : m.nodes) {
-      mix(std::to_string(static_cast<int>(n.kind)) + ":" + std::to_string(n.bytes) + "@" + std::to_string(n.device));
+      mix_number(h, static_cast<std::uint64_t>(n.kind));
+      mix_number(h, n.bytes);
+      mix_number(h, static_cast<std::uint64_t>(static_cast<std::int64_t>(n.device)));
     }
-    for (const auto& [a, b] : m.edges) mix(std::to_string(a) + ">" + std::to_string(b));
-    mix(std::to_string(m.children.size()));
+    mix_number(h, m.edges.size());
+    for (const auto& [a, b] : m.edges) {
+      mix_number(h, a);
+      mix_number(h, b);
+    }
+    mix_number(h, m.children.size());
     for (const auto& c : m.children) self(c, self);
   };
   structure(model, structure);

@@ -73,7 +73,9 @@ std::string identity_of(const graph_record& g, const profiler::flat_graph& flat,
     for (unsigned char c : text) h = (h ^ c) * 0x100000001b3ull;
     h = (h ^ 0xff) * 0x100000001b3ull;
   };
-  for (const std::string& frame : g.instantiate_stack) mix(frame);
+  if (g.instantiate_stack) {
+    for (const std::string& frame : g.instantiate_stack->frames) mix(frame);
+  }
   for (const auto& n : flat.nodes) {
     mix(std::string(profiler::to_string(n.kind)) + (sizes ? ":" + std::to_string(n.bytes) : std::string()));
   }
@@ -200,7 +202,7 @@ graph_figures figures_of(const graph_record& g, std::uint64_t granularity, analy
   rg.flags_known = true;
   rg.identity = identity_of(g, flat, true);
   rg.site = identity_of(g, flat, false);
-  rg.instantiate_stack = g.instantiate_stack;
+  if (g.instantiate_stack) rg.instantiate_stack = g.instantiate_stack->frames;
   rg.exec_state_bytes = g.exec_state_bytes;
   rg.python_site = g.python_site;
   rg.framework_label = g.framework_label;

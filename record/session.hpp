@@ -231,8 +231,8 @@ class session {
   /// companion named (at most 4096 sites), and given to the site's later graphs (a stack walk
   /// through the interpreter took 16 to 28 us of each of 2000 captures on an H100 host).
   std::mutex site_stacks_mutex_;
-  std::map<std::string, std::vector<std::string>> site_stacks_;
-  std::vector<std::string> stack_of(const std::string& python_site);
+  std::map<std::string, stack_ref> site_stacks_;
+  stack_ref stack_of(const std::string& python_site);
   /// The Python companion's time in its wrappers, as it said at the program's end.
   std::uint64_t companion_calls_ = 0;
   double companion_us_ = 0;

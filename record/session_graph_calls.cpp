@@ -208,7 +208,7 @@ void session::instantiate_exit(std::uint64_t exec, std::uint64_t graph, const st
     }
     p.tracked = false;
     // The call stack before the lock: a few microseconds, once per graph.
-    std::vector<std::string> stack;
+    stack_ref stack;
     if (failure.empty() && driver_.call_stack) {
       const timed stack_cost(*this, cost_part::instantiate_stack);
       stack = stack_of(t.last_captured == graph ? t.captured_site : std::string());
@@ -235,14 +235,14 @@ void session::instantiate_exit(std::uint64_t exec, std::uint64_t graph, const st
   }
 }
 
-std::vector<std::string> session::stack_of(const std::string& python_site) {
-  if (python_site.empty()) return driver_.call_stack();
+stack_ref session::stack_of(const std::string& python_site) {
+  if (python_site.empty()) return make_stack(driver_.call_stack());
   {
     std::lock_guard<std::mutex> l(site_stacks_mutex_);
     const auto it = site_stacks_.find(python_site);
     if (it != site_stacks_.end()) return it->second;
   }
-  std::vector<std::string> stack = driver_.call_stack();
+  stack_ref stack = make_stack(driver_.call_stack());
   std::lock_guard<std::mutex> l(site_stacks_mutex_);
   if (site_stacks_.size() < 4096) site_stacks_.emplace(python_site, stack);
   return stack;

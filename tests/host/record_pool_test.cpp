@@ -260,7 +260,7 @@ TEST(RecordBounded, TenThousandGraphsMadeAndDestroyedKeepOneRecord) {
     r.on_capture_begin(0xAAA, "");
     r.on_capture_end(0xAAA, graph);
     r.on_instantiate(exec, graph, profiler::probe::model_of_spec("g=w2", 1ull << 40), "", i, 10, zero, zero, {},
-                     {"program+0x1234", "program+0x5678"});
+                     make_stack({"program+0x1234", "program+0x5678"}));
     r.on_launch(exec, r.stream_label(0xAAA), i, 80, zero, mapped);
     r.on_launch(exec, r.stream_label(0xAAA), i, 3, std::nullopt, std::nullopt);
     r.on_exec_destroy(exec);

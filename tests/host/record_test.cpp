@@ -298,10 +298,10 @@ TEST(RecordReport, AssemblesAScenarioPerGraphThatReadsBackAsAReport) {
 TEST(RecordReport, TheInstantiateStackTravelsWithItsGraph) {
   recorder r;
   r.on_instantiate(0x11, 0x10, two_sequential_allocs(), "", 1, 30, with_reserved(0), with_reserved(0), {},
-                   {"libtorch_cuda.so!at::cuda::CUDAGraph::capture_end()+0x1c4",
-                    "python3!_PyEval_EvalFrameDefault+0x7b2"});
+                   make_stack({"libtorch_cuda.so!at::cuda::CUDAGraph::capture_end()+0x1c4",
+                               "python3!_PyEval_EvalFrameDefault+0x7b2"}));
   r.on_instantiate(0x99, 0x98, kernels_only(), "", 2, 30, std::nullopt, std::nullopt, {},
-                   {"not a tracked exec"});  // no memory nodes: counted only
+                   make_stack({"not a tracked exec"}));  // no memory nodes: counted only
   const std::string text = profiler::to_json_string(assemble(r, profiler::environment{}, 2u << 20));
   // Written once in the recording's table of stacks, named by index in the graph.
   EXPECT_TRUE(std::regex_search(text, std::regex(R"("stacks": ?\[\["libtorch_cuda\.so!at::cuda::CUDAGraph::capture_end\(\)\+0x1c4", ?)")))
@@ -314,14 +314,44 @@ TEST(RecordReport, TheInstantiateStackTravelsWithItsGraph) {
                                       "python3!_PyEval_EvalFrameDefault+0x7b2"}));
 }
 
+// A graph's shape (what makes two instances one record) is its site and its structure: the same
+// frames in two stack objects are one site; another frame, size, edge or flag is another shape.
+TEST(RecordShape, ASitesFramesAndTheGraphsStructureMakeItsShape) {
+  const stack_ref f = make_stack({"app!f()+0x1", "app!main+0x2"});
+  const stack_ref f_again = make_stack({"app!f()+0x1", "app!main+0x2"});
+  const stack_ref g = make_stack({"app!g()+0x1", "app!main+0x2"});
+  EXPECT_EQ(make_stack({}), nullptr);
+  ASSERT_NE(f, f_again);
+  EXPECT_EQ(f->hash, f_again->hash);
+  EXPECT_NE(f->hash, g->hash);
+  const graph_model m = two_sequential_allocs();
+  const auto shape = [&m](const stack_ref& s, const graph_model& model, profiler::instantiate_flags flags = {}) {
+    return recorder::shape_of(s.get(), "fwd", "memory_nodes", flags, model);
+  };
+  EXPECT_EQ(shape(f, m), shape(f_again, m));
+  EXPECT_NE(shape(f, m), shape(g, m));
+  EXPECT_NE(shape(f, m), shape(nullptr, m));
+  EXPECT_NE(shape(f, m), recorder::shape_of(f.get(), "bwd", "memory_nodes", {}, m));
+  graph_model bigger = m;
+  bigger.nodes[2].bytes = 4u << 20;
+  EXPECT_NE(shape(f, m), shape(f, bigger));
+  graph_model rewired = m;
+  rewired.edges = {{0, 1}, {0, 2}, {2, 3}};
+  EXPECT_NE(shape(f, m), shape(f, rewired));
+  profiler::instantiate_flags upload;
+  upload.upload = true;
+  EXPECT_NE(shape(f, m), shape(f, m, upload));
+}
+
 // Graphs of one site share one entry of the table; a report of the earlier form (each graph's
 // stack written in full) still reads; an index past the table is refused naming the range.
 TEST(RecordReport, StacksAreWrittenOnceAndEarlierReportsStillRead) {
   recorder r;
   const std::vector<std::string> stack = {"app!capture()+0x10", "app!main+0x20"};
-  r.on_instantiate(0x11, 0x10, two_sequential_allocs(), "", 1, 30, with_reserved(0), with_reserved(0), {}, stack);
+  r.on_instantiate(0x11, 0x10, two_sequential_allocs(), "", 1, 30, with_reserved(0), with_reserved(0), {},
+                   make_stack(stack));
   r.on_instantiate(0x21, 0x20, two_sequential_allocs(), "", 2, 30, with_reserved(0), with_reserved(0), {},
-                   stack);
+                   make_stack(stack));
   const std::string text = profiler::to_json_string(assemble(r, profiler::environment{}, 2u << 20));
   std::size_t copies = 0;
   for (std::size_t at = text.find("app!capture()+0x10"); at != std::string::npos;
