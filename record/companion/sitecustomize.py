@@ -70,10 +70,10 @@ class _companion:
                 function = library.gmem_record_say
                 function.argtypes, function.restype = [ctypes.c_char_p], None
                 self.said_directly = function
-                text, number = ctypes.c_char_p, ctypes.c_int
+                # No argtypes: the fields are bytes and ints already, which ctypes passes as
+                # char* and int by default, without converting each through its argtypes.
                 capture, captured = library.gmem_record_capture, library.gmem_record_captured
-                capture.argtypes, capture.restype = [text, number, text, text], None
-                captured.argtypes, captured.restype = [text, number], None
+                capture.restype = captured.restype = None
                 self.capture_words = {"capture": capture, "captured": captured}
             except Exception:
                 pass
@@ -102,17 +102,18 @@ class _companion:
     FIELDS = {"capture": ("pool", "device", "site", "label"), "captured": ("pool", "device")}
 
     def tell(self, verb, *fields):
-        """A capture word ("capture": pool, device, site, label; "captured": pool, device), said
-        with its fields where the library takes them so (no JSON made or parsed), else as any
-        word. Untimed: the wrappers time the whole of their work."""
+        """A capture word ("capture": pool, device, site, label; "captured": pool, device; the
+        texts as UTF-8 bytes), said with its fields where the library takes them so (no JSON made
+        or parsed), else as any word. Untimed: the wrappers time the whole of their work."""
         if self.said_directly is None:
             self.direct()
         words = self.capture_words if self.said_directly else None
         try:
             if words is None:
-                self.say_untimed(verb, dict(zip(self.FIELDS[verb], fields)))
+                texts = [f.decode("utf-8", "replace") if type(f) is bytes else f for f in fields]
+                self.say_untimed(verb, dict(zip(self.FIELDS[verb], texts)))
                 return
-            words[verb](*[f.encode("utf-8", "replace") if type(f) is str else f for f in fields])
+            words[verb](*fields)
             self.said[verb] = self.said.get(verb, 0) + 1
         except Exception as e:
             self.errors.append(f"{verb}: {type(e).__name__}: {e}")
@@ -124,7 +125,7 @@ class _companion:
 
     def site(self):
         """The program's frame that led to the capture: the innermost outside PyTorch and this
-        file, as "file.py:42 in function". Whether a function's file is the program's is decided
+        file, as "file.py:42 in function" in UTF-8 bytes (b"" where none is found). Whether a function's file is the program's is decided
         once per function, and each site's text made once (a warm-up captures thousands of graphs
         from a few sites)."""
         try:
@@ -146,14 +147,14 @@ class _companion:
                     texts = known[2]  # line -> the site's text
                     text = texts.get(f.f_lineno)
                     if text is None:
-                        text = f"{known[1]}:{f.f_lineno} in {code.co_name}"
+                        text = f"{known[1]}:{f.f_lineno} in {code.co_name}".encode("utf-8", "replace")
                         if len(texts) < 256:
                             texts[f.f_lineno] = text
                     return text
                 f = f.f_back
         except Exception:
             pass
-        return ""
+        return b""
 
     @staticmethod
     def pool_name(pool):
@@ -199,8 +200,9 @@ class _companion:
             try:
                 pool = kwargs.get("pool", args[0] if args else None)
                 # Device -1: the library reads the capturing thread's own (no torch call here).
-                companion.tell("capture", companion.pool_name(pool) if pool is not None else "", -1,
-                               companion.site(), getattr(local, "label", ""))
+                label = getattr(local, "label", None)
+                companion.tell("capture", companion.pool_name(pool).encode() if pool is not None else b"", -1,
+                               companion.site(), label.encode("utf-8", "replace") if label else b"")
             except Exception:
                 pass
             companion.spent += clock() - start
@@ -210,7 +212,7 @@ class _companion:
             result = end(graph, *args, **kwargs)
             start = clock()
             try:
-                companion.tell("captured", companion.pool_name(graph.pool()), -1)
+                companion.tell("captured", companion.pool_name(graph.pool()).encode(), -1)
             except Exception:
                 pass
             companion.spent += clock() - start
