@@ -6,6 +6,7 @@
 #include <cxxabi.h>
 #include <dlfcn.h>
 #include <execinfo.h>
+#include <pthread.h>
 
 #include <cctype>
 #include <chrono>
@@ -21,6 +22,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "record/handoff.hpp"
 #include "record/injected.hpp"
 
 namespace gmem::record::injected {
@@ -248,13 +250,52 @@ bool is_host_pointer(std::uint64_t address) {
   return r != CUDA_SUCCESS || type == CU_MEMORYTYPE_HOST;
 }
 
+// The readings' helper thread (record/handoff.hpp): made at the first reading, never destroyed
+// (a reading may come from any thread until the process ends); none with
+// GMEM_RECORD_READING_HELPER=0, and none in a child made by fork(), which has no such thread.
+handoff* reading_helper() {
+  static handoff* const helper = [] {
+    const char* off = std::getenv("GMEM_RECORD_READING_HELPER");
+    if (off && std::strcmp(off, "0") == 0) return static_cast<handoff*>(nullptr);
+    // Spinning 2 ms after each reading keeps it up through a warm-up's captures (one every
+    // 0.2 to 0.5 ms on an H100 host) and lets it sleep soon after them.
+    auto* h = new handoff(std::chrono::microseconds(2000));
+    pthread_atfork(nullptr, nullptr, [] {
+      if (handoff* again = reading_helper()) again->forked();
+    });
+    return h;
+  }();
+  return helper;
+}
+
+// What cuMemGetInfo says in the context CONTEXT, run on the readings' helper thread.
+struct reading {
+  CUcontext context = nullptr;
+  std::size_t free = 0, total = 0;
+  CUresult result = CUDA_ERROR_UNKNOWN;
+};
+
+void read_in_context(void* p) {
+  auto* r = static_cast<reading*>(p);
+  if (cuCtxSetCurrent(r->context) != CUDA_SUCCESS) return;
+  r->result = cuMemGetInfo(&r->free, &r->total);
+  cuCtxSetCurrent(nullptr);  // holds no context between readings
+}
+
+// The device memory in use on the calling thread's device, read while the thread waits: on the
+// helper thread where it is up (the driver's and the kernel's work then leave this core's caches
+// to the program), else here.
 bool memory_used(int& device, std::uint64_t& used) {
   CUdevice d = 0;
   if (cuCtxGetDevice(&d) != CUDA_SUCCESS) return false;
-  std::size_t free = 0, total = 0;
-  if (cuMemGetInfo(&free, &total) != CUDA_SUCCESS || free > total) return false;
+  reading r;
+  handoff* helper = reading_helper();
+  const bool handed = helper && cuCtxGetCurrent(&r.context) == CUDA_SUCCESS && r.context &&
+                      helper->run(read_in_context, &r) && r.result == CUDA_SUCCESS;
+  if (!handed && cuMemGetInfo(&r.free, &r.total) != CUDA_SUCCESS) return false;
+  if (r.free > r.total) return false;
   device = static_cast<int>(d);
-  used = total - free;
+  used = r.total - r.free;
   return true;
 }
 

@@ -51,4 +51,10 @@ clang++ -std=c++17 -O1 -g -fsanitize=thread -I. -Iprofiler -Iprofiler/include -I
   -lgtest -lgtest_main -pthread -o "$tsan_record" || status=1
 TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1}" "$tsan_record" --gtest_brief=1 \
   --gtest_filter='RecordSession.Threads*:RecordSession.Exit*:RecordSession.Completions*' || status=1
+# The handoff of the recording library's readings to its helper thread (record/handoff.cpp).
+echo "sanitize: the readings' handoff under ThreadSanitizer" >&2
+tsan_handoff="$build/gmem_handoff_tsan"
+clang++ -std=c++17 -O1 -g -fsanitize=thread -I. tests/host/handoff_test.cpp record/handoff.cpp \
+  -lgtest -lgtest_main -pthread -o "$tsan_handoff" || status=1
+TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1}" "$tsan_handoff" --gtest_brief=1 || status=1
 exit "$status"

@@ -1,0 +1,100 @@
+#include "record/handoff.hpp"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
+namespace gmem::record {
+namespace {
+
+void pause() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_pause();
+#else
+  std::this_thread::yield();
+#endif
+}
+
+}  // namespace
+
+handoff::handoff(std::chrono::microseconds keep_spinning) : keep_spinning_(keep_spinning) {
+  thread_ = std::thread([this] { helper(); });
+}
+
+handoff::~handoff() {
+  stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+void handoff::helper() noexcept {
+  using clock = std::chrono::steady_clock;
+  for (;;) {
+    {  // asleep until a caller wakes it (the first state), or stopped
+      std::unique_lock<std::mutex> l(sleep_mutex_);
+      wake_.wait(l, [this] { return wake_asked_ || state_.load(std::memory_order_acquire) == stopped; });
+      wake_asked_ = false;
+      wake_pending_.store(false, std::memory_order_relaxed);
+      int s = sleeping;
+      state_.compare_exchange_strong(s, spinning, std::memory_order_acq_rel);  // unless stopped
+    }
+    auto until = clock::now() + keep_spinning_;
+    for (unsigned k = 0;; ++k) {
+      int s = state_.load(std::memory_order_acquire);
+      if (s == stopped) return;
+      if (s == asked) {
+        call_(arg_);
+        handed_.fetch_add(1, std::memory_order_relaxed);
+        state_.store(answered, std::memory_order_release);
+        until = clock::now() + keep_spinning_;
+        continue;
+      }
+      // Asleep only from `spinning`: a call asked (or answered, not yet taken back) keeps it up.
+      if (s == spinning && (k & 63) == 0 && clock::now() >= until &&
+          state_.compare_exchange_strong(s, sleeping, std::memory_order_acq_rel)) {
+        break;
+      }
+      pause();
+    }
+  }
+}
+
+bool handoff::run(void (*call)(void*), void* arg) noexcept {
+  if (state_.load(std::memory_order_acquire) == stopped) return false;  // a forked child too
+  std::lock_guard<std::mutex> turn(turn_);
+  call_ = call;
+  arg_ = arg;
+  int s = spinning;
+  if (!state_.compare_exchange_strong(s, asked, std::memory_order_acq_rel)) {
+    if (s == sleeping) {
+      declined_.fetch_add(1, std::memory_order_relaxed);
+      if (!wake_pending_.exchange(true, std::memory_order_relaxed)) {
+        {
+          std::lock_guard<std::mutex> l(sleep_mutex_);
+          wake_asked_ = true;
+        }
+        wake_.notify_one();
+      }
+    }
+    return false;
+  }
+  // The helper answers every call it was asked before it stops or sleeps.
+  while (state_.load(std::memory_order_acquire) != answered) pause();
+  state_.store(spinning, std::memory_order_release);
+  return true;
+}
+
+void handoff::stop() noexcept {
+  if (state_.load(std::memory_order_acquire) != stopped) {
+    std::lock_guard<std::mutex> turn(turn_);  // no call in flight
+    state_.store(stopped, std::memory_order_release);
+  }
+  {
+    std::lock_guard<std::mutex> l(sleep_mutex_);
+    wake_asked_ = true;
+  }
+  wake_.notify_one();
+}
+
+void handoff::forked() noexcept { state_.store(stopped, std::memory_order_release); }
+
+}  // namespace gmem::record
