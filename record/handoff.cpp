@@ -42,12 +42,18 @@ void handoff::helper() noexcept {
       int s = state_.load(std::memory_order_acquire);
       if (s == stopped) return;
       if (s == asked) {
-        call_(arg_);
+        const std::shared_ptr<void> job = job_;  // alive while it runs, whatever the caller does
+        call_(job.get());
         handed_.fetch_add(1, std::memory_order_relaxed);
         state_.store(answered, std::memory_order_release);
         until = clock::now() + keep_spinning_;
-        continue;
       }
+      if (abandoned_.load(std::memory_order_acquire)) {  // a caller gave up on a call: no more
+        job_.reset();  // no caller touches it once one gave up
+        state_.store(stopped, std::memory_order_release);
+        return;
+      }
+      if (s == asked) continue;
       // Asleep only from `spinning`: a call asked (or answered, not yet taken back) keeps it up.
       if (s == spinning && (k & 63) == 0 && clock::now() >= until &&
           state_.compare_exchange_strong(s, sleeping, std::memory_order_acq_rel)) {
@@ -58,11 +64,13 @@ void handoff::helper() noexcept {
   }
 }
 
-bool handoff::run(void (*call)(void*), void* arg) noexcept {
+bool handoff::run(void (*call)(void*), const std::shared_ptr<void>& job,
+                  std::chrono::microseconds patience) noexcept {
   if (state_.load(std::memory_order_acquire) == stopped) return false;  // a forked child too
   std::lock_guard<std::mutex> turn(turn_);
+  if (abandoned_.load(std::memory_order_acquire)) return false;
   call_ = call;
-  arg_ = arg;
+  job_ = job;
   int s = spinning;
   if (!state_.compare_exchange_strong(s, asked, std::memory_order_acq_rel)) {
     if (s == sleeping) {
@@ -78,7 +86,15 @@ bool handoff::run(void (*call)(void*), void* arg) noexcept {
     return false;
   }
   // The helper answers every call it was asked before it stops or sleeps.
-  while (state_.load(std::memory_order_acquire) != answered) pause();
+  const auto until = std::chrono::steady_clock::now() + patience;
+  for (unsigned k = 1; state_.load(std::memory_order_acquire) != answered; ++k) {
+    if ((k & 255) == 0 && std::chrono::steady_clock::now() >= until) {
+      abandoned_.store(true, std::memory_order_release);
+      return false;
+    }
+    pause();
+  }
+  job_.reset();
   state_.store(spinning, std::memory_order_release);
   return true;
 }

@@ -6,6 +6,11 @@
 // another core (docs/benchmarks.md, "Record at scale"). The caller stays blocked until the call
 // is done, so a reading still falls exactly where the caller asked for it.
 //
+// A call the helper has not finished within the caller's patience is left to it: the caller
+// goes on (and makes the call itself), the call's data stay alive with the helper (shared), and
+// the handoff stops for good once that call returns: a driver that blocked the helper costs the
+// program one wait, never a hang.
+//
 // The helper spins only while calls keep coming (a burst of instantiations), for `keep_spinning`
 // after the last one, then sleeps. A call made while it sleeps is not taken: run() wakes it and
 // answers false, and the caller makes the call itself (the first of a burst, or a lone one).
@@ -15,6 +20,7 @@
 #include <chrono>
 #include <cstdint>
 #include <condition_variable>
+#include <memory>
 #include <mutex>
 #include <thread>
 
@@ -28,10 +34,13 @@ class handoff {
   handoff(const handoff&) = delete;
   handoff& operator=(const handoff&) = delete;
 
-  /// Runs `call(arg)` on the helper thread and returns true once it has returned; false, with
-  /// nothing run, where the helper is asleep (it is woken for the next call) or stopped. One
-  /// call at a time: concurrent callers take turns. Throws nothing.
-  bool run(void (*call)(void*), void* arg) noexcept;
+  /// Runs `call(job.get())` on the helper thread and returns true once it has returned; false,
+  /// with nothing run, where the helper is asleep (it is woken for the next call) or stopped;
+  /// false too where the call has not returned within `patience` (the helper keeps `job` until
+  /// it has, then stops). One call at a time: concurrent callers take turns. `call` must not
+  /// throw. Throws nothing.
+  bool run(void (*call)(void*), const std::shared_ptr<void>& job,
+           std::chrono::microseconds patience = std::chrono::seconds(1)) noexcept;
   /// The helper ends after the call it may be running; run() answers false from then on.
   void stop() noexcept;
   /// In a child made by fork(), which has no helper thread: run() answers false for good.
@@ -47,7 +56,8 @@ class handoff {
   const std::chrono::microseconds keep_spinning_;
   std::atomic<int> state_{sleeping};
   void (*call_)(void*) = nullptr;
-  void* arg_ = nullptr;
+  std::shared_ptr<void> job_;  // the asked call's data, held by the helper while it runs
+  std::atomic<bool> abandoned_{false};
   std::mutex turn_;  // one caller at a time
   std::mutex sleep_mutex_;
   std::condition_variable wake_;

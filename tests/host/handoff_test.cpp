@@ -1,13 +1,15 @@
 // The recording library's handoff (record/handoff.hpp): a call run on a helper thread while the
 // caller waits, taken only while the helper spins; a sleeping helper declines and is woken;
 // callers on many threads each get their own call's answer; stopped and forked helpers decline
-// at once. Runs under ThreadSanitizer too (tools/sanitize.sh).
+// at once; a call the helper does not finish in the caller's patience is left to it, and the
+// handoff stops once it returns. Runs under ThreadSanitizer too (tools/sanitize.sh).
 #include "record/handoff.hpp"
 
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -30,10 +32,10 @@ void twice(void* p) {
 
 // Calls run() until the helper takes one (it is woken by the first declined call), for 2 s at
 // most; the job's answer is the helper's.
-bool handed_within_2s(handoff& h, job& j) {
+bool handed_within_2s(handoff& h, const std::shared_ptr<job>& j) {
   const auto until = std::chrono::steady_clock::now() + 2s;
   while (std::chrono::steady_clock::now() < until) {
-    if (h.run(twice, &j)) return true;
+    if (h.run(twice, j)) return true;
     std::this_thread::sleep_for(100us);
   }
   return false;
@@ -41,35 +43,35 @@ bool handed_within_2s(handoff& h, job& j) {
 
 TEST(Handoff, ASleepingHelperDeclinesAndWakesThenRunsTheCallOnItsThreadWhileTheCallerWaits) {
   handoff h(200ms);
-  job j;
-  j.in = 21;
-  EXPECT_FALSE(h.run(twice, &j));  // asleep at first: the caller makes the call itself
-  EXPECT_EQ(j.out, 0);
+  const auto j = std::make_shared<job>();
+  j->in = 21;
+  EXPECT_FALSE(h.run(twice, j));  // asleep at first: the caller makes the call itself
+  EXPECT_EQ(j->out, 0);
   EXPECT_GE(h.declined(), 1u);
   ASSERT_TRUE(handed_within_2s(h, j));
-  EXPECT_EQ(j.out, 42);  // done when run() returned
-  EXPECT_NE(j.ran_on, std::this_thread::get_id());
+  EXPECT_EQ(j->out, 42);  // done when run() returned
+  EXPECT_NE(j->ran_on, std::this_thread::get_id());
   // Spinning now: the next calls are taken at once.
   for (int k = 0; k < 100; ++k) {
-    job next;
-    next.in = k;
-    ASSERT_TRUE(h.run(twice, &next)) << k;
-    EXPECT_EQ(next.out, 2 * k);
+    const auto next = std::make_shared<job>();
+    next->in = k;
+    ASSERT_TRUE(h.run(twice, next)) << k;
+    EXPECT_EQ(next->out, 2 * k);
   }
   EXPECT_GE(h.handed(), 101u);
 }
 
 TEST(Handoff, AHelperGoesBackToSleepOnceCallsStopComing) {
   handoff h(1ms);
-  job j;
+  const auto j = std::make_shared<job>();
   ASSERT_TRUE(handed_within_2s(h, j));
   const std::uint64_t declined = h.declined();
   std::this_thread::sleep_for(50ms);  // far past its 1 ms of spinning
-  j.in = 5;
-  EXPECT_FALSE(h.run(twice, &j));
+  j->in = 5;
+  EXPECT_FALSE(h.run(twice, j));
   EXPECT_EQ(h.declined(), declined + 1);
   ASSERT_TRUE(handed_within_2s(h, j));  // woken again
-  EXPECT_EQ(j.out, 10);
+  EXPECT_EQ(j->out, 10);
 }
 
 TEST(Handoff, CallersOnManyThreadsTakeTurnsAndEachGetsItsOwnAnswer) {
@@ -79,14 +81,14 @@ TEST(Handoff, CallersOnManyThreadsTakeTurnsAndEachGetsItsOwnAnswer) {
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&, t] {
       for (int k = 0; k < 2000; ++k) {
-        job j;
-        j.in = t * 100000 + k;
-        if (h.run(twice, &j)) {
+        const auto j = std::make_shared<job>();
+        j->in = t * 100000 + k;
+        if (h.run(twice, j)) {
           ++handed;
-          if (j.out != 2 * j.in) ++wrong;
+          if (j->out != 2 * j->in) ++wrong;
         } else {
           ++declined;
-          if (j.out != 0) ++wrong;  // declined: nothing was run
+          if (j->out != 0) ++wrong;  // declined: nothing was run
         }
       }
     });
@@ -100,16 +102,51 @@ TEST(Handoff, CallersOnManyThreadsTakeTurnsAndEachGetsItsOwnAnswer) {
 
 TEST(Handoff, AStoppedOrForkedHelperDeclinesAtOnce) {
   handoff h(100ms);
-  job j;
+  const auto j = std::make_shared<job>();
   ASSERT_TRUE(handed_within_2s(h, j));
   h.stop();
   const auto t0 = std::chrono::steady_clock::now();
-  EXPECT_FALSE(h.run(twice, &j));
+  EXPECT_FALSE(h.run(twice, j));
   EXPECT_LT(std::chrono::steady_clock::now() - t0, 100ms);
   handoff child(100ms);
   ASSERT_TRUE(handed_within_2s(child, j));
   child.forked();  // a child of fork() has no helper thread: nothing waits for one
-  EXPECT_FALSE(child.run(twice, &j));
+  EXPECT_FALSE(child.run(twice, j));
+}
+
+// A call that blocks the helper (a driver waiting on something the caller holds) is left to it
+// after the caller's patience; its data stay alive with the helper, which stops once it returns.
+struct blocking_job {
+  std::atomic<bool> release{false};
+  std::atomic<bool> done{false};
+};
+
+void wait_for_release(void* p) {
+  auto* b = static_cast<blocking_job*>(p);
+  while (!b->release.load()) std::this_thread::sleep_for(1ms);
+  b->done = true;
+}
+
+TEST(Handoff, ACallNotDoneInTheCallersPatienceIsLeftToTheHelperWhichThenStops) {
+  handoff h(500ms);
+  ASSERT_TRUE(handed_within_2s(h, std::make_shared<job>()));
+  auto blocking = std::make_shared<blocking_job>();
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_FALSE(h.run(wait_for_release, blocking, std::chrono::microseconds(20000)));
+  const auto waited = std::chrono::steady_clock::now() - t0;
+  EXPECT_GE(waited, 20ms);
+  EXPECT_LT(waited, 1s);
+  std::weak_ptr<blocking_job> alive = blocking;
+  blocking_job* b = blocking.get();
+  blocking.reset();  // the caller has gone on: the helper keeps the job
+  EXPECT_FALSE(alive.expired());
+  EXPECT_FALSE(h.run(twice, std::make_shared<job>()));  // declined while it is blocked
+  b->release = true;
+  const auto until = std::chrono::steady_clock::now() + 2s;
+  while (!alive.expired() && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(1ms);
+  EXPECT_TRUE(alive.expired());  // done, and let go by the helper
+  std::this_thread::sleep_for(20ms);
+  EXPECT_FALSE(h.run(twice, std::make_shared<job>()));  // stopped for good
 }
 
 }  // namespace
