@@ -65,24 +65,6 @@ profiler::node_kind kind_of(CUgraphNodeType t) {
   }
 }
 
-// The readings' helper thread (record/handoff.hpp): made at the first reading, never destroyed
-// (a reading may come from any thread until the process ends); none with
-// GMEM_RECORD_READING_HELPER=0, and none in a child made by fork(), which has no such thread.
-handoff* reading_helper() {
-  static handoff* const helper = [] {
-    const char* off = std::getenv("GMEM_RECORD_READING_HELPER");
-    if (off && std::strcmp(off, "0") == 0) return static_cast<handoff*>(nullptr);
-    // Spinning 2 ms after each reading keeps it up through a warm-up's captures (one every
-    // 0.2 to 0.5 ms on an H100 host) and lets it sleep soon after them.
-    auto* h = new handoff(std::chrono::microseconds(2000));
-    pthread_atfork(nullptr, nullptr, [] {
-      if (handoff* again = reading_helper()) again->forked();
-    });
-    return h;
-  }();
-  return helper;
-}
-
 // The driver-API twin of profiler::read_graph. Edges are read with their data: the driver
 // refuses a query without it (CUDA_ERROR_LOSSY_QUERY) when a graph has edges of another kind
 // than full completion, as programmatic dependent launch makes. Every edge orders its nodes, so
@@ -138,39 +120,8 @@ bool read_graph_into(CUgraph graph, profiler::graph_model& m, bool& has_alloc) {
   return true;
 }
 
-// A graph read on the readings' helper thread, in the caller's context.
-struct graph_reading {
-  CUcontext context = nullptr;
-  CUgraph graph = nullptr;
-  profiler::graph_model model;
-  bool has_alloc = false;
-  bool read = false;
-};
-
-void read_graph_in_context(void* p) {
-  auto* r = static_cast<graph_reading*>(p);
-  try {
-    if (r->context && cuCtxSetCurrent(r->context) != CUDA_SUCCESS) return;
-    r->read = read_graph_into(r->graph, r->model, r->has_alloc);
-  } catch (...) {
-  }
-  cuCtxSetCurrent(nullptr);
-}
-
-// The graph read while the instantiating thread waits: on the helper thread where it is up (the
-// walk through the driver's node objects then stays out of this core's caches), else here.
 bool read_graph(std::uint64_t graph, profiler::graph_model& m, bool& has_alloc) {
-  const auto g = reinterpret_cast<CUgraph>(graph);
-  if (handoff* helper = reading_helper()) {
-    auto r = std::make_shared<graph_reading>();
-    r->graph = g;
-    if (cuCtxGetCurrent(&r->context) == CUDA_SUCCESS && helper->run(read_graph_in_context, r) && r->read) {
-      m = std::move(r->model);
-      has_alloc = has_alloc || r->has_alloc;
-      return true;
-    }
-  }
-  return read_graph_into(g, m, has_alloc);
+  return read_graph_into(reinterpret_cast<CUgraph>(graph), m, has_alloc);
 }
 
 int current_device() {
@@ -298,6 +249,24 @@ bool is_host_pointer(std::uint64_t address) {
   // Pageable host memory the driver never saw is not a device pointer: the query fails.
   const CUresult r = cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, static_cast<CUdeviceptr>(address));
   return r != CUDA_SUCCESS || type == CU_MEMORYTYPE_HOST;
+}
+
+// The readings' helper thread (record/handoff.hpp): made at the first reading, never destroyed
+// (a reading may come from any thread until the process ends); none with
+// GMEM_RECORD_READING_HELPER=0, and none in a child made by fork(), which has no such thread.
+handoff* reading_helper() {
+  static handoff* const helper = [] {
+    const char* off = std::getenv("GMEM_RECORD_READING_HELPER");
+    if (off && std::strcmp(off, "0") == 0) return static_cast<handoff*>(nullptr);
+    // Spinning 2 ms after each reading keeps it up through a warm-up's captures (one every
+    // 0.2 to 0.5 ms on an H100 host) and lets it sleep soon after them.
+    auto* h = new handoff(std::chrono::microseconds(2000));
+    pthread_atfork(nullptr, nullptr, [] {
+      if (handoff* again = reading_helper()) again->forked();
+    });
+    return h;
+  }();
+  return helper;
 }
 
 // What cuMemGetInfo says in the context CONTEXT, run on the readings' helper thread.
