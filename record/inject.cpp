@@ -11,7 +11,8 @@
 // after an upload, a trim or a stream switch, and launches slow enough to have mapped memory
 // read the counters (eight attribute reads). Event records, event and stream queries and
 // synchronous copies cost one atomic load while no recorded launch awaits completion. Nothing
-// synchronizes the application's streams.
+// synchronizes the application's streams. The device memory in use around each instantiation is
+// read by a helper thread while the instantiating thread waits (cupti_driver.cpp, handoff.hpp).
 #include <cuda.h>
 #include <cupti.h>
 #include <dlfcn.h>
