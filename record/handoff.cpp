@@ -1,5 +1,8 @@
 #include "record/handoff.hpp"
 
+#include <pthread.h>
+#include <signal.h>
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #endif
@@ -28,6 +31,9 @@ handoff::~handoff() {
 
 void handoff::helper() noexcept {
   using clock = std::chrono::steady_clock;
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, nullptr);
   for (;;) {
     {  // asleep until a caller wakes it (the first state), or stopped
       std::unique_lock<std::mutex> l(sleep_mutex_);

@@ -1,10 +1,11 @@
 #pragma once
 // A short call run on a helper thread while the caller waits spinning: the recording library's
-// two cuMemGetInfo readings around each instantiation cost a serving warm-up about three times
+// two cuMemGetInfo readings around each instantiation cost a serving warm-up two to three times
 // their own time when taken on the program's thread (the kernel's and the driver's work evict
-// what the interpreter had in its core's caches), and about their own time when taken on
-// another core (docs/benchmarks.md, "Record at scale"). The caller stays blocked until the call
-// is done, so a reading still falls exactly where the caller asked for it.
+// what the interpreter had in its core's caches), and no more than their own time when taken on
+// another core (H100; docs/benchmarks.md, "Record at scale"). The caller stays blocked until the
+// call is done, so a reading still falls exactly where the caller asked for it. The helper blocks
+// every signal: the program's signals go to its own threads as without it.
 //
 // A call the helper has not finished within the caller's patience is left to it: the caller
 // goes on (and makes the call itself), the call's data stay alive with the helper (shared), and

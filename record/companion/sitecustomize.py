@@ -125,9 +125,9 @@ class _companion:
 
     def site(self):
         """The program's frame that led to the capture: the innermost outside PyTorch and this
-        file, as "file.py:42 in function" in UTF-8 bytes (b"" where none is found). Whether a function's file is the program's is decided
-        once per function, and each site's text made once (a warm-up captures thousands of graphs
-        from a few sites)."""
+        file, as "file.py:42 in function" in UTF-8 bytes (b"" where none is found). Whether a
+        function's file is the program's is decided once per function, and each site's text made
+        once (a warm-up captures thousands of graphs from a few sites)."""
         try:
             f = sys._getframe(2)
             files = self.files
