@@ -8,30 +8,18 @@
 #include <algorithm>
 
 #include "gmem/profiler/analysis.hpp"
+#include "record/fnv.hpp"
 #include "record/recorder.hpp"
 
 namespace gmem::record {
 
-namespace {
-
-constexpr std::uint64_t fnv_basis = 0xcbf29ce484222325ull;
-constexpr std::uint64_t fnv_prime = 0x100000001b3ull;
-
-void mix_text(std::uint64_t& h, const std::string& text) {
-  for (unsigned char c : text) h = (h ^ c) * fnv_prime;
-  h = (h ^ 0xff) * fnv_prime;
-}
-
-void mix_number(std::uint64_t& h, std::uint64_t v) {
-  for (int k = 0; k < 8; ++k, v >>= 8) h = (h ^ (v & 0xff)) * fnv_prime;
-}
-
-}  // namespace
+using fnv::mix_number;
+using fnv::mix_text;
 
 stack_ref make_stack(std::vector<std::string> frames) {
   if (frames.empty()) return nullptr;
   auto s = std::make_shared<call_stack>();
-  s->hash = fnv_basis;
+  s->hash = fnv::basis;
   for (const std::string& frame : frames) mix_text(s->hash, frame);
   s->frames = std::move(frames);
   return s;
@@ -41,7 +29,7 @@ std::uint64_t recorder::shape_of(const call_stack* stack, const std::string& nvt
                                  const profiler::instantiate_flags& flags, const profiler::graph_model& model) {
   // FNV-1a over the site and the structure; the stack by its own hash, the structure's numbers
   // as they are (no text made: it runs at every instantiation, in the program's thread).
-  std::uint64_t h = fnv_basis;
+  std::uint64_t h = fnv::basis;
   mix_number(h, stack ? stack->hash : 0);
   mix_text(h, nvtx);
   mix_text(h, kind);

@@ -17,6 +17,7 @@
 #include "gmem/profiler/pool_analysis.hpp"
 #include "gmem/profiler/report_io.hpp"
 #include "gmem/profiler/reuse_model.hpp"
+#include "record/fnv.hpp"
 #include "record/recording_report.hpp"
 #include "gmem/profiler/size_text.hpp"
 
@@ -68,14 +69,9 @@ std::string identity_of(const graph_record& g, const profiler::flat_graph& flat,
   if (!g.python_site.empty()) {
     return "python:" + g.python_site + (g.framework_label.empty() ? "" : " (" + g.framework_label + ")");
   }
-  std::uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a
-  const auto mix = [&h](const std::string& text) {
-    for (unsigned char c : text) h = (h ^ c) * 0x100000001b3ull;
-    h = (h ^ 0xff) * 0x100000001b3ull;
-  };
-  if (g.instantiate_stack) {
-    for (const std::string& frame : g.instantiate_stack->frames) mix(frame);
-  }
+  // FNV-1a from the stack's own hash: the state after its frames, as make_stack left it.
+  std::uint64_t h = g.instantiate_stack ? g.instantiate_stack->hash : fnv::basis;
+  const auto mix = [&h](const std::string& text) { fnv::mix_text(h, text); };
   for (const auto& n : flat.nodes) {
     mix(std::string(profiler::to_string(n.kind)) + (sizes ? ":" + std::to_string(n.bytes) : std::string()));
   }

@@ -24,14 +24,14 @@ CUDA_INJECTION64_PATH naming libgmem_cupti_floor.so, CUPTI is attached at cuInit
 Usage: cupti_floor.py BUILD_DIR OUT_JSON [--blocks 40] [--graphs 50] [--seed 1] [--control]"""
 import argparse
 import ctypes
-import datetime
 import json
 import os
 import random
 import statistics
-import subprocess
 import sys
 import time
+
+from record_scale import run_header
 
 MODES = ["off", "subscribed", "routes", "routes+readings", "every call"]
 
@@ -171,15 +171,11 @@ def main():
 
     phases = {"cupti_attached_between": not a.control, "before": summary(before), "after": summary(after)}
     phases["after_over_before"] = phases["after"]["capture_us_per_graph"] / phases["before"]["capture_us_per_graph"]
-    out = {"what": "CUPTI's callback dispatch alone on a serving warm-up's captures (tools/cupti_floor.py)",
-           "command": " ".join(["tools/cupti_floor.py"] + sys.argv[2:]),
-           "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-           "commit": open(os.path.join(a.build_dir, "COMMIT")).read().strip()
-           if os.path.exists(os.path.join(a.build_dir, "COMMIT")) else "unknown",
-           "device": subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
-                                    capture_output=True, text=True).stdout.strip(),
-           "torch": torch.__version__, "injected": os.path.basename(os.environ.get("CUDA_INJECTION64_PATH", "")),
-           "floor_init": os.environ.get("GMEM_FLOOR_INIT", ""), "graphs_per_block": a.graphs, "phases": phases, "modes": {}}
+    out = run_header("CUPTI's callback dispatch alone on a serving warm-up's captures (tools/cupti_floor.py)",
+                     a.build_dir)
+    out.update({"torch": torch.__version__, "injected": os.path.basename(os.environ.get("CUDA_INJECTION64_PATH", "")),
+                "floor_init": os.environ.get("GMEM_FLOOR_INIT", ""), "graphs_per_block": a.graphs,
+                "phases": phases, "modes": {}})
     print(f"{'attached' if not a.control else 'control'}: before {phases['before']['capture_us_per_graph']:.1f} us/graph, "
           f"after {phases['after']['capture_us_per_graph']:.1f} us/graph ({phases['after_over_before']:.3f}x)")
     if a.control:

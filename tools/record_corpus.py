@@ -213,7 +213,6 @@ def one(name, kind, argv, options, gmemprof, out):
 
 def short_name(device_name):
     """The GPU's model as reports name it: "NVIDIA H200" -> "h200", "NVIDIA H100 80GB HBM3" -> "h100"."""
-    import re
     m = re.search(r"\b([A-Z]+[0-9]+)\b", device_name)
     return m.group(1).lower() if m else "gpu"
 
@@ -241,10 +240,11 @@ def main():
     summary = {"tool": "tools/record_corpus.py", "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
                "commit": open(commit_file).read().strip() if os.path.exists(commit_file) else "unknown",
                "device": device(), "programs": []}
+    gpu = short_name(summary["device"]["name"])
     for name, kind, argv, options in programs(a.build, a.samples, not a.skip_torch, a.bill):
         if a.only and not any(name.startswith(o) for o in a.only):
             continue
-        e = one(name, kind, argv, dict(options, gpu=short_name(summary["device"]["name"])), gmemprof, a.out)
+        e = one(name, kind, argv, dict(options, gpu=gpu), gmemprof, a.out)
         summary["programs"].append(e)
         status = "SKIP " + e["skipped"] if "skipped" in e else ("PASS" if e["passed"] else "FAIL")
         print(f"{status:5} {name}: " + "; ".join(c["detail"] for c in e["checks"] if not c["ok"]), flush=True)

@@ -34,6 +34,23 @@ def run(cmd, env=None):
     return p, time.perf_counter() - t0
 
 
+def build_commit(build_dir):
+    """A tools/device-build.sh build's commit (its COMMIT file), or "unknown"."""
+    path = os.path.join(build_dir, "COMMIT")
+    return open(path).read().strip() if os.path.exists(path) else "unknown"
+
+
+def run_header(what, build_dir):
+    """What a run's JSON opens with: what it measured, the command (its output path left out), the
+    date, the build's commit, and the GPU with its driver (also for tools/cupti_floor.py)."""
+    return {"what": what,
+            "command": " ".join(["tools/" + os.path.basename(sys.argv[0])] + sys.argv[2:]),
+            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "commit": build_commit(build_dir),
+            "device": subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
+                                     capture_output=True, text=True).stdout.strip()}
+
+
 def one(gmemprof, n, mode, tmp, variants=None, previous=None):
     """mode: "unrecorded", "recorded", or a part of recording alone: "companion" (the Python
     companion without the recording library) or "library" (the library without the companion);
@@ -102,16 +119,10 @@ def main():
     gmemprof = os.path.join(a.build_dir, "profiler", "gmemprof")
     tmp = tempfile.mkdtemp()
     sizes = [int(s) for s in a.sizes.split(",")]
-    out = {"what": "gmemprof record's cost on a serving warm-up at scale (tests/record/scale/warmup.py)",
-           "command": " ".join(["tools/record_scale.py"] + sys.argv[2:]),
-           "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-           "commit": open(os.path.join(a.build_dir, "COMMIT")).read().strip()
-           if os.path.exists(os.path.join(a.build_dir, "COMMIT")) else "unknown",
-           "device": subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
-                                    capture_output=True, text=True).stdout.strip(),
-           "previous_commit": open(os.path.join(a.previous, "COMMIT")).read().strip()
-           if a.previous and os.path.exists(os.path.join(a.previous, "COMMIT")) else None,
-           "sizes": {}}
+    out = run_header("gmemprof record's cost on a serving warm-up at scale (tests/record/scale/warmup.py)",
+                     a.build_dir)
+    out["previous_commit"] = build_commit(a.previous) if a.previous else None
+    out["sizes"] = {}
     for n in sizes:
         modes = ["unrecorded", "recorded"] + (["companion", "library"] if a.parts else []) + (["previous"] if a.previous else []) + list(variants)
         runs = {m: [] for m in modes}
