@@ -283,26 +283,72 @@ void read_in_context(void* p) {
   cuCtxSetCurrent(nullptr);  // holds no context between readings
 }
 
-// The device memory in use on the calling thread's device, read while the thread waits: on the
-// helper thread where it is up (the driver's and the kernel's work then leave this core's caches
-// to the program), else here.
-bool memory_used(int& device, std::uint64_t& used) {
-  CUdevice d = 0;
-  if (cuCtxGetDevice(&d) != CUDA_SUCCESS) return false;
+// A reading of the device memory in use on the calling thread's device, begun by
+// start_memory_reading and answered by finish_memory_reading: on the helper thread where it is up
+// (the driver's and the kernel's work then leave this core's caches to the program, and the
+// caller works meanwhile), else at once, here.
+struct thread_reading {
+  bool device_read = false, taken_here = false;
+  CUdevice device = 0;
   std::size_t free = 0, total = 0;
-  handoff* helper = reading_helper();
-  auto r = helper ? std::make_shared<reading>() : nullptr;
-  if (r && cuCtxGetCurrent(&r->context) == CUDA_SUCCESS && r->context && helper->run(read_in_context, r) &&
-      r->result == CUDA_SUCCESS) {
-    free = r->free;
-    total = r->total;
-  } else if (cuMemGetInfo(&free, &total) != CUDA_SUCCESS) {
+  std::shared_ptr<reading> job;
+  handoff::in_flight call;
+};
+
+thread_reading& this_threads_reading() {
+  thread_local thread_reading r;
+  return r;
+}
+
+void start_memory_reading() {
+  thread_reading& t = this_threads_reading();
+  t.call.finish();  // one at a time: an earlier one not finished is let go
+  t.job.reset();
+  t.device_read = cuCtxGetDevice(&t.device) == CUDA_SUCCESS;
+  t.taken_here = false;
+  if (!t.device_read) return;
+  if (handoff* helper = reading_helper()) {
+    auto job = std::make_shared<reading>();
+    if (cuCtxGetCurrent(&job->context) == CUDA_SUCCESS && job->context) {
+      t.call = helper->start(read_in_context, job);
+      if (t.call.taken()) {
+        t.job = std::move(job);
+        return;
+      }
+    }
+  }
+  t.taken_here = cuMemGetInfo(&t.free, &t.total) == CUDA_SUCCESS;
+}
+
+bool finish_memory_reading(int& device, std::uint64_t& used) {
+  thread_reading& t = this_threads_reading();
+  if (!t.device_read) return false;
+  std::size_t free = 0, total = 0;
+  if (t.call.taken()) {
+    // Not answered by the helper (patience ran out): read here, still before the caller goes on.
+    if (t.call.finish() && t.job->result == CUDA_SUCCESS) {
+      free = t.job->free;
+      total = t.job->total;
+    } else if (cuMemGetInfo(&free, &total) != CUDA_SUCCESS) {
+      return false;
+    }
+    t.call = handoff::in_flight();
+    t.job.reset();
+  } else if (t.taken_here) {
+    free = t.free;
+    total = t.total;
+  } else {
     return false;
   }
   if (free > total) return false;
-  device = static_cast<int>(d);
+  device = static_cast<int>(t.device);
   used = total - free;
   return true;
+}
+
+bool memory_used(int& device, std::uint64_t& used) {
+  start_memory_reading();
+  return finish_memory_reading(device, used);
 }
 
 // A context just made is not current yet: made current for the reading, then put back.
@@ -328,6 +374,8 @@ driver_api real_driver() {
   d.describe = describe;
   d.is_host_pointer = is_host_pointer;
   d.memory_used = memory_used;
+  d.start_memory_reading = start_memory_reading;
+  d.finish_memory_reading = finish_memory_reading;
   d.context_memory_used = context_memory_used;
   return d;
 }

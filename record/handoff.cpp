@@ -3,6 +3,8 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <utility>
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #endif
@@ -70,15 +72,16 @@ void handoff::helper() noexcept {
   }
 }
 
-bool handoff::run(void (*call)(void*), const std::shared_ptr<void>& job,
-                  std::chrono::microseconds patience) noexcept {
-  if (state_.load(std::memory_order_acquire) == stopped) return false;  // a forked child too
-  std::lock_guard<std::mutex> turn(turn_);
-  if (abandoned_.load(std::memory_order_acquire)) return false;
+handoff::in_flight handoff::start(void (*call)(void*), const std::shared_ptr<void>& job) noexcept {
+  in_flight f;
+  if (state_.load(std::memory_order_acquire) == stopped) return f;  // a forked child too
+  std::unique_lock<std::mutex> turn(turn_, std::try_to_lock);
+  if (!turn.owns_lock() || abandoned_.load(std::memory_order_acquire)) return f;  // another call
   call_ = call;
   job_ = job;
   int s = spinning;
   if (!state_.compare_exchange_strong(s, asked, std::memory_order_acq_rel)) {
+    job_.reset();
     if (s == sleeping) {
       declined_.fetch_add(1, std::memory_order_relaxed);
       if (!wake_pending_.exchange(true, std::memory_order_relaxed)) {
@@ -89,9 +92,16 @@ bool handoff::run(void (*call)(void*), const std::shared_ptr<void>& job,
         wake_.notify_one();
       }
     }
-    return false;
+    return f;
   }
-  // The helper answers every call it was asked before it stops or sleeps.
+  f.owner_ = this;
+  f.taken_ = true;
+  f.turn_ = std::move(turn);
+  return f;
+}
+
+// The helper answers every call it was asked before it stops or sleeps.
+bool handoff::wait_for_answer(std::chrono::microseconds patience) noexcept {
   const auto until = std::chrono::steady_clock::now() + patience;
   for (unsigned k = 1; state_.load(std::memory_order_acquire) != answered; ++k) {
     if ((k & 255) == 0 && std::chrono::steady_clock::now() >= until) {
@@ -103,6 +113,39 @@ bool handoff::run(void (*call)(void*), const std::shared_ptr<void>& job,
   job_.reset();
   state_.store(spinning, std::memory_order_release);
   return true;
+}
+
+bool handoff::run(void (*call)(void*), const std::shared_ptr<void>& job,
+                  std::chrono::microseconds patience) noexcept {
+  return start(call, job).finish(patience);
+}
+
+handoff::in_flight::in_flight(in_flight&& o) noexcept
+    : owner_(std::exchange(o.owner_, nullptr)),
+      turn_(std::move(o.turn_)),
+      taken_(std::exchange(o.taken_, false)),
+      done_(std::exchange(o.done_, false)) {}
+
+handoff::in_flight& handoff::in_flight::operator=(in_flight&& o) noexcept {
+  if (this != &o) {
+    finish();
+    owner_ = std::exchange(o.owner_, nullptr);
+    turn_ = std::move(o.turn_);
+    taken_ = std::exchange(o.taken_, false);
+    done_ = std::exchange(o.done_, false);
+  }
+  return *this;
+}
+
+handoff::in_flight::~in_flight() { finish(); }
+
+bool handoff::in_flight::finish(std::chrono::microseconds patience) noexcept {
+  if (owner_) {
+    done_ = owner_->wait_for_answer(patience);
+    owner_ = nullptr;
+    turn_ = std::unique_lock<std::mutex>();  // the next call's turn
+  }
+  return done_;
 }
 
 void handoff::stop() noexcept {

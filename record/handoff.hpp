@@ -7,6 +7,10 @@
 // call is done, so a reading still falls exactly where the caller asked for it. The helper blocks
 // every signal: the program's signals go to its own threads as without it.
 //
+// The caller may also start a call and finish it later (start(), then in_flight::finish()), doing
+// work of its own meanwhile: the recording library reads the graph while the reading before the
+// instantiation is taken, and records it while the reading after it is taken.
+//
 // A call the helper has not finished within the caller's patience is left to it: the caller
 // goes on (and makes the call itself), the call's data stay alive with the helper (shared), and
 // the handoff stops for good once that call returns: a driver that blocked the helper costs the
@@ -35,11 +39,36 @@ class handoff {
   handoff(const handoff&) = delete;
   handoff& operator=(const handoff&) = delete;
 
-  /// Runs `call(job.get())` on the helper thread and returns true once it has returned; false,
-  /// with nothing run, where the helper is asleep (it is woken for the next call) or stopped;
-  /// false too where the call has not returned within `patience` (the helper keeps `job` until
-  /// it has, then stops). One call at a time: concurrent callers take turns. `call` must not
-  /// throw. Throws nothing.
+  /// A call started on the helper thread, until finish() (or its destruction, which finishes it
+  /// with the default patience). Move-only; the thread that started it finishes it.
+  class in_flight {
+   public:
+    in_flight() = default;
+    in_flight(in_flight&& o) noexcept;
+    in_flight& operator=(in_flight&& o) noexcept;
+    ~in_flight();
+    in_flight(const in_flight&) = delete;
+    in_flight& operator=(const in_flight&) = delete;
+    /// Whether the helper took the call (false: nothing runs; the caller makes the call itself).
+    [[nodiscard]] bool taken() const noexcept { return taken_; }
+    /// Waits until the helper has run the call: true once it has returned; false where it was not
+    /// taken, or has not returned within `patience` (the helper keeps its data until it has, then
+    /// stops). Later calls answer the same.
+    bool finish(std::chrono::microseconds patience = std::chrono::seconds(1)) noexcept;
+
+   private:
+    friend class handoff;
+    handoff* owner_ = nullptr;  // set from start() until finish()
+    std::unique_lock<std::mutex> turn_;
+    bool taken_ = false, done_ = false;
+  };
+
+  /// Starts `call(job.get())` on the helper thread and returns at once. Not taken (nothing run)
+  /// where the helper is asleep (it is woken for the next call), stopped, or busy with another
+  /// thread's call. `call` must not throw. Throws nothing.
+  [[nodiscard]] in_flight start(void (*call)(void*), const std::shared_ptr<void>& job) noexcept;
+  /// start() and finish(patience): true once the helper has run the call, false where it did not
+  /// take it or it did not return within `patience`.
   bool run(void (*call)(void*), const std::shared_ptr<void>& job,
            std::chrono::microseconds patience = std::chrono::seconds(1)) noexcept;
   /// The helper ends after the call it may be running; run() answers false from then on.
@@ -53,13 +82,14 @@ class handoff {
  private:
   enum state : int { sleeping, spinning, asked, answered, stopped };
   void helper() noexcept;
+  bool wait_for_answer(std::chrono::microseconds patience) noexcept;
 
   const std::chrono::microseconds keep_spinning_;
   std::atomic<int> state_{sleeping};
   void (*call_)(void*) = nullptr;
   std::shared_ptr<void> job_;  // the asked call's data, held by the helper while it runs
   std::atomic<bool> abandoned_{false};
-  std::mutex turn_;  // one caller at a time
+  std::mutex turn_;  // one call at a time, held by its in_flight
   std::mutex sleep_mutex_;
   std::condition_variable wake_;
   bool wake_asked_ = false;  // under sleep_mutex_

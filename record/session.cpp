@@ -54,6 +54,19 @@ bool session::window_exit() noexcept {
   return p.busy_at_enter || busy_at_exit || calls_started_.load(std::memory_order_relaxed) != p.epoch;
 }
 
+bool session::reads_memory() const noexcept {
+  return driver_.memory_used || (driver_.start_memory_reading && driver_.finish_memory_reading);
+}
+
+void session::start_reading() noexcept {
+  if (driver_.start_memory_reading && driver_.finish_memory_reading) driver_.start_memory_reading();
+}
+
+bool session::finish_reading(int& device, std::uint64_t& used) noexcept {
+  if (driver_.start_memory_reading && driver_.finish_memory_reading) return driver_.finish_memory_reading(device, used);
+  return driver_.memory_used && driver_.memory_used(device, used);
+}
+
 void session::read_other_devices_before(std::uint64_t exec, int primary) {
   pending_call& p = here(this).pending;
   p.others.clear();

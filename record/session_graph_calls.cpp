@@ -87,8 +87,8 @@ void session::upload_enter(std::uint64_t exec, std::uint64_t stream) noexcept {
     }
     p.stream = label_of(stream);
     p.device = rec_.device_of(exec);
+    window_enter();  // first: another thread's graph call made between the readings marks them
     p.have_used = driver_.memory_used && driver_.memory_used(p.used_device, p.used_before);
-    window_enter();
     p.before = driver_.read_counters(p.device);
     read_other_devices_before(exec, p.device);
     p.t_us = p.start_us = driver_.now_us();
@@ -134,11 +134,12 @@ void session::instantiate_enter(std::uint64_t graph) noexcept {
   try {
     pending_call& p = here(this).pending;
     // The driver's state for the executable graph, whatever its nodes: the device memory in use
-    // around the call (read first, the window open while the driver works).
+    // around the call. The window opens first, so that another thread's graph call made between
+    // the readings marks them; the graph is read while the first reading is taken.
+    window_enter();
     const double t0 = driver_.now_us();
-    p.have_used = driver_.memory_used && driver_.memory_used(p.used_device, p.used_before);
+    start_reading();
     const double t1 = driver_.now_us();
-    p.enter_memory_us = t1 - t0;
     p.model = profiler::graph_model{};
     p.has_memory_nodes = false;
     p.tracked = driver_.read_graph(graph, p.model, p.has_memory_nodes);
@@ -156,7 +157,9 @@ void session::instantiate_enter(std::uint64_t graph) noexcept {
     p.others.clear();
     const double t2 = driver_.now_us();
     charge(cost_part::instantiate_graph_read, t2 - t1);
-    window_enter();
+    p.have_used = finish_reading(p.used_device, p.used_before);
+    const double t3 = driver_.now_us();
+    p.enter_memory_us = t1 - t0 + t3 - t2;  // the reading's start, and the wait for its answer
     if (p.tracked && p.has_memory_nodes) {
       p.before = driver_.read_counters(p.device);
       for (std::size_t k = 1; k < devices.size(); ++k) {
@@ -164,7 +167,7 @@ void session::instantiate_enter(std::uint64_t graph) noexcept {
       }
     }
     p.t_us = p.start_us = driver_.now_us();
-    p.enter_counters_us = p.start_us - t2;
+    p.enter_counters_us = p.start_us - t3;
   } catch (...) {
   }
 }
@@ -182,55 +185,66 @@ void session::instantiate_exit(std::uint64_t exec, std::uint64_t graph, const st
     if (p.tracked && p.has_memory_nodes) after = driver_.read_counters(p.device);
     const double t1 = driver_.now_us();
     if (p.tracked && p.has_memory_nodes) charge(cost_part::instantiate_counters, t1 - end_us + p.enter_counters_us);
+    // The reading after the call is taken while the graph is recorded (which allocates nothing
+    // on the device): the window closes once it is answered.
+    if (p.have_used) start_reading();
+    const double t2 = driver_.now_us();
+    // Recorded unless the call failed or the graph is on a device the recording leaves out: the
+    // driver's state for it, and the reading.
+    bool kept = failure.empty();
+    const bool tracked = p.tracked;
+    double record_us = 0;  // the recorder's own work, its lock's waits too
+    if (tracked) {
+      p.tracked = false;
+      // The call stack before the lock: a few microseconds, once per graph.
+      stack_ref stack;
+      if (failure.empty() && driver_.call_stack) {
+        const timed stack_cost(*this, cost_part::instantiate_stack);
+        stack = stack_of(t.last_captured == graph ? t.captured_site : std::string());
+      }
+      const double r0 = driver_.now_us();
+      lock l(*this);
+      const std::string nvtx = t.nvtx.empty() ? "" : t.nvtx.back();
+      if (!failure.empty()) {
+        if (p.has_memory_nodes) rec_.on_instantiate_failed(nvtx, p.t_us, failure);
+      } else if (device_filter_ >= 0 && p.has_memory_nodes && p.device != device_filter_) {
+        kept = false;
+      } else {
+        describe(p.device);
+        rec_.on_instantiate(exec, graph, std::move(p.model), nvtx, p.t_us, host_us, p.before, after, flags,
+                            std::move(stack));
+        if (p.has_memory_nodes) record_other_devices(exec, p.device, p.t_us);
+        if (upload_stream && flags.upload) rec_.mark_uploaded(exec, label_of(*upload_stream));
+      }
+      record_us = driver_.now_us() - r0;
+    }
+    const double t3 = driver_.now_us();
     int used_device = 0;
     std::uint64_t used_after = 0;
-    const bool have_used = p.have_used && driver_.memory_used(used_device, used_after) && used_device == p.used_device;
+    const bool have_used = p.have_used && finish_reading(used_device, used_after) && used_device == p.used_device;
     const bool concurrent = window_exit();  // an instantiation maps memory only with the upload flag
-    const double t2 = driver_.now_us();
-    if (driver_.memory_used) charge(cost_part::instantiate_memory, t2 - t1 + p.enter_memory_us);
+    if (reads_memory()) charge(cost_part::instantiate_memory, driver_.now_us() - t3 + t2 - t1 + p.enter_memory_us);
+    if (!kept) {
+      if (tracked) charge(cost_part::instantiate_record, record_us);
+      return;
+    }
     // What the driver took beyond the pool's growth (an instantiation with the upload flag maps
     // the graph's memory in the call): its own state for the executable graph.
     std::optional<std::uint64_t> state;
-    if (have_used && !concurrent && failure.empty()) {
+    if (have_used && !concurrent) {
       const std::uint64_t grew = p.before && after && after->reserved_current > p.before->reserved_current
                                      ? after->reserved_current - p.before->reserved_current
                                      : 0;
       if (used_after >= p.used_before + grew) state = used_after - p.used_before - grew;
     }
-    if (!p.tracked) {
-      const timed cost(*this, cost_part::instantiate_record);
-      if (failure.empty()) {
-        lock l(*this);
-        rec_.on_exec_state(exec, used_device, state);
-        if (have_used) rec_.on_memory_reading(used_device, used_after);
-      }
-      return;
+    const double r1 = driver_.now_us();
+    {
+      lock l(*this);
+      rec_.on_exec_state(exec, have_used ? used_device : p.device, state);
+      if (have_used) rec_.on_memory_reading(used_device, used_after);
+      note_completions();
     }
-    p.tracked = false;
-    // The call stack before the lock: a few microseconds, once per graph.
-    stack_ref stack;
-    if (failure.empty() && driver_.call_stack) {
-      const timed stack_cost(*this, cost_part::instantiate_stack);
-      stack = stack_of(t.last_captured == graph ? t.captured_site : std::string());
-    }
-    const timed cost(*this, cost_part::instantiate_record);  // the recorder's own work, its lock's wait too
-    lock l(*this);
-    const std::string nvtx = t.nvtx.empty() ? "" : t.nvtx.back();
-    if (!failure.empty()) {
-      if (p.has_memory_nodes) rec_.on_instantiate_failed(nvtx, p.t_us, failure);
-      return;
-    }
-    if (device_filter_ >= 0 && p.has_memory_nodes && p.device != device_filter_) return;
-    describe(p.device);
-    rec_.on_instantiate(exec, graph, std::move(p.model), nvtx, p.t_us, host_us, p.before, after, flags,
-                        std::move(stack));
-    rec_.on_exec_state(exec, have_used ? used_device : p.device, state);
-    if (have_used) rec_.on_memory_reading(used_device, used_after);
-    if (p.has_memory_nodes) record_other_devices(exec, p.device, p.t_us);
-    if (upload_stream && flags.upload) {
-      rec_.mark_uploaded(exec, label_of(*upload_stream));
-    }
-    note_completions();
+    charge(cost_part::instantiate_record, record_us + driver_.now_us() - r1);
   } catch (...) {
   }
 }

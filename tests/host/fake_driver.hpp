@@ -56,6 +56,11 @@ struct fake_gpu {
   /// What the driver's answers take on the clock: a graph's read, a call stack, a cuMemGetInfo
   /// (what recording costs the program is charged by part from the session's clock).
   std::atomic<double> read_graph_us{0}, call_stack_us{0}, memory_used_us{0};
+  /// Graph reads and call stacks made while the calling thread's reading of the memory in use
+  /// was under way (started, not yet finished: the real driver's helper thread reads meanwhile).
+  std::atomic<int> graph_reads_while_reading{0}, stacks_while_reading{0};
+  /// Called once inside read_graph, on the reading thread, outside the fake's lock.
+  std::function<void()> inside_graph_read;
   /// Called once inside stream_blocking, which the session calls with its lock held (a hook for
   /// re-entrancy tests).
   std::function<void()> inside_lock;
@@ -66,6 +71,19 @@ inline fake_gpu*& current_gpu() {
   return gpu;
 }
 
+/// The calling thread's reading of the memory in use, taken when started (as the real one is,
+/// on the helper or at once) and answered when finished.
+struct fake_reading {
+  bool under_way = false, answered = false;
+  int device = 0;
+  std::uint64_t used = 0;
+};
+
+inline fake_reading& this_threads_reading() {
+  thread_local fake_reading r;
+  return r;
+}
+
 inline driver_api fake_driver() {
   driver_api d;
   d.read_counters = [](int device) -> std::optional<counters> {
@@ -73,8 +91,14 @@ inline driver_api fake_driver() {
     return current_gpu()->devices[device];
   };
   d.read_graph = [](std::uint64_t graph, profiler::graph_model& m, bool& has_alloc) {
-    std::lock_guard<std::mutex> l(current_gpu()->mutex);
     fake_gpu& g = *current_gpu();
+    if (this_threads_reading().under_way) ++g.graph_reads_while_reading;
+    if (g.inside_graph_read) {
+      const std::function<void()> once = std::move(g.inside_graph_read);
+      g.inside_graph_read = nullptr;
+      once();
+    }
+    std::lock_guard<std::mutex> l(g.mutex);
     g.clock_us = g.clock_us.load() + g.read_graph_us.load();
     if (g.refused.count(graph) || !g.graphs.count(graph)) return false;
     m = g.graphs.at(graph);
@@ -93,6 +117,7 @@ inline driver_api fake_driver() {
     return it != current_gpu()->blocking.end() && it->second;
   };
   d.call_stack = [] {
+    if (this_threads_reading().under_way) ++current_gpu()->stacks_while_reading;
     std::lock_guard<std::mutex> l(current_gpu()->mutex);
     current_gpu()->clock_us = current_gpu()->clock_us.load() + current_gpu()->call_stack_us.load();
     return current_gpu()->stack;
@@ -112,6 +137,24 @@ inline driver_api fake_driver() {
     device = current_gpu()->device;
     used = current_gpu()->used.load();
     return true;
+  };
+  d.start_memory_reading = [] {
+    fake_reading& r = this_threads_reading();
+    r = fake_reading{};
+    r.under_way = true;
+    r.answered = current_gpu()->context;
+    if (!r.answered) return;
+    current_gpu()->clock_us = current_gpu()->clock_us.load() + current_gpu()->memory_used_us.load();
+    r.device = current_gpu()->device;
+    r.used = current_gpu()->used.load();
+  };
+  d.finish_memory_reading = [](int& device, std::uint64_t& used) {
+    fake_reading& r = this_threads_reading();
+    const bool answered = r.under_way && r.answered;
+    r.under_way = false;
+    device = r.device;
+    used = r.used;
+    return answered;
   };
   d.context_memory_used = [](std::uint64_t context, int& device, std::uint64_t& used) {
     if (context == 0) return false;  // a just-made context answers, current or not

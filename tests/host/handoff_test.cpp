@@ -1,8 +1,9 @@
 // The recording library's handoff (record/handoff.hpp): a call run on a helper thread while the
-// caller waits, taken only while the helper spins; a sleeping helper declines and is woken;
-// callers on many threads each get their own call's answer; stopped and forked helpers decline
-// at once; a call the helper does not finish in the caller's patience is left to it, and the
-// handoff stops once it returns. Runs under ThreadSanitizer too (tools/sanitize.sh).
+// caller waits (or works, between start and finish), taken only while the helper spins; a
+// sleeping helper declines and is woken; callers on many threads each get their own call's
+// answer, and a start while another thread's call is in flight is not taken; stopped and forked
+// helpers decline at once; a call the helper does not finish in the caller's patience is left to
+// it, and the handoff stops once it returns. Runs under ThreadSanitizer too (tools/sanitize.sh).
 #include "record/handoff.hpp"
 
 #include <gtest/gtest.h>
@@ -63,6 +64,60 @@ TEST(Handoff, ASleepingHelperDeclinesAndWakesThenRunsTheCallOnItsThreadWhileTheC
   EXPECT_GE(h.handed(), 101u);
 }
 
+// A started call runs while the caller works; finish() waits for it and gives its answer. While
+// one thread's call is in flight another thread's start is not taken (it reads for itself) rather
+// than waiting for the first caller's work.
+struct gated_job {
+  std::atomic<bool> ran{false};
+};
+
+void mark_ran(void* p) { static_cast<gated_job*>(p)->ran = true; }
+
+TEST(Handoff, AStartedCallRunsWhileTheCallerWorksAndAnotherThreadsStartIsNotTakenMeanwhile) {
+  handoff h(1s);
+  ASSERT_TRUE(handed_within_2s(h, std::make_shared<job>()));
+  const auto j = std::make_shared<gated_job>();
+  handoff::in_flight call = h.start(mark_ran, j);
+  ASSERT_TRUE(call.taken());
+  const auto until = std::chrono::steady_clock::now() + 2s;
+  while (!j->ran && std::chrono::steady_clock::now() < until) std::this_thread::yield();
+  EXPECT_TRUE(j->ran.load());  // run on the helper before the caller asked for its answer
+  bool other_taken = true;
+  std::thread other([&] {
+    const auto o = std::make_shared<job>();
+    o->in = 4;
+    other_taken = h.start(twice, o).taken();
+  });
+  other.join();
+  EXPECT_FALSE(other_taken);  // the turn is this caller's until it finishes
+  EXPECT_TRUE(call.finish());
+  EXPECT_TRUE(call.finish());  // the same answer again
+  EXPECT_TRUE(call.taken());
+  const auto next = std::make_shared<job>();
+  next->in = 8;
+  EXPECT_TRUE(h.run(twice, next));  // the turn is free again
+  EXPECT_EQ(next->out, 16);
+}
+
+// A call started and never finished by hand is finished when it goes out of scope.
+TEST(Handoff, AnUnfinishedCallIsFinishedWhenItGoesOutOfScope) {
+  handoff h(1s);
+  ASSERT_TRUE(handed_within_2s(h, std::make_shared<job>()));
+  const auto j = std::make_shared<job>();
+  j->in = 3;
+  {
+    handoff::in_flight call = h.start(twice, j);
+    ASSERT_TRUE(call.taken());
+    handoff::in_flight moved = std::move(call);
+    EXPECT_FALSE(call.taken());
+  }
+  EXPECT_EQ(j->out, 6);
+  const auto next = std::make_shared<job>();
+  next->in = 5;
+  EXPECT_TRUE(h.run(twice, next));
+  EXPECT_EQ(next->out, 10);
+}
+
 // The program's signals go to its own threads: a process-directed signal the program blocks in
 // every thread of its own (to sigwait for it) must not land on the helper.
 void read_signal_mask(void* p) {
@@ -97,7 +152,7 @@ TEST(Handoff, AHelperGoesBackToSleepOnceCallsStopComing) {
   EXPECT_EQ(j->out, 10);
 }
 
-TEST(Handoff, CallersOnManyThreadsTakeTurnsAndEachGetsItsOwnAnswer) {
+TEST(Handoff, CallersOnManyThreadsEachGetTheirOwnAnswer) {
   handoff h(1s);
   ASSERT_TRUE(handed_within_2s(h, std::make_shared<job>()));  // up: it stays so while calls come
   std::atomic<int> wrong{0}, handed{0}, declined{0};

@@ -359,6 +359,48 @@ TEST(RecordBill, StateReadWhileAnotherThreadsCallOverlappedIsCountedAsUnmeasured
   EXPECT_EQ(b.exec_state_instantiations, 0u);
 }
 
+// The graph is read while the reading before the call is taken, and recorded while the one after
+// it is: each is answered before the program goes on, so the call itself and what the program
+// does after it fall outside them.
+TEST(RecordBill, TheReadingsAroundAnInstantiationOverlapTheLibrarysWorkAndStillBracketTheCallAlone) {
+  program p;
+  for (std::uint64_t k = 0; k < 3; ++k) {
+    p.capture(0xA, 0x10 + k, graph_of("g=w2", (k + 1) << 40));
+    p.s.instantiate_enter(0x10 + k);
+    EXPECT_FALSE(this_threads_reading().under_way) << k;  // the call starts after the reading
+    p.use(static_cast<std::int64_t>((k + 1) * 2 * MiB));
+    p.tick(40);
+    p.s.instantiate_exit(0x100 + k, 0x10 + k, "", {}, std::nullopt);
+    EXPECT_FALSE(this_threads_reading().under_way) << k;
+    p.use(64 * MiB);  // the program's own allocation after the call: not the graph's
+  }
+  EXPECT_EQ(p.gpu.graph_reads_while_reading.load(), 3);
+  EXPECT_EQ(p.gpu.stacks_while_reading.load(), 3);
+  const profiler::report r = p.finish();
+  EXPECT_EQ(r.recorded->bills.at(0).exec_state_bytes, 12 * MiB);
+  ASSERT_EQ(r.recorded->graphs.size(), 3u);
+  for (std::size_t k = 0; k < 3; ++k) {
+    EXPECT_EQ(r.recorded->graphs[k].exec_state_bytes, static_cast<std::int64_t>((k + 1) * 2 * MiB)) << k;
+  }
+}
+
+// Another thread's instantiation made while this one's graph is read (after its first reading
+// began, before its call) falls between its readings: both are unmeasured, not charged to it.
+TEST(RecordBill, AnotherThreadsCallMadeWhileTheGraphIsReadMarksTheReadings) {
+  program p;
+  p.capture(0xA, 0x10, graph_of("g=w2", 1ull << 40));
+  p.capture(0xA, 0x11, graph_of("g=w2", 2ull << 40));
+  p.gpu.inside_graph_read = [&] {
+    std::thread other([&] { instantiate(p, 0x101, 0x11, 2 * MiB); });
+    other.join();
+  };
+  instantiate(p, 0x100, 0x10, 0);
+  const profiler::report r = p.finish();
+  const profiler::graph_bill& b = r.recorded->bills.at(0);
+  EXPECT_EQ(b.exec_state_unmeasured, 2u);
+  EXPECT_EQ(b.exec_state_bytes, 0u);
+}
+
 TEST(SizeText, ThreeSignificantDigitsInTheUnitThatReadsBest) {
   EXPECT_EQ(profiler::size_text(0), "0 B");
   EXPECT_EQ(profiler::size_text(1000), "1000 B");
