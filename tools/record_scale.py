@@ -7,9 +7,9 @@ the report's size, and `gmemprof show`'s time on it; per size the medians and th
 unrecorded, and what the recording library says each part of recording cost per graph. Writes one
 JSON with the device, the driver, the commit and the date.
 
-Usage: record_scale.py BUILD_DIR OUT_JSON [--sizes 500,1000,2000] [--pairs 1] [--keep DIR] [--parts]
+Usage: record_scale.py BUILD_DIR OUT_JSON [--sizes 500,1000,2000] [--pairs 1] [--settle 1] [--keep DIR] [--parts]
                        [--previous BUILD_DIR] [--variant NAME=MODE:VAR=VALUE,...]...
-(--keep: copy each size's last recording into DIR as record-scale-N.json; --parts: also run the
+(--settle: unrecorded runs before each size's pairs, not counted; --keep: copy each size's last recording into DIR as record-scale-N.json; --parts: also run the
 Python companion alone and the recording library alone, to see where recording's cost lies;
 --previous: also recorded by an earlier build, so that a change shows as a ratio in one run;
 --variant: a mode run again with more environment, as an experiment's)."""
@@ -102,6 +102,9 @@ def main():
     ap.add_argument("--sizes", default="500,1000,2000")
     ap.add_argument("--pairs", type=int, default=1)
     ap.add_argument("--keep")
+    ap.add_argument("--settle", type=int, default=1,
+                    help="unrecorded runs before each size's pairs, not counted: the first runs after a "
+                         "pause were slower on H100 hosts (0.29 s against 0.10 to 0.16 s for 500 captures)")
     ap.add_argument("--parts", action="store_true",
                     help="also run the companion alone and the library alone (where recording's cost lies)")
     ap.add_argument("--previous", help="a previous build's folder: its recording, run beside this build's")
@@ -126,6 +129,7 @@ def main():
     for n in sizes:
         modes = ["unrecorded", "recorded"] + (["companion", "library"] if a.parts else []) + (["previous"] if a.previous else []) + list(variants)
         runs = {m: [] for m in modes}
+        settling = [one(gmemprof, n, "unrecorded", tmp) for _ in range(a.settle)]
         for k in range(a.pairs):
             for mode in modes if k % 2 == 0 else modes[::-1]:
                 runs[mode].append(one(gmemprof, n, mode, tmp, variants,
@@ -133,8 +137,8 @@ def main():
         if a.keep and os.path.exists(os.path.join(tmp, f"record-{n}.json")):
             os.makedirs(a.keep, exist_ok=True)
             shutil.copy(os.path.join(tmp, f"record-{n}.json"), os.path.join(a.keep, f"record-scale-{n}.json"))
-        summary = {"runs": runs}
-        for key in ("capture_s", "replay_s", "warmup_s", "process_s"):
+        summary = {"runs": runs, "settling_runs": settling}
+        for key in ("capture_s", "capture_us_median", "replay_s", "warmup_s", "process_s"):
             u = [r[key] for r in runs["unrecorded"] if key in r]
             r = [r[key] for r in runs["recorded"] if key in r]
             if u and r:

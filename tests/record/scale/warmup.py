@@ -9,7 +9,8 @@ three rounds and the synchronize), "warmup_s" (from the first capture to the end
 "final_reserved_high", "final_reserved_current", "gc_s" and "gc_collections" (Python's garbage
 collections from the first capture to the end, by generation, and their time), "capture_parts_s"
 (capture_begin, the captured step and capture_end, which instantiates, each summed over the
-graphs)}. stdout: one line."""
+graphs), "capture_us_median" (the median of one graph's capture and instantiation: a burst of
+the host's other work slows a few captures, not the median)}. stdout: one line."""
 import json
 import os
 import sys
@@ -61,6 +62,7 @@ def on_gc(phase, info):
 gc.callbacks.append(on_gc)
 graphs, outputs = [], []
 parts_s = [0.0, 0.0, 0.0]  # capture_begin, the captured step, capture_end (which instantiates)
+each_s = []  # each graph's capture_begin to capture_end's return
 t0 = time.perf_counter()
 for bs in range(graphs_n, 0, -1):   # largest first
     g = torch.cuda.CUDAGraph()
@@ -76,6 +78,7 @@ for bs in range(graphs_n, 0, -1):   # largest first
     parts_s[0] += b - a
     parts_s[1] += c - b
     parts_s[2] += d - c
+    each_s.append(d - a)
     torch.cuda.current_stream().wait_stream(s)
     graphs.append(g)
     outputs.append(out)
@@ -90,7 +93,8 @@ c = graphmem.counters(0)
 doc = {"graphs": graphs_n, "capture_s": t1 - t0, "replay_s": t2 - t1, "warmup_s": t2 - t0,
        "final_reserved_high": c["reserved_high"], "final_reserved_current": c["reserved_current"],
        "gc_s": gc_s[0], "gc_collections": collections,
-       "capture_parts_s": {"capture_begin": parts_s[0], "step": parts_s[1], "capture_end": parts_s[2]}}
+       "capture_parts_s": {"capture_begin": parts_s[0], "step": parts_s[1], "capture_end": parts_s[2]},
+       "capture_us_median": sorted(each_s)[len(each_s) // 2] * 1e6}
 with open(self_json, "w") as f:
     json.dump(doc, f)
 print(f"warm-up of {graphs_n} graphs done")
