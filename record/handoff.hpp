@@ -5,7 +5,9 @@
 // what the interpreter had in its core's caches), and no more than their own time when taken on
 // another core (H100; docs/benchmarks.md, "Record at scale"). The caller stays blocked until the
 // call is done, so a reading still falls exactly where the caller asked for it. The helper blocks
-// every signal: the program's signals go to its own threads as without it.
+// every signal: the program's signals go to its own threads as without it. It is named
+// "gmem-readings". Both spin loops give the CPU up every 64th turn (sched_yield), so that where
+// the scheduler puts the helper and the caller on one CPU neither spins through the other's time.
 //
 // The caller may also start a call and finish it later (start(), then in_flight::finish()), doing
 // work of its own meanwhile: the recording library reads the graph while the reading before the

@@ -152,6 +152,17 @@ def main():
                     if v:
                         summary[key][mode] = statistics.median(v)
                         summary[key][mode + "_ratio"] = statistics.median(v) / statistics.median(u)
+        # CPU contention of the program's main thread while it captured, by mode: the median time it
+        # waited for a CPU, and how often the readings' helper was on its CPU.
+        summary["main_thread"] = {}
+        for mode in modes:
+            m = [x["main_thread"] for x in runs[mode] if "main_thread" in x]
+            if m:
+                summary["main_thread"][mode] = {
+                    "runqueue_wait_ms_median": statistics.median(x["runqueue_wait_ms"] for x in m),
+                    "involuntary_switches_median": statistics.median(x["involuntary_switches"] for x in m),
+                    "shared_cpu_samples": sum(x["shared_cpu_samples"] for x in m),
+                    "samples": sum(x["samples"] for x in m)}
         for key in ("report_bytes", "show_s"):
             v = [r[key] for r in runs["recorded"] if key in r]
             if v:

@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <pthread.h>
 #include <signal.h>
 
 #include <atomic>
@@ -137,6 +138,23 @@ TEST(Handoff, TheHelperBlocksEverySignal) {
   }
   ASSERT_TRUE(handed);
   for (int sig : {SIGINT, SIGTERM, SIGUSR1, SIGCHLD, SIGPIPE}) EXPECT_EQ(sigismember(mask.get(), sig), 1) << sig;
+}
+
+// Named, so that a user who sees a busy thread in top knows whose it is.
+void read_thread_name(void* p) { pthread_getname_np(pthread_self(), static_cast<char*>(p), 16); }
+
+TEST(Handoff, TheHelperThreadIsNamedForTheReadings) {
+  handoff h(200ms);
+  const auto name = std::shared_ptr<char[]>(new char[16]());
+  const std::shared_ptr<void> job(name, name.get());
+  const auto until = std::chrono::steady_clock::now() + 2s;
+  bool handed = false;
+  while (!handed && std::chrono::steady_clock::now() < until) {
+    handed = h.run(read_thread_name, job);
+    if (!handed) std::this_thread::sleep_for(100us);
+  }
+  ASSERT_TRUE(handed);
+  EXPECT_STREQ(name.get(), "gmem-readings");
 }
 
 TEST(Handoff, AHelperGoesBackToSleepOnceCallsStopComing) {

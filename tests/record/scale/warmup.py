@@ -10,7 +10,11 @@ three rounds and the synchronize), "warmup_s" (from the first capture to the end
 collections from the first capture to the end, by generation, and their time), "capture_parts_s"
 (capture_begin, the captured step and capture_end, which instantiates, each summed over the
 graphs), "capture_us_median" (the median of one graph's capture and instantiation: a burst of
-the host's other work slows a few captures, not the median)}. stdout: one line."""
+the host's other work slows a few captures, not the median), "main_thread" (while the graphs were
+captured: the time the main thread waited for a CPU it was ready to run on and its involuntary
+switches, from /proc; and every 100th capture, whether the recording library's helper thread
+"gmem-readings" was on the main thread's CPU: "shared_cpu_samples" of "samples")}. stdout: one
+line."""
 import json
 import os
 import sys
@@ -60,9 +64,43 @@ def on_gc(phase, info):
 
 
 gc.callbacks.append(on_gc)
+
+
+def main_thread_waits():
+    """The main thread's time waiting for a CPU (ns, /proc schedstat) and involuntary switches."""
+    try:
+        wait_ns = int(open("/proc/thread-self/schedstat").read().split()[1])
+        switches = 0
+        for line in open("/proc/thread-self/status"):
+            if line.startswith("nonvoluntary_ctxt_switches"):
+                switches = int(line.split()[1])
+        return wait_ns, switches
+    except (OSError, ValueError, IndexError):
+        return 0, 0
+
+
+def cpus():
+    """The CPU the main thread and the helper thread "gmem-readings" last ran on (None: none)."""
+    main = helper = None
+    try:
+        for tid in os.listdir("/proc/self/task"):
+            stat = open(f"/proc/self/task/{tid}/stat").read()
+            comm = stat[stat.index("(") + 1:stat.rindex(")")]
+            cpu = int(stat[stat.rindex(")") + 2:].split()[36])  # field 39, "processor"
+            if int(tid) == os.getpid():
+                main = cpu
+            elif comm == "gmem-readings":
+                helper = cpu
+    except (OSError, ValueError, IndexError):
+        pass
+    return main, helper
+
+
 graphs, outputs = [], []
+samples, shared, sampling_s = 0, 0, 0.0  # the samples' own time is left out of capture_s
 parts_s = [0.0, 0.0, 0.0]  # capture_begin, the captured step, capture_end (which instantiates)
 each_s = []  # each graph's capture_begin to capture_end's return
+waits0 = main_thread_waits()
 t0 = time.perf_counter()
 for bs in range(graphs_n, 0, -1):   # largest first
     g = torch.cuda.CUDAGraph()
@@ -79,22 +117,33 @@ for bs in range(graphs_n, 0, -1):   # largest first
     parts_s[1] += c - b
     parts_s[2] += d - c
     each_s.append(d - a)
+    if bs % 100 == 0:
+        e = time.perf_counter()
+        main, helper = cpus()
+        if helper is not None:
+            samples += 1
+            shared += main == helper
+        sampling_s += time.perf_counter() - e
     torch.cuda.current_stream().wait_stream(s)
     graphs.append(g)
     outputs.append(out)
 torch.cuda.synchronize()
 t1 = time.perf_counter()
+waits1 = main_thread_waits()
 for _ in range(3):
     for g in graphs:
         g.replay()
 torch.cuda.synchronize()
 t2 = time.perf_counter()
 c = graphmem.counters(0)
-doc = {"graphs": graphs_n, "capture_s": t1 - t0, "replay_s": t2 - t1, "warmup_s": t2 - t0,
+doc = {"graphs": graphs_n, "capture_s": t1 - t0 - sampling_s, "replay_s": t2 - t1, "warmup_s": t2 - t0 - sampling_s,
        "final_reserved_high": c["reserved_high"], "final_reserved_current": c["reserved_current"],
        "gc_s": gc_s[0], "gc_collections": collections,
        "capture_parts_s": {"capture_begin": parts_s[0], "step": parts_s[1], "capture_end": parts_s[2]},
-       "capture_us_median": sorted(each_s)[len(each_s) // 2] * 1e6}
+       "capture_us_median": sorted(each_s)[len(each_s) // 2] * 1e6,
+       "main_thread": {"runqueue_wait_ms": (waits1[0] - waits0[0]) / 1e6,
+                       "involuntary_switches": waits1[1] - waits0[1],
+                       "shared_cpu_samples": shared, "samples": samples}}
 with open(self_json, "w") as f:
     json.dump(doc, f)
 print(f"warm-up of {graphs_n} graphs done")
