@@ -59,12 +59,25 @@ bool session::reads_memory() const noexcept {
 }
 
 void session::start_reading() noexcept {
-  if (driver_.start_memory_reading && driver_.finish_memory_reading) driver_.start_memory_reading();
+  if (!driver_.start_memory_reading || !driver_.finish_memory_reading) return;
+  driver_.start_memory_reading();
+  here(this).pending.reading_open = true;
 }
 
 bool session::finish_reading(int& device, std::uint64_t& used) noexcept {
-  if (driver_.start_memory_reading && driver_.finish_memory_reading) return driver_.finish_memory_reading(device, used);
+  pending_call& p = here(this).pending;
+  if (driver_.start_memory_reading && driver_.finish_memory_reading) {
+    p.reading_open = false;
+    return driver_.finish_memory_reading(device, used);
+  }
   return driver_.memory_used && driver_.memory_used(device, used);
+}
+
+void session::close_reading() noexcept {
+  if (!here(this).pending.reading_open) return;
+  int device = 0;
+  std::uint64_t used = 0;
+  finish_reading(device, used);
 }
 
 void session::read_other_devices_before(std::uint64_t exec, int primary) {

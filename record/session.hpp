@@ -189,10 +189,12 @@ class session {
   bool window_exit() noexcept;
   /// The driver's reading of the device memory in use, begun (driver_api::start_memory_reading)
   /// and answered (finish_memory_reading, else memory_used there); reads_memory() says whether
-  /// the driver gives readings at all.
+  /// the driver gives readings at all. close_reading() answers one a handler began and left
+  /// early (an exception): the helper is not kept spinning for it.
   [[nodiscard]] bool reads_memory() const noexcept;
   void start_reading() noexcept;
   bool finish_reading(int& device, std::uint64_t& used) noexcept;
+  void close_reading() noexcept;
   void read_other_devices_before(std::uint64_t exec, int primary);
   void record_other_devices(std::uint64_t exec, int primary, double t_us);
   void describe(int device);

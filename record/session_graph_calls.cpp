@@ -136,15 +136,18 @@ void session::instantiate_enter(std::uint64_t graph) noexcept {
     // The driver's state for the executable graph, whatever its nodes: the device memory in use
     // around the call. The window opens first, so that another thread's graph call made between
     // the readings marks them; the graph is read while the first reading is taken.
+    // Set before anything can fail: a handler that fails leaves an untracked call, unmeasured.
+    p.have_used = false;
+    p.tracked = false;
+    p.has_memory_nodes = false;
+    p.before.reset();
+    p.device = driver_.current_device();
     window_enter();
     const double t0 = driver_.now_us();
     start_reading();
     const double t1 = driver_.now_us();
     p.model = profiler::graph_model{};
-    p.has_memory_nodes = false;
     p.tracked = driver_.read_graph(graph, p.model, p.has_memory_nodes);
-    p.before.reset();
-    p.device = driver_.current_device();
     std::vector<int> devices;  // the recorder's order: its first (lowest) device is the primary
     if (p.has_memory_nodes) {
       profiler::for_each_node(p.model, [&devices](const profiler::model_node& n) {
@@ -169,6 +172,7 @@ void session::instantiate_enter(std::uint64_t graph) noexcept {
     p.t_us = p.start_us = driver_.now_us();
     p.enter_counters_us = p.start_us - t3;
   } catch (...) {
+    close_reading();
   }
 }
 
@@ -246,6 +250,7 @@ void session::instantiate_exit(std::uint64_t exec, std::uint64_t graph, const st
     }
     charge(cost_part::instantiate_record, record_us + driver_.now_us() - r1);
   } catch (...) {
+    close_reading();
   }
 }
 

@@ -31,6 +31,7 @@ struct pending_call {
   /// The device memory in use before the call (an instantiation or an upload: the driver's
   /// state for the executable graph is what it took beyond a pool's growth).
   bool have_used = false;
+  bool reading_open = false;  ///< a reading started and not yet answered (session::start_reading)
   int used_device = 0;
   std::uint64_t used_before = 0;
   /// What the enter callback cost (charged with the exit's: one call, one charge).

@@ -401,6 +401,26 @@ TEST(RecordBill, AnotherThreadsCallMadeWhileTheGraphIsReadMarksTheReadings) {
   EXPECT_EQ(b.exec_state_bytes, 0u);
 }
 
+// A handler that fails between a reading's start and its answer (here the graph's read throws)
+// answers it anyway: the readings' helper is not kept spinning for it, and the next instantiation
+// is measured from its own readings, not from the failed one's.
+TEST(RecordBill, AReadingBegunBeforeAFailureIsAnsweredAndTheNextCallMeasuresItsOwn) {
+  program p;
+  p.capture(0xA, 0x10, graph_of("g=w2", 1ull << 40));
+  p.capture(0xA, 0x11, graph_of("g=w2", 2ull << 40));
+  p.gpu.inside_graph_read = [] { throw std::bad_alloc(); };
+  p.s.instantiate_enter(0x10);
+  EXPECT_FALSE(this_threads_reading().under_way);
+  p.use(8 * MiB);
+  p.s.instantiate_exit(0x100, 0x10, "", {}, std::nullopt);
+  p.use(64 * MiB);  // between the calls: neither's
+  instantiate(p, 0x101, 0x11, 2 * MiB);
+  const profiler::report r = p.finish();
+  const profiler::graph_bill& b = r.recorded->bills.at(0);
+  EXPECT_EQ(b.exec_state_bytes, 2 * MiB);
+  EXPECT_EQ(b.exec_state_instantiations, 1u);
+}
+
 TEST(SizeText, ThreeSignificantDigitsInTheUnitThatReadsBest) {
   EXPECT_EQ(profiler::size_text(0), "0 B");
   EXPECT_EQ(profiler::size_text(1000), "1000 B");
