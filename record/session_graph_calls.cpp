@@ -133,15 +133,15 @@ void session::instantiate_enter(std::uint64_t graph) noexcept {
   if (forked_) return;
   try {
     pending_call& p = here(this).pending;
-    // The driver's state for the executable graph, whatever its nodes: the device memory in use
-    // around the call. The window opens first, so that another thread's graph call made between
-    // the readings marks them; the graph is read while the first reading is taken.
     // Set before anything can fail: a handler that fails leaves an untracked call, unmeasured.
     p.have_used = false;
     p.tracked = false;
     p.has_memory_nodes = false;
     p.before.reset();
     p.device = driver_.current_device();
+    // The driver's state for the executable graph, whatever its nodes: the device memory in use
+    // around the call. The window opens first, so that another thread's graph call made between
+    // the readings marks them; the graph is read while the first reading is taken.
     window_enter();
     const double t0 = driver_.now_us();
     start_reading();
@@ -251,6 +251,7 @@ void session::instantiate_exit(std::uint64_t exec, std::uint64_t graph, const st
     charge(cost_part::instantiate_record, record_us + driver_.now_us() - r1);
   } catch (...) {
     close_reading();
+    window_exit();  // else every later reading would count as overlapped
   }
 }
 

@@ -421,6 +421,27 @@ TEST(RecordBill, AReadingBegunBeforeAFailureIsAnsweredAndTheNextCallMeasuresItsO
   EXPECT_EQ(b.exec_state_instantiations, 1u);
 }
 
+// A handler that fails while it records the graph (after the call, before the second reading's
+// answer) still closes the call's window: later calls' readings are measured, not all counted as
+// overlapped by a call that never ended.
+TEST(RecordBill, AnExitThatFailsWhileRecordingStillClosesTheCallsWindow) {
+  program p;
+  p.capture(0xA, 0x10, graph_of("g=w2", 1ull << 40));
+  p.capture(0xA, 0x11, graph_of("g=w2", 2ull << 40));
+  p.s.instantiate_enter(0x10);
+  p.use(4 * MiB);
+  p.gpu.inside_lock = [] { throw std::bad_alloc(); };  // the upload stream's first look
+  profiler::instantiate_flags upload;
+  upload.upload = true;
+  p.s.instantiate_exit(0x100, 0x10, "", upload, std::uint64_t{0xB});
+  EXPECT_FALSE(this_threads_reading().under_way);
+  instantiate(p, 0x101, 0x11, 2 * MiB);
+  const profiler::report r = p.finish();
+  const profiler::graph_bill& b = r.recorded->bills.at(0);
+  EXPECT_EQ(b.exec_state_bytes, 2 * MiB);
+  EXPECT_EQ(b.exec_state_instantiations, 1u);
+}
+
 TEST(SizeText, ThreeSignificantDigitsInTheUnitThatReadsBest) {
   EXPECT_EQ(profiler::size_text(0), "0 B");
   EXPECT_EQ(profiler::size_text(1000), "1000 B");
