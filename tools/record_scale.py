@@ -7,12 +7,13 @@ the report's size, and `gmemprof show`'s time on it; per size the medians and th
 unrecorded, and what the recording library says each part of recording cost per graph. Writes one
 JSON with the device, the driver, the commit and the date.
 
-Usage: record_scale.py BUILD_DIR OUT_JSON [--sizes 500,1000,2000] [--pairs 1] [--settle 1] [--keep DIR] [--parts]
-                       [--previous BUILD_DIR] [--variant NAME=MODE:VAR=VALUE,...]...
-(--settle: unrecorded runs before each size's pairs, not counted; --keep: copy each size's last recording into DIR as record-scale-N.json; --parts: also run the
-Python companion alone and the recording library alone, to see where recording's cost lies;
---previous: also recorded by an earlier build, so that a change shows as a ratio in one run;
---variant: a mode run again with more environment, as an experiment's)."""
+Usage: record_scale.py BUILD_DIR OUT_JSON [--sizes 500,1000,2000] [--pairs 1] [--settle 1] [--keep DIR]
+                       [--parts] [--previous BUILD_DIR] [--variant NAME=MODE:VAR=VALUE,...]...
+(--settle: unrecorded runs before each size's pairs, not counted; --keep: copy each size's last
+recording into DIR as record-scale-N.json; --parts: also run the Python companion alone and the
+recording library alone, to see where recording's cost lies; --previous: also recorded by an
+earlier build, so that a change shows as a ratio in one run; --variant: a mode run again with more
+environment, as an experiment's)."""
 import argparse
 import datetime
 import json
@@ -41,7 +42,7 @@ def build_commit(build_dir):
 
 
 def run_header(what, build_dir):
-    """What a run's JSON opens with: what it measured, the command (its output path left out), the
+    """What a run's JSON opens with: what it measured, the command (its build folder left out), the
     date, the build's commit, and the GPU with its driver (also for tools/cupti_floor.py)."""
     return {"what": what,
             "command": " ".join(["tools/" + os.path.basename(sys.argv[0])] + sys.argv[2:]),

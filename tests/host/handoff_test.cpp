@@ -36,14 +36,16 @@ void twice(void* p) {
 
 // Calls run() until the helper takes one (it is woken by the first declined call), for 2 s at
 // most; the job's answer is the helper's.
-bool handed_within_2s(handoff& h, const std::shared_ptr<job>& j) {
+bool handed_within_2s(handoff& h, void (*call)(void*), const std::shared_ptr<void>& j) {
   const auto until = std::chrono::steady_clock::now() + 2s;
   while (std::chrono::steady_clock::now() < until) {
-    if (h.run(twice, j)) return true;
+    if (h.run(call, j)) return true;
     std::this_thread::sleep_for(100us);
   }
   return false;
 }
+
+bool handed_within_2s(handoff& h, const std::shared_ptr<job>& j) { return handed_within_2s(h, twice, j); }
 
 TEST(Handoff, ASleepingHelperDeclinesAndWakesThenRunsTheCallOnItsThreadWhileTheCallerWaits) {
   handoff h(200ms);
@@ -130,13 +132,7 @@ TEST(Handoff, TheHelperBlocksEverySignal) {
   handoff h(200ms);
   const auto mask = std::make_shared<sigset_t>();
   sigemptyset(mask.get());
-  const auto until = std::chrono::steady_clock::now() + 2s;
-  bool handed = false;
-  while (!handed && std::chrono::steady_clock::now() < until) {
-    handed = h.run(read_signal_mask, mask);
-    if (!handed) std::this_thread::sleep_for(100us);
-  }
-  ASSERT_TRUE(handed);
+  ASSERT_TRUE(handed_within_2s(h, read_signal_mask, mask));
   for (int sig : {SIGINT, SIGTERM, SIGUSR1, SIGCHLD, SIGPIPE}) EXPECT_EQ(sigismember(mask.get(), sig), 1) << sig;
 }
 
@@ -146,14 +142,7 @@ void read_thread_name(void* p) { pthread_getname_np(pthread_self(), static_cast<
 TEST(Handoff, TheHelperThreadIsNamedForTheReadings) {
   handoff h(200ms);
   const auto name = std::shared_ptr<char[]>(new char[16]());
-  const std::shared_ptr<void> job(name, name.get());
-  const auto until = std::chrono::steady_clock::now() + 2s;
-  bool handed = false;
-  while (!handed && std::chrono::steady_clock::now() < until) {
-    handed = h.run(read_thread_name, job);
-    if (!handed) std::this_thread::sleep_for(100us);
-  }
-  ASSERT_TRUE(handed);
+  ASSERT_TRUE(handed_within_2s(h, read_thread_name, std::shared_ptr<void>(name, name.get())));
   EXPECT_STREQ(name.get(), "gmem-readings");
 }
 

@@ -44,6 +44,12 @@ void native_capture(program& p, std::uint64_t graph, const std::string& pool, co
   p.s.capture_end(0xA, graph);
 }
 
+// Two graphs captured on stream 0xA, 0x10 and 0x11, for tests of their instantiations' readings.
+void capture_two(program& p) {
+  p.capture(0xA, 0x10, graph_of("g=w2", 1ull << 40));
+  p.capture(0xA, 0x11, graph_of("g=w2", 2ull << 40));
+}
+
 // An instantiation whose executable graph takes `state` bytes of the driver's own memory.
 void instantiate(program& p, std::uint64_t exec, std::uint64_t graph, std::uint64_t state) {
   p.s.instantiate_enter(graph);
@@ -347,8 +353,7 @@ TEST(RecordBill, TheMemoryNodePoolIsItsHighAndWhatItRetainsAndStateIsLessThePool
 
 TEST(RecordBill, StateReadWhileAnotherThreadsCallOverlappedIsCountedAsUnmeasured) {
   program p;
-  p.capture(0xA, 0x10, graph_of("g=w2", 1ull << 40));
-  p.capture(0xA, 0x11, graph_of("g=w2", 2ull << 40));
+  capture_two(p);
   p.s.instantiate_enter(0x10);
   std::thread other([&] { instantiate(p, 0x101, 0x11, 2 * MiB); });  // inside the first's window
   other.join();
@@ -388,8 +393,7 @@ TEST(RecordBill, TheReadingsAroundAnInstantiationOverlapTheLibrarysWorkAndStillB
 // began, before its call) falls between its readings: both are unmeasured, not charged to it.
 TEST(RecordBill, AnotherThreadsCallMadeWhileTheGraphIsReadMarksTheReadings) {
   program p;
-  p.capture(0xA, 0x10, graph_of("g=w2", 1ull << 40));
-  p.capture(0xA, 0x11, graph_of("g=w2", 2ull << 40));
+  capture_two(p);
   p.gpu.inside_graph_read = [&] {
     std::thread other([&] { instantiate(p, 0x101, 0x11, 2 * MiB); });
     other.join();
@@ -406,8 +410,7 @@ TEST(RecordBill, AnotherThreadsCallMadeWhileTheGraphIsReadMarksTheReadings) {
 // is measured from its own readings, not from the failed one's.
 TEST(RecordBill, AReadingBegunBeforeAFailureIsAnsweredAndTheNextCallMeasuresItsOwn) {
   program p;
-  p.capture(0xA, 0x10, graph_of("g=w2", 1ull << 40));
-  p.capture(0xA, 0x11, graph_of("g=w2", 2ull << 40));
+  capture_two(p);
   p.gpu.inside_graph_read = [] { throw std::bad_alloc(); };
   p.s.instantiate_enter(0x10);
   EXPECT_FALSE(this_threads_reading().under_way);
@@ -426,8 +429,7 @@ TEST(RecordBill, AReadingBegunBeforeAFailureIsAnsweredAndTheNextCallMeasuresItsO
 // overlapped by a call that never ended.
 TEST(RecordBill, AnExitThatFailsWhileRecordingStillClosesTheCallsWindow) {
   program p;
-  p.capture(0xA, 0x10, graph_of("g=w2", 1ull << 40));
-  p.capture(0xA, 0x11, graph_of("g=w2", 2ull << 40));
+  capture_two(p);
   p.s.instantiate_enter(0x10);
   p.use(4 * MiB);
   p.gpu.inside_lock = [] { throw std::bad_alloc(); };  // the upload stream's first look
