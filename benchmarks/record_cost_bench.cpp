@@ -93,8 +93,7 @@ gmem::record::driver_api stand_in() {
     return true;
   };
   d.is_host_pointer = [](std::uint64_t) { return true; };
-  d.start_memory_reading = [] {};
-  d.finish_memory_reading = [](int& device, std::uint64_t& used) {
+  d.memory_used = [](int& device, std::uint64_t& used) {
     device = 0;
     used = 1ull << 30;
     return true;

@@ -302,8 +302,10 @@ thread_reading& this_threads_reading() {
 
 void start_memory_reading() {
   thread_reading& t = this_threads_reading();
-  t = thread_reading{};  // one at a time: an earlier one not finished is let go
+  t.call.finish();  // one at a time: an earlier one not finished is let go
+  t.job.reset();
   t.device_read = cuCtxGetDevice(&t.device) == CUDA_SUCCESS;
+  t.taken_here = false;
   if (!t.device_read) return;
   if (handoff* helper = reading_helper()) {
     auto job = std::make_shared<reading>();
@@ -321,19 +323,24 @@ void start_memory_reading() {
 bool finish_memory_reading(int& device, std::uint64_t& used) {
   thread_reading& t = this_threads_reading();
   if (!t.device_read) return false;
-  t.device_read = false;  // answered once
-  std::size_t free = t.free, total = t.total;
-  bool read = t.taken_here;
+  std::size_t free = 0, total = 0;
   if (t.call.taken()) {
-    read = t.call.finish() && t.job->result == CUDA_SUCCESS;
-    if (read) {
+    // Not answered by the helper (patience ran out): read here, still before the caller goes on.
+    if (t.call.finish() && t.job->result == CUDA_SUCCESS) {
       free = t.job->free;
       total = t.job->total;
-    } else {  // not answered by the helper: read here, still before the caller goes on
-      read = cuMemGetInfo(&free, &total) == CUDA_SUCCESS;
+    } else if (cuMemGetInfo(&free, &total) != CUDA_SUCCESS) {
+      return false;
     }
+    t.call = handoff::in_flight();
+    t.job.reset();
+  } else if (t.taken_here) {
+    free = t.free;
+    total = t.total;
+  } else {
+    return false;
   }
-  if (!read || free > total) return false;
+  if (free > total) return false;
   device = static_cast<int>(t.device);
   used = total - free;
   return true;
@@ -366,6 +373,7 @@ driver_api real_driver() {
   d.now_us = now_us;
   d.describe = describe;
   d.is_host_pointer = is_host_pointer;
+  d.memory_used = memory_used;
   d.start_memory_reading = start_memory_reading;
   d.finish_memory_reading = finish_memory_reading;
   d.context_memory_used = context_memory_used;

@@ -55,24 +55,22 @@ bool session::window_exit() noexcept {
 }
 
 bool session::reads_memory() const noexcept {
-  return driver_.start_memory_reading && driver_.finish_memory_reading;
+  return driver_.memory_used || (driver_.start_memory_reading && driver_.finish_memory_reading);
 }
 
 void session::start_reading() noexcept {
-  if (!reads_memory()) return;
+  if (!driver_.start_memory_reading || !driver_.finish_memory_reading) return;
   driver_.start_memory_reading();
   here(this).pending.reading_open = true;
 }
 
 bool session::finish_reading(int& device, std::uint64_t& used) noexcept {
-  if (!reads_memory()) return false;
-  here(this).pending.reading_open = false;
-  return driver_.finish_memory_reading(device, used);
-}
-
-bool session::memory_used(int& device, std::uint64_t& used) noexcept {
-  start_reading();
-  return finish_reading(device, used);
+  pending_call& p = here(this).pending;
+  if (driver_.start_memory_reading && driver_.finish_memory_reading) {
+    p.reading_open = false;
+    return driver_.finish_memory_reading(device, used);
+  }
+  return driver_.memory_used && driver_.memory_used(device, used);
 }
 
 void session::close_reading() noexcept {

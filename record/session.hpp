@@ -54,10 +54,13 @@ struct driver_api {
   /// Whether `address` is host memory (a synchronous copy to it returns when the copy is done).
   bool (*is_host_pointer)(std::uint64_t address) = nullptr;
   /// The device memory in use on the calling thread's current device (cuMemGetInfo: total -
-  /// free, every process's) and that device, read in two halves so that the caller works while
-  /// it is taken (on the recording library's helper thread): `start_memory_reading` begins it,
-  /// and `finish_memory_reading` waits for it and answers as of the start; false without a
-  /// current context. One at a time per thread, each started one finished.
+  /// free, every process's) and that device; false without a current context.
+  bool (*memory_used)(int& device, std::uint64_t& used) = nullptr;
+  /// memory_used in two halves, so that the caller works while the reading is taken (on the
+  /// recording library's helper thread): `start_memory_reading` begins it, and
+  /// `finish_memory_reading` waits for it and answers as memory_used would have at the start.
+  /// One at a time per thread, each started one finished. Without them the session calls
+  /// memory_used where it would finish.
   void (*start_memory_reading)() = nullptr;
   bool (*finish_memory_reading)(int& device, std::uint64_t& used) = nullptr;
   /// The same in context `context` (a CUcontext just made, not yet current), and its device.
@@ -185,13 +188,12 @@ class session {
   void window_enter() noexcept;
   bool window_exit() noexcept;
   /// The driver's reading of the device memory in use, begun (driver_api::start_memory_reading)
-  /// and answered (finish_memory_reading), or both at once (memory_used); reads_memory() says
-  /// whether the driver gives readings at all. close_reading() answers one a handler began and
-  /// left early (an exception): the helper is not kept spinning for it.
+  /// and answered (finish_memory_reading, else memory_used there); reads_memory() says whether
+  /// the driver gives readings at all. close_reading() answers one a handler began and left
+  /// early (an exception): the helper is not kept spinning for it.
   [[nodiscard]] bool reads_memory() const noexcept;
   void start_reading() noexcept;
   bool finish_reading(int& device, std::uint64_t& used) noexcept;
-  bool memory_used(int& device, std::uint64_t& used) noexcept;
   void close_reading() noexcept;
   void read_other_devices_before(std::uint64_t exec, int primary);
   void record_other_devices(std::uint64_t exec, int primary, double t_us);

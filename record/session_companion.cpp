@@ -46,7 +46,7 @@ int int_of(const json& j, const char* key) {
 void session::read_memory() noexcept {
   int device = 0;
   std::uint64_t used = 0;
-  if (memory_used(device, used)) rec_.on_memory_reading(device, used);
+  if (driver_.memory_used && driver_.memory_used(device, used)) rec_.on_memory_reading(device, used);
 }
 
 void session::first_reading() noexcept {
@@ -54,7 +54,7 @@ void session::first_reading() noexcept {
   try {
     int device = 0;
     std::uint64_t used = 0;
-    if (!memory_used(device, used)) return;  // no context yet
+    if (!driver_.memory_used || !driver_.memory_used(device, used)) return;  // no context yet
     lock l(*this);
     if (have_first_reading_.exchange(true)) return;
     rec_.on_memory_reading(device, used);

@@ -88,7 +88,7 @@ void session::upload_enter(std::uint64_t exec, std::uint64_t stream) noexcept {
     p.stream = label_of(stream);
     p.device = rec_.device_of(exec);
     window_enter();  // first: another thread's graph call made between the readings marks them
-    p.have_used = memory_used(p.used_device, p.used_before);
+    p.have_used = driver_.memory_used && driver_.memory_used(p.used_device, p.used_before);
     p.before = driver_.read_counters(p.device);
     read_other_devices_before(exec, p.device);
     p.t_us = p.start_us = driver_.now_us();
@@ -109,7 +109,7 @@ void session::upload_exit(std::uint64_t exec, const std::string& failure) noexce
     const auto after = driver_.read_counters(p.device);
     int used_device = 0;
     std::uint64_t used_after = 0;
-    const bool have_used = p.have_used && memory_used(used_device, used_after) && used_device == p.used_device;
+    const bool have_used = p.have_used && driver_.memory_used(used_device, used_after) && used_device == p.used_device;
     const bool concurrent = window_exit();
     lock l(*this);
     rec_.on_upload(exec, p.stream, p.t_us, host_us, p.before, after, failure, concurrent);

@@ -52,7 +52,7 @@ struct fake_gpu {
   std::map<std::uint64_t, bool> blocking;
   std::vector<std::string> stack{"program!main+0x10"};
   std::atomic<std::uint64_t> used{0};  ///< device memory in use (cuMemGetInfo: total - free)
-  bool context = true;                 ///< a context is current (a memory reading answers)
+  bool context = true;                 ///< a context is current (memory_used answers)
   /// What the driver's answers take on the clock: a graph's read, a call stack, a cuMemGetInfo
   /// (what recording costs the program is charged by part from the session's clock).
   std::atomic<double> read_graph_us{0}, call_stack_us{0}, memory_used_us{0};
@@ -131,6 +131,13 @@ inline driver_api fake_driver() {
     return true;
   };
   d.is_host_pointer = [](std::uint64_t address) { return address >= (1ull << 47); };
+  d.memory_used = [](int& device, std::uint64_t& used) {
+    if (!current_gpu()->context) return false;
+    current_gpu()->clock_us = current_gpu()->clock_us.load() + current_gpu()->memory_used_us.load();
+    device = current_gpu()->device;
+    used = current_gpu()->used.load();
+    return true;
+  };
   d.start_memory_reading = [] {
     fake_reading& r = this_threads_reading();
     r = fake_reading{};
