@@ -54,7 +54,8 @@ struct driver_api {
   /// Whether `address` is host memory (a synchronous copy to it returns when the copy is done).
   bool (*is_host_pointer)(std::uint64_t address) = nullptr;
   /// The device memory in use on the calling thread's current device (cuMemGetInfo: total -
-  /// free, every process's) and that device; false without a current context.
+  /// free, every process's) and that device; false without a current context. It may be called
+  /// in the exit handlers, after the thread's thread_local objects are gone: it keeps none.
   bool (*memory_used)(int& device, std::uint64_t& used) = nullptr;
   /// memory_used in two halves, so that the caller works while the reading is taken (on the
   /// recording library's helper thread): `start_memory_reading` begins it, and
