@@ -294,6 +294,13 @@ int run_record(const record_options& options, const std::vector<std::string>& co
       err << "gmemprof record: the reservation granularity could not be measured (" << granule.method
           << "); bounds are rounded to cuMemGetAllocationGranularity's figure instead\n";
     }
+    const char* off = std::getenv("GMEM_RECORD_COMPANION");
+    if (companion.empty() && !(off && std::string(off) == "0")) {
+      err << "gmemprof record: note: the Python companion (companion/sitecustomize.py) is not beside " << library
+          << " nor under share/gmem: a PyTorch program is recorded without what only PyTorch knows (its graph "
+             "pools, capture sites and labels, the bill's framework pools); set GMEM_RECORD_COMPANION_DIR to "
+             "gmem's record/companion folder, or GMEM_RECORD_COMPANION=0 to record without it quietly\n";
+    }
   }
 
   // Like `time`: the terminal's Ctrl-C goes to the command; we wait for it to finish.

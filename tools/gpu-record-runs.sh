@@ -65,7 +65,17 @@ s = json.load(open(sys.argv[1])); b = report_forms.load(sys.argv[2])["recorded"]
 got, want = b["process_memory"]["delta_bytes"], s["end"] - s["start"]
 ok = abs(got - want) <= 2 << 20
 print(("PASS" if ok else "FAIL") + f" the bill'"'"'s process change {got / 2**20:.1f} MiB = the program'"'"'s own {want / 2**20:.1f} MiB (within 2 MiB)")
-sys.exit(0 if ok else 1)' "$d/async-self.json" "$d/async.json" >> "$d/log" 2>&1 ;;
+sys.exit(0 if ok else 1)' "$d/async-self.json" "$d/async.json" >> "$d/log" 2>&1
+      rc=$?
+      # The library copied alone (no companion/ beside it): gmemprof says the companion is missing,
+      # and records anyway; with it beside, it says nothing of the kind.
+      alone=$(mktemp -d) && cp "$build/record/libgmem_record.so" "$alone/" &&
+      GMEM_RECORD_LIBRARY="$alone/libgmem_record.so" "$build/profiler/gmemprof" record --out "$d/alone.json" -- \
+        python3 "$here/../tests/record/async_process_change.py" "$d/alone-self.json" > "$d/alone.log" 2>&1 &&
+      grep -q "the Python companion (companion/sitecustomize.py) is not beside" "$d/alone.log" &&
+      ! grep -q "Python companion" "$d/log" && [ -s "$d/alone.json" ]
+      ok=$?; echo "companion missing: $([ $ok = 0 ] && echo PASS || echo FAIL) (said so, recorded anyway)" >> "$d/log"
+      [ $ok = 0 ] && (exit $rc) ;;
     ranks)  # two ranks of torchrun on one GPU (or two), recorded twice; checked and compared
       mkdir -p "$d/a" "$d/b"
       "$build/profiler/gmemprof" record --out "$d/ranks-a.json" -- \

@@ -8,8 +8,10 @@ unrecorded, and what the recording library says each part of recording cost per 
 JSON with the device, the driver, the commit and the date.
 
 Usage: record_scale.py BUILD_DIR OUT_JSON [--sizes 500,1000,2000] [--pairs 1] [--settle 1] [--keep DIR]
-                       [--parts] [--previous BUILD_DIR] [--variant NAME=MODE:VAR=VALUE,...]...
-(--settle: unrecorded runs before each size's pairs, not counted; --keep: copy each size's last
+                       [--layers L] [--parts] [--previous BUILD_DIR] [--variant NAME=MODE:VAR=VALUE,...]...
+(--layers: each graph a decode step of L decoder layers, warmup.py's --layers, instead of its
+two-matmul step; the recording's median nodes per graph is reported beside it;
+--settle: unrecorded runs before each size's pairs, not counted; --keep: copy each size's last
 recording into DIR as record-scale-N.json; --parts: also run the Python companion alone and the
 recording library alone, to see where recording's cost lies; --previous: also recorded by an
 earlier build, so that a change shows as a ratio in one run; --variant: a mode run again with more
@@ -24,6 +26,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+import report_forms
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROGRAM = os.path.join(HERE, "..", "tests", "record", "scale", "warmup.py")
@@ -52,7 +56,7 @@ def run_header(what, build_dir):
                                      capture_output=True, text=True).stdout.strip()}
 
 
-def one(gmemprof, n, mode, tmp, variants=None, previous=None):
+def one(gmemprof, n, mode, tmp, variants=None, previous=None, layers=0):
     """mode: "unrecorded", "recorded", or a part of recording alone: "companion" (the Python
     companion without the recording library) or "library" (the library without the companion);
     or a variant's name (VARIANTS: name -> (one of those modes, extra environment)); or
@@ -68,7 +72,7 @@ def one(gmemprof, n, mode, tmp, variants=None, previous=None):
     recorded = mode in ("recorded", "library")
     self_json = os.path.join(tmp, f"self-{n}-{tag}.json")
     report = os.path.join(tmp, f"record-{n}.json" if tag == "recorded" else f"record-{n}-{tag}.json")
-    cmd = [sys.executable, PROGRAM, str(n), self_json]
+    cmd = [sys.executable, PROGRAM, str(n), self_json] + (["--layers", str(layers)] if layers else [])
     env = dict(os.environ)
     env.update(extra)
     if recorded:
@@ -86,8 +90,10 @@ def one(gmemprof, n, mode, tmp, variants=None, previous=None):
     if recorded:
         doc["report_bytes"] = os.path.getsize(report)
         # What the recording library says recording cost the program, by part (its own clock).
-        cost = json.load(open(report)).get("recorded", {}).get("record_cost", [])
-        doc["record_cost"] = {c["part"]: {"calls": c["calls"], "us": c["us"]} for c in cost}
+        recording = report_forms.load(report).get("recorded", {})
+        doc["record_cost"] = {c["part"]: {"calls": c["calls"], "us": c["us"]} for c in recording.get("record_cost", [])}
+        nodes = sorted(g.get("nodes", 0) for g in recording.get("graphs", []))
+        doc["nodes_per_graph_median"] = nodes[len(nodes) // 2] if nodes else None
     if tag == "recorded":
         show, show_s = run([gmemprof, "show", report])
         doc["show_s"] = show_s
@@ -103,6 +109,8 @@ def main():
     ap.add_argument("--sizes", default="500,1000,2000")
     ap.add_argument("--pairs", type=int, default=1)
     ap.add_argument("--keep")
+    ap.add_argument("--layers", type=int, default=0,
+                    help="each graph a decode step of L decoder layers (warmup.py --layers) instead of two matmuls")
     ap.add_argument("--settle", type=int, default=1,
                     help="unrecorded runs before each size's pairs, not counted: the first runs after a "
                          "pause were slower on H100 hosts (0.29 s against 0.10 to 0.16 s for 500 captures)")
@@ -126,15 +134,16 @@ def main():
     out = run_header("gmemprof record's cost on a serving warm-up at scale (tests/record/scale/warmup.py)",
                      a.build_dir)
     out["previous_commit"] = build_commit(a.previous) if a.previous else None
+    out["layers"] = a.layers
     out["sizes"] = {}
     for n in sizes:
         modes = ["unrecorded", "recorded"] + (["companion", "library"] if a.parts else []) + (["previous"] if a.previous else []) + list(variants)
         runs = {m: [] for m in modes}
-        settling = [one(gmemprof, n, "unrecorded", tmp) for _ in range(a.settle)]
+        settling = [one(gmemprof, n, "unrecorded", tmp, layers=a.layers) for _ in range(a.settle)]
         for k in range(a.pairs):
             for mode in modes if k % 2 == 0 else modes[::-1]:
                 runs[mode].append(one(gmemprof, n, mode, tmp, variants,
-                                      a.previous and os.path.join(a.previous, "profiler", "gmemprof")))
+                                      a.previous and os.path.join(a.previous, "profiler", "gmemprof"), a.layers))
         if a.keep and os.path.exists(os.path.join(tmp, f"record-{n}.json")):
             os.makedirs(a.keep, exist_ok=True)
             shutil.copy(os.path.join(tmp, f"record-{n}.json"), os.path.join(a.keep, f"record-scale-{n}.json"))
@@ -164,7 +173,7 @@ def main():
                     "involuntary_switches_median": statistics.median(x["involuntary_switches"] for x in m),
                     "shared_cpu_samples": sum(x["shared_cpu_samples"] for x in m),
                     "samples": sum(x["samples"] for x in m)}
-        for key in ("report_bytes", "show_s"):
+        for key in ("report_bytes", "show_s", "nodes_per_graph_median"):
             v = [r[key] for r in runs["recorded"] if key in r]
             if v:
                 summary[key] = statistics.median(v)

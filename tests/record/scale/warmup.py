@@ -1,10 +1,14 @@
 """A serving engine's warm-up at scale, timed by itself: PyTorch with its cudaMallocAsync backend
 captures one graph per batch size (an MLP step, batch 1 to GRAPHS, the largest first as engines
 do), each graph's output held by the script (so each pins a granule of the graph memory pool),
-then replays every graph in three rounds and synchronizes.
+then replays every graph in three rounds and synchronizes. With --layers L, each graph is instead a
+decode step of L decoder layers of a small Llama-shaped model with random weights (hidden 256, 4
+heads, attention over a fixed 128-token context, a gated MLP of 688, RMS norms, residuals): about
+two dozen kernels and as many allocations per layer, the graphs of a model's forward pass that
+full-graph engines capture, where the default step is the smallest graph a warm-up makes.
 
-Usage: warmup.py GRAPHS SELF_JSON
-SELF_JSON: {"graphs", "capture_s" (capturing and instantiating every graph), "replay_s" (the
+Usage: warmup.py GRAPHS SELF_JSON [--layers L]
+SELF_JSON: {"graphs", "layers", "capture_s" (capturing and instantiating every graph), "replay_s" (the
 three rounds and the synchronize), "warmup_s" (from the first capture to the end),
 "final_reserved_high", "final_reserved_current", "gc_s" and "gc_collections" (Python's garbage
 collections from the first capture to the end, by generation, and their time), "capture_parts_s"
@@ -27,12 +31,43 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import graphmem  # noqa: E402
 
 graphs_n, self_json = int(sys.argv[1]), sys.argv[2]
+layers_n = int(sys.argv[sys.argv.index("--layers") + 1]) if "--layers" in sys.argv else 0
 torch.manual_seed(0)
 w1 = torch.randn(256, 512, device="cuda") * 0.05
 w2 = torch.randn(512, 64, device="cuda") * 0.05
+HIDDEN, HEADS, CONTEXT, FFN = 256, 4, 128, 688
+
+
+def weights(*shape):
+    return torch.randn(*shape, device="cuda") * shape[0] ** -0.5
+
+
+layers = [{"qkv": weights(HIDDEN, 3 * HIDDEN), "o": weights(HIDDEN, HIDDEN), "gate_up": weights(HIDDEN, 2 * FFN),
+           "down": weights(FFN, HIDDEN), "n1": torch.ones(HIDDEN, device="cuda"),
+           "n2": torch.ones(HIDDEN, device="cuda"),
+           "k": torch.randn(HEADS, CONTEXT, HIDDEN // HEADS, device="cuda"),
+           "v": torch.randn(HEADS, CONTEXT, HIDDEN // HEADS, device="cuda")} for _ in range(layers_n)]
+
+
+def rms(x, weight):
+    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * weight
+
+
+def decoder_layer(x, w):            # x: (batch, HIDDEN), one token per sequence
+    batch, head = x.shape[0], HIDDEN // HEADS
+    q, k, v = (rms(x, w["n1"]) @ w["qkv"]).split(HIDDEN, dim=-1)
+    q = (q + k + v).view(batch, HEADS, head).transpose(0, 1)            # (HEADS, batch, head)
+    scores = torch.softmax(q @ w["k"].transpose(1, 2) * head ** -0.5, dim=-1)
+    x = x + (scores @ w["v"]).transpose(0, 1).reshape(batch, HIDDEN) @ w["o"]
+    gate, up = (rms(x, w["n2"]) @ w["gate_up"]).chunk(2, dim=-1)
+    return x + (torch.nn.functional.silu(gate) * up) @ w["down"]
 
 
 def step(x):                        # x: (batch, 256)
+    if layers:
+        for w in layers:
+            x = decoder_layer(x, w)
+        return x                    # the output, batch x 256 floats, held by the script
     h = torch.relu(x @ w1)          # working memory: batch x 512 floats
     return h @ w2                   # the output, batch x 64 floats, held by the script
 
@@ -136,7 +171,7 @@ for _ in range(3):
 torch.cuda.synchronize()
 t2 = time.perf_counter()
 c = graphmem.counters(0)
-doc = {"graphs": graphs_n, "capture_s": t1 - t0 - sampling_s, "replay_s": t2 - t1, "warmup_s": t2 - t0 - sampling_s,
+doc = {"graphs": graphs_n, "layers": layers_n, "capture_s": t1 - t0 - sampling_s, "replay_s": t2 - t1, "warmup_s": t2 - t0 - sampling_s,
        "final_reserved_high": c["reserved_high"], "final_reserved_current": c["reserved_current"],
        "gc_s": gc_s[0], "gc_collections": collections,
        "capture_parts_s": {"capture_begin": parts_s[0], "step": parts_s[1], "capture_end": parts_s[2]},
