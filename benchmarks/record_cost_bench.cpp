@@ -6,7 +6,7 @@
 // measures on a GPU): what is timed is the session and the recorder alone, per call.
 // Prints one JSON object: microseconds per capture (begin and end), per instantiation (the
 // recorder's part), per launch, and the report at exit, with the session's own record_cost.
-// Usage: gmem_record_cost_bench [GRAPHS] [ROUNDS] [--check US_PER_INSTANTIATION]
+// Usage: gmem_record_cost_bench [GRAPHS] [ROUNDS] [--layers L] [--check US_PER_INSTANTIATION]
 //        (exit 1 when the recorder's part of an instantiation is over US_PER_INSTANTIATION)
 #include <unistd.h>
 
@@ -68,6 +68,37 @@ graph_model mlp_step(std::uint64_t b, std::uint64_t base) {
   return m;
 }
 
+// With --layers L: a decode step of L decoder layers as warmup.py --layers captures it, in its
+// numbers (331 nodes for 4 layers on an H100): per layer 27 operations, each allocating its
+// output, running its kernel and freeing the output of two operations before; the step's output
+// held.
+graph_model decoder_step(std::uint64_t b, std::uint64_t base, std::size_t layers) {
+  graph_model m;
+  std::vector<std::uint64_t> live;  // the outputs not yet freed, oldest first
+  std::uint64_t next = base;
+  for (std::size_t op = 0; op < 27 * layers; ++op) {
+    model_node a;
+    a.kind = node_kind::mem_alloc;
+    a.address = next;
+    a.bytes = b * 256 * 4 * (1 + op % 3);
+    next += (a.bytes + 511) / 512 * 512;
+    m.nodes.push_back(a);
+    live.push_back(a.address);
+    model_node k;
+    k.kind = node_kind::kernel;
+    m.nodes.push_back(k);
+    if (live.size() > 2) {
+      model_node f;
+      f.kind = node_kind::mem_free;
+      f.address = live.front();
+      live.erase(live.begin());
+      m.nodes.push_back(f);
+    }
+  }
+  for (std::size_t i = 0; i + 1 < m.nodes.size(); ++i) m.edges.emplace_back(i, i + 1);
+  return m;
+}
+
 gmem::record::driver_api stand_in() {
   gmem::record::driver_api d;
   d.read_counters = [](int) -> std::optional<counters> { return device_counters(); };
@@ -104,12 +135,14 @@ gmem::record::driver_api stand_in() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::size_t n = 2000, rounds = 3;
+  std::size_t n = 2000, rounds = 3, layers = 0;
   double check_us = -1;
   std::vector<std::string> positional;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--check") == 0 && i + 1 < argc) {
       check_us = std::atof(argv[++i]);
+    } else if (std::strcmp(argv[i], "--layers") == 0 && i + 1 < argc) {
+      layers = std::strtoull(argv[++i], nullptr, 10);
     } else {
       positional.emplace_back(argv[i]);
     }
@@ -126,7 +159,7 @@ int main(int argc, char** argv) {
     const std::uint64_t graph = 0x10000 + k, exec = 0x90000 + k;
     s.capture_begin(stream);
     s.capture_began(stream, true);
-    graphs()[graph] = mlp_step(n - k, (k + 1) << 32);
+    graphs()[graph] = layers ? decoder_step(n - k, (k + 1) << 32, layers) : mlp_step(n - k, (k + 1) << 32);
     s.capture_end(stream, graph);
     s.instantiate_enter(graph);
     s.instantiate_exit(exec, graph, "", gmem::profiler::instantiate_flags{}, std::nullopt);
@@ -147,9 +180,9 @@ int main(int argc, char** argv) {
   const bool written = s.write_at_exit(&why, 10);
   const double t3 = now_us();
   double instantiate_us = 0;
-  std::printf("{\"graphs\": %zu, \"rounds\": %zu, \"captures_us_per_graph\": %.2f, \"launch_us\": %.3f, "
+  std::printf("{\"graphs\": %zu, \"layers\": %zu, \"nodes\": %zu, \"rounds\": %zu, \"captures_us_per_graph\": %.2f, \"launch_us\": %.3f, "
               "\"exit_s\": %.3f, \"report_bytes\": %llu, \"record_cost_us_per_call\": {",
-              n, rounds, (t1 - t0) / static_cast<double>(n), (t2 - t1) / static_cast<double>(n * rounds),
+              n, layers, graphs().begin()->second.nodes.size(), rounds, (t1 - t0) / static_cast<double>(n), (t2 - t1) / static_cast<double>(n * rounds),
               (t3 - t2) / 1e6,
               static_cast<unsigned long long>(written ? std::filesystem::file_size(out) : 0));
   const auto cost = s.cost();

@@ -15,7 +15,6 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <sstream>
@@ -25,6 +24,7 @@
 
 #include "record/handoff.hpp"
 #include "record/injected.hpp"
+#include "record/node_index.hpp"
 
 namespace gmem::record::injected {
 namespace {
@@ -75,8 +75,7 @@ bool read_graph_into(CUgraph graph, profiler::graph_model& m, bool& has_alloc) {
   std::vector<CUgraphNode> nodes(n);
   if (n && cuGraphGetNodes(graph, nodes.data(), &n) != CUDA_SUCCESS) return false;
   nodes.resize(n);
-  std::map<CUgraphNode, std::size_t> index;
-  for (std::size_t i = 0; i < n; ++i) index[nodes[i]] = i;
+  m.nodes.reserve(m.nodes.size() + n);
   for (CUgraphNode node : nodes) {
     CUgraphNodeType t{};
     if (cuGraphNodeGetType(node, &t) != CUDA_SUCCESS) return false;
@@ -112,10 +111,12 @@ bool read_graph_into(CUgraph graph, profiler::graph_model& m, bool& has_alloc) {
   std::vector<CUgraphNode> from(e), to(e);
   std::vector<CUgraphEdgeData> data(e);
   if (e && cuGraphGetEdges(graph, from.data(), to.data(), data.data(), &e) != CUDA_SUCCESS) return false;
+  const node_index index(std::vector<const void*>(nodes.begin(), nodes.end()));
+  m.edges.reserve(m.edges.size() + e);
   for (std::size_t i = 0; i < e && i < from.size(); ++i) {
     const auto a = index.find(from[i]), b = index.find(to[i]);
-    if (a == index.end() || b == index.end()) return false;
-    m.edges.emplace_back(a->second, b->second);
+    if (!a || !b) return false;
+    m.edges.emplace_back(*a, *b);
   }
   return true;
 }

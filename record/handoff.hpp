@@ -19,8 +19,12 @@
 // program one wait, never a hang.
 //
 // The helper spins only while calls keep coming (a burst of instantiations), for `keep_spinning`
-// after the last one, then sleeps. A call made while it sleeps is not taken: run() wakes it and
-// answers false, and the caller makes the call itself (the first of a burst, or a lone one).
+// after the last one, then sleeps. A call run() makes while it sleeps is not taken: run() wakes it
+// and answers false, and the caller makes the call itself (the first of a burst, or a lone one).
+// A call start()s while it sleeps is posted and the helper woken: the caller's own work covers the
+// wake-up (a model-sized graph is read in 150 us, past the helper's 2 ms of spinning since the
+// last instantiation), and finish() takes the call back if the helper has not begun it by then
+// (it answers false, nothing ran, and the caller makes the call itself).
 // Plain C++, no CUDA: host-tested.
 
 #include <atomic>
@@ -56,18 +60,21 @@ class handoff {
     /// Waits until the helper has run the call: true once it has returned; false where it was not
     /// taken, or has not returned within `patience` (the helper keeps its data until it has, then
     /// stops). Later calls answer the same.
+    /// A call posted while the helper slept, and not begun by it yet, is taken back: false,
+    /// nothing ran.
     bool finish(std::chrono::microseconds patience = std::chrono::seconds(1)) noexcept;
 
    private:
     friend class handoff;
     handoff* owner_ = nullptr;  // set from start() until finish()
     std::unique_lock<std::mutex> turn_;
-    bool taken_ = false, done_ = false;
+    bool taken_ = false, woken_ = false, done_ = false;
   };
 
-  /// Starts `call(job.get())` on the helper thread and returns at once. Not taken (nothing run)
-  /// where the helper is asleep (it is woken for the next call), stopped, or busy with another
-  /// thread's call. `call` must not throw. Throws nothing.
+  /// Starts `call(job.get())` on the helper thread and returns at once. Where the helper is asleep
+  /// the call is posted and the helper woken (finish() takes it back if the helper has not begun
+  /// it). Not taken (nothing run) where the handoff is stopped, or busy with another thread's
+  /// call. `call` must not throw. Throws nothing.
   [[nodiscard]] in_flight start(void (*call)(void*), const std::shared_ptr<void>& job) noexcept;
   /// start() and finish(patience): true once the helper has run the call, false where it did not
   /// take it or it did not return within `patience`.
@@ -80,11 +87,14 @@ class handoff {
   /// Calls the helper has run, and calls it was asked while asleep (for tests and reports).
   [[nodiscard]] std::uint64_t handed() const noexcept { return handed_.load(std::memory_order_relaxed); }
   [[nodiscard]] std::uint64_t declined() const noexcept { return declined_.load(std::memory_order_relaxed); }
+  /// Calls posted while the helper slept and taken back by their callers before it began them.
+  [[nodiscard]] std::uint64_t taken_back() const noexcept { return taken_back_.load(std::memory_order_relaxed); }
 
  private:
-  enum state : int { sleeping, spinning, asked, answered, stopped };
+  enum state : int { sleeping, spinning, asked, running, answered, stopped };
   void helper() noexcept;
-  bool wait_for_answer(std::chrono::microseconds patience) noexcept;
+  in_flight begin(void (*call)(void*), const std::shared_ptr<void>& job, bool post_while_asleep) noexcept;
+  bool wait_for_answer(std::chrono::microseconds patience, bool take_back) noexcept;
 
   const std::chrono::microseconds keep_spinning_;
   std::atomic<int> state_{sleeping};
@@ -96,7 +106,7 @@ class handoff {
   std::condition_variable wake_;
   bool wake_asked_ = false;  // under sleep_mutex_
   std::atomic<bool> wake_pending_{false};
-  std::atomic<std::uint64_t> handed_{0}, declined_{0};
+  std::atomic<std::uint64_t> handed_{0}, declined_{0}, taken_back_{0};
   std::thread thread_;
 };
 

@@ -190,22 +190,34 @@ void recorder::on_instantiate_failed(const std::string& nvtx, double t_us, const
 
 std::vector<std::uint64_t> recorder::held_of(const profiler::graph_model& model) {
   // An allocation is held when no free node of the graph frees it: per address, the last
-  // allocations in node order beyond the frees of that address.
-  std::map<std::uint64_t, std::vector<std::size_t>> allocs;
-  std::map<std::uint64_t, std::size_t> frees;
+  // allocations in node order beyond the frees of that address. Sorted lists, not maps: this
+  // runs at every instantiation, in the program's thread, over every memory node.
+  std::vector<std::pair<std::uint64_t, std::size_t>> allocs;  // address, node
+  std::vector<std::uint64_t> frees;
   std::size_t v = 0;  // the node's place in flatten()'s order
   profiler::for_each_node(model, [&](const profiler::model_node& n) {
-    if (n.kind == profiler::node_kind::mem_alloc) allocs[n.address].push_back(v);
-    if (n.kind == profiler::node_kind::mem_free) ++frees[n.address];
+    if (n.kind == profiler::node_kind::mem_alloc) allocs.emplace_back(n.address, v);
+    if (n.kind == profiler::node_kind::mem_free) frees.push_back(n.address);
     ++v;
   });
+  std::sort(allocs.begin(), allocs.end());
+  std::sort(frees.begin(), frees.end());
   std::vector<std::pair<std::size_t, std::uint64_t>> held;  // node, address
-  for (const auto& [address, nodes] : allocs) {
-    const std::size_t freed = std::min(frees[address], nodes.size());
-    for (std::size_t k = freed; k < nodes.size(); ++k) held.emplace_back(nodes[k], address);
+  auto f = frees.begin();
+  for (std::size_t i = 0; i < allocs.size();) {
+    const std::uint64_t address = allocs[i].first;
+    std::size_t end = i;
+    while (end < allocs.size() && allocs[end].first == address) ++end;
+    f = std::lower_bound(f, frees.end(), address);
+    const auto freed_end = std::upper_bound(f, frees.end(), address);
+    const auto freed = std::min(static_cast<std::size_t>(freed_end - f), end - i);
+    for (std::size_t k = i + freed; k < end; ++k) held.emplace_back(allocs[k].second, address);
+    f = freed_end;
+    i = end;
   }
   std::sort(held.begin(), held.end());
   std::vector<std::uint64_t> out;
+  out.reserve(held.size());
   for (const auto& [node, address] : held) out.push_back(address);
   return out;
 }

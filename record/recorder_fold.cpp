@@ -13,7 +13,7 @@
 
 namespace gmem::record {
 
-using fnv::mix_number;
+using fnv::mix_whole;
 using fnv::mix_text;
 
 stack_ref make_stack(std::vector<std::string> frames) {
@@ -27,27 +27,27 @@ stack_ref make_stack(std::vector<std::string> frames) {
 
 std::uint64_t recorder::shape_of(const call_stack* stack, const std::string& nvtx, const std::string& kind,
                                  const profiler::instantiate_flags& flags, const profiler::graph_model& model) {
-  // FNV-1a over the site and the structure; the stack by its own hash, the structure's numbers
-  // as they are (no text made: it runs at every instantiation, in the program's thread).
+  // FNV-1a over the site, the stack by its own hash; the structure's numbers mixed whole (no
+  // text made: it runs at every instantiation, in the program's thread).
   std::uint64_t h = fnv::basis;
-  mix_number(h, stack ? stack->hash : 0);
+  mix_whole(h, stack ? stack->hash : 0);
   mix_text(h, nvtx);
   mix_text(h, kind);
-  mix_number(h, (flags.auto_free_on_launch ? 1u : 0u) | (flags.upload ? 2u : 0u) | (flags.device_launch ? 4u : 0u) |
+  mix_whole(h, (flags.auto_free_on_launch ? 1u : 0u) | (flags.upload ? 2u : 0u) | (flags.device_launch ? 4u : 0u) |
                     (flags.use_node_priority ? 8u : 0u));
   const auto structure = [&h](const profiler::graph_model& m, const auto& self) -> void {
-    mix_number(h, m.nodes.size());
+    mix_whole(h, m.nodes.size());
     for (const auto& n : m.nodes) {
-      mix_number(h, static_cast<std::uint64_t>(n.kind));
-      mix_number(h, n.bytes);
-      mix_number(h, static_cast<std::uint64_t>(static_cast<std::int64_t>(n.device)));
+      mix_whole(h, static_cast<std::uint64_t>(n.kind));
+      mix_whole(h, n.bytes);
+      mix_whole(h, static_cast<std::uint64_t>(static_cast<std::int64_t>(n.device)));
     }
-    mix_number(h, m.edges.size());
+    mix_whole(h, m.edges.size());
     for (const auto& [a, b] : m.edges) {
-      mix_number(h, a);
-      mix_number(h, b);
+      mix_whole(h, a);
+      mix_whole(h, b);
     }
-    mix_number(h, m.children.size());
+    mix_whole(h, m.children.size());
     for (const auto& c : m.children) self(c, self);
   };
   structure(model, structure);

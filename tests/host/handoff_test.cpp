@@ -1,6 +1,7 @@
 // The recording library's handoff (record/handoff.hpp): a call run on a helper thread while the
-// caller waits (or works, between start and finish), taken only while the helper spins; a
-// sleeping helper declines and is woken; callers on many threads each get their own call's
+// caller waits (or works, between start and finish); run() is taken only while the helper spins
+// (a sleeping helper declines and is woken), start() posts to a sleeping helper and wakes it, and
+// finish() takes back a posted call not yet begun; callers on many threads each get their own call's
 // answer, and a start while another thread's call is in flight is not taken; stopped and forked
 // helpers decline at once; a call the helper does not finish in the caller's patience is left to
 // it, and the handoff stops once it returns. Runs under ThreadSanitizer too (tools/sanitize.sh).
@@ -100,6 +101,49 @@ TEST(Handoff, AStartedCallRunsWhileTheCallerWorksAndAnotherThreadsStartIsNotTake
   next->in = 8;
   EXPECT_TRUE(h.run(twice, next));  // the turn is free again
   EXPECT_EQ(next->out, 16);
+}
+
+// A call started while the helper sleeps is posted and the helper woken: the caller's own work
+// (a model-sized graph's read) covers the wake-up, and the helper's answer is the call's.
+TEST(Handoff, ACallStartedWhileTheHelperSleepsIsPostedAndRunOnceItWakes) {
+  handoff h(200ms);  // asleep until a first call
+  const auto j = std::make_shared<gated_job>();
+  handoff::in_flight call = h.start(mark_ran, j);
+  ASSERT_TRUE(call.taken());
+  const auto until = std::chrono::steady_clock::now() + 2s;
+  while (!j->ran && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(100us);
+  EXPECT_TRUE(j->ran.load());  // run on the helper, woken, while the caller worked
+  EXPECT_TRUE(call.finish());
+  EXPECT_EQ(h.handed(), 1u);
+  EXPECT_EQ(h.declined(), 1u);  // it was asleep when asked
+  EXPECT_EQ(h.taken_back(), 0u);
+}
+
+// A posted call the helper has not begun when its caller finishes is taken back: it never runs,
+// finish() answers false and the caller makes the call itself. Run where the caller finishes at
+// once, on fresh (sleeping) helpers: each call is either taken back or run, never both, never
+// neither; and the helper never begins one after its caller took it back.
+TEST(Handoff, APostedCallNotBegunIsTakenBackAndNeverRuns) {
+  int taken_back = 0, ran = 0;
+  for (int k = 0; k < 200; ++k) {
+    handoff h(1ms);
+    const auto j = std::make_shared<gated_job>();
+    handoff::in_flight call = h.start(mark_ran, j);
+    ASSERT_TRUE(call.taken());
+    const bool answered = call.finish();
+    ASSERT_EQ(answered, j->ran.load()) << k;
+    ASSERT_EQ(h.taken_back(), answered ? 0u : 1u) << k;
+    answered ? ++ran : ++taken_back;
+    std::this_thread::sleep_for(answered ? 0ms : 2ms);  // time for a wrongly begun call to show
+    ASSERT_EQ(answered, j->ran.load()) << k;
+    // Asleep again or spinning: the next call is answered by the helper either way.
+    const auto next = std::make_shared<job>();
+    next->in = k;
+    ASSERT_TRUE(handed_within_2s(h, next)) << k;
+    EXPECT_EQ(next->out, 2 * k);
+  }
+  EXPECT_EQ(taken_back + ran, 200);
+  EXPECT_GT(taken_back, 0);  // the wake-up takes microseconds; finish() follows start() at once
 }
 
 // A call started and never finished by hand is finished when it goes out of scope.
