@@ -6,7 +6,7 @@
 // measures on a GPU): what is timed is the session and the recorder alone, per call.
 // Prints one JSON object: microseconds per capture (begin and end), per instantiation (the
 // recorder's part), per launch, and the report at exit, with the session's own record_cost.
-// Usage: gmem_record_cost_bench [GRAPHS] [ROUNDS] [--layers L] [--check US_PER_INSTANTIATION]
+// Usage: gmem_record_cost_bench [GRAPHS] [ROUNDS] [--layers L] [--keep REPORT] [--check US_PER_INSTANTIATION]
 //        (exit 1 when the recorder's part of an instantiation is over US_PER_INSTANTIATION)
 #include <unistd.h>
 
@@ -137,10 +137,13 @@ gmem::record::driver_api stand_in() {
 int main(int argc, char** argv) {
   std::size_t n = 2000, rounds = 3, layers = 0;
   double check_us = -1;
+  std::string keep;  // where the report is copied before its folder is removed
   std::vector<std::string> positional;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--check") == 0 && i + 1 < argc) {
       check_us = std::atof(argv[++i]);
+    } else if (std::strcmp(argv[i], "--keep") == 0 && i + 1 < argc) {
+      keep = argv[++i];
     } else if (std::strcmp(argv[i], "--layers") == 0 && i + 1 < argc) {
       layers = std::strtoull(argv[++i], nullptr, 10);
     } else {
@@ -192,6 +195,7 @@ int main(int argc, char** argv) {
   }
   std::printf("}, \"instantiate_us\": %.3f%s}\n", instantiate_us, written ? "" : (", \"error\": \"" + why + "\"").c_str());
   std::error_code ec;
+  if (written && !keep.empty()) std::filesystem::copy_file(out, keep, std::filesystem::copy_options::overwrite_existing, ec);
   std::filesystem::remove_all(dir, ec);
   if (!written) return 2;
   if (check_us >= 0 && instantiate_us > check_us) {
