@@ -21,10 +21,10 @@
 // The helper spins only while calls keep coming (a burst of instantiations), for `keep_spinning`
 // after the last one, then sleeps. A call run() makes while it sleeps is not taken: run() wakes it
 // and answers false, and the caller makes the call itself (the first of a burst, or a lone one).
-// A call start() makes while it sleeps is posted and the helper woken: the caller's own work covers the
-// wake-up (a model-sized graph is read in 60 us, its capture taking the helper past its 2 ms of
-// spinning since the last instantiation), and finish() takes the call back if the helper has not
-// begun it by then (it answers false, nothing ran, and the caller makes the call itself).
+// A call start() makes while it sleeps is posted and the helper woken: the caller's own work
+// covers the wake-up (a model-sized graph is read in 60 us, its capture taking the helper past its
+// 2 ms of spinning since the last instantiation), and finish() takes the call back if the helper
+// has not begun it by then (it answers false, nothing ran, and the caller makes the call itself).
 // Plain C++, no CUDA: host-tested.
 
 #include <atomic>
