@@ -13,7 +13,8 @@
 #             `gmemprof show` and `html` of the recordings kept
 #   rounds    16,000 rounds of two graphs made, launched, destroyed and a trim, recorded and not
 #   bench     gmem_bench: profile_graph of 1000 allocations, the plan's price
-#   async     PyTorch's cudaMallocAsync backend: the bill's process change against the program's
+#   async     PyTorch's cudaMallocAsync backend: the bill's process change against the program's;
+#             and gmemprof's note where the library is copied without its Python companion
 #   ranks     two torchrun ranks recorded in one command, twice: each rank's bill against its own
 #             counters (tests/record/ranks/check_ranks.py), and check of the two recordings; then
 #             once with PyTorch's native allocator, each rank's bill against its own snapshot
