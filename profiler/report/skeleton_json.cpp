@@ -136,4 +136,24 @@ skeleton skeleton_from_json(const json& j, const std::string& path) {
   return s;
 }
 
+skeleton skeleton_of_shape(const skeleton& first, const json& shape, const json& graph, const json& bytes,
+                           const std::string& path) {
+  if (!graph.is_string()) fail(path + ".graph", "must be a string");
+  skeleton s = first;
+  s.name = graph.get<std::string>();
+  const json& nodes = shape["nodes"];
+  std::size_t b = 0;
+  for (std::size_t v = 0; v < s.nodes.size(); ++v) {
+    skeleton_node& n = s.nodes[v];
+    if (n.kind == skeleton_kind::alloc) {
+      const json& size = bytes[b++];
+      if (!size.is_number_unsigned()) fail(path + ".nodes[" + std::to_string(v) + "].bytes", "must be an unsigned integer");
+      n.bytes = size.get<std::size_t>();
+    }
+    const json& o = nodes[v];
+    if (!o.contains("label") && o.contains("node")) n.label = default_label(o["node"].get<std::string>(), v, s.name);
+  }
+  return s;
+}
+
 }  // namespace gmem::profiler

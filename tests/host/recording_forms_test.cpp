@@ -42,6 +42,11 @@ skeleton three_node(const std::string& name, std::size_t a, std::size_t b) {
   n2.kind = skeleton_kind::free;
   n2.frees = 0;
   n2.deps = {1};
+  // Labels of the recorder's form, which a shared shape gives by their word (each graph reads
+  // its own name back in them), and one of the program's, which the shape keeps as it is.
+  n0.label = "alloc node #0 in graph '" + name + "'";
+  n1.label = "x = torch.empty(n) (model.py:3)";
+  n2.label = "free node #2 in graph '" + name + "'";
   s.nodes = {n0, n1, n2};
   return s;
 }
@@ -125,11 +130,24 @@ TEST(RecordingForms, SharedSkeletonShapesAreStoredOnceAndReadBackWhole) {
     ASSERT_EQ(back.scenarios[k].skeletons.size(), 1u);
     EXPECT_EQ(skeleton_to_json_text(back.scenarios[k].skeletons[0]), skeleton_to_json_text(r.scenarios[k].skeletons[0]));
   }
+  // The second graph of the shape is a copy of the first's skeleton: its own name, sizes and labels.
+  const skeleton& g2 = back.scenarios[1].skeletons[0];
+  EXPECT_EQ(g2.name, "g2");
+  EXPECT_EQ(g2.nodes[0].bytes, 1001u);
+  EXPECT_EQ(g2.nodes[1].bytes, 2001u);
+  EXPECT_EQ(g2.nodes[0].label, "alloc node #0 in graph 'g2'");
+  EXPECT_EQ(g2.nodes[1].label, "x = torch.empty(n) (model.py:3)");
+  EXPECT_EQ(g2.nodes[2].label, "free node #2 in graph 'g2'");
+  EXPECT_EQ(back.scenarios[0].skeletons[0].nodes[0].label, "alloc node #0 in graph 'g1'");
   // A reference past the table, or sizes that do not match the shape, name what is wrong.
   for (const auto& [from, to, says] :
        {std::tuple<std::string, std::string, std::string>{R"("shape": ?0)", R"("shape": 7)",
                                                            "scenarios[0].skeletons[0].shape must name one of the 1 skeleton shapes"},
-        {R"("bytes": ?\[1001, ?2001\])", R"("bytes": [1001])", "scenarios[1].skeletons[0].bytes has fewer sizes"}}) {
+        {R"("bytes": ?\[1001, ?2001\])", R"("bytes": [1001])", "scenarios[1].skeletons[0].bytes has fewer sizes"},
+        {R"("bytes": ?\[1001, ?2001\])", R"("bytes": [1001, -1])",
+         "scenarios[1].skeletons[0] is not a valid skeleton (scenarios[1].skeletons[0].nodes[1].bytes: must be an unsigned integer)"},
+        {R"("graph": ?"g2", ?"shape")", R"("graph": 2, "shape")",
+         "scenarios[1].skeletons[0] is not a valid skeleton (scenarios[1].skeletons[0].graph: must be a string)"}}) {
     const std::string bad = std::regex_replace(text, std::regex(from), to, std::regex_constants::format_first_only);
     try {
       (void)from_json_string(bad, "bad.json");
