@@ -1087,6 +1087,7 @@ read_skeletons expand_skeleton_shapes(const reader& in, const json& root) {
   const auto scenarios = root.find("scenarios");
   if (scenarios == root.end() || !scenarios->is_array()) return out;  // the reader says what is wrong
   std::vector<std::optional<skeleton>> first(table.size());  // each shape as its first graph read it
+  std::vector<std::vector<std::string>> words(table.size());  // and its labels' words
   out.resize(scenarios->size());
   for (std::size_t i = 0; i < scenarios->size(); ++i) {
     const json& sc = (*scenarios)[i];
@@ -1114,7 +1115,7 @@ read_skeletons expand_skeleton_shapes(const reader& in, const json& root) {
       if (bytes.size() > allocs) in.fail(path + ".bytes", "has more sizes than its shape has allocations");
       try {
         if (first[k_shape]) {
-          out[i][k] = skeleton_of_shape(*first[k_shape], shape, graph, bytes, path);
+          out[i][k] = skeleton_of_shape(*first[k_shape], words[k_shape], graph, bytes, path);
           continue;
         }
         json whole = json{{"graph", graph}};
@@ -1124,6 +1125,7 @@ read_skeletons expand_skeleton_shapes(const reader& in, const json& root) {
           if (node.is_object() && node.contains("kind") && node["kind"] == "alloc") node["bytes"] = bytes[b++];
         }
         first[k_shape] = skeleton_from_json(whole, path);
+        words[k_shape] = shape_label_words(shape);
         out[i][k] = first[k_shape];
       } catch (const std::invalid_argument& e) {
         in.fail(path, std::string("is not a valid skeleton (") + e.what() + ")");

@@ -136,12 +136,21 @@ skeleton skeleton_from_json(const json& j, const std::string& path) {
   return s;
 }
 
-skeleton skeleton_of_shape(const skeleton& first, const json& shape, const json& graph, const json& bytes,
-                           const std::string& path) {
+std::vector<std::string> shape_label_words(const json& shape) {
+  std::vector<std::string> words;
+  if (!shape.contains("nodes") || !shape["nodes"].is_array()) return words;
+  for (const json& o : shape["nodes"]) {
+    const bool word = o.is_object() && !o.contains("label") && o.contains("node") && o["node"].is_string();
+    words.push_back(word ? o["node"].get<std::string>() : std::string());
+  }
+  return words;
+}
+
+skeleton skeleton_of_shape(const skeleton& first, const std::vector<std::string>& words, const json& graph,
+                           const json& bytes, const std::string& path) {
   if (!graph.is_string()) fail(path + ".graph", "must be a string");
   skeleton s = first;
   s.name = graph.get<std::string>();
-  const json& nodes = shape["nodes"];
   std::size_t b = 0;
   for (std::size_t v = 0; v < s.nodes.size(); ++v) {
     skeleton_node& n = s.nodes[v];
@@ -150,8 +159,7 @@ skeleton skeleton_of_shape(const skeleton& first, const json& shape, const json&
       if (!size.is_number_unsigned()) fail(path + ".nodes[" + std::to_string(v) + "].bytes", "must be an unsigned integer");
       n.bytes = size.get<std::size_t>();
     }
-    const json& o = nodes[v];
-    if (!o.contains("label") && o.contains("node")) n.label = default_label(o["node"].get<std::string>(), v, s.name);
+    if (v < words.size() && !words[v].empty()) n.label = default_label(words[v], v, s.name);
   }
   return s;
 }

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 #include <string>
+#include <vector>
 
 #include "gmem/profiler/skeleton.hpp"
 
@@ -21,14 +22,18 @@ namespace gmem::profiler {
 [[nodiscard]] skeleton skeleton_from_json(const nlohmann::ordered_json& j, const std::string& path);
 [[nodiscard]] skeleton skeleton_from_json_text(const std::string& text, const std::string& path);
 
+/// The words of a shared shape's labels of the recorder's form, by node ("" where the shape gives
+/// a label of its own or none): what skeleton_of_shape sets for each graph.
+[[nodiscard]] std::vector<std::string> shape_label_words(const nlohmann::ordered_json& shape);
+
 /// What skeleton_from_json reads from a shared shape made whole for another graph (the shape with
 /// "graph": `graph` and each alloc node's "bytes" the next of `bytes`, in node order), made from
 /// `first`, the shape's skeleton as skeleton_from_json read it for a graph before: its name, sizes
-/// and the labels the shape gives by their word set for this graph. No JSON is copied or read
-/// again: a recording's 2000 graphs of one 331-node shape spent most of `gmemprof show` so. Throws
-/// std::invalid_argument as skeleton_from_json does, naming the field under `path`; `bytes` must
-/// hold as many sizes as the shape has alloc nodes (the caller checks).
-[[nodiscard]] skeleton skeleton_of_shape(const skeleton& first, const nlohmann::ordered_json& shape,
+/// and the labels of the shape's `words` (shape_label_words) set for this graph. No JSON is copied
+/// or read again: a recording's 2000 graphs of one 331-node shape spent most of `gmemprof show` so.
+/// Throws std::invalid_argument as skeleton_from_json does, naming the field under `path`; `bytes`
+/// must hold as many sizes as the shape has alloc nodes (the caller checks).
+[[nodiscard]] skeleton skeleton_of_shape(const skeleton& first, const std::vector<std::string>& words,
                                          const nlohmann::ordered_json& graph, const nlohmann::ordered_json& bytes,
                                          const std::string& path);
 
