@@ -1339,7 +1339,6 @@ report from_json_string(const std::string& text, const std::string& source) {
   if (!root.is_object()) {
     in.fail("the top level", "must be an object, is " + reader::kind_of(root));
   }
-  read_skeletons skeletons = expand_skeleton_shapes(in, root);
   read_rows(in, root);
   const auto version = root.find("schema_version");
   if (version == root.end()) {
@@ -1359,6 +1358,9 @@ report from_json_string(const std::string& text, const std::string& source) {
   r.version = static_cast<int>(*v);
   r.env = read_environment(in, root);
   const json& scenarios = in.array(root, "scenarios", "");
+  // After the version's check: a report of another version is refused for its version, not for
+  // a skeleton this gmemprof would not read.
+  read_skeletons skeletons = expand_skeleton_shapes(in, root);
   std::map<std::string, std::size_t> first_of_key;
   std::vector<std::size_t> derived;  // scenarios whose calls' figures are their graph's events'
   for (std::size_t i = 0; i < scenarios.size(); ++i) {

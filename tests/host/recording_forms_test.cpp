@@ -139,6 +139,20 @@ TEST(RecordingForms, SharedSkeletonShapesAreStoredOnceAndReadBackWhole) {
   EXPECT_EQ(g2.nodes[1].label, "x = torch.empty(n) (model.py:3)");
   EXPECT_EQ(g2.nodes[2].label, "free node #2 in graph 'g2'");
   EXPECT_EQ(back.scenarios[0].skeletons[0].nodes[0].label, "alloc node #0 in graph 'g1'");
+  // A report of another version is refused for its version, before its skeletons are read.
+  {
+    std::string other = std::regex_replace(text, std::regex(R"("schema_version": ?\d+)"), R"("schema_version": 999)",
+                                           std::regex_constants::format_first_only);
+    other = std::regex_replace(other, std::regex(R"("bytes": ?\[1000, ?2000\])"), R"("bytes": [1000, -1])",
+                               std::regex_constants::format_first_only);
+    ASSERT_NE(other.find("[1000, -1]"), std::string::npos);
+    try {
+      (void)from_json_string(other, "other.json");
+      ADD_FAILURE() << "accepted a report of schema_version 999";
+    } catch (const report_error& e) {
+      EXPECT_EQ(e.error_kind(), report_error::kind::wrong_schema_version) << e.what();
+    }
+  }
   // A reference past the table, or sizes that do not match the shape, name what is wrong.
   for (const auto& [from, to, says] :
        {std::tuple<std::string, std::string, std::string>{R"("shape": ?0)", R"("shape": 7)",
