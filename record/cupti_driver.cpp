@@ -111,7 +111,7 @@ bool read_graph_into(CUgraph graph, profiler::graph_model& m, bool& has_alloc) {
   std::vector<CUgraphNode> from(e), to(e);
   std::vector<CUgraphEdgeData> data(e);
   if (e && cuGraphGetEdges(graph, from.data(), to.data(), data.data(), &e) != CUDA_SUCCESS) return false;
-  const node_index index(std::vector<const void*>(nodes.begin(), nodes.end()));
+  const node_index index(nodes);
   m.edges.reserve(m.edges.size() + e);
   for (std::size_t i = 0; i < e && i < from.size(); ++i) {
     const auto a = index.find(from[i]), b = index.find(to[i]);

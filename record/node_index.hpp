@@ -14,21 +14,26 @@ namespace gmem::record {
 
 class node_index {
  public:
-  /// Each handle's place in `handles`; a handle given twice keeps its first place.
-  explicit node_index(const std::vector<const void*>& handles) {
+  /// Each handle's place in `handles` (pointers: the driver's CUgraphNode); a handle given twice
+  /// keeps its first place.
+  template <typename Handle>
+  explicit node_index(const std::vector<Handle>& handles) {
     std::size_t capacity = 16;
     while (capacity < 2 * handles.size()) capacity <<= 1;
     mask_ = capacity - 1;
     slots_.assign(capacity, slot{nullptr, empty});
     for (std::size_t i = 0; i < handles.size(); ++i) {
-      std::size_t s = first_slot(handles[i]);
-      while (slots_[s].place != empty && slots_[s].handle != handles[i]) s = (s + 1) & mask_;
-      if (slots_[s].place == empty) slots_[s] = slot{handles[i], i};
+      const void* handle = handles[i];
+      std::size_t s = first_slot(handle);
+      while (slots_[s].place != empty && slots_[s].handle != handle) s = (s + 1) & mask_;
+      if (slots_[s].place == empty) slots_[s] = slot{handle, i};
     }
   }
 
   /// The handle's place, or nothing where it is not one of the handles.
-  [[nodiscard]] std::optional<std::size_t> find(const void* handle) const {
+  template <typename Handle>
+  [[nodiscard]] std::optional<std::size_t> find(Handle handle_given) const {
+    const void* handle = handle_given;
     for (std::size_t s = first_slot(handle);; s = (s + 1) & mask_) {
       if (slots_[s].place == empty) return std::nullopt;
       if (slots_[s].handle == handle) return slots_[s].place;

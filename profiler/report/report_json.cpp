@@ -1086,8 +1086,13 @@ read_skeletons expand_skeleton_shapes(const reader& in, const json& root) {
   if (!table.is_array()) in.fail("recorded.skeleton_shapes", "must be an array of skeleton shapes");
   const auto scenarios = root.find("scenarios");
   if (scenarios == root.end() || !scenarios->is_array()) return out;  // the reader says what is wrong
-  std::vector<std::optional<skeleton>> first(table.size());  // each shape as its first graph read it
-  std::vector<std::vector<std::string>> words(table.size());  // and its labels' words
+  struct shape_read {
+    std::optional<std::size_t> allocs;  // its alloc nodes, counted at its first use
+    std::optional<skeleton> first;      // as its first graph read it
+    std::vector<std::string> words;     // its labels' words (shape_label_words)
+  };
+  std::vector<shape_read> shapes(table.size());
+  static const json no_sizes = json::array();
   out.resize(scenarios->size());
   for (std::size_t i = 0; i < scenarios->size(); ++i) {
     const json& sc = (*scenarios)[i];
@@ -1105,17 +1110,20 @@ read_skeletons expand_skeleton_shapes(const reader& in, const json& root) {
                                      " skeleton shapes in recorded.skeleton_shapes");
       }
       const json& shape = table[k_shape];
-      const json graph = sk.contains("graph") ? sk["graph"] : json("");
-      const json bytes = sk.contains("bytes") && sk["bytes"].is_array() ? sk["bytes"] : json::array();
-      std::size_t allocs = 0;
-      for (const auto& node : shape["nodes"]) {
-        allocs += node.is_object() && node.contains("kind") && node["kind"] == "alloc" ? 1 : 0;
+      shape_read& known = shapes[k_shape];
+      if (!known.allocs) {
+        known.allocs = 0;
+        for (const auto& node : shape["nodes"]) {
+          *known.allocs += node.is_object() && node.contains("kind") && node["kind"] == "alloc" ? 1 : 0;
+        }
       }
-      if (bytes.size() < allocs) in.fail(path + ".bytes", "has fewer sizes than its shape has allocations");
-      if (bytes.size() > allocs) in.fail(path + ".bytes", "has more sizes than its shape has allocations");
+      const json graph = sk.contains("graph") ? sk["graph"] : json("");
+      const json& bytes = sk.contains("bytes") && sk["bytes"].is_array() ? sk["bytes"] : no_sizes;
+      if (bytes.size() < *known.allocs) in.fail(path + ".bytes", "has fewer sizes than its shape has allocations");
+      if (bytes.size() > *known.allocs) in.fail(path + ".bytes", "has more sizes than its shape has allocations");
       try {
-        if (first[k_shape]) {
-          out[i][k] = skeleton_of_shape(*first[k_shape], words[k_shape], graph, bytes, path);
+        if (known.first) {
+          out[i][k] = skeleton_of_shape(*known.first, known.words, graph, bytes, path);
           continue;
         }
         json whole = json{{"graph", graph}};
@@ -1124,9 +1132,9 @@ read_skeletons expand_skeleton_shapes(const reader& in, const json& root) {
         for (auto& node : whole["nodes"]) {
           if (node.is_object() && node.contains("kind") && node["kind"] == "alloc") node["bytes"] = bytes[b++];
         }
-        first[k_shape] = skeleton_from_json(whole, path);
-        words[k_shape] = shape_label_words(shape);
-        out[i][k] = first[k_shape];
+        known.first = skeleton_from_json(whole, path);
+        known.words = shape_label_words(shape);
+        out[i][k] = known.first;
       } catch (const std::invalid_argument& e) {
         in.fail(path, std::string("is not a valid skeleton (") + e.what() + ")");
       }

@@ -405,6 +405,16 @@ TEST(RecordBill, AnotherThreadsCallMadeWhileTheGraphIsReadMarksTheReadings) {
   EXPECT_EQ(b.exec_state_bytes, 0u);
 }
 
+// After a call a handler failed in: the next instantiation (2 MiB of the driver's state) is
+// measured from its own readings alone.
+void expect_the_next_instantiation_measured_alone(program& p) {
+  instantiate(p, 0x101, 0x11, 2 * MiB);
+  const profiler::report r = p.finish();
+  const profiler::graph_bill& b = r.recorded->bills.at(0);
+  EXPECT_EQ(b.exec_state_bytes, 2 * MiB);
+  EXPECT_EQ(b.exec_state_instantiations, 1u);
+}
+
 // A handler that fails between a reading's start and its answer (here the graph's read throws)
 // answers it anyway: the readings' helper is not kept spinning for it, and the next instantiation
 // is measured from its own readings, not from the failed one's.
@@ -417,11 +427,7 @@ TEST(RecordBill, AReadingBegunBeforeAFailureIsAnsweredAndTheNextCallMeasuresItsO
   p.use(8 * MiB);
   p.s.instantiate_exit(0x100, 0x10, "", {}, std::nullopt);
   p.use(64 * MiB);  // between the calls: neither's
-  instantiate(p, 0x101, 0x11, 2 * MiB);
-  const profiler::report r = p.finish();
-  const profiler::graph_bill& b = r.recorded->bills.at(0);
-  EXPECT_EQ(b.exec_state_bytes, 2 * MiB);
-  EXPECT_EQ(b.exec_state_instantiations, 1u);
+  expect_the_next_instantiation_measured_alone(p);
 }
 
 // A handler that fails while it records the graph (after the call, before the second reading's
@@ -437,11 +443,7 @@ TEST(RecordBill, AnExitThatFailsWhileRecordingStillClosesTheCallsWindow) {
   upload.upload = true;
   p.s.instantiate_exit(0x100, 0x10, "", upload, std::uint64_t{0xB});
   EXPECT_FALSE(this_threads_reading().under_way);
-  instantiate(p, 0x101, 0x11, 2 * MiB);
-  const profiler::report r = p.finish();
-  const profiler::graph_bill& b = r.recorded->bills.at(0);
-  EXPECT_EQ(b.exec_state_bytes, 2 * MiB);
-  EXPECT_EQ(b.exec_state_instantiations, 1u);
+  expect_the_next_instantiation_measured_alone(p);
 }
 
 TEST(SizeText, ThreeSignificantDigitsInTheUnitThatReadsBest) {
