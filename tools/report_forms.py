@@ -9,9 +9,11 @@ graph's stack index becomes its instantiate_stack, its flags (the names of those
 four booleans, a graph without own_footprint_method gets the recording's, a skeleton that names a
 shape in recorded.skeleton_shapes is made whole with its sizes, a skeleton node's "node" word
 becomes its label, a recording marked timeline_from_events gets back the timeline points its
-graphs' events state, and a recorded scenario marked phases_from_events gets the counters after
+graphs' events state, a scenario's allocation_addresses become its allocations with the sizes
+and steps its skeleton states (skeleton_lifetimes), and a recorded scenario marked phases_from_events gets the counters after
 each call and the launch costs of its calls that its graph's events state (as add_event_phases in
 profiler/report/report.cpp derives them)."""
+import heapq
 import json
 
 COUNTERS = ("used_current", "used_high", "reserved_current", "reserved_high")
@@ -63,6 +65,33 @@ def _whole_skeleton(sk, shapes):
         if n.get("kind") == "alloc":
             n["bytes"] = next(sizes)
     return whole
+
+
+def skeleton_lifetimes(sk):
+    """The allocations a whole skeleton states, as the reader's lifetimes(skeleton): its alloc nodes
+    in the topological order that takes the lowest-indexed ready node first, with their sizes and
+    the steps of their alloc and free nodes (free_step None: not freed in the graph)."""
+    nodes = sk.get("nodes", [])
+    after = [[] for _ in nodes]
+    indegree = [0] * len(nodes)
+    edges = [(d, v) for v, n in enumerate(nodes) for d in n.get("deps", [])] + [tuple(e) for e in sk.get("late_edges", [])]
+    for a, b in edges:
+        after[a].append(b)
+        indegree[b] += 1
+    ready = [v for v in range(len(nodes)) if indegree[v] == 0]
+    heapq.heapify(ready)
+    step, freed_at = {}, {}
+    while ready:
+        v = heapq.heappop(ready)
+        if nodes[v].get("kind") == "free":
+            freed_at[nodes[v]["frees"]] = len(step)
+        step[v] = len(step)
+        for b in after[v]:
+            indegree[b] -= 1
+            if indegree[b] == 0:
+                heapq.heappush(ready, b)
+    allocs = sorted((step[v], v) for v, n in enumerate(nodes) if n.get("kind") == "alloc")
+    return [{"bytes": nodes[v]["bytes"], "alloc_step": at, "free_step": freed_at.get(v)} for at, v in allocs]
 
 
 def _summary(samples):
@@ -144,6 +173,9 @@ def expand(report):
             s["counters_after_phase"] = after
             s["launch_costs"] = costs + s.get("launch_costs", [])
         s["skeletons"] = [_whole_skeleton(sk, rec.get("skeleton_shapes", [])) for sk in s.get("skeletons", [])]
+        if "allocation_addresses" in s:
+            lives = skeleton_lifetimes(s["skeletons"][0])
+            s["allocations"] = [dict(address=a, **life) for a, life in zip(s.pop("allocation_addresses"), lives)]
         for sk in s.get("skeletons", []):
             for v, n in enumerate(sk.get("nodes", [])):
                 if "node" in n and "label" not in n:

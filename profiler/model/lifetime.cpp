@@ -49,6 +49,50 @@ std::vector<allocation_lifetime> lifetimes(const flat_graph& flat, const graph_a
   return out;
 }
 
+std::vector<allocation_lifetime> lifetimes(const skeleton& s) {
+  const std::size_t n = s.nodes.size();
+  std::vector<std::vector<std::size_t>> next(n);
+  std::vector<std::size_t> indegree(n, 0);
+  const auto edge = [&](std::size_t from, std::size_t to) {
+    if (from >= n || to >= n) throw std::invalid_argument("lifetimes: an edge names a node out of range");
+    next[from].push_back(to);
+    ++indegree[to];
+  };
+  for (std::size_t v = 0; v < n; ++v) {
+    for (std::size_t d : s.nodes[v].deps) edge(d, v);
+  }
+  for (const auto& [from, to] : s.late_edges) edge(from, to);
+  std::priority_queue<std::size_t, std::vector<std::size_t>, std::greater<>> ready;
+  for (std::size_t v = 0; v < n; ++v) {
+    if (indegree[v] == 0) ready.push(v);
+  }
+  std::vector<std::size_t> order;
+  order.reserve(n);
+  std::vector<std::int64_t> freed_at(n, -1);  // per alloc node: the step of its free node
+  while (!ready.empty()) {
+    const std::size_t v = ready.top();
+    ready.pop();
+    const skeleton_node& node = s.nodes[v];
+    if (node.kind == skeleton_kind::free && node.frees < n) freed_at[node.frees] = static_cast<std::int64_t>(order.size());
+    order.push_back(v);
+    for (std::size_t to : next[v]) {
+      if (--indegree[to] == 0) ready.push(to);
+    }
+  }
+  if (order.size() != n) throw std::invalid_argument("lifetimes: the skeleton has a cycle");
+  std::vector<allocation_lifetime> out;
+  for (std::size_t step = 0; step < n; ++step) {
+    const std::size_t v = order[step];
+    if (s.nodes[v].kind != skeleton_kind::alloc) continue;
+    allocation_lifetime l;
+    l.bytes = s.nodes[v].bytes;
+    l.alloc_step = step;
+    l.free_step = freed_at[v];
+    out.push_back(l);
+  }
+  return out;
+}
+
 std::vector<allocation_lifetime> lifetimes(const graph_model& g, const graph_analysis& a) {
   return lifetimes(flatten(g), a);
 }

@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "gmem/profiler/lifetime.hpp"
 #include "report/recording_json.hpp"
 #include "report/report_json.hpp"
 #include "report/skeleton_json.hpp"
@@ -147,6 +148,26 @@ std::optional<std::size_t> phases_from_events(const scenario_result& s, const re
   return d.launch_costs.size();
 }
 
+// Whether the scenario's one skeleton states its allocations but for their addresses (the
+// lifetimes read from it give each allocation's bytes and steps, in the same order), so that a
+// recording may write the addresses alone.
+bool skeleton_states_allocations(const scenario_result& s) {
+  if (s.allocations.empty() || s.skeletons.size() != 1) return false;
+  try {
+    const std::vector<allocation_lifetime> stated = lifetimes(s.skeletons.front());
+    if (stated.size() != s.allocations.size()) return false;
+    for (std::size_t i = 0; i < stated.size(); ++i) {
+      const allocation_lifetime& a = s.allocations[i];
+      if (a.bytes != stated[i].bytes || a.alloc_step != stated[i].alloc_step || a.free_step != stated[i].free_step) {
+        return false;
+      }
+    }
+    return true;
+  } catch (const std::invalid_argument&) {
+    return false;
+  }
+}
+
 // `g`: the recorded graph of a recording's scenario, whose events state the scenario's counters
 // after each call and the launch costs of its calls: those are left out ("phases_from_events")
 // and derived again when the report is read.
@@ -200,7 +221,12 @@ json to_json(const scenario_result& s, const recorded_graph* g = nullptr) {
     diags.push_back(std::move(c));
   }
   j["diagnostics"] = std::move(diags);
-  if (!s.allocations.empty()) {  // optional section, written only when recorded
+  if (g && skeleton_states_allocations(s)) {
+    // A recording's compact form: the skeleton states each allocation's size and steps.
+    json addresses = json::array();
+    for (const auto& a : s.allocations) addresses.push_back(a.address);
+    j["allocation_addresses"] = std::move(addresses);
+  } else if (!s.allocations.empty()) {  // optional section, written only when recorded
     json allocs = json::array();
     for (const auto& a : s.allocations) {
       allocs.push_back({{"address", a.address},
@@ -642,6 +668,33 @@ scenario_result read_scenario(const reader& in, const json& j, const std::string
       } catch (const std::invalid_argument& e) {
         in.fail(p, std::string("is not a valid skeleton (") + e.what() + ")");
       }
+    }
+  }
+
+  if (j.contains("allocation_addresses")) {  // a recording's compact form of allocations
+    const std::string p = reader::join(path, "allocation_addresses");
+    const json& addresses = in.array(j, "allocation_addresses", path);
+    if (j.contains("allocations")) {
+      in.fail(p, "is given beside allocations: a scenario states its allocations in one of the two forms");
+    }
+    if (s.skeletons.size() != 1) {
+      in.fail(p, "needs the scenario's one skeleton, which states each allocation's size and steps, but the "
+                 "scenario has " + std::to_string(s.skeletons.size()) + " skeletons");
+    }
+    try {
+      s.allocations = lifetimes(s.skeletons.front());
+    } catch (const std::invalid_argument& e) {
+      in.fail(p, std::string("cannot be read with the scenario's skeleton (") + e.what() + ")");
+    }
+    if (addresses.size() != s.allocations.size()) {
+      in.fail(p, "gives " + std::to_string(addresses.size()) + " addresses, but the scenario's skeleton has " +
+                     std::to_string(s.allocations.size()) + " alloc nodes: one address each, in the skeleton's order");
+    }
+    for (std::size_t i = 0; i < addresses.size(); ++i) {
+      if (!addresses[i].is_number_unsigned()) {
+        in.fail(reader::at(p, i), "must be an integer >= 0, is " + reader::kind_of(addresses[i]));
+      }
+      s.allocations[i].address = addresses[i].get<std::uint64_t>();
     }
   }
 

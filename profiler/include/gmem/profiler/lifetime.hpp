@@ -7,6 +7,7 @@
 
 #include "gmem/profiler/analysis.hpp"
 #include "gmem/profiler/report.hpp"
+#include "gmem/profiler/skeleton.hpp"
 
 namespace gmem::profiler {
 
@@ -19,5 +20,14 @@ namespace gmem::profiler {
 /// The same for a graph model (flattened as analyse(g, ...) flattens it).
 [[nodiscard]] std::vector<allocation_lifetime> lifetimes(const graph_model& g,
                                                          const graph_analysis& a);
+
+/// The lifetimes that a skeleton states: its alloc nodes in the topological order of its
+/// dependencies and late edges that takes the lowest-indexed ready node first, each with its
+/// requested bytes, its step and the step of the free node that frees it (-1: none); addresses
+/// are 0 (a skeleton has none). For a recorded graph this is lifetimes(flat, analysis) but for
+/// the addresses, which a recording's compact form writes alone (report_json.cpp checks that
+/// the two agree before it leaves the rest out). Throws std::invalid_argument on a cycle or an
+/// edge out of range.
+[[nodiscard]] std::vector<allocation_lifetime> lifetimes(const skeleton& s);
 
 }  // namespace gmem::profiler
