@@ -16,6 +16,7 @@
 #include <optional>
 #include <sstream>
 #include <type_traits>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -171,7 +172,10 @@ bool skeleton_states_allocations(const scenario_result& s) {
 // `g`: the recorded graph of a recording's scenario, whose events state the scenario's counters
 // after each call and the launch costs of its calls: those are left out ("phases_from_events")
 // and derived again when the report is read.
-json to_json(const scenario_result& s, const recorded_graph* g = nullptr) {
+// `shapes`: by skeleton, the place in recorded.skeleton_shapes of its shared shape (no_node: the
+// skeleton is written whole).
+json to_json(const scenario_result& s, const recorded_graph* g = nullptr,
+             const std::vector<std::size_t>* shapes = nullptr) {
   const std::optional<std::size_t> derived = g ? phases_from_events(s, *g) : std::nullopt;
   json j;
   j["name"] = s.name;
@@ -238,7 +242,19 @@ json to_json(const scenario_result& s, const recorded_graph* g = nullptr) {
   }
   if (!s.skeletons.empty()) {  // issue 9: optional section
     json skeletons = json::array();
-    for (const auto& k : s.skeletons) skeletons.push_back(skeleton_to_json(k));
+    for (std::size_t k = 0; k < s.skeletons.size(); ++k) {
+      const skeleton& sk = s.skeletons[k];
+      const std::size_t shape = shapes && k < shapes->size() ? (*shapes)[k] : no_node;
+      if (shape == no_node) {
+        skeletons.push_back(skeleton_to_json(sk));
+        continue;
+      }
+      json bytes = json::array();
+      for (const skeleton_node& n : sk.nodes) {
+        if (n.kind == skeleton_kind::alloc) bytes.push_back(n.bytes);
+      }
+      skeletons.push_back(json{{"graph", sk.name}, {"shape", shape}, {"bytes", std::move(bytes)}});
+    }
     j["skeletons"] = std::move(skeletons);
   }
   if (!s.trials.empty()) {
@@ -1094,34 +1110,52 @@ json shape_of_skeleton(const json& sk, json& bytes) {
 
 // The skeletons of a recording's graphs whose shape another graph shares (a site captured at
 // many sizes: 2000 graphs of one engine had three) name it in recorded.skeleton_shapes and give
-// their allocations' sizes in node order: {"graph", "shape", "bytes"}.
-void share_skeleton_shapes(json& scenarios, json& recorded) {
-  struct split {
-    json* skeleton;
-    json shape, bytes;
-    std::string key;
+// their allocations' sizes in node order: {"graph", "shape", "bytes"}. The shapes are told apart
+// on the skeletons (same_shape), not on their JSON: 2000 graphs of 331 nodes spent a sixth of the
+// recording's end making each graph's skeleton whole in JSON to compare it.
+struct shared_shapes {
+  std::vector<std::vector<std::size_t>> place;  // by scenario and skeleton: its shape's, or no_node
+  json table = json::array();
+};
+
+shared_shapes plan_shared_shapes(const std::vector<scenario_result>& scenarios) {
+  struct group {
+    const skeleton* first;
+    std::size_t uses = 0, place = no_node;
   };
-  std::vector<split> all;
-  std::map<std::string, std::size_t> uses;
-  for (auto& sc : scenarios) {
-    if (!sc.contains("skeletons")) continue;
-    for (auto& sk : sc["skeletons"]) {
-      split s{&sk, json(), json(), ""};
-      s.shape = shape_of_skeleton(sk, s.bytes);
-      s.key = s.shape.dump();
-      ++uses[s.key];
-      all.push_back(std::move(s));
+  std::vector<group> groups;
+  std::unordered_multimap<std::uint64_t, std::size_t> by_hash;
+  std::vector<std::vector<std::size_t>> group_of(scenarios.size());
+  for (std::size_t i = 0; i < scenarios.size(); ++i) {
+    for (const skeleton& sk : scenarios[i].skeletons) {
+      const std::uint64_t h = shape_hash(sk);
+      std::size_t found = no_node;
+      for (auto [it, end] = by_hash.equal_range(h); it != end && found == no_node; ++it) {
+        if (same_shape(*groups[it->second].first, sk)) found = it->second;
+      }
+      if (found == no_node) {
+        found = groups.size();
+        groups.push_back(group{&sk});
+        by_hash.emplace(h, found);
+      }
+      ++groups[found].uses;
+      group_of[i].push_back(found);
     }
   }
-  std::map<std::string, std::size_t> index;
-  json table = json::array();
-  for (split& s : all) {
-    if (uses[s.key] < 2) continue;
-    const auto [it, fresh] = index.emplace(std::move(s.key), table.size());
-    if (fresh) table.push_back(std::move(s.shape));
-    *s.skeleton = json{{"graph", (*s.skeleton)["graph"]}, {"shape", it->second}, {"bytes", std::move(s.bytes)}};
+  shared_shapes out;
+  out.place.resize(scenarios.size());
+  for (std::size_t i = 0; i < scenarios.size(); ++i) {
+    for (const std::size_t k : group_of[i]) {
+      group& g = groups[k];
+      if (g.uses >= 2 && g.place == no_node) {
+        g.place = out.table.size();
+        json bytes;
+        out.table.push_back(shape_of_skeleton(skeleton_to_json(*g.first), bytes));
+      }
+      out.place[i].push_back(g.uses >= 2 ? g.place : no_node);
+    }
   }
-  if (!table.empty()) recorded["skeleton_shapes"] = std::move(table);
+  return out;
 }
 
 // The inverse, before the report is read: each {"graph", "shape", "bytes"} skeleton made whole
@@ -1356,14 +1390,17 @@ json report_to_json(const report& r, bool leave_out_derived) {
   json j;
   j["schema_version"] = r.version;
   j["environment"] = to_json(r.env);
+  const bool compact = r.recorded && leave_out_derived;
+  shared_shapes shapes = compact ? plan_shared_shapes(r.scenarios) : shared_shapes{};
   json scenarios = json::array();
   for (std::size_t i = 0; i < r.scenarios.size(); ++i) {
-    const bool graph = leave_out_derived && r.recorded && i < r.recorded->graphs.size();
-    scenarios.push_back(to_json(r.scenarios[i], graph ? &r.recorded->graphs[i] : nullptr));
+    const bool graph = compact && i < r.recorded->graphs.size();
+    scenarios.push_back(to_json(r.scenarios[i], graph ? &r.recorded->graphs[i] : nullptr,
+                                i < shapes.place.size() ? &shapes.place[i] : nullptr));
   }
   json recorded = r.recorded ? recording_to_json(*r.recorded) : json();
-  if (r.recorded && leave_out_derived) {
-    share_skeleton_shapes(scenarios, recorded);
+  if (compact) {
+    if (!shapes.table.empty()) recorded["skeleton_shapes"] = std::move(shapes.table);
     write_rows(scenarios, recorded);
   }
   j["scenarios"] = std::move(scenarios);

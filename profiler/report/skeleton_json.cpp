@@ -2,8 +2,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include <charconv>
+#include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include "gmem/profiler/reuse_model.hpp"
 
@@ -15,6 +19,26 @@ using json = nlohmann::ordered_json;
 // The recorder's label for node `v` of the skeleton named `graph`, told by its first word.
 std::string default_label(const std::string& word, std::size_t v, const std::string& graph) {
   return word + " node #" + std::to_string(v) + " in graph '" + graph + "'";
+}
+
+// The word of `label` where it is the recorder's label for node `v` of the skeleton named `graph`
+// (default_label(word, v, graph)), without making that label; nothing where it is not.
+std::optional<std::string_view> recorder_word(const std::string& label, std::size_t v, const std::string& graph) {
+  const std::size_t space = label.find(' ');
+  if (space == std::string::npos) return std::nullopt;
+  std::string_view rest = std::string_view(label).substr(space);
+  const auto take = [&rest](std::string_view part) {
+    if (rest.substr(0, part.size()) != part) return false;
+    rest.remove_prefix(part.size());
+    return true;
+  };
+  char digits[24];
+  const auto end = std::to_chars(digits, digits + sizeof digits, v).ptr;
+  if (!take(" node #") || !take(std::string_view(digits, static_cast<std::size_t>(end - digits))) ||
+      !take(" in graph '") || !take(graph) || rest != "'") {
+    return std::nullopt;
+  }
+  return std::string_view(label).substr(0, space);
 }
 
 [[noreturn]] void fail(const std::string& path, const std::string& what) {
@@ -44,10 +68,8 @@ json skeleton_to_json(const skeleton& s) {
     if (n.kind == skeleton_kind::free) o["frees"] = n.frees;
     if (!n.deps.empty()) o["deps"] = n.deps;
     if (!n.label.empty()) {
-      const std::size_t space = n.label.find(' ');
-      const std::string word = n.label.substr(0, space);
-      if (space != std::string::npos && n.label == default_label(word, v, s.name)) {
-        o["node"] = word;
+      if (const auto word = recorder_word(n.label, v, s.name)) {
+        o["node"] = std::string(*word);
       } else {
         o["label"] = n.label;
       }
@@ -59,6 +81,48 @@ json skeleton_to_json(const skeleton& s) {
   for (const auto& [from, to] : s.late_edges) late.push_back(json::array({from, to}));
   j["late_edges"] = std::move(late);
   return j;
+}
+
+bool same_shape(const skeleton& a, const skeleton& b) {
+  if (a.nodes.size() != b.nodes.size() || a.late_edges != b.late_edges) return false;
+  for (std::size_t v = 0; v < a.nodes.size(); ++v) {
+    const skeleton_node &x = a.nodes[v], &y = b.nodes[v];
+    if (x.kind != y.kind || x.deps != y.deps || x.label.empty() != y.label.empty()) return false;
+    if (x.kind == skeleton_kind::alloc && (x.device != y.device || x.peers != y.peers)) return false;
+    if (x.kind == skeleton_kind::free && x.frees != y.frees) return false;
+    if (x.label.empty()) continue;
+    const auto wx = recorder_word(x.label, v, a.name), wy = recorder_word(y.label, v, b.name);
+    if (wx.has_value() != wy.has_value() || (wx ? *wx != *wy : x.label != y.label)) return false;
+  }
+  return true;
+}
+
+std::uint64_t shape_hash(const skeleton& s) {
+  std::uint64_t h = 14695981039346656037ull;
+  const auto mix = [&h](std::uint64_t x) { h = (h ^ x) * 1099511628211ull; };
+  const auto mix_text = [&mix](std::string_view t) {
+    mix(t.size());
+    for (const char c : t) mix(static_cast<unsigned char>(c));
+  };
+  mix(s.nodes.size());
+  for (std::size_t v = 0; v < s.nodes.size(); ++v) {
+    const skeleton_node& n = s.nodes[v];
+    mix(static_cast<std::uint64_t>(n.kind));
+    if (n.kind == skeleton_kind::alloc) mix(static_cast<std::uint64_t>(n.device));
+    if (n.kind == skeleton_kind::free) mix(n.frees);
+    mix(n.deps.size());
+    for (const std::size_t d : n.deps) mix(d);
+    if (const auto word = n.label.empty() ? std::nullopt : recorder_word(n.label, v, s.name)) {
+      mix_text(*word);
+    } else {
+      mix_text(n.label);
+    }
+  }
+  for (const auto& [from, to] : s.late_edges) {
+    mix(from);
+    mix(to);
+  }
+  return h;
 }
 
 std::string skeleton_to_json_text(const skeleton& s) { return skeleton_to_json(s).dump(); }

@@ -2,6 +2,7 @@
 // A skeleton as JSON (the "skeletons" section of a scenario in a report). Only the report code's
 // .cpp files see nlohmann's types (this header declares them, json_fwd).
 
+#include <cstdint>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
@@ -16,6 +17,12 @@ namespace gmem::profiler {
 /// "node": "<word>" (a report of 2000 graphs carried 24,000 of them).
 [[nodiscard]] nlohmann::ordered_json skeleton_to_json(const skeleton& s);
 [[nodiscard]] std::string skeleton_to_json_text(const skeleton& s);
+
+/// Whether the two skeletons have one shape: skeleton_to_json gives them the same JSON but for the
+/// graph's name and the alloc nodes' "bytes" (what a recording's shared shapes leave out), made
+/// without the JSON. shape_hash is equal for skeletons of one shape.
+[[nodiscard]] bool same_shape(const skeleton& a, const skeleton& b);
+[[nodiscard]] std::uint64_t shape_hash(const skeleton& s);
 
 /// Reads what skeleton_to_json wrote, and validates the skeleton. Throws std::invalid_argument
 /// whose message starts with `path` and names the field that is wrong.

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <random>
 #include <regex>
 #include <string>
 
@@ -254,6 +255,72 @@ TEST(RecordingForms, AllocationsTheSkeletonStatesAreWrittenAsTheirAddresses) {
               std::string::npos)
         << e.what();
   }
+}
+
+// The writer tells shared shapes apart on the skeletons (same_shape, shape_hash), not on their
+// JSON: for random skeletons of a few shapes, names, sizes and labels (the recorder's form, the
+// program's, none, and near misses of the recorder's form), same_shape must agree with comparing
+// skeleton_to_json without "graph" and the alloc nodes' "bytes", and equal shapes hash alike.
+TEST(RecordingForms, SkeletonsHaveOneShapeExactlyWhenTheirJsonDoesButForNameAndSizes) {
+  std::mt19937 random(7);
+  const auto pick = [&random](std::size_t n) { return static_cast<std::size_t>(random() % n); };
+  const auto shape_json = [](const skeleton& s) {
+    nlohmann::ordered_json j = skeleton_to_json(s);
+    j.erase("graph");
+    for (auto& n : j["nodes"]) n.erase("bytes");
+    return j.dump();
+  };
+  std::vector<skeleton> all;
+  for (int k = 0; k < 400; ++k) {
+    skeleton s;
+    s.name = std::vector<std::string>{"g", "g2", "stream 1 #3", "h'"}[pick(4)];
+    const std::size_t n = 1 + pick(4);
+    std::vector<std::size_t> unfreed;  // alloc nodes a free may name
+    for (std::size_t v = 0; v < n; ++v) {
+      skeleton_node node;
+      node.kind = !unfreed.empty() && pick(3) == 0 ? skeleton_kind::free : (pick(2) ? skeleton_kind::alloc : skeleton_kind::empty);
+      if (node.kind == skeleton_kind::free) {
+        const std::size_t k = pick(unfreed.size());
+        node.frees = unfreed[k];
+        unfreed.erase(unfreed.begin() + static_cast<std::ptrdiff_t>(k));
+      }
+      if (node.kind == skeleton_kind::alloc) unfreed.push_back(v);
+      if (node.kind == skeleton_kind::alloc) {
+        node.bytes = 512 * (1 + pick(3));
+        node.device = static_cast<int>(pick(2));
+        if (pick(4) == 0) node.peers = {1};
+      }
+      if (v > 0 && pick(2)) node.deps = {pick(v)};
+      const std::string word = pick(2) ? "alloc" : "kernel";
+      switch (pick(7)) {
+        case 0: break;  // no label
+        case 1: node.label = "x = torch.empty(n) (model.py:3)"; break;
+        case 2: node.label = word + " node #" + std::to_string(v + pick(2)) + " in graph '" + s.name + "'"; break;
+        case 3: node.label = word + " node #" + std::to_string(v) + " in graph 'g'"; break;
+        case 4: node.label = word + " node #" + std::to_string(v) + " in graph '" + s.name + (pick(2) ? "''" : ""); break;
+        default: node.label = word + " node #" + std::to_string(v) + " in graph '" + s.name + "'"; break;
+      }
+      s.nodes.push_back(node);
+    }
+    if (n > 1 && pick(4) == 0) s.late_edges.emplace_back(0, n - 1);
+    const skeleton back = skeleton_from_json(skeleton_to_json(s), "s");
+    for (std::size_t v = 0; v < n; ++v) ASSERT_EQ(back.nodes[v].label, s.nodes[v].label) << "a label read back otherwise";
+    all.push_back(s);
+  }
+  std::size_t same = 0, different_names = 0;
+  for (std::size_t a = 0; a < all.size(); ++a) {
+    for (std::size_t b = a; b < all.size(); ++b) {
+      const bool by_json = shape_json(all[a]) == shape_json(all[b]);
+      ASSERT_EQ(same_shape(all[a], all[b]), by_json) << skeleton_to_json_text(all[a]) << "\n" << skeleton_to_json_text(all[b]);
+      if (by_json) {
+        EXPECT_EQ(shape_hash(all[a]), shape_hash(all[b]));
+        same += a != b;
+        different_names += all[a].name != all[b].name;
+      }
+    }
+  }
+  EXPECT_GT(same, 100u) << "too few pairs of one shape: the test would not see a wrong same_shape";
+  EXPECT_GT(different_names, 10u);
 }
 
 // A row longer than its fields, or missing a field every object had, is refused naming the fields.
