@@ -94,7 +94,8 @@ enum class analysis_mode { full, deferred, none };
 struct graph_figures {
   profiler::scenario_result scenario;
   profiler::recorded_graph graph;
-  profiler::skeleton skeleton;
+  profiler::skeleton skeleton;  ///< the pools' analysis reads it, then the scenario keeps it
+  bool scenario_has_skeleton = false;
   bool deferred = false;  ///< the budget ran out before or inside its analysis
 };
 
@@ -116,8 +117,9 @@ profiler::recorded_event to_recorded(const graph_event& e) {
 graph_figures figures_of(const graph_record& g, std::uint64_t granularity, analysis_mode mode,
                          double budget_s, long pid, const profiler::deadline& until) {
   graph_figures out;
-  // Flattened once: the analysis, the skeleton, the peers and the identity all read it.
-  const profiler::flat_graph flat = profiler::flatten(g.model);
+  // Flattened once: the analysis, the skeleton, the peers and the identity all read it (the
+  // analysis takes it and gives it back; flattened again where the analysis threw).
+  profiler::flat_graph flat = profiler::flatten(g.model);
   profiler::scenario_result& s = out.scenario;
   s.name = g.name;
   s.params.emplace_back("source", std::string("recorded"));
@@ -148,21 +150,24 @@ graph_figures figures_of(const graph_record& g, std::uint64_t granularity, analy
       for (std::uint64_t st : streams) launched_into.push_back(stream_name(st));
       // The graph's own figures: what it reserves alone, not the device's watermark, which
       // holds every graph's memory (the "recorded" section has it, as the pool's).
-      const profiler::graph_alone alone =
-          profiler::study_alone(flat, g.name, granularity, g.flags.auto_free_on_launch, launched_into, until);
+      profiler::graph_alone alone =
+          profiler::study_alone(std::move(flat), g.name, granularity, g.flags.auto_free_on_launch, launched_into, until);
       rg.own_footprint_bytes = alone.reserved_bytes;
       rg.own_footprint_method =
           "reuse model: the graph alone from a trimmed pool, predicted (gmemprof replay measures it)";
       s.analysis = alone.summary;
-      s.diagnostics = alone.diagnostics;
-      out.skeleton = alone.shape;
-      s.skeletons.push_back(out.skeleton);
+      s.diagnostics = std::move(alone.diagnostics);
       s.allocations = profiler::lifetimes(alone.flat, alone.analysis);
+      out.skeleton = std::move(alone.shape);
+      out.scenario_has_skeleton = true;
+      flat = std::move(alone.flat);
     } catch (const profiler::budget_exceeded&) {
       // The budget ran out inside this graph's analysis: nothing of it was kept, the graph is
       // deferred like those after it.
       out.deferred = true;
+      flat = profiler::flatten(g.model);
     } catch (const std::exception& e) {
+      flat = profiler::flatten(g.model);
       s.status = profiler::scenario_status::error;
       s.status_message = std::string("the recorded graph could not be analysed: ") + e.what();
       out.skeleton = profiler::skeleton{};
@@ -174,7 +179,7 @@ graph_figures figures_of(const graph_record& g, std::uint64_t granularity, analy
     s.status_message = out.deferred ? deferred_message(budget_s)
                                     : "not analysed: the report was written on a fatal signal, with the graph's "
                                       "skeleton only (`gmemprof replay` measures it)";
-    s.skeletons.push_back(out.skeleton);
+    out.scenario_has_skeleton = true;
   }
   rg.name = g.name;
   rg.kind = g.kind;
@@ -269,7 +274,8 @@ profiler::report assemble(const recorder& r, const profiler::environment& env,
     rec.notes.push_back("the counter timeline keeps its first " + std::to_string(max_timeline) + " points");
   }
   if (!options.analyse) rec.notes.push_back("written on a fatal signal: graphs not analysed, no pool model");
-  std::vector<profiler::skeleton> skeletons;
+  std::vector<profiler::skeleton> skeletons;  // by graph, for the pools' analysis
+  std::vector<bool> has_skeleton;             // by graph: its scenario keeps its skeleton
   // The analysis runs at exit, inside the program: past its budget the graphs left keep their
   // skeletons and `gmemprof show` analyses them (GMEM_RECORD_ANALYSIS_BUDGET_S, default 30 s;
   // 10,000 independent memory nodes take 0.2 s on a 2-core machine).
@@ -291,6 +297,7 @@ profiler::report assemble(const recorder& r, const profiler::environment& env,
     graph_figures f = figures_of(g, granularity, mode, budget_s, info.pid, until);
     if (f.deferred) rec.analysis_deferred = true;
     skeletons.push_back(std::move(f.skeleton));
+    has_skeleton.push_back(f.scenario_has_skeleton);
     rep.scenarios.push_back(std::move(f.scenario));
     rec.graphs.push_back(std::move(f.graph));
   }
@@ -307,6 +314,9 @@ profiler::report assemble(const recorder& r, const profiler::environment& env,
   }
   for (const timeline_point& p : r.timeline()) rec.timeline.push_back({p.t_us, p.device, p.event, p.graph, p.values});
   if (granularity && options.analyse) profiler::analyse_pools(rec, skeletons, granularity);
+  for (std::size_t gi = 0; gi < skeletons.size(); ++gi) {  // moved, not copied, once the pools are analysed
+    if (has_skeleton[gi]) rep.scenarios[gi].skeletons.push_back(std::move(skeletons[gi]));
+  }
   // What each pool holds at the end is the last reading of its device, kept whatever the bounds
   // on events and the timeline dropped (16,000 rounds of make, launch, destroy, trim: the last
   // kept event said 32 MiB, the device 0 after its trim).
