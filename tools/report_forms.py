@@ -10,9 +10,9 @@ four booleans, a graph without own_footprint_method gets the recording's, a skel
 shape in recorded.skeleton_shapes is made whole with its sizes, a skeleton node's "node" word
 becomes its label, a recording marked timeline_from_events gets back the timeline points its
 graphs' events state, a scenario's allocation_addresses become its allocations with the sizes
-and steps its skeleton states (skeleton_lifetimes), and a recorded scenario marked phases_from_events gets the counters after
-each call and the launch costs of its calls that its graph's events state (as add_event_phases in
-profiler/report/report.cpp derives them)."""
+and steps its skeleton states (skeleton_lifetimes), and a recorded scenario marked
+phases_from_events gets the counters after each call and the launch costs of its calls that its
+graph's events state (as add_event_phases in profiler/report/report.cpp derives them)."""
 import heapq
 import json
 
