@@ -8,11 +8,12 @@
 #include <algorithm>
 
 #include "gmem/profiler/analysis.hpp"
-#include "record/fnv.hpp"
+#include "model/fnv.hpp"
 #include "record/recorder.hpp"
 
 namespace gmem::record {
 
+namespace fnv = profiler::fnv;
 using fnv::mix_whole;
 using fnv::mix_text;
 

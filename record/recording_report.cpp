@@ -17,11 +17,12 @@
 #include "gmem/profiler/pool_analysis.hpp"
 #include "gmem/profiler/report_io.hpp"
 #include "gmem/profiler/reuse_model.hpp"
-#include "record/fnv.hpp"
 #include "record/recording_report.hpp"
 #include "gmem/profiler/size_text.hpp"
+#include "model/fnv.hpp"
 
 namespace gmem::record {
+namespace fnv = profiler::fnv;
 namespace {
 
 std::string stream_name(std::uint64_t label) { return label ? "stream " + std::to_string(label) : ""; }

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "gmem/profiler/reuse_model.hpp"
+#include "model/fnv.hpp"
 
 namespace gmem::profiler {
 namespace {
@@ -98,29 +99,21 @@ bool same_shape(const skeleton& a, const skeleton& b) {
 }
 
 std::uint64_t shape_hash(const skeleton& s) {
-  std::uint64_t h = 14695981039346656037ull;
-  const auto mix = [&h](std::uint64_t x) { h = (h ^ x) * 1099511628211ull; };
-  const auto mix_text = [&mix](std::string_view t) {
-    mix(t.size());
-    for (const char c : t) mix(static_cast<unsigned char>(c));
-  };
-  mix(s.nodes.size());
+  std::uint64_t h = fnv::basis;
+  fnv::mix_whole(h, s.nodes.size());
   for (std::size_t v = 0; v < s.nodes.size(); ++v) {
     const skeleton_node& n = s.nodes[v];
-    mix(static_cast<std::uint64_t>(n.kind));
-    if (n.kind == skeleton_kind::alloc) mix(static_cast<std::uint64_t>(n.device));
-    if (n.kind == skeleton_kind::free) mix(n.frees);
-    mix(n.deps.size());
-    for (const std::size_t d : n.deps) mix(d);
-    if (const auto word = n.label.empty() ? std::nullopt : recorder_word(n.label, v, s.name)) {
-      mix_text(*word);
-    } else {
-      mix_text(n.label);
-    }
+    fnv::mix_whole(h, static_cast<std::uint64_t>(n.kind));
+    if (n.kind == skeleton_kind::alloc) fnv::mix_whole(h, static_cast<std::uint64_t>(n.device));
+    if (n.kind == skeleton_kind::free) fnv::mix_whole(h, n.frees);
+    fnv::mix_whole(h, n.deps.size());
+    for (const std::size_t d : n.deps) fnv::mix_whole(h, d);
+    const auto word = n.label.empty() ? std::nullopt : recorder_word(n.label, v, s.name);
+    fnv::mix_text(h, word ? *word : std::string_view(n.label));
   }
   for (const auto& [from, to] : s.late_edges) {
-    mix(from);
-    mix(to);
+    fnv::mix_whole(h, from);
+    fnv::mix_whole(h, to);
   }
   return h;
 }
