@@ -90,6 +90,16 @@ report recording_of_three(bool rebuilds) {
   return r;
 }
 
+// `bad` is refused with a message that holds `says`; `what`: the edit, named where it is accepted.
+void expect_refused(const std::string& bad, const std::string& says, const std::string& what) {
+  try {
+    (void)from_json_string(bad, "bad.json");
+    ADD_FAILURE() << "accepted " << what;
+  } catch (const report_error& e) {
+    EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+  }
+}
+
 void expect_same_timeline(const recording& a, const recording& b) {
   ASSERT_EQ(a.timeline.size(), b.timeline.size());
   for (std::size_t i = 0; i < a.timeline.size(); ++i) {
@@ -165,12 +175,7 @@ TEST(RecordingForms, SharedSkeletonShapesAreStoredOnceAndReadBackWhole) {
         {R"("graph": ?"g2", ?"shape")", R"("graph": 2, "shape")",
          "scenarios[1].skeletons[0] is not a valid skeleton (scenarios[1].skeletons[0].graph: must be a string)"}}) {
     const std::string bad = std::regex_replace(text, std::regex(from), to, std::regex_constants::format_first_only);
-    try {
-      (void)from_json_string(bad, "bad.json");
-      ADD_FAILURE() << "accepted " << to;
-    } catch (const report_error& e) {
-      EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
-    }
+    expect_refused(bad, says, to);
   }
 }
 
@@ -237,24 +242,14 @@ TEST(RecordingForms, AllocationsTheSkeletonStatesAreWrittenAsTheirAddresses) {
          "scenarios[0].allocation_addresses is given beside allocations"}}) {
     const std::string bad = std::regex_replace(text, std::regex(from), to, std::regex_constants::format_first_only);
     ASSERT_NE(bad, text) << from;
-    try {
-      (void)from_json_string(bad, "bad.json");
-      ADD_FAILURE() << "accepted " << to;
-    } catch (const report_error& e) {
-      EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
-    }
+    expect_refused(bad, says, to);
   }
   nlohmann::ordered_json without = nlohmann::ordered_json::parse(text);
   without["scenarios"][0].erase("skeletons");
-  try {
-    (void)from_json_string(without.dump(), "bad.json");
-    ADD_FAILURE() << "accepted addresses without a skeleton";
-  } catch (const report_error& e) {
-    EXPECT_NE(std::string(e.what()).find("scenarios[0].allocation_addresses needs the scenario's one skeleton, which "
-                                         "states each allocation's size and steps, but the scenario has 0 skeletons"),
-              std::string::npos)
-        << e.what();
-  }
+  expect_refused(without.dump(),
+                 "scenarios[0].allocation_addresses needs the scenario's one skeleton, which states each "
+                 "allocation's size and steps, but the scenario has 0 skeletons",
+                 "addresses without a skeleton");
 }
 
 // The writer tells shared shapes apart on the skeletons (same_shape, shape_hash), not on their
@@ -280,9 +275,9 @@ TEST(RecordingForms, SkeletonsHaveOneShapeExactlyWhenTheirJsonDoesButForNameAndS
       skeleton_node node;
       node.kind = !unfreed.empty() && pick(3) == 0 ? skeleton_kind::free : (pick(2) ? skeleton_kind::alloc : skeleton_kind::empty);
       if (node.kind == skeleton_kind::free) {
-        const std::size_t k = pick(unfreed.size());
-        node.frees = unfreed[k];
-        unfreed.erase(unfreed.begin() + static_cast<std::ptrdiff_t>(k));
+        const std::size_t at = pick(unfreed.size());
+        node.frees = unfreed[at];
+        unfreed.erase(unfreed.begin() + static_cast<std::ptrdiff_t>(at));
       }
       if (node.kind == skeleton_kind::alloc) unfreed.push_back(v);
       if (node.kind == skeleton_kind::alloc) {
@@ -334,12 +329,7 @@ TEST(RecordingForms, RowsThatDoNotFitTheirFieldsAreRefusedNamingThem) {
          "recorded.row_fields.events names device, which a row of events lacks"}}) {
     const std::string bad = std::regex_replace(text, std::regex(from), to, std::regex_constants::format_first_only);
     ASSERT_NE(bad, text) << from;
-    try {
-      (void)from_json_string(bad, "bad.json");
-      ADD_FAILURE() << "accepted " << to;
-    } catch (const report_error& e) {
-      EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
-    }
+    expect_refused(bad, says, to);
   }
 }
 
