@@ -13,6 +13,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "benchmarks/unavoidable_work.hpp"
+
 namespace {
 
 constexpr unsigned driver_ids = CUPTI_DRIVER_TRACE_CBID_SIZE;
@@ -20,6 +22,7 @@ std::atomic<std::uint64_t> driver_calls[driver_ids];
 std::atomic<std::uint64_t> nvtx_calls{0};
 CUpti_SubscriberHandle subscriber = nullptr;
 bool read_memory = false;
+bool unavoidable_work = false;  // GMEM_FLOOR_WORK=1, at cuInit
 
 bool instantiation(CUpti_CallbackId id) {
   switch (id) {
@@ -34,13 +37,22 @@ bool instantiation(CUpti_CallbackId id) {
   }
 }
 
-void CUPTIAPI callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId id, const void*) {
+void CUPTIAPI callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId id, const void* data) {
   if (domain == CUPTI_CB_DOMAIN_NVTX) {
     nvtx_calls.fetch_add(1, std::memory_order_relaxed);
     return;
   }
   if (domain != CUPTI_CB_DOMAIN_DRIVER_API || id >= driver_ids) return;
   driver_calls[id].fetch_add(1, std::memory_order_relaxed);
+  if (unavoidable_work && id == CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithFlags) {
+    const auto* cb = static_cast<const CUpti_CallbackData*>(data);
+    if (cb->callbackSite == CUPTI_API_ENTER) {
+      gmem_experiment::before_instantiation(static_cast<const cuGraphInstantiateWithFlags_params*>(cb->functionParams)->hGraph);
+    } else {
+      gmem_experiment::after_instantiation();
+    }
+    return;
+  }
   if (read_memory && instantiation(id)) {
     std::size_t free_bytes = 0, total = 0;
     cuMemGetInfo(&free_bytes, &total);  // as the recorder reads before and after the call
@@ -98,7 +110,9 @@ extern "C" __attribute__((visibility("default"))) int floor_driver_ids() { retur
 // Loaded through CUDA_INJECTION64_PATH, as the recording library is: a subscription made at
 // cuInit, before the program's first context, and kept until floor_start or floor_stop. With
 // GMEM_FLOOR_INIT=one it enables one driver callback (cuGraphInstantiateWithFlags), with =every
-// every driver call's, otherwise none.
+// every driver call's, otherwise none. With =one and GMEM_FLOOR_WORK=1, the callback does around
+// each instantiation what a recording cannot defer (unavoidable_work.hpp), as interpose_floor.cpp's
+// wrappers do: the same work under CUPTI's attachment and without it.
 extern "C" __attribute__((visibility("default"))) int InitializeInjection() {
   if (subscriber) return 1;
   if (cuptiSubscribe(&subscriber, callback, nullptr) != CUPTI_SUCCESS) {
@@ -107,6 +121,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection() {
   }
   const char* what = std::getenv("GMEM_FLOOR_INIT");
   const std::string w = what ? what : "";
+  unavoidable_work = w == "one" && std::getenv("GMEM_FLOOR_WORK") && std::string(std::getenv("GMEM_FLOOR_WORK")) == "1";
   if (w == "one") cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithFlags);
   if (w == "every") cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API);
   return 1;

@@ -118,15 +118,17 @@ def main():
                     help="also run the companion alone and the library alone (where recording's cost lies)")
     ap.add_argument("--previous", help="a previous build's folder: its recording, run beside this build's")
     ap.add_argument("--variant", action="append", default=[],
-                    help="NAME=MODE:VAR=VALUE,...: also run MODE (recorded, library or companion) with "
-                         "that environment (an experiment: tools' record_ablate shim through LD_PRELOAD)")
+                    help="NAME=MODE:VAR=VALUE,...: also run MODE (unrecorded, recorded, library or companion) "
+                         "with that environment (an experiment: benchmarks' record_ablate or interpose_floor "
+                         "shim through LD_PRELOAD, cupti_floor through CUDA_INJECTION64_PATH)")
     a = ap.parse_args()
     variants = {}
     for v in a.variant:
         name, _, rest = v.partition("=")
         mode, _, assignments = rest.partition(":")
-        if not name or mode not in ("recorded", "library", "companion"):
-            sys.exit(f"record_scale: --variant '{v}' is not NAME=MODE:VAR=VALUE,... with MODE recorded, library or companion")
+        if not name or mode not in ("unrecorded", "recorded", "library", "companion"):
+            sys.exit(f"record_scale: --variant '{v}' is not NAME=MODE:VAR=VALUE,... with MODE unrecorded, recorded, "
+                     "library or companion")
         variants[name] = (mode, dict(x.split("=", 1) for x in assignments.split(",") if "=" in x))
     gmemprof = os.path.join(a.build_dir, "profiler", "gmemprof")
     tmp = tempfile.mkdtemp()
@@ -162,6 +164,7 @@ def main():
                     if v:
                         summary[key][mode] = statistics.median(v)
                         summary[key][mode + "_ratio"] = statistics.median(v) / statistics.median(u)
+                        summary[key][mode + "_ratio_of_minima"] = min(v) / min(u)
         # CPU contention of the program's main thread while it captured, by mode: the median time it
         # waited for a CPU, and how often the readings' helper was on its CPU.
         summary["main_thread"] = {}
