@@ -230,7 +230,10 @@ void recorder::hold(std::size_t gi, std::vector<std::uint64_t> addresses) {
   }
   g.held_addresses = std::move(addresses);
   g.held_live.assign(g.held_addresses.size(), false);
-  for (std::uint64_t a : g.held_addresses) held_[a] = gi;
+  for (std::uint64_t a : g.held_addresses) {
+    held_[a] = gi;
+    ever_held_.add(a);
+  }
 }
 
 void recorder::on_instantiate(std::uint64_t exec, std::uint64_t graph, profiler::graph_model model,

@@ -9,6 +9,7 @@
 // microseconds since the recorder was made, non-decreasing per thread.
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -305,6 +306,11 @@ class recorder {
   bool on_free(std::uint64_t address, std::uint64_t stream, double t_us);
   /// Whether `address` is an allocation a tracked graph leaves allocated (one look-up).
   [[nodiscard]] bool is_held(std::uint64_t address) const { return held_.count(address) != 0; }
+  /// False when no graph has ever held `address` (then is_held is false too); read without the
+  /// session's lock, so that the frees a capture makes into its graph (a hundred in a model's
+  /// step) and the program's own frees cost the recording no lock. A filter of every address
+  /// ever held: its bits are set, never cleared, so a long run only makes more frees look.
+  [[nodiscard]] bool might_hold(std::uint64_t address) const noexcept { return ever_held_.may_have(address); }
 
   // Completions the program saw (recorder_completions.cpp): the pool model shares the granules
   // of work known complete with launches in other streams. Each is logged only when it completes
@@ -453,6 +459,31 @@ class recorder {
   std::uint64_t no_memory_nodes_ = 0;
   std::uint64_t never_instantiated_ = 0;
   std::unordered_map<std::uint64_t, std::size_t> held_;  ///< held allocation address -> graph
+  /// A set of addresses that may answer "maybe" for one it never had, never "no" for one it had:
+  /// 65,536 bits (8 KiB), each address one bit, set and never cleared; read and set lock-free.
+  class address_filter {
+   public:
+    address_filter() = default;
+    address_filter(const address_filter& o) noexcept { *this = o; }
+    address_filter& operator=(const address_filter& o) noexcept {
+      for (std::size_t k = 0; k < words_.size(); ++k) words_[k].store(o.words_[k].load(std::memory_order_relaxed), std::memory_order_relaxed);
+      return *this;
+    }
+    void add(std::uint64_t address) noexcept {
+      const std::uint64_t b = bit(address);
+      words_[b >> 6].fetch_or(std::uint64_t{1} << (b & 63), std::memory_order_relaxed);
+    }
+    [[nodiscard]] bool may_have(std::uint64_t address) const noexcept {
+      const std::uint64_t b = bit(address);
+      return ((words_[b >> 6].load(std::memory_order_relaxed) >> (b & 63)) & 1) != 0;
+    }
+
+   private:
+    static constexpr int bits = 16;
+    static std::uint64_t bit(std::uint64_t address) noexcept { return (address * 0x9E3779B97F4A7C15ull) >> (64 - bits); }
+    std::array<std::atomic<std::uint64_t>, (std::size_t{1} << bits) / 64> words_{};
+  };
+  address_filter ever_held_;  ///< every address held_ has had
   struct capture_memory {
     std::uint64_t bytes = 0;
     std::uint64_t graph = 0;   ///< the captured graph's handle once the capture ended

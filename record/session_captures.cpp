@@ -100,6 +100,9 @@ void session::device_alloc(std::uint64_t handle, std::uint64_t bytes, std::optio
 
 void session::device_free(std::uint64_t address, std::optional<std::uint64_t> stream) noexcept {
   if (forked_) return;
+  // A stream-ordered free of an address no graph has held (the frees a capture makes into its
+  // graph, the program's own): nothing to record, known without a clock or the lock.
+  if (stream && !rec_.might_hold(address)) return;
   try {
     const timed cost(*this, cost_part::memory);
     const double now = driver_.now_us();

@@ -216,6 +216,36 @@ TEST(RecordPool, AFreeOfAHeldOutputIsRecordedAndOtherFreesAreNot) {
   EXPECT_EQ(seq[0].held, 0);
 }
 
+// The frees a capture makes into its graph skip the session's lock: might_hold answers for them
+// without it, "no" for almost every address no graph held, never "no" for one a graph holds.
+TEST(RecordPool, AnAddressNoGraphHeldIsToldApartWithoutTheLock) {
+  recorder r;
+  const std::uint64_t base = 1ull << 40;
+  std::vector<std::uint64_t> held;
+  for (std::uint64_t k = 0; k < 200; ++k) {
+    const std::uint64_t at = base + k * 1024 * MiB;
+    r.on_instantiate(0x100 + k, 0x10 + k, profiler::probe::model_of_spec("g0=w64,o8", at), "", 0, 10, counters{},
+                     counters{});
+    held.push_back(at + 64 * MiB);
+  }
+  for (const std::uint64_t a : held) {
+    ASSERT_TRUE(r.is_held(a));
+    EXPECT_TRUE(r.might_hold(a)) << a;
+  }
+  // Addresses of the same alignment that no graph held: the working allocations, and others.
+  int maybe = 0, never = 0;
+  for (std::uint64_t k = 0; k < 200; ++k) {
+    for (std::uint64_t j = 0; j < 50; ++j) {
+      const std::uint64_t a = base + k * 1024 * MiB + 128 * MiB + j * 2 * MiB;
+      ASSERT_FALSE(r.is_held(a));
+      ++never;
+      if (r.might_hold(a)) ++maybe;
+    }
+  }
+  EXPECT_LT(maybe, never / 100) << maybe << " of " << never << " never-held addresses looked held";
+  EXPECT_TRUE(r.on_free(held[0], r.stream_label(0xA), 5));
+}
+
 // A loop of launches costs bounded memory: the sequence keeps one run, the steady times a
 // sample of max_steady_samples, with the exact count, minimum and maximum.
 TEST(RecordPool, ALongSteadyLoopKeepsBoundedState) {
