@@ -3,11 +3,13 @@
 // events, the counter timeline, each device's pool and how the recording ended go in the
 // report's optional "recorded" section (profiler::recording).
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cstdlib>
 #include <map>
 #include <cstdio>
 #include <set>
+#include <string_view>
 
 #include "gmem/profiler/analysis.hpp"
 #include "gmem/profiler/budget.hpp"
@@ -59,32 +61,46 @@ std::string deferred_message(double budget_s) {
 
 namespace {
 
-// Stable across runs of one program (gmemprof check matches graphs by it): the NVTX range, the
-// Python site, else the instantiation site (its call stack: offsets within functions or objects,
-// not addresses) and the graph's structure (node kinds, edges and, with `sizes`, allocation
-// sizes), hashed. Without sizes it is the graph's site: a graph whose held output grew keeps it.
-std::string identity_of(const graph_record& g, const profiler::flat_graph& flat, bool sizes) {
+// A number's decimal digits, mixed as part of a text.
+void mix_decimal(std::uint64_t& h, std::uint64_t v) {
+  char digits[24];
+  const auto end = std::to_chars(digits, digits + sizeof digits, v).ptr;
+  fnv::mix_bytes(h, std::string_view(digits, static_cast<std::size_t>(end - digits)));
+}
+
+}  // namespace
+
+std::string graph_identity(const graph_record& g, const profiler::flat_graph& flat, bool sizes) {
   if (!g.nvtx.empty()) return "nvtx:" + g.nvtx;
   // Where the program captured it, as its Python companion told: the same across runs of the
   // program whatever the sizes (the native stack of a Python program is the interpreter's).
   if (!g.python_site.empty()) {
     return "python:" + g.python_site + (g.framework_label.empty() ? "" : " (" + g.framework_label + ")");
   }
-  // FNV-1a from the stack's own hash: the state after its frames, as make_stack left it.
+  // FNV-1a from the stack's own hash (the state after its frames, as make_stack left it), over
+  // one text per node ("alloc:4096", or "alloc" without sizes) and per edge ("3>7"), each ended
+  // by fnv::end_text: mixed piece by piece, without making the texts.
   std::uint64_t h = g.instantiate_stack ? g.instantiate_stack->hash : fnv::basis;
-  const auto mix = [&h](const std::string& text) { fnv::mix_text(h, text); };
   for (const auto& n : flat.nodes) {
-    mix(std::string(profiler::to_string(n.kind)) + (sizes ? ":" + std::to_string(n.bytes) : std::string()));
+    fnv::mix_bytes(h, profiler::to_string(n.kind));
+    if (sizes) {
+      fnv::mix_bytes(h, ":");
+      mix_decimal(h, n.bytes);
+    }
+    fnv::end_text(h);
   }
   for (std::size_t u = 0; u < flat.successors.size(); ++u) {
-    for (std::size_t v : flat.successors[u]) mix(std::to_string(u) + ">" + std::to_string(v));
+    for (std::size_t v : flat.successors[u]) {
+      mix_decimal(h, u);
+      fnv::mix_bytes(h, ">");
+      mix_decimal(h, v);
+      fnv::end_text(h);
+    }
   }
   char buf[32];
   std::snprintf(buf, sizeof buf, "site:%016llx", static_cast<unsigned long long>(h));
   return buf;
 }
-
-}  // namespace
 
 namespace {
 
@@ -202,8 +218,8 @@ graph_figures figures_of(const graph_record& g, std::uint64_t granularity, analy
   rg.events_dropped = g.events_dropped;
   rg.flags = g.flags;
   rg.flags_known = true;
-  rg.identity = identity_of(g, flat, true);
-  rg.site = identity_of(g, flat, false);
+  rg.identity = graph_identity(g, flat, true);
+  rg.site = graph_identity(g, flat, false);
   if (g.instantiate_stack) rg.instantiate_stack = g.instantiate_stack->frames;
   rg.exec_state_bytes = g.exec_state_bytes;
   rg.python_site = g.python_site;

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "gmem/profiler/analysis.hpp"
 #include "gmem/profiler/report.hpp"
 #include "record/recorder.hpp"
 
@@ -42,6 +43,14 @@ struct assemble_options {
 [[nodiscard]] profiler::report assemble(const recorder& r, const profiler::environment& env,
                                         std::uint64_t granularity, const recording_info& info = {},
                                         const assemble_options& options = {});
+
+/// A graph's identity, stable across runs of one program (gmemprof check matches graphs by it):
+/// "nvtx:" and the NVTX range, "python:" and the Python site (with the framework's label), else
+/// "site:" and a hash of the instantiation's call stack (offsets within functions or objects, not
+/// addresses) and the graph's structure (node kinds, edges and, with `sizes`, allocation sizes).
+/// Without sizes it is the graph's site: a graph whose held output grew keeps it. The hash is the
+/// same as every earlier gmem's, so that baselines keep matching.
+[[nodiscard]] std::string graph_identity(const graph_record& g, const profiler::flat_graph& flat, bool sizes);
 
 /// The status message of a graph whose analysis at exit was deferred past the budget.
 [[nodiscard]] std::string deferred_message(double budget_s);

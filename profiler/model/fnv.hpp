@@ -12,10 +12,18 @@ namespace gmem::profiler::fnv {
 inline constexpr std::uint64_t basis = 0xcbf29ce484222325ull;
 inline constexpr std::uint64_t prime = 0x100000001b3ull;
 
-/// Mixes a text's bytes into `h`, then a 0xff that ends it (so "ab","c" differs from "a","bc").
+/// Mixes bytes into `h`: a text made of pieces is their mix_bytes in turn, then end_text.
+inline void mix_bytes(std::uint64_t& h, std::string_view bytes) {
+  for (unsigned char c : bytes) h = (h ^ c) * prime;
+}
+
+/// The 0xff that ends a text (so "ab","c" differs from "a","bc").
+inline void end_text(std::uint64_t& h) { h = (h ^ 0xff) * prime; }
+
+/// Mixes a text's bytes into `h`, then the 0xff that ends it.
 inline void mix_text(std::uint64_t& h, std::string_view text) {
-  for (unsigned char c : text) h = (h ^ c) * prime;
-  h = (h ^ 0xff) * prime;
+  mix_bytes(h, text);
+  end_text(h);
 }
 
 /// Mixes a number in whole: one multiply in the hash's chain, not FNV's eight (a model-sized graph
