@@ -121,7 +121,8 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection() {
   }
   const char* what = std::getenv("GMEM_FLOOR_INIT");
   const std::string w = what ? what : "";
-  unavoidable_work = w == "one" && std::getenv("GMEM_FLOOR_WORK") && std::string(std::getenv("GMEM_FLOOR_WORK")) == "1";
+  const char* work = std::getenv("GMEM_FLOOR_WORK");
+  unavoidable_work = w == "one" && work && std::string(work) == "1";
   if (w == "one") cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithFlags);
   if (w == "every") cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API);
   return 1;

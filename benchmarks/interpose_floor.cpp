@@ -99,6 +99,14 @@ CUresult wrapped_free(CUdeviceptr p, CUstream s) {
   return reinterpret_cast<free_fn>(real_free[S].load(std::memory_order_relaxed))(p, s);
 }
 
+// Each call's wrappers by slot (0: the legacy stream's entry point, 1: the per-thread one's).
+void* const begin_wrappers[2] = {reinterpret_cast<void*>(&wrapped_begin<0>), reinterpret_cast<void*>(&wrapped_begin<1>)};
+void* const end_wrappers[2] = {reinterpret_cast<void*>(&wrapped_end<0>), reinterpret_cast<void*>(&wrapped_end<1>)};
+void* const instantiate_wrappers[2] = {reinterpret_cast<void*>(&wrapped_instantiate<0>),
+                                       reinterpret_cast<void*>(&wrapped_instantiate<1>)};
+void* const launch_wrappers[2] = {reinterpret_cast<void*>(&wrapped_launch<0>), reinterpret_cast<void*>(&wrapped_launch<1>)};
+void* const free_wrappers[2] = {reinterpret_cast<void*>(&wrapped_free<0>), reinterpret_cast<void*>(&wrapped_free<1>)};
+
 // The wrapper for SLOT holding REAL, or REAL itself where the slot holds another entry point.
 void* into(std::atomic<void*>& slot, void* real, void* wrapper) {
   void* expected = nullptr;
@@ -126,22 +134,22 @@ void* wrap(const char* symbol, void* real, int version, cuuint64_t flags) {
   }
   const int s = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) ? 1 : 0;
   if (std::strcmp(symbol, "cuStreamBeginCapture") == 0 && version >= 10010) {
-    return into(real_begin[s], real, s ? reinterpret_cast<void*>(&wrapped_begin<1>) : reinterpret_cast<void*>(&wrapped_begin<0>));
+    return into(real_begin[s], real, begin_wrappers[s]);
   }
   if (std::strcmp(symbol, "cuStreamEndCapture") == 0) {
-    return into(real_end[s], real, s ? reinterpret_cast<void*>(&wrapped_end<1>) : reinterpret_cast<void*>(&wrapped_end<0>));
+    return into(real_end[s], real, end_wrappers[s]);
   }
   if (std::strcmp(symbol, "cuGraphInstantiateWithFlags") == 0) {
-    return into(real_instantiate[0], real, reinterpret_cast<void*>(&wrapped_instantiate<0>));
+    return into(real_instantiate[0], real, instantiate_wrappers[0]);
   }
   if (std::strcmp(symbol, "cuGraphInstantiate") == 0 && version >= 12000) {
-    return into(real_instantiate[1], real, reinterpret_cast<void*>(&wrapped_instantiate<1>));
+    return into(real_instantiate[1], real, instantiate_wrappers[1]);
   }
   if (std::strcmp(symbol, "cuGraphLaunch") == 0) {
-    return into(real_launch[s], real, s ? reinterpret_cast<void*>(&wrapped_launch<1>) : reinterpret_cast<void*>(&wrapped_launch<0>));
+    return into(real_launch[s], real, launch_wrappers[s]);
   }
   if (std::strcmp(symbol, "cuMemFreeAsync") == 0) {
-    return into(real_free[s], real, s ? reinterpret_cast<void*>(&wrapped_free<1>) : reinterpret_cast<void*>(&wrapped_free<0>));
+    return into(real_free[s], real, free_wrappers[s]);
   }
   return real;
 }

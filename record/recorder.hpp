@@ -466,7 +466,9 @@ class recorder {
     address_filter() = default;
     address_filter(const address_filter& o) noexcept { *this = o; }
     address_filter& operator=(const address_filter& o) noexcept {
-      for (std::size_t k = 0; k < words_.size(); ++k) words_[k].store(o.words_[k].load(std::memory_order_relaxed), std::memory_order_relaxed);
+      for (std::size_t k = 0; k < words_.size(); ++k) {
+        words_[k].store(o.words_[k].load(std::memory_order_relaxed), std::memory_order_relaxed);
+      }
       return *this;
     }
     void add(std::uint64_t address) noexcept {
@@ -480,7 +482,9 @@ class recorder {
 
    private:
     static constexpr int bits = 16;
-    static std::uint64_t bit(std::uint64_t address) noexcept { return (address * 0x9E3779B97F4A7C15ull) >> (64 - bits); }
+    static std::uint64_t bit(std::uint64_t address) noexcept {
+      return (address * 0x9E3779B97F4A7C15ull) >> (64 - bits);
+    }
     std::array<std::atomic<std::uint64_t>, (std::size_t{1} << bits) / 64> words_{};
   };
   address_filter ever_held_;  ///< every address held_ has had
