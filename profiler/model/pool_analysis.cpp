@@ -69,6 +69,29 @@ std::vector<std::uint64_t> split(std::uint64_t granules, const std::vector<doubl
   return out;
 }
 
+/// A launch the model classed anew: (graph, event) and the event's label before.
+using relabel = std::pair<std::pair<std::size_t, std::size_t>, std::string>;
+
+// The counter timeline's points of the launches the model classed anew (a slow relaunch that is
+// a remap, a remap the model does not explain) take the class their events now have: the timeline
+// says what the graphs' events say.
+void relabel_points(recording& rec, const std::vector<relabel>& relabelled) {
+  if (relabelled.empty()) return;
+  std::map<std::string, std::vector<const relabel*>> by_graph;
+  for (const auto& r : relabelled) by_graph[rec.graphs[r.first.first].name].push_back(&r);
+  for (recording::point& p : rec.timeline) {
+    const auto g = by_graph.find(p.graph);
+    if (g == by_graph.end()) continue;
+    for (const auto* r : g->second) {
+      const recorded_event& e = rec.graphs[r->first.first].events[r->first.second];
+      if (e.t_us == p.t_us && e.device == p.device && p.event == r->second) {
+        p.event = e.kind + ":" + e.cls;
+        break;
+      }
+    }
+  }
+}
+
 }  // namespace
 
 void analyse_pools(recording& rec, const std::vector<skeleton>& skeletons, std::uint64_t granularity) {
@@ -205,6 +228,7 @@ void analyse_pools(recording& rec, const std::vector<skeleton>& skeletons, std::
     return stream_ids.emplace(s, stream_ids.size() + 1).first->second;
   };
   std::map<std::string, std::uint64_t> ordinals;  // launches and uploads so far, per stream
+  std::vector<relabel> relabelled;
   for (const sequence_step& st : rec.sequence) {
     const bool on_graph = st.graph >= 0 && static_cast<std::size_t>(st.graph) < rec.graphs.size();
     const std::size_t gi = on_graph ? static_cast<std::size_t>(st.graph) : 0;
@@ -256,8 +280,10 @@ void analyse_pools(recording& rec, const std::vector<skeleton>& skeletons, std::
             // A slow relaunch is a remap only where the model says another graph's live
             // allocation took granules it had mapped; the pool's growth inside a relaunch the
             // model says needed nothing is a remap the model does not explain.
+            const std::string was = events[ei].cls;
             if (events[ei].cls == "slow_launch" && done.mapped_slots > 0) events[ei].cls = "remap_contention";
             if (events[ei].cls == "remap_contention" && done.mapped_slots == 0) events[ei].cls = "remap_unexplained";
+            if (events[ei].cls != was) relabelled.push_back({{gi, ei}, events[ei].kind + ":" + was});
           }
           for (std::size_t ei = first; ei < end; ++ei) {
             const int device = events[ei].device;
@@ -308,6 +334,8 @@ void analyse_pools(recording& rec, const std::vector<skeleton>& skeletons, std::
       // A call the model cannot follow (a launch of a destroyed graph in a hand-edited report).
     }
   }
+
+  relabel_points(rec, relabelled);
 
   // Each group's measured growth, split in proportion to the model's.
   for (const std::vector<call>& group : groups) {

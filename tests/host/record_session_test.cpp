@@ -9,6 +9,8 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <fstream>
+#include <iterator>
 #include <future>
 #include <random>
 #include <thread>
@@ -387,6 +389,18 @@ TEST(RecordSession, ASlowRelaunchIsARemapWhereAnotherGraphsOutputTookItsGranules
   const profiler::report r = p.finish();
   EXPECT_EQ(events_of_class(r, "remap_contention"), 1u);
   EXPECT_TRUE(has_diagnostic(r, "remap_contention"));
+  // The counter timeline says what the event says, so the report states each point once (in
+  // the graphs' events) instead of the whole timeline beside them.
+  std::size_t slow = 0, remap = 0;
+  for (const auto& point : r.recorded->timeline) {
+    slow += point.event == "launch:slow_launch";
+    remap += point.event == "launch:remap_contention";
+  }
+  EXPECT_EQ(slow, 0u);
+  EXPECT_EQ(remap, 1u);
+  std::ifstream in(p.out);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("\"timeline_from_events\": true"), std::string::npos);
 }
 
 // Completions: an event recorded after a launch and then synchronized (or queried done) tells
