@@ -7,9 +7,11 @@ recorded.row_fields) become objects again, counters written as
 become objects of four named members (events' before/after, the counter timeline's points), each
 graph's stack index becomes its instantiate_stack, its flags (the names of those set) an object of
 four booleans, a graph without own_footprint_method gets the recording's, a skeleton that names a
-shape in recorded.skeleton_shapes is made whole with its sizes, a skeleton node's "node" word
+shape in recorded.skeleton_shapes is made whole with its sizes (their repeats, [[sizes...], times],
+unfolded: number_runs), a skeleton node's "node" word
 becomes its label, a recording marked timeline_from_events gets back the timeline points its
-graphs' events state, a scenario's allocation_addresses become its allocations with the sizes
+graphs' events state, a scenario's allocation_addresses (or allocation_base plus each of its
+allocation_offsets) become its allocations with the sizes
 and steps its skeleton states (skeleton_lifetimes), and a recorded scenario marked
 phases_from_events gets the counters after each call and the launch costs of its calls that its
 graph's events state (as add_event_phases in profiler/report/report.cpp derives them)."""
@@ -54,13 +56,24 @@ def _merge_points(from_events, others):
     return out
 
 
+def number_runs(values):
+    """A list of numbers whose repeats are folded ([[elements...], times]) as a plain list."""
+    out = []
+    for v in values:
+        if isinstance(v, list):
+            out.extend(number_runs(v[0]) * v[1])
+        else:
+            out.append(v)
+    return out
+
+
 def _whole_skeleton(sk, shapes):
     """A skeleton that names a shared shape, made whole with its allocations' sizes."""
     if "shape" not in sk:
         return sk
     whole = {"graph": sk.get("graph", "")}
     whole.update(json.loads(json.dumps(shapes[sk["shape"]])))
-    sizes = iter(sk.get("bytes", []))
+    sizes = iter(number_runs(sk.get("bytes", [])))
     for n in whole.get("nodes", []):
         if n.get("kind") == "alloc":
             n["bytes"] = next(sizes)
@@ -173,6 +186,9 @@ def expand(report):
             s["counters_after_phase"] = after
             s["launch_costs"] = costs + s.get("launch_costs", [])
         s["skeletons"] = [_whole_skeleton(sk, rec.get("skeleton_shapes", [])) for sk in s.get("skeletons", [])]
+        if "allocation_offsets" in s:
+            base = s.pop("allocation_base")
+            s["allocation_addresses"] = [base + o for o in number_runs(s.pop("allocation_offsets"))]
         if "allocation_addresses" in s:
             lives = skeleton_lifetimes(s["skeletons"][0])
             s["allocations"] = [dict(address=a, **life) for a, life in zip(s.pop("allocation_addresses"), lives)]

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include "gmem/profiler/lifetime.hpp"
+#include "report/number_runs.hpp"
 #include "report/recording_json.hpp"
 #include "report/report_json.hpp"
 #include "report/skeleton_json.hpp"
@@ -226,10 +228,16 @@ json to_json(const scenario_result& s, const recorded_graph* g = nullptr,
   }
   j["diagnostics"] = std::move(diags);
   if (g && skeleton_states_allocations(s)) {
-    // A recording's compact form: the skeleton states each allocation's size and steps.
-    json addresses = json::array();
-    for (const auto& a : s.allocations) addresses.push_back(a.address);
-    j["allocation_addresses"] = std::move(addresses);
+    // A recording's compact form: the skeleton states each allocation's size and steps, and
+    // each address is the lowest one's plus an offset (a model's layers at addresses of 12 or more
+    // digits came to half the report of 2000 graphs).
+    std::uint64_t base = s.allocations.front().address;
+    for (const auto& a : s.allocations) base = std::min(base, a.address);
+    std::vector<std::uint64_t> offsets;
+    offsets.reserve(s.allocations.size());
+    for (const auto& a : s.allocations) offsets.push_back(a.address - base);
+    j["allocation_base"] = base;
+    j["allocation_offsets"] = runs_of(offsets);
   } else if (!s.allocations.empty()) {  // optional section, written only when recorded
     json allocs = json::array();
     for (const auto& a : s.allocations) {
@@ -249,11 +257,11 @@ json to_json(const scenario_result& s, const recorded_graph* g = nullptr,
         skeletons.push_back(skeleton_to_json(sk));
         continue;
       }
-      json bytes = json::array();
+      std::vector<std::uint64_t> bytes;
       for (const skeleton_node& n : sk.nodes) {
         if (n.kind == skeleton_kind::alloc) bytes.push_back(n.bytes);
       }
-      skeletons.push_back(json{{"graph", sk.name}, {"shape", shape}, {"bytes", std::move(bytes)}});
+      skeletons.push_back(json{{"graph", sk.name}, {"shape", shape}, {"bytes", runs_of(bytes)}});
     }
     j["skeletons"] = std::move(skeletons);
   }
@@ -687,11 +695,15 @@ scenario_result read_scenario(const reader& in, const json& j, const std::string
     }
   }
 
-  if (j.contains("allocation_addresses")) {  // a recording's compact form of allocations
-    const std::string p = reader::join(path, "allocation_addresses");
-    const json& addresses = in.array(j, "allocation_addresses", path);
+  const bool offsets = j.contains("allocation_offsets");
+  if (offsets || j.contains("allocation_addresses")) {  // a recording's compact forms of allocations
+    const char* key = offsets ? "allocation_offsets" : "allocation_addresses";
+    const std::string p = reader::join(path, key);
     if (j.contains("allocations")) {
       in.fail(p, "is given beside allocations: a scenario states its allocations in one of the two forms");
+    }
+    if (offsets && j.contains("allocation_addresses")) {
+      in.fail(p, "is given beside allocation_addresses: a scenario states its addresses in one of the two forms");
     }
     if (s.skeletons.size() != 1) {
       in.fail(p, "needs the scenario's one skeleton, which states each allocation's size and steps, but the "
@@ -702,15 +714,32 @@ scenario_result read_scenario(const reader& in, const json& j, const std::string
     } catch (const std::invalid_argument& e) {
       in.fail(p, std::string("cannot be read with the scenario's skeleton (") + e.what() + ")");
     }
-    if (addresses.size() != s.allocations.size()) {
-      in.fail(p, "gives " + std::to_string(addresses.size()) + " addresses, but the scenario's skeleton has " +
-                     std::to_string(s.allocations.size()) + " alloc nodes: one address each, in the skeleton's order");
-    }
-    for (std::size_t i = 0; i < addresses.size(); ++i) {
-      if (!addresses[i].is_number_unsigned()) {
-        in.fail(reader::at(p, i), "must be an integer >= 0, is " + reader::kind_of(addresses[i]));
+    if (offsets) {
+      const std::uint64_t base = in.u64(j, "allocation_base", path);
+      std::vector<std::uint64_t> from_base;
+      try {
+        from_base = values_of_runs(j["allocation_offsets"], s.allocations.size(), p);
+      } catch (const std::invalid_argument& e) {
+        in.fail(p, std::string("must give one offset per alloc node of the scenario's skeleton (") +
+                       std::to_string(s.allocations.size()) + ", in the skeleton's order): " + e.what());
       }
-      s.allocations[i].address = addresses[i].get<std::uint64_t>();
+      for (std::size_t i = 0; i < from_base.size(); ++i) {
+        if (from_base[i] > std::numeric_limits<std::uint64_t>::max() - base) in.fail(reader::at(p, i), "puts the address past 2^64 - 1");
+        s.allocations[i].address = base + from_base[i];
+      }
+    } else {
+      const json& addresses = in.array(j, "allocation_addresses", path);
+      if (addresses.size() != s.allocations.size()) {
+        in.fail(p, "gives " + std::to_string(addresses.size()) + " addresses, but the scenario's skeleton has " +
+                       std::to_string(s.allocations.size()) +
+                       " alloc nodes: one address each, in the skeleton's order");
+      }
+      for (std::size_t i = 0; i < addresses.size(); ++i) {
+        if (!addresses[i].is_number_unsigned()) {
+          in.fail(reader::at(p, i), "must be an integer >= 0, is " + reader::kind_of(addresses[i]));
+        }
+        s.allocations[i].address = addresses[i].get<std::uint64_t>();
+      }
     }
   }
 
@@ -1205,9 +1234,13 @@ read_skeletons expand_skeleton_shapes(const reader& in, const json& root) {
         }
       }
       const json graph = sk.contains("graph") ? sk["graph"] : json("");
-      const json& bytes = sk.contains("bytes") && sk["bytes"].is_array() ? sk["bytes"] : no_sizes;
-      if (bytes.size() < *known.allocs) in.fail(path + ".bytes", "has fewer sizes than its shape has allocations");
-      if (bytes.size() > *known.allocs) in.fail(path + ".bytes", "has more sizes than its shape has allocations");
+      json bytes;
+      try {
+        bytes = values_of_runs(sk.contains("bytes") ? sk["bytes"] : no_sizes, *known.allocs, path + ".bytes");
+      } catch (const std::invalid_argument& e) {
+        in.fail(path + ".bytes", std::string("must give one size per alloc node of its shape (") +
+                                     std::to_string(*known.allocs) + "): " + e.what());
+      }
       try {
         if (known.first) {
           out[i][k] = skeleton_of_shape(*known.first, known.words, graph, bytes, path);

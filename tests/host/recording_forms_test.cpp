@@ -169,9 +169,15 @@ TEST(RecordingForms, SharedSkeletonShapesAreStoredOnceAndReadBackWhole) {
   for (const auto& [from, to, says] :
        {std::tuple<std::string, std::string, std::string>{R"("shape": ?0)", R"("shape": 7)",
                                                            "scenarios[0].skeletons[0].shape must name one of the 1 skeleton shapes"},
-        {R"("bytes": ?\[1001, ?2001\])", R"("bytes": [1001])", "scenarios[1].skeletons[0].bytes has fewer sizes"},
+        {R"("bytes": ?\[1001, ?2001\])", R"("bytes": [1001])",
+         "scenarios[1].skeletons[0].bytes must give one size per alloc node of its shape (2): "
+         "scenarios[1].skeletons[0].bytes: holds 1 values, 2 expected"},
+        {R"("bytes": ?\[1001, ?2001\])", R"("bytes": [1001, 2001, 3001])",
+         "scenarios[1].skeletons[0].bytes: holds more than the 2 values expected"},
         {R"("bytes": ?\[1001, ?2001\])", R"("bytes": [1001, -1])",
-         "scenarios[1].skeletons[0] is not a valid skeleton (scenarios[1].skeletons[0].nodes[1].bytes: must be an unsigned integer)"},
+         "scenarios[1].skeletons[0].bytes[1]: must be an unsigned integer or a repeat [[values...], times]"},
+        {R"("bytes": ?\[1001, ?2001\])", R"("bytes": [[[1001], 4000000000]])",
+         "scenarios[1].skeletons[0].bytes[0]: repeats past the 2 values expected"},
         {R"("graph": ?"g2", ?"shape")", R"("graph": 2, "shape")",
          "scenarios[1].skeletons[0] is not a valid skeleton (scenarios[1].skeletons[0].graph: must be a string)"}}) {
     const std::string bad = std::regex_replace(text, std::regex(from), to, std::regex_constants::format_first_only);
@@ -216,8 +222,10 @@ TEST(RecordingForms, AllocationsTheSkeletonStatesAreWrittenAsTheirAddresses) {
     r.scenarios[k].allocations = {{base, bytes, 0, k < 2 ? 2 : -1}, {base + 0x1000, bytes + 1000 + (k == 2 ? 1 - 1000 : 0), 1, -1}};
   }
   const std::string text = to_json_string(r);
-  EXPECT_TRUE(std::regex_search(text, std::regex(R"("allocation_addresses": ?\[65536, ?69632\])"))) << text;
-  EXPECT_TRUE(std::regex_search(text, std::regex(R"("allocation_addresses": ?\[131072, ?135168\])"))) << text;
+  EXPECT_TRUE(std::regex_search(text, std::regex(R"("allocation_base": ?65536, ?"allocation_offsets": ?\[0, ?4096\])")))
+      << text;
+  EXPECT_TRUE(std::regex_search(text, std::regex(R"("allocation_base": ?131072, ?"allocation_offsets": ?\[0, ?4096\])")))
+      << text;
   EXPECT_TRUE(std::regex_search(text, std::regex(R"("allocations": ?\[\s*\[196608, ?5, ?0, ?null\])"))) << text;
   const report back = from_json_string(text, "r.json");
   for (std::size_t k = 0; k < 3; ++k) {
@@ -231,7 +239,32 @@ TEST(RecordingForms, AllocationsTheSkeletonStatesAreWrittenAsTheirAddresses) {
     }
   }
   EXPECT_EQ(to_json_string(back), text);
-  // A report written by hand gets either form, and a wrong count, value or pair names what to fix.
+  // The addresses written whole (the form of reports before the offsets) read back the same.
+  const std::string whole_addresses =
+      std::regex_replace(text, std::regex(R"("allocation_base": ?65536, ?"allocation_offsets": ?\[0, ?4096\])"),
+                         R"("allocation_addresses": [65536, 69632])", std::regex_constants::format_first_only);
+  ASSERT_NE(whole_addresses, text);
+  EXPECT_EQ(to_json_string(from_json_string(whole_addresses, "r.json")), text);
+  // A report written by hand gets any form, and a wrong count, value or pair names what to fix.
+  const std::string offsets = R"("allocation_offsets": ?\[0, ?4096\])";
+  for (const auto& [from, to, says] :
+       {std::tuple<std::string, std::string, std::string>{
+            offsets, R"("allocation_offsets": [0])",
+            "scenarios[0].allocation_offsets must give one offset per alloc node of the scenario's skeleton (2, in "
+            "the skeleton's order): scenarios[0].allocation_offsets: holds 1 values, 2 expected"},
+        {offsets, R"("allocation_offsets": [0, -1])",
+         "scenarios[0].allocation_offsets[1]: must be an unsigned integer or a repeat [[values...], times]"},
+        {offsets, R"("allocation_offsets": [0, 18446744073709551615])",
+         "scenarios[0].allocation_offsets[1] puts the address past 2^64 - 1"},
+        {R"("allocation_base": ?65536, ?)", "", "scenarios[0].allocation_base"},
+        {offsets, R"("allocation_offsets": [0, 4096], "allocations": [])",
+         "scenarios[0].allocation_offsets is given beside allocations"},
+        {offsets, R"("allocation_offsets": [0, 4096], "allocation_addresses": [65536, 69632])",
+         "scenarios[0].allocation_offsets is given beside allocation_addresses"}}) {
+    const std::string bad = std::regex_replace(text, std::regex(from), to, std::regex_constants::format_first_only);
+    ASSERT_NE(bad, text) << from;
+    expect_refused(bad, says, to);
+  }
   for (const auto& [from, to, says] :
        {std::tuple<std::string, std::string, std::string>{
             R"("allocation_addresses": ?\[65536, ?69632\])", R"("allocation_addresses": [65536])",
@@ -240,11 +273,12 @@ TEST(RecordingForms, AllocationsTheSkeletonStatesAreWrittenAsTheirAddresses) {
          "scenarios[0].allocation_addresses[1] must be an integer >= 0, is the negative integer -1"},
         {R"("allocation_addresses": ?\[65536, ?69632\])", R"("allocation_addresses": [65536, 69632], "allocations": [])",
          "scenarios[0].allocation_addresses is given beside allocations"}}) {
-    const std::string bad = std::regex_replace(text, std::regex(from), to, std::regex_constants::format_first_only);
-    ASSERT_NE(bad, text) << from;
+    const std::string bad =
+        std::regex_replace(whole_addresses, std::regex(from), to, std::regex_constants::format_first_only);
+    ASSERT_NE(bad, whole_addresses) << from;
     expect_refused(bad, says, to);
   }
-  nlohmann::ordered_json without = nlohmann::ordered_json::parse(text);
+  nlohmann::ordered_json without = nlohmann::ordered_json::parse(whole_addresses);
   without["scenarios"][0].erase("skeletons");
   expect_refused(without.dump(),
                  "scenarios[0].allocation_addresses needs the scenario's one skeleton, which states each "

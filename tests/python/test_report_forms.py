@@ -1,0 +1,38 @@
+"""Host tests of tools/report_forms.py, the expander scripts use to read a recording's compact
+forms without gmemprof: folded repeats ([[values...], times]) in skeleton sizes and allocation
+offsets expand to the plain lists gmemprof's reader gives (the C++ side is tested in
+tests/host/number_runs_test.cpp and recording_forms_test.cpp)."""
+
+import os
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
+import report_forms  # noqa: E402
+
+pytestmark = pytest.mark.host
+
+
+def test_folded_repeats_unfold_in_order_nested_ones_too():
+    assert report_forms.number_runs([1, [[2, 3], 3], 4]) == [1, 2, 3, 2, 3, 2, 3, 4]
+    assert report_forms.number_runs([[[7, [[8], 2]], 2]]) == [7, 8, 8, 7, 8, 8]
+    assert report_forms.number_runs([]) == []
+
+
+def test_a_shape_reference_and_offsets_expand_to_sizes_and_addresses():
+    shape = {"nodes": [{"kind": "alloc", "device": 0, "node": "alloc"},
+                       {"kind": "free", "frees": 0, "deps": [0], "node": "free"},
+                       {"kind": "alloc", "device": 0, "deps": [1], "node": "alloc"},
+                       {"kind": "alloc", "device": 0, "deps": [2], "node": "alloc"}],
+             "late_edges": []}
+    report = {"scenarios": [{"name": "g", "skeletons": [{"graph": "g", "shape": 0, "bytes": [[[512], 3]]}],
+                             "allocation_base": 1 << 36, "allocation_offsets": [0, 0, 512]}],
+              "recorded": {"graphs": [{"name": "g"}], "skeleton_shapes": [shape]}}
+    s = report_forms.expand(report)["scenarios"][0]
+    assert [n.get("bytes") for n in s["skeletons"][0]["nodes"]] == [512, None, 512, 512]
+    assert "allocation_offsets" not in s and "allocation_base" not in s
+    assert s["allocations"] == [
+        {"address": 1 << 36, "bytes": 512, "alloc_step": 0, "free_step": 1},
+        {"address": 1 << 36, "bytes": 512, "alloc_step": 2, "free_step": None},
+        {"address": (1 << 36) + 512, "bytes": 512, "alloc_step": 3, "free_step": None}]
