@@ -2,12 +2,15 @@
 // unchanged), with the graph's own figures (the reuse model's prediction of the graph alone); the
 // events, the counter timeline, each device's pool and how the recording ended go in the
 // report's optional "recorded" section (profiler::recording).
+#include <sched.h>
+
 #include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <cstdlib>
 #include <map>
 #include <cstdio>
+#include <exception>
 #include <set>
 #include <string_view>
 
@@ -19,6 +22,7 @@
 #include "gmem/profiler/pool_analysis.hpp"
 #include "gmem/profiler/report_io.hpp"
 #include "gmem/profiler/reuse_model.hpp"
+#include "record/parallel_for.hpp"
 #include "record/recording_report.hpp"
 #include "gmem/profiler/size_text.hpp"
 #include "model/fnv.hpp"
@@ -39,6 +43,20 @@ const char* op_name(char op) {
     case 'I': return "instantiate";
     default: return "sync";
   }
+}
+
+// The threads that analyse graphs at exit: GMEM_RECORD_ANALYSIS_THREADS (1 or more), else the
+// CPUs this process may run on (a rank pinned to a few CPUs uses those), at most 8.
+unsigned analysis_threads() {
+  if (const char* text = std::getenv("GMEM_RECORD_ANALYSIS_THREADS"); text && *text) {
+    char* end = nullptr;
+    const unsigned long v = std::strtoul(text, &end, 10);
+    if (end && *end == '\0' && v >= 1) return static_cast<unsigned>(std::min<unsigned long>(v, 64));
+  }
+  unsigned cpus = 1;
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) cpus = static_cast<unsigned>(std::max(1, CPU_COUNT(&set)));
+  return std::min(cpus, 8u);
 }
 
 double analysis_budget_seconds() {
@@ -242,6 +260,9 @@ void add_launch_costs(profiler::scenario_result& s, const profiler::recorded_gra
   }
 }
 
+// A graph of more nodes than this is analysed on the exit's own thread, one at a time.
+constexpr std::size_t max_shared_graph_nodes = 4096;
+
 profiler::sequence_step to_step(const sequence_entry& e) {
   profiler::sequence_step st;
   st.op = op_name(e.op);
@@ -304,14 +325,37 @@ profiler::report assemble(const recorder& r, const profiler::environment& env,
       budget_s < 3.2e7 ? profiler::deadline(started + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                                            std::chrono::duration<double>(budget_s)))
                        : profiler::deadline();
-  for (const graph_record& g : r.graphs()) {
+  const std::vector<graph_record>& graphs = r.graphs();
+  std::vector<graph_figures> figures(graphs.size());
+  std::vector<std::exception_ptr> failed(graphs.size());
+  const auto figure = [&](std::size_t i) {
     analysis_mode mode = options.analyse ? analysis_mode::full : analysis_mode::none;
     if (mode == analysis_mode::full &&
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() > budget_s) {
       mode = analysis_mode::deferred;
-      rec.analysis_deferred = true;
     }
-    graph_figures f = figures_of(g, granularity, mode, budget_s, info.pid, until);
+    try {
+      const profiler::deadline own = until;  // a deadline counts its work: one per thread
+      figures[i] = figures_of(graphs[i], granularity, mode, budget_s, info.pid, own);
+    } catch (...) {
+      failed[i] = std::current_exception();
+    }
+  };
+  // Each graph is analysed alone, so graphs are shared among threads (2000 graphs of a model's
+  // size: most of the recording's end). A signal's report (no analysis) and graphs too large to
+  // analyse several at once (their analysis may take hundreds of MiB) stay on this thread.
+  const unsigned threads = options.analyse ? (options.threads ? options.threads : analysis_threads()) : 1;
+  std::vector<std::size_t> here;
+  std::vector<std::size_t> shared;
+  for (std::size_t i = 0; i < graphs.size(); ++i) {
+    (threads > 1 && graphs[i].model.nodes.size() <= max_shared_graph_nodes ? shared : here).push_back(i);
+  }
+  for_each_on_threads(shared, threads, figure);
+  for (const std::size_t i : here) figure(i);
+  for (std::size_t i = 0; i < graphs.size(); ++i) {
+    if (failed[i]) std::rethrow_exception(failed[i]);
+  }
+  for (graph_figures& f : figures) {
     if (f.deferred) rec.analysis_deferred = true;
     skeletons.push_back(std::move(f.skeleton));
     has_skeleton.push_back(f.scenario_has_skeleton);

@@ -31,6 +31,10 @@ struct assemble_options {
   /// false: no analysis at all, skeletons only and no pool model (a fatal signal's report,
   /// written while the process waits to die: bounded in time by the graphs' size alone).
   bool analyse = true;
+  /// Threads that analyse the graphs (each graph alone, independent of the others): 0 reads
+  /// GMEM_RECORD_ANALYSIS_THREADS, else the CPUs the process may run on, at most 8. 1: on the
+  /// calling thread only. The figures are the same for any number.
+  unsigned threads = 0;
 };
 
 /// The report of a recording: one scenario_result per graph (name = graph name, parameter

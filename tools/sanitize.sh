@@ -38,7 +38,8 @@ clang++ -std=c++17 -O1 -g -fsanitize=thread -Ialloc/include \
   -lgtest -lgtest_main -pthread -o "$tsan" || status=1
 TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1}" "$tsan" --gtest_brief=1 || status=1
 # The recording session's handlers, called from several threads at once as CUPTI calls them,
-# and its exit path waiting on another thread's hold (record/session.cpp, with a fake driver).
+# its exit path waiting on another thread's hold (record/session.cpp, with a fake driver), and the
+# graphs analysed on several threads at exit (record/parallel_for.hpp).
 echo "sanitize: the recording session's tests under ThreadSanitizer" >&2
 tsan_record="$build/gmem_record_tsan"
 profiler_core=$(sed -n '/^add_library(gmem_profiler_core STATIC/,/)/p' profiler/CMakeLists.txt |
@@ -50,7 +51,7 @@ clang++ -std=c++17 -O1 -g -fsanitize=thread -I. -Iprofiler -Iprofiler/include -I
   -DGMEM_SOURCE_DIR="\"$PWD\"" tests/host/record_session_test.cpp $profiler_core $record_core \
   -lgtest -lgtest_main -pthread -o "$tsan_record" || status=1
 TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1}" "$tsan_record" --gtest_brief=1 \
-  --gtest_filter='RecordSession.Threads*:RecordSession.Exit*:RecordSession.Completions*' || status=1
+  --gtest_filter='RecordSession.Threads*:RecordSession.Exit*:RecordSession.Completions*:RecordSession.TheReportIsTheSame*:RecordSession.SharedWork*' || status=1
 # The handoff of the recording library's readings to its helper thread (record/handoff.cpp).
 echo "sanitize: the readings' handoff under ThreadSanitizer" >&2
 tsan_handoff="$build/gmem_handoff_tsan"

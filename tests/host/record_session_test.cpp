@@ -8,15 +8,21 @@
 // reader).
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
+#include <csignal>
 #include <fstream>
 #include <iterator>
 #include <future>
+#include <mutex>
 #include <random>
+#include <set>
 #include <thread>
 
 #include "fake_driver.hpp"
 #include "gmem/profiler/compare.hpp"
+#include "record/parallel_for.hpp"
+#include "record/recording_report.hpp"
 #include "report/show.hpp"
 #include "report/views.hpp"
 
@@ -401,6 +407,75 @@ TEST(RecordSession, ASlowRelaunchIsARemapWhereAnotherGraphsOutputTookItsGranules
   std::ifstream in(p.out);
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_NE(text.find("\"timeline_from_events\": true"), std::string::npos);
+}
+
+// The graphs are analysed on several threads at exit (2000 graphs of a model's size spent most
+// of the recording's end there): the report is the same, byte for byte, whatever the number of
+// threads, with a graph too large to share (analysed on the exit's thread) among them.
+TEST(RecordSession, TheReportIsTheSameAnalysedOnOneThreadOrSeveral) {
+  program p;
+  const std::vector<std::string> specs = {"g=w64", "g=w64,o1", "g=o40", "g=w2,w2,o8", "g=w512,o1"};
+  for (std::uint64_t k = 0; k < 60; ++k) {
+    p.capture(0xA + k % 3, 0x10 + k, graph_of(specs[k % specs.size()], base_of(k)));
+    p.instantiate(0x1000 + k, 0x10 + k, k % 2 == 0);
+    p.launch(0x1000 + k, 0xA + k % 3, 300, k % 4 == 0 ? granule : 0);
+  }
+  profiler::graph_model large = graph_of("g=w64", base_of(70));
+  for (int n = 0; n < 5000; ++n) large.nodes.push_back(profiler::model_node{profiler::node_kind::kernel, 0, 0, 0, {}, std::nullopt});
+  p.capture(0xA, 0x99, large);
+  p.instantiate(0x1099, 0x99, true);
+  p.launch(0x1099, 0xA, 300, 2 * granule);
+  const auto report_on = [&p](unsigned threads) {
+    assemble_options options;
+    options.threads = threads;
+    return profiler::to_json_string(assemble(p.s.rec(), profiler::environment{}, granule, recording_info{}, options));
+  };
+  const std::string one = report_on(1);
+  ASSERT_NE(one.find("\"alloc_nodes\":"), std::string::npos);
+  EXPECT_EQ(report_on(4), one);
+  EXPECT_EQ(report_on(61), one);
+}
+
+TEST(RecordSession, SharedWorkRunsEveryItemOnceOnSeveralThreadsWithSignalsBlocked) {
+  std::vector<std::size_t> items(200);
+  for (std::size_t i = 0; i < items.size(); ++i) items[i] = 3 * i;
+  std::vector<std::atomic<int>> calls(600);
+  std::mutex m;
+  std::set<std::thread::id> threads;
+  std::atomic<bool> other_thread{false}, blocked_on_helpers{true};
+  const std::thread::id caller = std::this_thread::get_id();
+  for_each_on_threads(items, 4, [&](std::size_t i) {
+    ++calls[i];
+    {
+      std::lock_guard<std::mutex> l(m);
+      threads.insert(std::this_thread::get_id());
+    }
+    if (std::this_thread::get_id() != caller) {
+      other_thread = true;
+      sigset_t now;
+      pthread_sigmask(SIG_BLOCK, nullptr, &now);
+      if (!sigismember(&now, SIGINT) || !sigismember(&now, SIGTERM)) blocked_on_helpers = false;
+    }
+    // The first item waits (at most 5 s) for a helper to take one, so that the work is shared.
+    if (i == 0) {
+      const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+      while (!other_thread && std::chrono::steady_clock::now() < until) std::this_thread::yield();
+    }
+  });
+  for (std::size_t i = 0; i < calls.size(); ++i) EXPECT_EQ(calls[i].load(), i % 3 == 0 ? 1 : 0) << i;
+  EXPECT_TRUE(other_thread);
+  EXPECT_GE(threads.size(), 2u);
+  EXPECT_LE(threads.size(), 4u);
+  EXPECT_TRUE(blocked_on_helpers);
+  // The caller's own mask is as it was: SIGINT not blocked here.
+  sigset_t mine;
+  pthread_sigmask(SIG_BLOCK, nullptr, &mine);
+  EXPECT_FALSE(sigismember(&mine, SIGINT));
+  // One thread, or nothing to do: the caller alone.
+  std::set<std::thread::id> alone;
+  for_each_on_threads(items, 1, [&](std::size_t) { alone.insert(std::this_thread::get_id()); });
+  EXPECT_EQ(alone, std::set<std::thread::id>{caller});
+  for_each_on_threads({}, 8, [&](std::size_t) { ADD_FAILURE() << "called for no item"; });
 }
 
 // Completions: an event recorded after a launch and then synchronized (or queried done) tells
