@@ -10,7 +10,8 @@ four booleans, a graph without own_footprint_method gets the recording's, a skel
 shape in recorded.skeleton_shapes is made whole with its sizes (their repeats, [[sizes...], times],
 unfolded: number_runs), a skeleton node's "node" word
 becomes its label, a recording marked timeline_from_events gets back the timeline points its
-graphs' events state, a scenario's allocation_addresses (or allocation_base plus each of its
+graphs' events state, each graph gets the values recorded.site_fields states for its site (its
+own value wins), a scenario's allocation_addresses (or allocation_base plus each of its
 allocation_offsets) become its allocations with the sizes
 and steps its skeleton states (skeleton_lifetimes), and a recorded scenario marked
 phases_from_events gets the counters after each call and the launch costs of its calls that its
@@ -167,7 +168,10 @@ def expand(report):
         rec["timeline"] = _merge_points(_event_points(graphs), rec.get("timeline", []))
         del rec["timeline_from_events"]
     method = rec.get("own_footprint_method", "")
+    site_fields = rec.pop("site_fields", {})
     for g in graphs:
+        for key, value in site_fields.get(g.get("site"), {}).items():
+            g.setdefault(key, json.loads(json.dumps(value)))
         if "stack" in g:
             g["instantiate_stack"] = stacks[g["stack"]]
         if isinstance(g.get("flags"), list):

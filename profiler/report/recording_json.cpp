@@ -583,6 +583,47 @@ std::optional<std::vector<recording::point>> points_beside_events(const recordin
   return others;
 }
 
+// The keys a graph always states itself: those that tell graphs of one site apart.
+bool own_key(const std::string& key) {
+  return key == "name" || key == "identity" || key == "site" || key == "sequence" || key == "events";
+}
+
+// The values every graph of a site shares (2000 graphs captured at one Python site repeat its
+// kind, stream, flags, stack and more), taken out of the graphs and returned by site:
+// recorded.site_fields. Sites of one graph are left as they are.
+json shared_site_fields(json& graphs) {
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<std::size_t>> by_site;
+  for (std::size_t i = 0; i < graphs.size(); ++i) {
+    const auto site = graphs[i].find("site");
+    if (site == graphs[i].end() || !site->is_string()) continue;
+    auto& members = by_site[site->get<std::string>()];
+    if (members.empty()) order.push_back(site->get<std::string>());
+    members.push_back(i);
+  }
+  json table = json::object();
+  for (const std::string& site : order) {
+    const std::vector<std::size_t>& members = by_site[site];
+    if (members.size() < 2) continue;
+    json common = json::object();
+    for (const auto& [key, value] : graphs[members.front()].items()) {
+      if (own_key(key)) continue;
+      bool shared = true;
+      for (std::size_t k = 1; k < members.size() && shared; ++k) {
+        const auto it = graphs[members[k]].find(key);
+        shared = it != graphs[members[k]].end() && *it == value;
+      }
+      if (shared) common[key] = value;
+    }
+    if (common.empty()) continue;
+    for (const std::size_t m : members) {
+      for (const auto& [key, value] : common.items()) graphs[m].erase(key);
+    }
+    table[site] = std::move(common);
+  }
+  return table;
+}
+
 json point_json(const recording::point& p) {
   json jp;
   jp["t_us"] = number(p.t_us);
@@ -617,6 +658,7 @@ json recording_to_json(const recording& r) {
   stack_table stacks;
   for (const auto& g : r.graphs) graphs.push_back(graph_json(g, stacks, common_method));
   if (const json table = stacks.to_json(); !table.empty()) j["stacks"] = table;
+  if (json shared = shared_site_fields(graphs); !shared.empty()) j["site_fields"] = std::move(shared);
   j["graphs"] = std::move(graphs);
   // The counters after each call: those of the graphs' events are not repeated.
   const std::optional<std::vector<recording::point>> others = points_beside_events(r);
@@ -705,10 +747,33 @@ recording recording_from_json(const json& j, const std::string& path) {
     }
   }
   const std::string common_method = text(j, "own_footprint_method", path);
+  const json* site_fields = find(j, "site_fields");
+  if (site_fields) {
+    const std::string sp = join(path, "site_fields");
+    if (!site_fields->is_object()) fail(sp, "must be an object: by site, the values its graphs share");
+    for (const auto& [site, fields] : site_fields->items()) {
+      if (!fields.is_object()) fail(join(sp, site.c_str()), "must be an object of the values the site's graphs share");
+      for (const auto& [key, value] : fields.items()) {
+        if (own_key(key)) fail(join(join(sp, site.c_str()), key.c_str()), "is stated by each graph itself, not by its site");
+      }
+    }
+  }
   const json& graphs = array(j, "graphs", path, true);
   for (std::size_t i = 0; i < graphs.size(); ++i) {
-    r.graphs.push_back(
-        read_graph(object_at(graphs, i, join(path, "graphs")), at(join(path, "graphs"), i), stacks, common_method));
+    const json& g = object_at(graphs, i, join(path, "graphs"));
+    const json* shared = nullptr;
+    if (const auto site = g.find("site"); site_fields && site != g.end() && site->is_string()) {
+      if (const auto it = site_fields->find(site->get<std::string>()); it != site_fields->end()) shared = &*it;
+    }
+    if (shared) {
+      json whole = g;  // the site's values where the graph states none of its own
+      for (const auto& [key, value] : shared->items()) {
+        if (!whole.contains(key)) whole[key] = value;
+      }
+      r.graphs.push_back(read_graph(whole, at(join(path, "graphs"), i), stacks, common_method));
+    } else {
+      r.graphs.push_back(read_graph(g, at(join(path, "graphs"), i), stacks, common_method));
+    }
   }
   const json& timeline = array(j, "timeline", path);
   for (std::size_t i = 0; i < timeline.size(); ++i) {

@@ -10,6 +10,7 @@
 #include <random>
 #include <regex>
 #include <string>
+#include <tuple>
 
 #include "gmem/profiler/report_io.hpp"
 #include "report/skeleton_json.hpp"
@@ -284,6 +285,80 @@ TEST(RecordingForms, AllocationsTheSkeletonStatesAreWrittenAsTheirAddresses) {
                  "scenarios[0].allocation_addresses needs the scenario's one skeleton, which states each "
                  "allocation's size and steps, but the scenario has 0 skeletons",
                  "addresses without a skeleton");
+}
+
+// The values every graph of a site shares are stated once, in recorded.site_fields (2000 graphs
+// captured at one Python site repeat its kind, stream, flags and stack); a value one graph of the
+// site does not share stays in each graph, a site of one graph states its own, and the graphs read
+// back whole.
+TEST(RecordingForms, ValuesTheGraphsOfASiteShareAreWrittenOnce) {
+  report r = recording_of_three(true);
+  for (int k = 0; k < 3; ++k) {
+    recorded_graph& g = r.recorded->graphs[static_cast<std::size_t>(k)];
+    g.site = k < 2 ? "python:serve.py:12 in capture" : "python:other.py:3 in f";
+    g.identity = g.site + " #" + std::to_string(k + 1);
+    g.sequence = k + 1;
+    g.stream = "stream 7";
+    g.devices = {0};
+    g.nodes = 3;
+    g.launches = 3;
+    g.python_site = g.site.substr(7);
+    g.growth_bytes = 32u << 20;
+    g.own_footprint_bytes = (32u << 20) * static_cast<std::uint64_t>(k + 1);
+  }
+  const std::string text = to_json_string(r);
+  const nlohmann::ordered_json j = nlohmann::ordered_json::parse(text);
+  const auto& rec = j["recorded"];
+  ASSERT_TRUE(rec.contains("site_fields")) << text;
+  ASSERT_EQ(rec["site_fields"].size(), 1u) << "a site of one graph states its own values";
+  const auto& shared = rec["site_fields"]["python:serve.py:12 in capture"];
+  EXPECT_EQ(shared["stream"], "stream 7");
+  EXPECT_EQ(shared["python_site"], "serve.py:12 in capture");
+  EXPECT_EQ(shared["growth_bytes"], 32u << 20);
+  EXPECT_FALSE(shared.contains("own_footprint_bytes")) << "g1 and g2 differ in it";
+  EXPECT_FALSE(shared.contains("flags")) << "g1 and g2 differ in them";
+  for (const char* own : {"name", "identity", "site", "sequence", "events"}) EXPECT_FALSE(shared.contains(own)) << own;
+  for (int k = 0; k < 2; ++k) {
+    const auto& g = rec["graphs"][static_cast<std::size_t>(k)];
+    EXPECT_FALSE(g.contains("stream")) << k;
+    EXPECT_TRUE(g.contains("own_footprint_bytes")) << k;
+    EXPECT_EQ(g["sequence"], k + 1);
+  }
+  EXPECT_EQ(rec["graphs"][2]["stream"], "stream 7") << "g3's site has one graph";
+  const report back = from_json_string(text, "r.json");
+  for (std::size_t k = 0; k < 3; ++k) {
+    const recorded_graph &a = r.recorded->graphs[k], &b = back.recorded->graphs[k];
+    EXPECT_EQ(b.stream, a.stream) << k;
+    EXPECT_EQ(b.python_site, a.python_site) << k;
+    EXPECT_EQ(b.growth_bytes, a.growth_bytes) << k;
+    EXPECT_EQ(b.own_footprint_bytes, a.own_footprint_bytes) << k;
+    EXPECT_EQ(b.devices, a.devices) << k;
+    EXPECT_EQ(b.flags.auto_free_on_launch, a.flags.auto_free_on_launch) << k;
+  }
+  EXPECT_EQ(to_json_string(back), text);
+  // A graph's own value wins over its site's (a hand-edited report).
+  {
+    nlohmann::ordered_json edited = j;
+    edited["recorded"]["graphs"][1]["stream"] = "stream 9";
+    const report e = from_json_string(edited.dump(), "edited.json");
+    EXPECT_EQ(e.recorded->graphs[0].stream, "stream 7");
+    EXPECT_EQ(e.recorded->graphs[1].stream, "stream 9");
+  }
+  // A table that is not one names what is wrong.
+  for (const auto& [key, value, says] :
+       {std::tuple<std::string, nlohmann::ordered_json, std::string>{
+            "", nlohmann::ordered_json::array(), "recorded.site_fields must be an object: by site, the values its graphs share"},
+        {"python:serve.py:12 in capture", 3, "recorded.site_fields.python:serve.py:12 in capture must be an object"},
+        {"python:serve.py:12 in capture", nlohmann::ordered_json{{"sequence", 4}},
+         "recorded.site_fields.python:serve.py:12 in capture.sequence is stated by each graph itself, not by its site"}}) {
+    nlohmann::ordered_json edited = j;
+    if (key.empty()) {
+      edited["recorded"]["site_fields"] = value;
+    } else {
+      edited["recorded"]["site_fields"][key] = value;
+    }
+    expect_refused(edited.dump(), says, says);
+  }
 }
 
 // The writer tells shared shapes apart on the skeletons (same_shape, shape_hash), not on their

@@ -36,3 +36,17 @@ def test_a_shape_reference_and_offsets_expand_to_sizes_and_addresses():
         {"address": 1 << 36, "bytes": 512, "alloc_step": 0, "free_step": 1},
         {"address": 1 << 36, "bytes": 512, "alloc_step": 2, "free_step": None},
         {"address": (1 << 36) + 512, "bytes": 512, "alloc_step": 3, "free_step": None}]
+
+
+def test_a_graph_gets_its_sites_shared_values_and_keeps_its_own():
+    report = {"scenarios": [],
+              "recorded": {"site_fields": {"python:a.py:1": {"stream": "stream 2", "flags": ["upload"], "stack": 0}},
+                           "stacks": [["f"]],
+                           "graphs": [{"name": "g1", "site": "python:a.py:1", "events": []},
+                                      {"name": "g2", "site": "python:a.py:1", "stream": "stream 3", "events": []},
+                                      {"name": "g3", "site": "python:b.py:1", "stream": "stream 4", "events": []}]}}
+    g1, g2, g3 = report_forms.expand(report)["recorded"]["graphs"]
+    assert g1["stream"] == "stream 2" and g1["instantiate_stack"] == ["f"] and g1["flags"]["upload"]
+    assert g2["stream"] == "stream 3"
+    assert g3["stream"] == "stream 4" and "instantiate_stack" not in g3
+    assert "site_fields" not in report["recorded"]
