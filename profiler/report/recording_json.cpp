@@ -658,7 +658,6 @@ json recording_to_json(const recording& r) {
   stack_table stacks;
   for (const auto& g : r.graphs) graphs.push_back(graph_json(g, stacks, common_method));
   if (const json table = stacks.to_json(); !table.empty()) j["stacks"] = table;
-  if (json shared = shared_site_fields(graphs); !shared.empty()) j["site_fields"] = std::move(shared);
   j["graphs"] = std::move(graphs);
   // The counters after each call: those of the graphs' events are not repeated.
   const std::optional<std::vector<recording::point>> others = points_beside_events(r);
@@ -713,6 +712,12 @@ json recording_to_json(const recording& r) {
     j["record_cost"] = std::move(cost);
   }
   return j;
+}
+
+void share_site_fields(json& recorded) {
+  const auto graphs = recorded.find("graphs");
+  if (graphs == recorded.end() || !graphs->is_array()) return;
+  if (json shared = shared_site_fields(*graphs); !shared.empty()) recorded["site_fields"] = std::move(shared);
 }
 
 std::string recording_to_json_text(const recording& r) {

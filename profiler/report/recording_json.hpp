@@ -15,6 +15,11 @@ namespace gmem::profiler {
 [[nodiscard]] nlohmann::ordered_json recording_to_json(const recording& r);
 [[nodiscard]] std::string recording_to_json_text(const recording& r);
 
+/// A written report's compact form of the "recorded" section that recording_to_json made: the
+/// values every graph of a site shares move out of its graphs into "site_fields" (the reader puts
+/// them back). Not for the page, whose script reads each graph's own values.
+void share_site_fields(nlohmann::ordered_json& recorded);
+
 /// One bill as the "recorded" section writes it (each kind only where the recording saw it), for
 /// `gmemprof show --format json`.
 [[nodiscard]] std::string bill_to_json_text(const graph_bill& b);

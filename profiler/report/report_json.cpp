@@ -1433,6 +1433,7 @@ json report_to_json(const report& r, bool leave_out_derived) {
   }
   json recorded = r.recorded ? recording_to_json(*r.recorded) : json();
   if (compact) {
+    share_site_fields(recorded);
     if (!shapes.table.empty()) recorded["skeleton_shapes"] = std::move(shapes.table);
     write_rows(scenarios, recorded);
   }
