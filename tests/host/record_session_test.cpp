@@ -456,10 +456,15 @@ TEST(RecordSession, SharedWorkRunsEveryItemOnceOnSeveralThreadsWithSignalsBlocke
       pthread_sigmask(SIG_BLOCK, nullptr, &now);
       if (!sigismember(&now, SIGINT) || !sigismember(&now, SIGTERM)) blocked_on_helpers = false;
     }
-    // The first item waits (at most 5 s) for a helper to take one, so that the work is shared.
+    // The first item waits (at most 5 s) for another thread to take one, so that the work is
+    // shared: whichever thread took it (a helper may take every item before the caller starts).
     if (i == 0) {
       const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-      while (!other_thread && std::chrono::steady_clock::now() < until) std::this_thread::yield();
+      const auto shared = [&] {
+        std::lock_guard<std::mutex> l(m);
+        return threads.size() >= 2;
+      };
+      while (!shared() && std::chrono::steady_clock::now() < until) std::this_thread::yield();
     }
   });
   for (std::size_t i = 0; i < calls.size(); ++i) EXPECT_EQ(calls[i].load(), i % 3 == 0 ? 1 : 0) << i;
