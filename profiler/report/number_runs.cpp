@@ -40,10 +40,9 @@ struct folder {
                       v.begin() + static_cast<std::ptrdiff_t>(b));
   }
 
-  // [from, to) folded; `length`: its text's length, commas between elements included.
-  json fold(std::size_t from, std::size_t to, std::size_t& length) {
+  // [from, to) folded.
+  json fold(std::size_t from, std::size_t to) {
     json out = json::array();
-    length = 0;
     std::size_t i = from;
     while (i < to) {
       std::size_t best_saving = 0, best_p = 0, best_times = 0;
@@ -69,14 +68,10 @@ struct folder {
         }
       }
       if (best_times) {
-        std::size_t inner = 0;
-        json block = fold(i, i + best_p, inner);
-        out.push_back(json::array({std::move(block), best_times}));
-        length += inner + 5 + digits(best_times);
+        out.push_back(json::array({fold(i, i + best_p), best_times}));
         i += best_p * best_times;
       } else {
         out.push_back(v[i]);
-        length += digits(v[i]) + 1;
         ++i;
       }
     }
@@ -119,8 +114,7 @@ void expand(const json& list, std::size_t expected, const std::string& path, std
 
 json runs_of(const std::vector<std::uint64_t>& values) {
   folder f(values);
-  std::size_t length = 0;
-  return f.fold(0, values.size(), length);
+  return f.fold(0, values.size());
 }
 
 std::vector<std::uint64_t> values_of_runs(const json& list, std::size_t expected, const std::string& path) {

@@ -1204,7 +1204,7 @@ read_skeletons expand_skeleton_shapes(const reader& in, const json& root) {
   if (scenarios == root.end() || !scenarios->is_array()) return out;  // the reader says what is wrong
   struct shape_read {
     std::optional<std::size_t> allocs;  // its alloc nodes, counted at its first use
-    std::optional<skeleton> first;      // as its first graph read it
+    std::optional<skeleton> first;      // as its first graph read it, its word labels blank
     std::vector<std::string> words;     // its labels' words (shape_label_words)
   };
   std::vector<shape_read> shapes(table.size());
@@ -1252,9 +1252,9 @@ read_skeletons expand_skeleton_shapes(const reader& in, const json& root) {
         for (auto& node : whole["nodes"]) {
           if (node.is_object() && node.contains("kind") && node["kind"] == "alloc") node["bytes"] = bytes[b++];
         }
-        known.first = skeleton_from_json(whole, path);
+        out[i][k] = skeleton_from_json(whole, path);
         known.words = shape_label_words(shape);
-        out[i][k] = known.first;
+        known.first = blank_word_labels(*out[i][k], known.words);
       } catch (const std::invalid_argument& e) {
         in.fail(path, std::string("is not a valid skeleton (") + e.what() + ")");
       }

@@ -208,53 +208,27 @@ std::vector<std::string> shape_label_words(const json& shape) {
   return words;
 }
 
-// skeleton_of_shape copies a node field by field: a field added to skeleton_node must be copied
-// there too (this fails to compile until the mirror below has it).
-namespace {
-struct node_fields {
-  skeleton_kind kind;
-  std::size_t bytes;
-  int device;
-  std::vector<int> peers;
-  std::size_t frees;
-  std::vector<std::size_t> deps;
-  std::string label;
-};
-static_assert(sizeof(node_fields) == sizeof(skeleton_node), "skeleton_of_shape: copy skeleton_node's new field");
-struct skeleton_fields {
-  std::string name;
-  std::vector<skeleton_node> nodes;
-  std::vector<std::pair<std::size_t, std::size_t>> late_edges;
-};
-}  // namespace
-static_assert(sizeof(skeleton_fields) == sizeof(skeleton), "skeleton_of_shape: copy skeleton's new field");
+skeleton blank_word_labels(skeleton first, const std::vector<std::string>& words) {
+  for (std::size_t v = 0; v < first.nodes.size() && v < words.size(); ++v) {
+    if (!words[v].empty()) first.nodes[v].label.clear();
+  }
+  return first;
+}
 
 skeleton skeleton_of_shape(const skeleton& first, const std::vector<std::string>& words, const json& graph,
                            const json& bytes, const std::string& path) {
   if (!graph.is_string()) fail(path + ".graph", "must be a string");
-  // The first graph's skeleton but for its name, sizes and labels of the recorder's form, which
-  // are made for this graph rather than copied and made again (2000 graphs of 331 nodes: a third
-  // of reading the report went to copying labels and making them anew).
-  skeleton s;
+  skeleton s = first;
   s.name = graph.get<std::string>();
-  s.late_edges = first.late_edges;
-  s.nodes.resize(first.nodes.size());
   std::size_t b = 0;
   for (std::size_t v = 0; v < s.nodes.size(); ++v) {
-    const skeleton_node& from = first.nodes[v];
     skeleton_node& n = s.nodes[v];
-    n.kind = from.kind;
-    n.bytes = from.bytes;
-    n.device = from.device;
-    n.peers = from.peers;
-    n.frees = from.frees;
-    n.deps = from.deps;
     if (n.kind == skeleton_kind::alloc) {
       const json& size = bytes[b++];
       if (!size.is_number_unsigned()) fail(path + ".nodes[" + std::to_string(v) + "].bytes", "must be an unsigned integer");
       n.bytes = size.get<std::size_t>();
     }
-    n.label = v < words.size() && !words[v].empty() ? default_label(words[v], v, s.name) : from.label;
+    if (v < words.size() && !words[v].empty()) n.label = default_label(words[v], v, s.name);
   }
   return s;
 }

@@ -38,8 +38,13 @@ namespace gmem::profiler {
 /// `first`, the shape's skeleton as skeleton_from_json read it for a graph before: its name, sizes
 /// and the labels of the shape's `words` (shape_label_words) set for this graph. No JSON is copied
 /// or read again: a recording's 2000 graphs of one 331-node shape spent most of `gmemprof show` so.
+/// Pass `first` with the labels of `words` empty (blank_word_labels): they are made anew here, and
+/// copying them first took a third of reading such a recording.
 /// Throws std::invalid_argument as skeleton_from_json does, naming the field under `path`; `bytes`
 /// must hold as many sizes as the shape has alloc nodes (the caller checks).
+/// `first` with the labels that `words` makes for each graph emptied, for skeleton_of_shape.
+[[nodiscard]] skeleton blank_word_labels(skeleton first, const std::vector<std::string>& words);
+
 [[nodiscard]] skeleton skeleton_of_shape(const skeleton& first, const std::vector<std::string>& words,
                                          const nlohmann::ordered_json& graph, const nlohmann::ordered_json& bytes,
                                          const std::string& path);
