@@ -11,8 +11,10 @@ shape in recorded.skeleton_shapes is made whole with its sizes (their repeats, [
 unfolded: number_runs), a skeleton node's "node" word
 becomes its label, a recording marked timeline_from_events gets back the timeline points its
 graphs' events state, each graph gets the values recorded.site_fields states for its site (its
-own value wins), a scenario's allocation_addresses (or allocation_base plus each of its
-allocation_offsets) become its allocations with the sizes
+own value wins), each scenario the values recorded.scenario_fields states (its own value wins), a
+diagnostic's message_head its code's ending in recorded.message_tails (message), a skeleton that
+names no graph its scenario's name, a scenario's allocation_addresses (or allocation_base plus each
+of its allocation_offsets, in units of allocation_offset_unit bytes) become its allocations with the sizes
 and steps its skeleton states (skeleton_lifetimes), and a recorded scenario marked
 phases_from_events gets the counters after each call and the launch costs of its calls that its
 graph's events state (as add_event_phases in profiler/report/report.cpp derives them)."""
@@ -68,17 +70,26 @@ def number_runs(values):
     return out
 
 
-def _whole_skeleton(sk, shapes):
-    """A skeleton that names a shared shape, made whole with its allocations' sizes."""
+def _whole_skeleton(sk, shapes, name):
+    """A skeleton that names a shared shape, made whole with its allocations' sizes (`name`: its
+    scenario's, the graph's name where the skeleton states none)."""
     if "shape" not in sk:
         return sk
-    whole = {"graph": sk.get("graph", "")}
+    whole = {"graph": sk.get("graph", name)}
     whole.update(json.loads(json.dumps(shapes[sk["shape"]])))
     sizes = iter(number_runs(sk.get("bytes", [])))
     for n in whole.get("nodes", []):
         if n.get("kind") == "alloc":
             n["bytes"] = next(sizes)
     return whole
+
+
+def _whole_message(diagnostic, tails):
+    """A diagnostic with its message whole: its message_head and its code's ending."""
+    if "message_head" not in diagnostic:
+        return diagnostic
+    return {("message" if k == "message_head" else k): (v + tails[diagnostic["code"]] if k == "message_head" else v)
+            for k, v in diagnostic.items()}
 
 
 def skeleton_lifetimes(sk):
@@ -184,15 +195,21 @@ def expand(report):
     for point in rec.get("timeline", []):
         if "counters" in point:
             point.update(counters(point.pop("counters")))
+    scenario_fields, tails = rec.pop("scenario_fields", {}), rec.pop("message_tails", {})
+    for s in report.get("scenarios", []):
+        for key, value in scenario_fields.items():
+            s.setdefault(key, json.loads(json.dumps(value)))
+        s["diagnostics"] = [_whole_message(d, tails) for d in s.get("diagnostics", [])]
     for i, s in enumerate(report.get("scenarios", [])):
         if s.get("phases_from_events") and i < len(graphs):
             after, costs = event_phases(graphs[i])
             s["counters_after_phase"] = after
             s["launch_costs"] = costs + s.get("launch_costs", [])
-        s["skeletons"] = [_whole_skeleton(sk, rec.get("skeleton_shapes", [])) for sk in s.get("skeletons", [])]
+        s["skeletons"] = [_whole_skeleton(sk, rec.get("skeleton_shapes", []), s.get("name", ""))
+                          for sk in s.get("skeletons", [])]
         if "allocation_offsets" in s:
-            base = s.pop("allocation_base")
-            s["allocation_addresses"] = [base + o for o in number_runs(s.pop("allocation_offsets"))]
+            base, unit = s.pop("allocation_base"), s.pop("allocation_offset_unit", 1)
+            s["allocation_addresses"] = [base + o * unit for o in number_runs(s.pop("allocation_offsets"))]
         if "allocation_addresses" in s:
             lives = skeleton_lifetimes(s["skeletons"][0])
             s["allocations"] = [dict(address=a, **life) for a, life in zip(s.pop("allocation_addresses"), lives)]

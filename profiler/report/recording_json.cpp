@@ -1,5 +1,7 @@
 #include "report/recording_json.hpp"
 
+#include "report/shared_values.hpp"
+
 #include <cmath>
 #include <limits>
 #include <map>
@@ -603,23 +605,7 @@ json shared_site_fields(json& graphs) {
   }
   json table = json::object();
   for (const std::string& site : order) {
-    const std::vector<std::size_t>& members = by_site[site];
-    if (members.size() < 2) continue;
-    json common = json::object();
-    for (const auto& [key, value] : graphs[members.front()].items()) {
-      if (own_key(key)) continue;
-      bool shared = true;
-      for (std::size_t k = 1; k < members.size() && shared; ++k) {
-        const auto it = graphs[members[k]].find(key);
-        shared = it != graphs[members[k]].end() && *it == value;
-      }
-      if (shared) common[key] = value;
-    }
-    if (common.empty()) continue;
-    for (const std::size_t m : members) {
-      for (const auto& [key, value] : common.items()) graphs[m].erase(key);
-    }
-    table[site] = std::move(common);
+    if (json common = take_shared_fields(graphs, by_site[site], own_key); !common.empty()) table[site] = std::move(common);
   }
   return table;
 }

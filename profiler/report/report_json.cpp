@@ -25,6 +25,7 @@
 #include "report/number_runs.hpp"
 #include "report/recording_json.hpp"
 #include "report/report_json.hpp"
+#include "report/shared_values.hpp"
 #include "report/skeleton_json.hpp"
 
 namespace gmem::profiler {
@@ -151,6 +152,21 @@ std::optional<std::size_t> phases_from_events(const scenario_result& s, const re
   return d.launch_costs.size();
 }
 
+// The unit a graph's allocation offsets are written in: the largest power of two that divides
+// each (an H100's driver placed a model's allocations at multiples of 512 bytes from the lowest:
+// digits a recording of 2000 graphs of 108 allocations need not write), where that makes the text
+// shorter; 1 otherwise.
+std::uint64_t offset_unit(const std::vector<std::uint64_t>& offsets) {
+  std::uint64_t any = 0;
+  for (const std::uint64_t o : offsets) any |= o;
+  const std::uint64_t unit = any & (~any + 1);  // its lowest set bit
+  if (unit <= 1) return 1;
+  const auto digits = [](std::uint64_t v) { return std::to_string(v).size(); };
+  std::size_t saved = 0;
+  for (const std::uint64_t o : offsets) saved += digits(o) - digits(o / unit);
+  return saved > std::string("\"allocation_offset_unit\": ,").size() + digits(unit) ? unit : 1;
+}
+
 // Whether the scenario's one skeleton states its allocations but for their addresses (the
 // lifetimes read from it give each allocation's bytes and steps, in the same order), so that a
 // recording may write the addresses alone.
@@ -236,7 +252,10 @@ json to_json(const scenario_result& s, const recorded_graph* g = nullptr,
     std::vector<std::uint64_t> offsets;
     offsets.reserve(s.allocations.size());
     for (const auto& a : s.allocations) offsets.push_back(a.address - base);
+    const std::uint64_t unit = offset_unit(offsets);
+    for (std::uint64_t& o : offsets) o /= unit;
     j["allocation_base"] = base;
+    if (unit > 1) j["allocation_offset_unit"] = unit;
     j["allocation_offsets"] = runs_of(offsets);
   } else if (!s.allocations.empty()) {  // optional section, written only when recorded
     json allocs = json::array();
@@ -261,7 +280,10 @@ json to_json(const scenario_result& s, const recorded_graph* g = nullptr,
       for (const skeleton_node& n : sk.nodes) {
         if (n.kind == skeleton_kind::alloc) bytes.push_back(n.bytes);
       }
-      skeletons.push_back(json{{"graph", sk.name}, {"shape", shape}, {"bytes", runs_of(bytes)}});
+      json named = sk.name == s.name ? json::object() : json{{"graph", sk.name}};  // the scenario's name by default
+      named["shape"] = shape;
+      named["bytes"] = runs_of(bytes);
+      skeletons.push_back(std::move(named));
     }
     j["skeletons"] = std::move(skeletons);
   }
@@ -716,6 +738,8 @@ scenario_result read_scenario(const reader& in, const json& j, const std::string
     }
     if (offsets) {
       const std::uint64_t base = in.u64(j, "allocation_base", path);
+      const std::uint64_t unit = j.contains("allocation_offset_unit") ? in.u64(j, "allocation_offset_unit", path) : 1;
+      if (unit == 0) in.fail(reader::join(path, "allocation_offset_unit"), "must be 1 or more: the bytes each offset counts");
       std::vector<std::uint64_t> from_base;
       try {
         from_base = values_of_runs(j["allocation_offsets"], s.allocations.size(), p);
@@ -724,8 +748,10 @@ scenario_result read_scenario(const reader& in, const json& j, const std::string
                        std::to_string(s.allocations.size()) + ", in the skeleton's order): " + e.what());
       }
       for (std::size_t i = 0; i < from_base.size(); ++i) {
-        if (from_base[i] > std::numeric_limits<std::uint64_t>::max() - base) in.fail(reader::at(p, i), "puts the address past 2^64 - 1");
-        s.allocations[i].address = base + from_base[i];
+        if (from_base[i] > (std::numeric_limits<std::uint64_t>::max() - base) / unit) {
+          in.fail(reader::at(p, i), "puts the address past 2^64 - 1");
+        }
+        s.allocations[i].address = base + from_base[i] * unit;
       }
     } else {
       const json& addresses = in.array(j, "allocation_addresses", path);
@@ -1233,7 +1259,7 @@ read_skeletons expand_skeleton_shapes(const reader& in, const json& root) {
           *known.allocs += node.is_object() && node.contains("kind") && node["kind"] == "alloc" ? 1 : 0;
         }
       }
-      const json graph = sk.contains("graph") ? sk["graph"] : json("");
+      const json graph = sk.contains("graph") ? sk["graph"] : sc.contains("name") ? sc["name"] : json("");
       json bytes;
       try {
         bytes = values_of_runs(sk.contains("bytes") ? sk["bytes"] : no_sizes, *known.allocs, path + ".bytes");
@@ -1434,6 +1460,7 @@ json report_to_json(const report& r, bool leave_out_derived) {
   json recorded = r.recorded ? recording_to_json(*r.recorded) : json();
   if (compact) {
     share_site_fields(recorded);
+    share_scenario_values(scenarios, recorded);
     if (!shapes.table.empty()) recorded["skeleton_shapes"] = std::move(shapes.table);
     write_rows(scenarios, recorded);
   }
@@ -1472,6 +1499,11 @@ report from_json_string(const std::string& text, const std::string& source) {
     in.fail("the top level", "must be an object, is " + reader::kind_of(root));
   }
   read_rows(in, root);
+  try {
+    expand_scenario_values(root);
+  } catch (const std::invalid_argument& e) {
+    in.fail(e.what());
+  }
   const auto version = root.find("schema_version");
   if (version == root.end()) {
     in.fail("schema_version", "is missing, so this is not a gmem report");

@@ -137,7 +137,8 @@ TEST(RecordingForms, SharedSkeletonShapesAreStoredOnceAndReadBackWhole) {
   const report r = recording_of_three(true);
   const std::string text = to_json_string(r);
   EXPECT_TRUE(std::regex_search(text, std::regex(R"("skeleton_shapes": ?\[)")));
-  EXPECT_TRUE(std::regex_search(text, std::regex(R"("shape": ?0, ?"bytes": ?\[1001, ?2001\])"))) << text;
+  // A skeleton of its scenario's graph does not name it again.
+  EXPECT_TRUE(std::regex_search(text, std::regex(R"(\{"shape": ?0, ?"bytes": ?\[1001, ?2001\])"))) << text;
   const report back = from_json_string(text, "r.json");
   for (std::size_t k = 0; k < 3; ++k) {
     ASSERT_EQ(back.scenarios[k].skeletons.size(), 1u);
@@ -152,6 +153,12 @@ TEST(RecordingForms, SharedSkeletonShapesAreStoredOnceAndReadBackWhole) {
   EXPECT_EQ(g2.nodes[1].label, "x = torch.empty(n) (model.py:3)");
   EXPECT_EQ(g2.nodes[2].label, "free node #2 in graph 'g2'");
   EXPECT_EQ(back.scenarios[0].skeletons[0].nodes[0].label, "alloc node #0 in graph 'g1'");
+  // A skeleton of another name than its scenario's states it.
+  report renamed = r;
+  renamed.scenarios[1].skeletons[0] = three_node("g2 again", 1001, 2001);
+  const std::string renamed_text = to_json_string(renamed);
+  EXPECT_TRUE(std::regex_search(renamed_text, std::regex(R"(\{"graph": ?"g2 again", ?"shape": ?0)"))) << renamed_text;
+  EXPECT_EQ(from_json_string(renamed_text, "r.json").scenarios[1].skeletons[0].name, "g2 again");
   // A report of another version is refused for its version, before its skeletons are read.
   {
     std::string other = std::regex_replace(text, std::regex(R"("schema_version": ?\d+)"), R"("schema_version": 999)",
@@ -179,7 +186,7 @@ TEST(RecordingForms, SharedSkeletonShapesAreStoredOnceAndReadBackWhole) {
          "scenarios[1].skeletons[0].bytes[1]: must be an unsigned integer or a repeat [[values...], times]"},
         {R"("bytes": ?\[1001, ?2001\])", R"("bytes": [[[1001], 4000000000]])",
          "scenarios[1].skeletons[0].bytes[0]: repeats past the 2 values expected"},
-        {R"("graph": ?"g2", ?"shape")", R"("graph": 2, "shape")",
+        {R"(\{"shape": ?0, ?"bytes": ?\[1001)", R"({"graph": 2, "shape": 0, "bytes": [1001)",
          "scenarios[1].skeletons[0] is not a valid skeleton (scenarios[1].skeletons[0].graph: must be a string)"}}) {
     const std::string bad = std::regex_replace(text, std::regex(from), to, std::regex_constants::format_first_only);
     expect_refused(bad, says, to);
@@ -223,9 +230,9 @@ TEST(RecordingForms, AllocationsTheSkeletonStatesAreWrittenAsTheirAddresses) {
     r.scenarios[k].allocations = {{base, bytes, 0, k < 2 ? 2 : -1}, {base + 0x1000, bytes + 1000 + (k == 2 ? 1 - 1000 : 0), 1, -1}};
   }
   const std::string text = to_json_string(r);
-  EXPECT_TRUE(std::regex_search(text, std::regex(R"("allocation_base": ?65536, ?"allocation_offsets": ?\[0, ?4096\])")))
+  EXPECT_TRUE(std::regex_search(text, std::regex(R"("allocation_base": ?65536,\s*"allocation_offsets": ?\[0, ?4096\])")))
       << text;
-  EXPECT_TRUE(std::regex_search(text, std::regex(R"("allocation_base": ?131072, ?"allocation_offsets": ?\[0, ?4096\])")))
+  EXPECT_TRUE(std::regex_search(text, std::regex(R"("allocation_base": ?131072,\s*"allocation_offsets": ?\[0, ?4096\])")))
       << text;
   EXPECT_TRUE(std::regex_search(text, std::regex(R"("allocations": ?\[\s*\[196608, ?5, ?0, ?null\])"))) << text;
   const report back = from_json_string(text, "r.json");
@@ -242,7 +249,7 @@ TEST(RecordingForms, AllocationsTheSkeletonStatesAreWrittenAsTheirAddresses) {
   EXPECT_EQ(to_json_string(back), text);
   // The addresses written whole (the form of reports before the offsets) read back the same.
   const std::string whole_addresses =
-      std::regex_replace(text, std::regex(R"("allocation_base": ?65536, ?"allocation_offsets": ?\[0, ?4096\])"),
+      std::regex_replace(text, std::regex(R"("allocation_base": ?65536,\s*"allocation_offsets": ?\[0, ?4096\])"),
                          R"("allocation_addresses": [65536, 69632])", std::regex_constants::format_first_only);
   ASSERT_NE(whole_addresses, text);
   EXPECT_EQ(to_json_string(from_json_string(whole_addresses, "r.json")), text);
@@ -257,7 +264,7 @@ TEST(RecordingForms, AllocationsTheSkeletonStatesAreWrittenAsTheirAddresses) {
          "scenarios[0].allocation_offsets[1]: must be an unsigned integer or a repeat [[values...], times]"},
         {offsets, R"("allocation_offsets": [0, 18446744073709551615])",
          "scenarios[0].allocation_offsets[1] puts the address past 2^64 - 1"},
-        {R"("allocation_base": ?65536, ?)", "", "scenarios[0].allocation_base"},
+        {R"("allocation_base": ?65536,\s*)", "", "scenarios[0].allocation_base"},
         {offsets, R"("allocation_offsets": [0, 4096], "allocations": [])",
          "scenarios[0].allocation_offsets is given beside allocations"},
         {offsets, R"("allocation_offsets": [0, 4096], "allocation_addresses": [65536, 69632])",
@@ -425,6 +432,157 @@ TEST(RecordingForms, SkeletonsHaveOneShapeExactlyWhenTheirJsonDoesButForNameAndS
   }
   EXPECT_GT(same, 100u) << "too few pairs of one shape: the test would not see a wrong same_shape";
   EXPECT_GT(different_names, 10u);
+}
+
+// What every scenario of a recording states alike (its source, its status...) is stated once, in
+// recorded.scenario_fields; a value one scenario does not share stays in each, and the scenarios
+// read back whole. A report of the suite (no recording) states each scenario whole.
+TEST(RecordingForms, ValuesEveryScenarioStatesAlikeAreWrittenOnce) {
+  report r = recording_of_three(true);
+  for (std::size_t k = 0; k < 3; ++k) r.scenarios[k].analysis.lower_bound_bytes = 1000 * (k + 1);
+  r.scenarios[2].status = scenario_status::error;
+  r.scenarios[2].status_message = "cudaErrorMemoryAllocation";
+  const std::string text = to_json_string(r);
+  const nlohmann::ordered_json j = nlohmann::ordered_json::parse(text);
+  ASSERT_TRUE(j["recorded"].contains("scenario_fields")) << text;
+  const auto& shared = j["recorded"]["scenario_fields"];
+  EXPECT_EQ(shared["parameters"], (nlohmann::ordered_json{{"source", "recorded"}}));
+  EXPECT_FALSE(shared.contains("status")) << "g3 ended in error";
+  EXPECT_FALSE(shared.contains("analysis")) << "their lower bounds differ";
+  EXPECT_FALSE(shared.contains("name"));
+  for (std::size_t k = 0; k < 3; ++k) {
+    const auto& s = j["scenarios"][k];
+    EXPECT_FALSE(s.contains("parameters")) << k;
+    EXPECT_TRUE(s.contains("status")) << k;
+    EXPECT_EQ(s["analysis"]["lower_bound_bytes"], 1000 * (k + 1)) << k;
+  }
+  const report back = from_json_string(text, "r.json");
+  for (std::size_t k = 0; k < 3; ++k) {
+    EXPECT_EQ(back.scenarios[k].key(), r.scenarios[k].key()) << k;
+    EXPECT_EQ(back.scenarios[k].status, r.scenarios[k].status) << k;
+    EXPECT_EQ(back.scenarios[k].analysis.lower_bound_bytes, r.scenarios[k].analysis.lower_bound_bytes) << k;
+  }
+  EXPECT_EQ(to_json_string(back), text);
+  // A scenario's own value wins (a hand-edited report), and a table that is not one names what is wrong.
+  {
+    nlohmann::ordered_json edited = j;
+    edited["scenarios"][1]["parameters"] = {{"source", "by hand"}};
+    const report e = from_json_string(edited.dump(), "edited.json");
+    EXPECT_EQ(e.scenarios[0].key(), r.scenarios[0].key());
+    EXPECT_NE(e.scenarios[1].key(), r.scenarios[1].key());
+  }
+  for (const auto& [value, says] : {std::pair<nlohmann::ordered_json, std::string>{
+                                        nlohmann::ordered_json::array(),
+                                        "recorded.scenario_fields must be an object: the values every scenario states alike"},
+                                    {nlohmann::ordered_json{{"name", "g"}}, "recorded.scenario_fields.name is stated by each scenario itself"}}) {
+    nlohmann::ordered_json edited = j;
+    edited["recorded"]["scenario_fields"] = value;
+    expect_refused(edited.dump(), says, says);
+  }
+  report suite = r;
+  suite.recorded.reset();
+  const nlohmann::ordered_json plain = nlohmann::ordered_json::parse(to_json_string(suite));
+  for (const auto& s : plain["scenarios"]) EXPECT_TRUE(s.contains("parameters") && s.contains("status")) << s.dump();
+}
+
+// The messages of one diagnostic code end alike (the advice); that ending is stated once, by
+// code, in recorded.message_tails, from a sentence's or clause's start, and each diagnostic keeps
+// its own words (message_head). A code whose messages share too short an ending keeps them whole.
+TEST(RecordingForms, TheEndingTheMessagesOfACodeShareIsWrittenOnce) {
+  report r = recording_of_three(true);
+  const std::string advice =
+      ". Free it in the graph, or free it in a stream after the launch (cudaFreeAsync), or instantiate with "
+      "AutoFreeOnLaunch.";
+  for (std::size_t k = 0; k < 3; ++k) {
+    const std::string name = r.scenarios[k].name;
+    r.scenarios[k].diagnostics.push_back(
+        {"unfreed_allocation", "warning", "alloc node #0 in graph '" + name + "' has no free node" + advice, 1000 + k});
+    r.scenarios[k].diagnostics.push_back({"missed_reuse", "info", "graph '" + name + "' could reuse " + std::to_string(k) + " bytes.", k});
+  }
+  r.scenarios[2].diagnostics.push_back({"unfreed_allocation", "warning", "alloc node #1 in graph 'g3' was freed" + advice, 7});
+  const std::string text = to_json_string(r);
+  const nlohmann::ordered_json j = nlohmann::ordered_json::parse(text);
+  ASSERT_TRUE(j["recorded"].contains("message_tails")) << text;
+  const auto& tails = j["recorded"]["message_tails"];
+  EXPECT_EQ(tails, (nlohmann::ordered_json{{"unfreed_allocation", advice}})) << "missed_reuse shares ' bytes.' alone";
+  EXPECT_EQ(j["scenarios"][1]["diagnostics"][0]["message_head"], "alloc node #0 in graph 'g2' has no free node");
+  EXPECT_FALSE(j["scenarios"][1]["diagnostics"][0].contains("message"));
+  EXPECT_EQ(j["scenarios"][2]["diagnostics"][2]["message_head"], "alloc node #1 in graph 'g3' was freed");
+  EXPECT_EQ(j["scenarios"][1]["diagnostics"][1]["message"], "graph 'g2' could reuse 1 bytes.");
+  const report back = from_json_string(text, "r.json");
+  for (std::size_t k = 0; k < 3; ++k) {
+    ASSERT_EQ(back.scenarios[k].diagnostics.size(), r.scenarios[k].diagnostics.size()) << k;
+    for (std::size_t d = 0; d < r.scenarios[k].diagnostics.size(); ++d) {
+      EXPECT_EQ(back.scenarios[k].diagnostics[d].message, r.scenarios[k].diagnostics[d].message) << k << " " << d;
+      EXPECT_EQ(back.scenarios[k].diagnostics[d].bytes, r.scenarios[k].diagnostics[d].bytes) << k << " " << d;
+    }
+  }
+  EXPECT_EQ(to_json_string(back), text);
+  // A message in both forms, a head without its code's ending, or a table that is not one, names what is wrong.
+  nlohmann::ordered_json both = j;
+  both["scenarios"][0]["diagnostics"][0]["message"] = "x";
+  expect_refused(both.dump(), "scenarios[0].diagnostics[0].message_head is given beside message", "both forms");
+  nlohmann::ordered_json unknown = j;
+  unknown["scenarios"][0]["diagnostics"][0]["code"] = "other_code";
+  expect_refused(unknown.dump(),
+                 "scenarios[0].diagnostics[0].message_head needs its code's ending in recorded.message_tails, which has "
+                 "none for it",
+                 "an unknown code");
+  nlohmann::ordered_json not_table = j;
+  not_table["recorded"]["message_tails"] = 3;
+  expect_refused(not_table.dump(), "recorded.message_tails must be an object", "a number");
+}
+
+// Allocation offsets that are all multiples of a power of two (the driver places a model's
+// allocations 512 bytes apart or more) are written in that unit where the text is shorter for it.
+TEST(RecordingForms, AllocationOffsetsAreWrittenInTheirCommonPowerOfTwo) {
+  report r = recording_of_three(true);
+  const auto with_offsets = [&r](std::uint64_t second, std::size_t repeat) {
+    report out = r;
+    for (std::size_t k = 0; k < 2; ++k) {
+      const std::uint64_t base = 0x7f0000000000 + (k << 32);
+      const std::uint64_t bytes = 1000 + k;
+      out.scenarios[k].skeletons[0] = three_node(out.scenarios[k].name, bytes, 2000 + k);
+      out.scenarios[k].allocations = {{base, bytes, 0, 2}, {base + second, 2000 + k, 1, -1}};
+      // More alloc nodes after the first two, each at its own offset.
+      skeleton& sk = out.scenarios[k].skeletons[0];
+      for (std::size_t i = 0; i < repeat; ++i) {
+        skeleton_node n;
+        n.kind = skeleton_kind::alloc;
+        n.bytes = 512;
+        n.deps = {sk.nodes.size() - 1};
+        n.label = "alloc node #" + std::to_string(sk.nodes.size()) + " in graph '" + sk.name + "'";
+        sk.nodes.push_back(n);
+        out.scenarios[k].allocations.push_back({base + second * (i + 2), 512, sk.nodes.size() - 1, -1});
+      }
+    }
+    return out;
+  };
+  const report aligned = with_offsets(2042368, 20);  // 3989 units of 512
+  const std::string text = to_json_string(aligned);
+  EXPECT_TRUE(std::regex_search(text, std::regex(R"("allocation_offset_unit": ?512,\s*"allocation_offsets": ?\[0, ?3989, ?7978,)")))
+      << text;
+  const report back = from_json_string(text, "r.json");
+  for (std::size_t k = 0; k < 2; ++k) {
+    ASSERT_EQ(back.scenarios[k].allocations.size(), aligned.scenarios[k].allocations.size());
+    for (std::size_t i = 0; i < back.scenarios[k].allocations.size(); ++i) {
+      EXPECT_EQ(back.scenarios[k].allocations[i].address, aligned.scenarios[k].allocations[i].address) << k << " " << i;
+    }
+  }
+  EXPECT_EQ(to_json_string(back), text);
+  // An odd offset, or a short list whose unit would cost more than it saves, has no unit.
+  EXPECT_EQ(to_json_string(with_offsets(2042369, 20)).find("allocation_offset_unit"), std::string::npos);
+  EXPECT_EQ(to_json_string(with_offsets(2042368, 0)).find("allocation_offset_unit"), std::string::npos);
+  // A unit of 0, or one that puts an address past 2^64 - 1, names what is wrong.
+  for (const auto& [to, says] :
+       {std::pair<std::string, std::string>{R"("allocation_offset_unit": 0,)",
+                                            "scenarios[0].allocation_offset_unit must be 1 or more"},
+        {R"("allocation_offset_unit": 1152921504606846976,)", "scenarios[0].allocation_offsets[1] puts the address past 2^64 - 1"}}) {
+    const std::string bad = std::regex_replace(text, std::regex(R"("allocation_offset_unit": ?512,)"), to,
+                                               std::regex_constants::format_first_only);
+    ASSERT_NE(bad, text);
+    expect_refused(bad, says, to);
+  }
 }
 
 // A row longer than its fields, or missing a field every object had, is refused naming the fields.

@@ -50,3 +50,36 @@ def test_a_graph_gets_its_sites_shared_values_and_keeps_its_own():
     assert g2["stream"] == "stream 3"
     assert g3["stream"] == "stream 4" and "instantiate_stack" not in g3
     assert "site_fields" not in report["recorded"]
+
+
+def test_offsets_in_a_unit_and_a_skeleton_without_its_graphs_name():
+    shape = {"nodes": [{"kind": "alloc", "device": 0, "node": "alloc"},
+                       {"kind": "alloc", "device": 0, "deps": [0], "node": "alloc"}],
+             "late_edges": []}
+    report = {"scenarios": [{"name": "step (7)", "skeletons": [{"shape": 0, "bytes": [1024, 2048]}],
+                             "allocation_base": 1 << 36, "allocation_offset_unit": 512,
+                             "allocation_offsets": [[[3], 2]]}],
+              "recorded": {"graphs": [{"name": "step (7)"}], "skeleton_shapes": [shape]}}
+    s = report_forms.expand(report)["scenarios"][0]
+    assert s["skeletons"][0]["graph"] == "step (7)"
+    assert s["skeletons"][0]["nodes"][0]["label"] == "alloc node #0 in graph 'step (7)'"
+    assert [a["address"] for a in s["allocations"]] == [(1 << 36) + 1536] * 2
+    assert "allocation_offset_unit" not in s
+
+
+def test_scenarios_get_the_shared_values_and_messages_their_codes_ending():
+    tail = ": it has no free node. Free it in the graph."
+    report = {"scenarios": [{"name": "g1", "diagnostics": [
+                                {"code": "unfreed_allocation", "severity": "info", "message_head": "g1's node #0",
+                                 "bytes": 1},
+                                {"code": "missed_reuse", "severity": "info", "message": "whole.", "bytes": 0}]},
+                            {"name": "g2", "status": "error", "diagnostics": []}],
+              "recorded": {"graphs": [], "scenario_fields": {"parameters": {"source": "recorded"}, "status": "ok"},
+                           "message_tails": {"unfreed_allocation": tail}}}
+    g1, g2 = report_forms.expand(report)["scenarios"]
+    assert g1["parameters"] == {"source": "recorded"} and g1["status"] == "ok"
+    assert g2["status"] == "error" and g2["parameters"] == {"source": "recorded"}
+    assert g1["diagnostics"][0] == {"code": "unfreed_allocation", "severity": "info",
+                                    "message": "g1's node #0" + tail, "bytes": 1}
+    assert g1["diagnostics"][1]["message"] == "whole."
+    assert "scenario_fields" not in report["recorded"] and "message_tails" not in report["recorded"]
