@@ -385,9 +385,11 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
   const long pid = static_cast<long>(::getpid());
   // Every process of the command's tree that uses CUDA inherits the environment and writes its
   // own report, PATH.<pid>.json: `gmemprof record` names each one and merges them into PATH.
-  if (const char* prefix = std::getenv("GMEM_RECORD_OUT_PREFIX")) path = std::string(prefix) + "." + std::to_string(pid) + ".json";
+  const char* prefix = std::getenv("GMEM_RECORD_OUT_PREFIX");
+  if (prefix) path = std::string(prefix) + "." + std::to_string(pid) + ".json";
   const char* d = std::getenv("GMEM_RECORD_DEVICE");
   the_session = new session(real_driver(), source.value_or(name_source::nvtx), path, d ? std::atoi(d) : -1);
+  if (prefix) the_session->summarize_as(prefix);  // the name gmemprof record gives a lone report
   the_session->info().pid = pid;
   // A launcher's rank (torchrun sets RANK and LOCAL_RANK for each worker): the merged recording
   // names each process by it, so that two runs pair their processes rank by rank.

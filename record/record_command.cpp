@@ -12,6 +12,7 @@
 #include <cctype>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <ostream>
 #include <set>
 #include <stdexcept>
@@ -22,6 +23,7 @@
 #include "gmem/profiler/report_io.hpp"
 #include "record/recorder.hpp"
 #include "record/recording_merge.hpp"
+#include "record/recording_summary.hpp"
 
 namespace gmem::record {
 namespace {
@@ -230,6 +232,43 @@ std::string gpu_unavailable_reason(int& device_count) {
   return "";
 }
 
+void collect_recordings(const std::string& out_path, const std::vector<std::string>& command, std::ostream& err) {
+  // Every process of the command's tree that used CUDA wrote PATH.<pid>.json: one is renamed
+  // to PATH; several are merged into PATH (graphs named by process), each kept beside it.
+  const auto written = process_reports(out_path);
+  if (written.empty()) {
+    err << "gmemprof record: no report was written: no process of the command made a CUDA call, "
+           "or each ended before its exit handlers ran (_exit, SIGKILL)\n";
+    return;
+  }
+  std::error_code ec;
+  std::optional<std::vector<std::string>> summary;  // what the library said of its lone report
+  try {
+    if (written.size() == 1) {
+      fs::rename(written.front().second, out_path, ec);
+      if (ec) throw std::runtime_error("cannot rename " + written.front().second + ": " + ec.message());
+      const std::uintmax_t bytes = fs::file_size(out_path, ec);
+      if (!ec) summary = read_summary(written.front().second + ".summary", bytes);
+    } else {
+      std::vector<process_report> reports;
+      for (const auto& [process, path] : written) {
+        try {
+          reports.push_back({path, profiler::read_report(path)});
+        } catch (const std::exception& e) {
+          err << "gmemprof record: process " << process << "'s report '" << path << "' cannot be read: " << e.what() << "\n";
+        }
+      }
+      profiler::write_report(merge_recordings(std::move(reports), join(command)), out_path);
+      err << "gmemprof record: " << written.size() << " processes wrote reports, merged into " << out_path << ":\n";
+      for (const auto& [process, path] : written) err << "gmemprof record:   process " << process << ": " << path << "\n";
+    }
+    for (const auto& line : summary ? *summary : summarize_recording(out_path)) err << "gmemprof record: " << line << "\n";
+  } catch (const std::exception& e) {
+    err << "gmemprof record: the report '" << out_path << "' cannot be read: " << e.what() << "\n";
+  }
+  for (const auto& [process, path] : written) fs::remove(path + ".summary", ec);
+}
+
 int run_record(const record_options& options, const std::vector<std::string>& command,
                std::ostream& out, std::ostream& err) {
   if (command.empty()) {
@@ -275,7 +314,10 @@ int run_record(const record_options& options, const std::vector<std::string>& co
     std::error_code ec;
     out_path = fs::absolute(options.out_path, ec).string();
     fs::remove(out_path, ec);  // a stale report must not pass for this run's
-    for (const auto& [pid, stale] : process_reports(out_path)) fs::remove(stale, ec);
+    for (const auto& [pid, stale] : process_reports(out_path)) {
+      fs::remove(stale, ec);
+      fs::remove(stale + ".summary", ec);
+    }
   } else {
     err << "gmemprof record: nothing recorded: " << why << "; running the command anyway\n";
   }
@@ -352,36 +394,7 @@ int run_record(const record_options& options, const std::vector<std::string>& co
                    : WIFSIGNALED(status) ? 128 + WTERMSIG(status)
                                          : 1;
   if (!why.empty()) return code;
-  // Every process of the command's tree that used CUDA wrote PATH.<pid>.json: one is renamed
-  // to PATH; several are merged into PATH (graphs named by process), each kept beside it.
-  const auto written = process_reports(out_path);
-  if (written.empty()) {
-    err << "gmemprof record: no report was written: no process of the command made a CUDA call, "
-           "or each ended before its exit handlers ran (_exit, SIGKILL)\n";
-    return code;
-  }
-  std::error_code ec;
-  try {
-    if (written.size() == 1) {
-      fs::rename(written.front().second, out_path, ec);
-      if (ec) throw std::runtime_error("cannot rename " + written.front().second + ": " + ec.message());
-    } else {
-      std::vector<process_report> reports;
-      for (const auto& [process, path] : written) {
-        try {
-          reports.push_back({path, profiler::read_report(path)});
-        } catch (const std::exception& e) {
-          err << "gmemprof record: process " << process << "'s report '" << path << "' cannot be read: " << e.what() << "\n";
-        }
-      }
-      profiler::write_report(merge_recordings(std::move(reports), join(command)), out_path);
-      err << "gmemprof record: " << written.size() << " processes wrote reports, merged into " << out_path << ":\n";
-      for (const auto& [process, path] : written) err << "gmemprof record:   process " << process << ": " << path << "\n";
-    }
-    for (const auto& line : summarize_recording(out_path)) err << "gmemprof record: " << line << "\n";
-  } catch (const std::exception& e) {
-    err << "gmemprof record: the report '" << out_path << "' cannot be read: " << e.what() << "\n";
-  }
+  collect_recordings(out_path, command, err);
   (void)out;
   return code;
 }

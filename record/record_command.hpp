@@ -32,10 +32,10 @@ struct record_options {
 int run_record(const record_options& options, const std::vector<std::string>& command,
                std::ostream& out, std::ostream& err);
 
-/// The lines `gmemprof record` prints about a report it recorded: where it wrote it, then
-/// `gmemprof show`'s first answer (the bill, the top graphs by cost, why the pool reached its
-/// high watermark, the diagnostics by kind, the notes).
-/// Throws profiler::report_error when the report cannot be read.
-[[nodiscard]] std::vector<std::string> summarize_recording(const std::string& path);
+/// What run_record does once the command ended: each process of it wrote PATH.<pid>.json; one is
+/// renamed to `out_path`, several are merged into it (each kept beside it); then the summary
+/// lines go to `err`: the recording library's (PATH.<pid>.json.summary, for a lone report of its
+/// size), else those of the report read again. Removes the summaries. Throws nothing.
+void collect_recordings(const std::string& out_path, const std::vector<std::string>& command, std::ostream& err);
 
 }  // namespace gmem::record

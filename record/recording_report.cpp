@@ -392,10 +392,11 @@ profiler::report assemble(const recorder& r, const profiler::environment& env,
   return rep;
 }
 
-void write_recording(const profiler::report& rep, const std::string& path) {
+profiler::report write_recording(const profiler::report& rep, const std::string& path, std::uint64_t& bytes) {
   const std::string text = profiler::to_json_string(rep);
+  profiler::report back;
   try {
-    (void)profiler::from_json_string(text, path);
+    back = profiler::from_json_string(text, path);
   } catch (const profiler::report_error& e) {
     // A bug of gmem's, never the program's: keep the text for a report of it, under another
     // name, so that a good report at `path` is not replaced by one gmemprof refuses.
@@ -410,6 +411,8 @@ void write_recording(const profiler::report& rep, const std::string& path) {
                                      "': please report it to gmem's developers");
   }
   profiler::write_text_atomically(text + "\n", path);
+  bytes = text.size() + 1;
+  return back;
 }
 
 }  // namespace gmem::record

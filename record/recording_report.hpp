@@ -60,8 +60,9 @@ struct assemble_options {
 [[nodiscard]] std::string deferred_message(double budget_s);
 
 /// Writes the recording atomically to `path`, after reading it back as gmemprof would from the
-/// text it is about to write (a report gmemprof cannot read is never written). Throws
-/// profiler::report_error (unwritable, or invalid naming what the reader refused).
-void write_recording(const profiler::report& rep, const std::string& path);
+/// text it is about to write (a report gmemprof cannot read is never written), and returns what
+/// was read back; `bytes` receives the file's size. Throws profiler::report_error (unwritable,
+/// or invalid naming what the reader refused).
+profiler::report write_recording(const profiler::report& rep, const std::string& path, std::uint64_t& bytes);
 
 }  // namespace gmem::record

@@ -1,12 +1,20 @@
-// The lines `gmemprof record` prints about a report it wrote: where, then show's first answer.
+// The lines `gmemprof record` prints about a report it wrote: where, then show's first answer;
+// and the copy of them the recording library leaves beside its report.
+#include "record/recording_summary.hpp"
+
+#include <fstream>
+
 #include "gmem/profiler/report_io.hpp"
-#include "record/record_command.hpp"
 #include "report/show.hpp"
 
 namespace gmem::record {
+namespace {
 
-std::vector<std::string> summarize_recording(const std::string& path) {
-  const profiler::report rep = profiler::read_report(path);
+constexpr const char* summary_tag = "gmem summary of a report of bytes: ";
+
+}  // namespace
+
+std::vector<std::string> summary_lines(const profiler::report& rep, const std::string& path) {
   std::string head = "wrote " + path;
   if (rep.recorded && rep.recorded->partial) head += " (PARTIAL: " + rep.recorded->partial_reason + ")";
   std::vector<std::string> lines{head};
@@ -15,6 +23,29 @@ std::vector<std::string> summarize_recording(const std::string& path) {
   profiler::show_options o;
   o.source = path;
   for (std::string& line : profiler::recording_overview(rep, o)) lines.push_back(std::move(line));
+  return lines;
+}
+
+std::vector<std::string> summarize_recording(const std::string& path) {
+  return summary_lines(profiler::read_report(path), path);
+}
+
+void write_summary(const std::vector<std::string>& lines, std::uint64_t report_bytes, const std::string& path) {
+  std::string text = summary_tag + std::to_string(report_bytes) + "\n";
+  for (const std::string& line : lines) {
+    for (const char c : line) text += c == '\n' ? ' ' : c;  // one line each
+    text += '\n';
+  }
+  profiler::write_text_atomically(text, path);
+}
+
+std::optional<std::vector<std::string>> read_summary(const std::string& path, std::uint64_t report_bytes) {
+  std::ifstream in(path);
+  std::string line;
+  if (!in || !std::getline(in, line) || line != summary_tag + std::to_string(report_bytes)) return std::nullopt;
+  std::vector<std::string> lines;
+  while (std::getline(in, line)) lines.push_back(line);
+  if (lines.empty()) return std::nullopt;
   return lines;
 }
 

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <thread>
 
+#include "record/recording_summary.hpp"
 #include "record/session_state.hpp"
 
 namespace gmem::record {
@@ -185,8 +186,15 @@ bool session::write(bool partial, const std::string& reason, bool analyse, std::
     assemble_options options;
     options.analyse = analyse;
     const profiler::report rep = assemble(rec_, env_, granularity_, info_, options);
-    write_recording(rep, out_path_);
+    std::uint64_t bytes = 0;
+    const profiler::report back = write_recording(rep, out_path_, bytes);
     written_ = true;
+    if (!summary_as_.empty()) {
+      try {
+        write_summary(summary_lines(back, summary_as_), bytes, out_path_ + ".summary");
+      } catch (const std::exception&) {  // gmemprof reads the report itself (the summary's size tells)
+      }
+    }
     return true;
   } catch (const std::exception& e) {
     if (why) *why = "the report could not be written to '" + out_path_ + "': " + e.what();

@@ -171,6 +171,10 @@ class session {
   profiler::environment& environment() noexcept { return env_; }
   [[nodiscard]] const recorder& rec() const noexcept { return rec_; }
   [[nodiscard]] const std::string& out_path() const noexcept { return out_path_; }
+  /// Each report written is followed by its summary, the lines `gmemprof record` prints about it
+  /// once it is renamed `final_path`, at OUT_PATH.summary (write_summary): gmemprof need not read
+  /// the report again. Empty (the default): no summary.
+  void summarize_as(std::string final_path) { summary_as_ = std::move(final_path); }
   [[nodiscard]] bool written() const noexcept { return written_; }
   /// A child of fork(): records nothing and writes nothing (the parent's report is the
   /// parent's).
@@ -207,6 +211,7 @@ class session {
   recorder rec_;
   recording_info info_;
   std::string out_path_;
+  std::string summary_as_;
   int device_filter_ = -1;
   bool have_env_ = false;
   profiler::environment env_;

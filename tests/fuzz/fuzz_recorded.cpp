@@ -7,6 +7,7 @@
 #include "fuzz_support.hpp"
 #include "gmem/profiler/report_io.hpp"
 #include "record/record_command.hpp"
+#include "record/recording_summary.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

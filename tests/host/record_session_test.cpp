@@ -11,6 +11,7 @@
 #include <atomic>
 #include <chrono>
 #include <csignal>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <future>
@@ -23,6 +24,7 @@
 #include "gmem/profiler/compare.hpp"
 #include "record/parallel_for.hpp"
 #include "record/recording_report.hpp"
+#include "record/recording_summary.hpp"
 #include "report/show.hpp"
 #include "report/views.hpp"
 
@@ -513,6 +515,28 @@ TEST(RecordSession, CompletionsTheProgramSawReachTheSequenceOnce) {
   bool upto = false;
   for (const auto& st : r.recorded->sequence) upto = upto || (st.op == "sync" && st.upto == 1);
   EXPECT_TRUE(upto);
+}
+
+// Told the name gmemprof record gives its report, the session leaves the report's summary beside
+// it (the lines gmemprof would print after reading it again); told nothing, no summary.
+TEST(RecordSession, TheReportsSummaryIsWrittenBesideItForGmemprofRecord) {
+  for (const bool told : {true, false}) {
+    program p;
+    if (told) p.s.summarize_as("serve-record.json");
+    p.capture(0xA, 0x10, graph_of("g=w2", base_of(0)));
+    p.instantiate(0x100, 0x10);
+    p.launch(0x100, 0xA, 4, 32ull << 20);
+    const profiler::report r = p.finish();
+    const auto summary = read_summary(p.out + ".summary", std::filesystem::file_size(p.out));
+    if (!told) {
+      EXPECT_FALSE(std::filesystem::exists(p.out + ".summary"));
+      continue;
+    }
+    ASSERT_TRUE(summary.has_value());
+    EXPECT_EQ(*summary, summary_lines(r, "serve-record.json"));
+    EXPECT_EQ(summary->front(), "wrote serve-record.json");
+    std::filesystem::remove(p.out + ".summary");
+  }
 }
 
 // The program's exit() from a signal handler that interrupted a callback of the same thread,

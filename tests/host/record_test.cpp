@@ -16,6 +16,7 @@
 
 #include "gmem/profiler/report_io.hpp"
 #include "record/record_command.hpp"
+#include "record/recording_summary.hpp"
 #include "record/recording_report.hpp"
 
 namespace gmem::record {
@@ -443,7 +444,9 @@ TEST(RecordReport, PartialReportsSayWhyAndNoMemoryNodesIsANoteNotAnError) {
   const profiler::report rep = assemble(r, profiler::environment{}, 0, info);
   EXPECT_TRUE(rep.scenarios.empty());
   const std::string path = std::string(GMEM_BINARY_DIR) + "/record-partial-test.json";
-  write_recording(rep, path);
+  std::uint64_t bytes = 0;
+  const profiler::report back = write_recording(rep, path, bytes);
+  EXPECT_EQ(bytes, std::filesystem::file_size(path));
   const auto lines = summarize_recording(path);
   ASSERT_GE(lines.size(), 3u);
   EXPECT_NE(lines[0].find("PARTIAL: signal 15"), std::string::npos);
@@ -451,7 +454,48 @@ TEST(RecordReport, PartialReportsSayWhyAndNoMemoryNodesIsANoteNotAnError) {
   for (const auto& line : lines) text += line + "\n";
   EXPECT_NE(text.find("private memory pool"), std::string::npos) << text;
   EXPECT_NE(text.find("not an error"), std::string::npos) << text;
+  // What the recording library leaves beside its report: the same lines, from the report it read
+  // back, for a report of exactly that size.
+  EXPECT_EQ(summary_lines(back, path), lines);
+  const std::string summary = path + ".summary";
+  write_summary(summary_lines(back, path), bytes, summary);
+  EXPECT_EQ(read_summary(summary, bytes), std::optional<std::vector<std::string>>(lines));
+  EXPECT_EQ(read_summary(summary, bytes + 1), std::nullopt) << "the summary of another report";
+  EXPECT_EQ(read_summary(summary + ".missing", bytes), std::nullopt);
+  std::filesystem::remove(summary);
   std::filesystem::remove(path);
+}
+
+// gmemprof record prints the summary the recording library left beside a lone report of exactly
+// that size, without reading the report again; a summary of another report (its size differs)
+// is not used, and the report is read again. Each summary is removed.
+TEST(RecordReport, GmemprofRecordPrintsTheLibrarysSummaryOfItsReportAndReadsItAgainOtherwise) {
+  recorder r;
+  r.on_instantiate(0x2, 0x1, kernels_only(), "", 0, 5, std::nullopt, std::nullopt);
+  recording_info info;
+  info.partial = true;
+  info.partial_reason = "signal 15 (Terminated)";
+  const profiler::report rep = assemble(r, profiler::environment{}, 0, info);
+  const std::filesystem::path dir = std::filesystem::path(GMEM_BINARY_DIR) / "collect-recordings-test";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string out = (dir / "rec.json").string();
+  for (const bool same_size : {true, false}) {
+    const std::string written = out + ".4242.json";
+    std::uint64_t bytes = 0;
+    const profiler::report back = write_recording(rep, written, bytes);
+    std::vector<std::string> lines = summary_lines(back, out);
+    lines.push_back("the library's own line");
+    write_summary(lines, same_size ? bytes : bytes + 1, written + ".summary");
+    std::ostringstream err;
+    collect_recordings(out, {"python3", "serve.py"}, err);
+    EXPECT_TRUE(std::filesystem::exists(out));
+    EXPECT_FALSE(std::filesystem::exists(written));
+    EXPECT_FALSE(std::filesystem::exists(written + ".summary"));
+    EXPECT_NE(err.str().find("gmemprof record: wrote " + out + " (PARTIAL: signal 15"), std::string::npos) << err.str();
+    EXPECT_EQ(err.str().find("the library's own line") != std::string::npos, same_size) << err.str();
+  }
+  std::filesystem::remove_all(dir);
 }
 
 // A recording whose "recorded" section has the wrong types is refused naming the field (it was
@@ -460,7 +504,8 @@ TEST(RecordReport, ARecordedSectionOfTheWrongTypesIsRefusedNamingTheField) {
   recorder r;
   const profiler::report rep = assemble(r, profiler::environment{}, 0);
   const std::string path = std::string(GMEM_BINARY_DIR) + "/record-bad-types-test.json";
-  write_recording(rep, path);
+  std::uint64_t bytes = 0;
+  (void)write_recording(rep, path, bytes);
   std::string text;
   {
     std::ifstream f(path);

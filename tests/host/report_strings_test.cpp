@@ -18,6 +18,7 @@
 #include "gmem/profiler/report.hpp"
 #include "gmem/profiler/report_io.hpp"
 #include "record/record_command.hpp"
+#include "record/recording_summary.hpp"
 #include "report/show.hpp"
 
 namespace gmem::profiler {
