@@ -26,11 +26,14 @@ std::size_t common_ending(const std::string& a, const std::string& b, std::size_
   return b.size() - same;
 }
 
-// Where a message's shared ending `from` may begin for a reader: at a sentence's or clause's
-// start (". ", ": ", "; "), so that the head reads as the message's own words; npos where none.
+// Where a message's shared ending (from `from` on) may begin for a reader: at a sentence's or
+// clause's start (". ", ": ", "; ") outside parentheses, so that the head reads as the message's
+// own words, its parentheses closed; npos where none.
 std::size_t clause_start(const std::string& text, std::size_t from) {
-  for (std::size_t i = from; i + 1 < text.size(); ++i) {
-    if ((text[i] == '.' || text[i] == ':' || text[i] == ';') && text[i + 1] == ' ') return i;
+  int depth = 0;
+  for (std::size_t i = 0; i + 1 < text.size(); ++i) {
+    depth += text[i] == '(' ? 1 : text[i] == ')' ? -1 : 0;
+    if (i >= from && depth == 0 && (text[i] == '.' || text[i] == ':' || text[i] == ';') && text[i + 1] == ' ') return i;
   }
   return std::string::npos;
 }

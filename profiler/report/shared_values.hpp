@@ -21,8 +21,8 @@ namespace gmem::profiler {
 /// A recording's scenarios (JSON, as report_to_json writes them) in their compact form, the
 /// shared values put in `recorded`: recorded.scenario_fields holds the values every scenario
 /// states alike (its name excepted); recorded.message_tails holds, by diagnostic code, the ending
-/// every message of that code shares (from a sentence's or clause's start, 40 characters at least),
-/// and those diagnostics state their message_head alone.
+/// every message of that code shares (from a sentence's or clause's start outside parentheses, 40
+/// characters at least), and those diagnostics state their message_head alone.
 void share_scenario_values(nlohmann::ordered_json& scenarios, nlohmann::ordered_json& recorded);
 
 /// The whole scenarios back from root.recorded.scenario_fields and message_tails (a scenario's own
