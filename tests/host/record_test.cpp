@@ -435,13 +435,18 @@ TEST(RecordReport, StacksAreWrittenOnceAndEarlierReportsStillRead) {
   }
 }
 
-TEST(RecordReport, PartialReportsSayWhyAndNoMemoryNodesIsANoteNotAnError) {
+// A partial report (a signal's) of one graph without memory nodes.
+profiler::report partial_of_one_kernel_graph() {
   recorder r;
   r.on_instantiate(0x2, 0x1, kernels_only(), "", 0, 5, std::nullopt, std::nullopt);
   recording_info info;
   info.partial = true;
   info.partial_reason = "signal 15 (Terminated)";
-  const profiler::report rep = assemble(r, profiler::environment{}, 0, info);
+  return assemble(r, profiler::environment{}, 0, info);
+}
+
+TEST(RecordReport, PartialReportsSayWhyAndNoMemoryNodesIsANoteNotAnError) {
+  const profiler::report rep = partial_of_one_kernel_graph();
   EXPECT_TRUE(rep.scenarios.empty());
   const std::string path = std::string(GMEM_BINARY_DIR) + "/record-partial-test.json";
   std::uint64_t bytes = 0;
@@ -470,12 +475,7 @@ TEST(RecordReport, PartialReportsSayWhyAndNoMemoryNodesIsANoteNotAnError) {
 // that size, without reading the report again; a summary of another report (its size differs)
 // is not used, and the report is read again. Each summary is removed.
 TEST(RecordReport, GmemprofRecordPrintsTheLibrarysSummaryOfItsReportAndReadsItAgainOtherwise) {
-  recorder r;
-  r.on_instantiate(0x2, 0x1, kernels_only(), "", 0, 5, std::nullopt, std::nullopt);
-  recording_info info;
-  info.partial = true;
-  info.partial_reason = "signal 15 (Terminated)";
-  const profiler::report rep = assemble(r, profiler::environment{}, 0, info);
+  const profiler::report rep = partial_of_one_kernel_graph();
   const std::filesystem::path dir = std::filesystem::path(GMEM_BINARY_DIR) / "collect-recordings-test";
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
