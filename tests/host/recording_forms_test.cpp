@@ -479,6 +479,31 @@ TEST(RecordingForms, ValuesEveryScenarioStatesAlikeAreWrittenOnce) {
     edited["recorded"]["scenario_fields"] = value;
     expect_refused(edited.dump(), says, says);
   }
+  // Identical graphs (a model's equal layers captured apart): their scenarios differ only in
+  // name, so their skeletons and allocations are stated once too, and each reads back its own name.
+  report twins = recording_of_three(true);
+  twins.scenarios.resize(2);
+  twins.recorded->graphs.resize(2);
+  twins.recorded->timeline.clear();
+  for (std::size_t k = 0; k < 2; ++k) {
+    twins.scenarios[k].skeletons[0] = three_node(twins.scenarios[k].name, 1000, 2000);
+    twins.scenarios[k].allocations = {{0x10000, 1000, 0, 2}, {0x11000, 2000, 1, -1}};
+  }
+  const std::string twins_text = to_json_string(twins);
+  const nlohmann::ordered_json tj = nlohmann::ordered_json::parse(twins_text);
+  EXPECT_TRUE(tj["recorded"]["scenario_fields"].contains("skeletons")) << twins_text;
+  EXPECT_TRUE(tj["recorded"]["scenario_fields"].contains("allocation_offsets")) << twins_text;
+  const report twins_back = from_json_string(twins_text, "twins.json");
+  for (std::size_t k = 0; k < 2; ++k) {
+    ASSERT_EQ(twins_back.scenarios[k].skeletons.size(), 1u) << k;
+    EXPECT_EQ(skeleton_to_json_text(twins_back.scenarios[k].skeletons[0]),
+              skeleton_to_json_text(twins.scenarios[k].skeletons[0]))
+        << k;
+    ASSERT_EQ(twins_back.scenarios[k].allocations.size(), 2u) << k;
+    EXPECT_EQ(twins_back.scenarios[k].allocations[1].address, 0x11000u) << k;
+  }
+  EXPECT_EQ(twins_back.scenarios[1].skeletons[0].nodes[0].label, "alloc node #0 in graph 'g2'");
+  EXPECT_EQ(to_json_string(twins_back), twins_text);
   report suite = r;
   suite.recorded.reset();
   const nlohmann::ordered_json plain = nlohmann::ordered_json::parse(to_json_string(suite));
