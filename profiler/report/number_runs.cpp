@@ -112,6 +112,16 @@ void expand(const json& list, std::size_t expected, const std::string& path, std
 
 }  // namespace
 
+std::uint64_t shortening_unit(const std::vector<std::uint64_t>& values, std::size_t stated) {
+  std::uint64_t any = 0;
+  for (const std::uint64_t v : values) any |= v;
+  const std::uint64_t unit = any & (~any + 1);  // its lowest set bit
+  if (unit <= 1) return 1;
+  std::size_t saved = 0;
+  for (const std::uint64_t v : values) saved += digits(v) - digits(v / unit);
+  return saved > stated + digits(unit) ? unit : 1;
+}
+
 json runs_of(const std::vector<std::uint64_t>& values) {
   folder f(values);
   return f.fold(0, values.size());

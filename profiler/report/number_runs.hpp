@@ -16,6 +16,11 @@ namespace gmem::profiler {
 /// values where nothing repeats. Reading it back (values_of_runs) gives `values` exactly.
 [[nodiscard]] nlohmann::ordered_json runs_of(const std::vector<std::uint64_t>& values);
 
+/// The largest power of two that divides every one of `values`, where writing each value divided
+/// by it saves more characters than `stated` (the text that states the unit) plus the unit's
+/// digits; 1 otherwise (some value odd, or too few digits saved).
+[[nodiscard]] std::uint64_t shortening_unit(const std::vector<std::uint64_t>& values, std::size_t stated);
+
 /// The values of a list runs_of wrote (a plain array of numbers is one too), which must come to
 /// exactly `expected` values. Throws std::invalid_argument whose message starts with `path` and
 /// says what is wrong (an element that is neither form, a repeat of fewer than 2 times, more or

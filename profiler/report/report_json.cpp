@@ -152,21 +152,6 @@ std::optional<std::size_t> phases_from_events(const scenario_result& s, const re
   return d.launch_costs.size();
 }
 
-// The unit a graph's allocation offsets are written in: the largest power of two that divides
-// each (an H100's driver placed a model's allocations at multiples of 512 bytes from the lowest:
-// digits a recording of 2000 graphs of 108 allocations need not write), where that makes the text
-// shorter; 1 otherwise.
-std::uint64_t offset_unit(const std::vector<std::uint64_t>& offsets) {
-  std::uint64_t any = 0;
-  for (const std::uint64_t o : offsets) any |= o;
-  const std::uint64_t unit = any & (~any + 1);  // its lowest set bit
-  if (unit <= 1) return 1;
-  const auto digits = [](std::uint64_t v) { return std::to_string(v).size(); };
-  std::size_t saved = 0;
-  for (const std::uint64_t o : offsets) saved += digits(o) - digits(o / unit);
-  return saved > std::string("\"allocation_offset_unit\": ,").size() + digits(unit) ? unit : 1;
-}
-
 // Whether the scenario's one skeleton states its allocations but for their addresses (the
 // lifetimes read from it give each allocation's bytes and steps, in the same order), so that a
 // recording may write the addresses alone.
@@ -252,7 +237,9 @@ json to_json(const scenario_result& s, const recorded_graph* g = nullptr,
     std::vector<std::uint64_t> offsets;
     offsets.reserve(s.allocations.size());
     for (const auto& a : s.allocations) offsets.push_back(a.address - base);
-    const std::uint64_t unit = offset_unit(offsets);
+    // In the unit that divides them all where the text is shorter for it (an H100's driver placed
+    // a model's allocations at multiples of 512 bytes from the lowest).
+    const std::uint64_t unit = shortening_unit(offsets, std::strlen("\"allocation_offset_unit\": ,"));
     for (std::uint64_t& o : offsets) o /= unit;
     j["allocation_base"] = base;
     if (unit > 1) j["allocation_offset_unit"] = unit;

@@ -33,6 +33,9 @@ namespace gmem::profiler {
 /// a label of its own or none): what skeleton_of_shape sets for each graph.
 [[nodiscard]] std::vector<std::string> shape_label_words(const nlohmann::ordered_json& shape);
 
+/// `first` with the labels that `words` makes for each graph emptied, for skeleton_of_shape.
+[[nodiscard]] skeleton blank_word_labels(skeleton first, const std::vector<std::string>& words);
+
 /// What skeleton_from_json reads from a shared shape made whole for another graph (the shape with
 /// "graph": `graph` and each alloc node's "bytes" the next of `bytes`, in node order), made from
 /// `first`, the shape's skeleton as skeleton_from_json read it for a graph before: its name, sizes
@@ -42,9 +45,6 @@ namespace gmem::profiler {
 /// copying them first took a third of reading such a recording.
 /// Throws std::invalid_argument as skeleton_from_json does, naming the field under `path`; `bytes`
 /// must hold as many sizes as the shape has alloc nodes (the caller checks).
-/// `first` with the labels that `words` makes for each graph emptied, for skeleton_of_shape.
-[[nodiscard]] skeleton blank_word_labels(skeleton first, const std::vector<std::string>& words);
-
 [[nodiscard]] skeleton skeleton_of_shape(const skeleton& first, const std::vector<std::string>& words,
                                          const nlohmann::ordered_json& graph, const nlohmann::ordered_json& bytes,
                                          const std::string& path);
