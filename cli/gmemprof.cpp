@@ -209,7 +209,10 @@ const std::vector<command>& commands() {
        "slower or faster; host_drift, default 0.6). Two recordings: graphs pair by identity, then\n"
        "by site (made where and as the other was, with other sizes); a class of calls measured\n"
        "fewer than five times is judged one sample against one, a regression needing more than\n"
-       "few_samples (default 2.0) and few_samples_floor_us (default 100).\n",
+       "few_samples (default 2.0) and few_samples_floor_us (default 100), except in graphs of a\n"
+       "site of two or more: those make one row per site ('site S (N graphs)'), each graph's own\n"
+       "change a paired sample (a sign test from seven graphs, and the median graph's change).\n"
+       "A recording's drift is how the process's other calls moved.\n",
        {{"--tolerance", "", true, true}, {"--all", "", false, false}, {"--strict", "", false, false},
         {"--format", "", true, false}},
        false, check},

@@ -319,9 +319,8 @@ class comparer {
       const double moved_by = row.per_reference() ? row.raw_change : row.change;
       note(scenario + ": " + metric + " moved " + format_double("%+.0f%%", 100 * moved_by) +
            (row.per_reference() ? " as measured" : "") + ", no further than " + metric +
-           " moved across the suite (" +
-           format_double("%.2fx", drift) +
-           "): the host ran slower or faster as a whole, so it is not judged (unstable)");
+           " moved across " + whole_ + " (" + format_double("%.2fx", drift) + "): the " + runner_ +
+           " ran slower or faster as a whole, so it is not judged (unstable)");
     }
     row.wide_baseline = wide;
     if (worse && baseline == 0) {
@@ -344,13 +343,152 @@ class comparer {
 
   void note(std::string text) { out_.notes.push_back(std::move(text)); }
   [[nodiscard]] double memory_tolerance() const { return t_.memory; }
+  [[nodiscard]] const tolerances& limits() const { return t_; }
   /// How each time metric ("host.instantiate") moved across the suite, held within host_drift.
   void set_drift(std::map<std::string, double> drift) { drift_ = std::move(drift); }
+  /// Two recordings: the drift is the recording's graphs', and notes name the process.
+  void for_recordings() {
+    whole_ = "the recording's graphs";
+    runner_ = "process";
+  }
+
+  // A recorded graph's rare calls of one phase (`metric`, "host.instantiate"), to be judged
+  // with those of the other graphs of its site (judge_pooled): `b` and `c` its calls' times.
+  void pool(const std::string& site, const std::string& graph, const std::string& metric, double b, double c) {
+    const auto key = std::make_pair(site, metric);
+    auto it = pool_index_.find(key);
+    if (it == pool_index_.end()) {
+      it = pool_index_.emplace(key, pools_.size()).first;
+      pools_.push_back({site, metric, {}, {}, {}});
+    }
+    pooled& p = pools_[it->second];
+    p.graphs.push_back(graph);
+    p.b.push_back(b);
+    p.c.push_back(c);
+  }
+
+  // One row per site and phase pooled, in the order they were first met: the graphs' changes
+  // judged together. Each graph's own change (current / baseline) is one paired sample: the sign
+  // test where there are enough graphs for any p to reach alpha (seven at 0.01), with the time
+  // tolerance and floor on the median graph's change and difference; with fewer graphs, the
+  // median alone with the few-samples tolerance and floor, as one graph's single call is judged.
+  void judge_pooled() {
+    for (const pooled& p : pools_) judge_pool(p);
+    pools_.clear();
+    pool_index_.clear();
+    for (const auto& [what, graphs] : site_notes_) {
+      std::string names;
+      for (std::size_t i = 0; i < graphs.size() && i < 3; ++i) names += (i ? ", " : "") + graphs[i];
+      note("site " + what.first + ": in " + std::to_string(graphs.size()) + " of its graphs (" + names +
+           (graphs.size() > 3 ? ", ..." : "") + "), " + what.second);
+    }
+    site_notes_.clear();
+  }
+
+  // A note of one graph (`graph`: its row label); where it has a pooled `site`, the graphs of
+  // that site with the same note are named in one (a warm-up's 2000 graphs each launched three
+  // times: which launch is "steady" differs from run to run, 139 notes of one check).
+  void graph_note(const std::string& site, const std::string& graph, const std::string& text) {
+    if (site.empty()) {
+      note(graph + ": " + text);
+      return;
+    }
+    site_notes_[{site, text}].push_back(graph);
+  }
 
  private:
+  struct pooled {
+    std::string site, metric;
+    std::vector<std::string> graphs;
+    std::vector<double> b, c;
+  };
+
+  void judge_pool(const pooled& p) {
+    if (p.b.size() == 1) {  // the site's only graph with this phase: its own row, as any lone graph's
+      judge(p.graphs[0], p.metric, "time", {p.b[0]}, {p.c[0]}, true, true, {}, {}, true);
+      return;
+    }
+    comparison_row row;
+    row.metric = p.metric;
+    row.category = "time";
+    std::vector<double> bs, cs, ratios;
+    // A single call's floor: the graph whose call moved most (either way) beyond it, for the note.
+    const double alone_floor = std::max(t_.few_samples_floor_us, t_.time_floor_us);
+    const auto far = [](double r) { return std::fabs(std::log(r)); };
+    std::size_t up = 0, down = 0, largest = p.b.size();
+    for (std::size_t i = 0; i < p.b.size(); ++i) {
+      if (!std::isfinite(p.b[i]) || !std::isfinite(p.c[i]) || !(p.b[i] > 0)) continue;
+      bs.push_back(p.b[i]);
+      cs.push_back(p.c[i]);
+      ratios.push_back(p.c[i] / p.b[i]);
+      up += p.c[i] > p.b[i] ? 1 : 0;
+      down += p.c[i] < p.b[i] ? 1 : 0;
+      if (std::fabs(p.c[i] - p.b[i]) > alone_floor && ratios.back() > 0 &&
+          (largest == p.b.size() || far(ratios.back()) > far(p.c[largest] / p.b[largest]))) {
+        largest = i;
+      }
+    }
+    row.graphs = bs.size();
+    row.scenario = "site " + p.site + " (" + std::to_string(row.graphs) + " graphs)";
+    row.baseline_trials = row.current_trials = bs.size();
+    if (bs.empty()) {
+      row.baseline = row.current = row.change = row.raw_change = std::numeric_limits<double>::quiet_NaN();
+      row.verdict = "skipped";
+      note(row.scenario + ": " + p.metric + " has no positive time in the baseline; not compared");
+      out_.rows.push_back(std::move(row));
+      return;
+    }
+    row.baseline = median(bs);
+    row.current = median(cs);
+    const double ratio = median(ratios);
+    row.change = row.raw_change = ratio - 1;
+    const bool testable = sign_test_greater(up + down, 0) <= t_.alpha;
+    const double p_up = sign_test_greater(up, down), p_down = sign_test_greater(down, up);
+    if (testable) row.p_value = p_up;
+    const double time_tol = t_.for_metric(p.metric, "time");
+    row.tolerance = testable ? time_tol : std::max(t_.few_samples, time_tol);
+    const double tol = row.tolerance + slack;
+    const double floor_us = testable ? t_.time_floor_us : std::max(t_.few_samples_floor_us, t_.time_floor_us);
+    // Against the baseline's times scaled by `scale` (1, or the recording's drift).
+    const auto moved = [&](double scale) {
+      std::vector<double> diffs;
+      for (std::size_t i = 0; i < bs.size(); ++i) diffs.push_back(cs[i] - bs[i] * scale);
+      const double r = ratio / scale, d = median(std::move(diffs));
+      return std::pair<bool, bool>{relative(r, 1) > tol && d > floor_us && (!testable || p_up <= t_.alpha),
+                                   relative(1, r) > tol && -d > floor_us && (!testable || p_down <= t_.alpha)};
+    };
+    auto [worse, better] = moved(1);
+    double drift = 1;
+    if (const auto d = drift_.find(p.metric); d != drift_.end()) drift = d->second;
+    const bool with_phase = (worse && drift > 1 && !moved(drift).first) || (better && drift < 1 && !moved(drift).second);
+    if (with_phase) worse = better = false;
+    row.verdict = worse ? "regression" : better ? "improvement" : with_phase ? "unstable" : "pass";
+    if (with_phase) {
+      note(row.scenario + ": " + p.metric + " moved " + format_double("%+.0f%%", 100 * row.change) +
+           " by the median graph, no further than " + p.metric + " moved across " + whole_ + " (" +
+           format_double("%.2fx", drift) + "): the " + runner_ + " ran slower or faster as a whole, so it is not judged (unstable)");
+    }
+    // A graph whose one call moved beyond what a single call's tolerance allows: said, not judged
+    // alone (one call's time moved up to 8x between runs of one program on an H100).
+    const double lb = largest < p.b.size() ? p.b[largest] : 0, lc = largest < p.b.size() ? p.c[largest] : 0;
+    if (largest < p.b.size() && (relative(lc, lb) > t_.few_samples + slack || relative(lb, lc) > t_.few_samples + slack)) {
+      note(row.scenario + ": " + p.metric + " is judged by its " + std::to_string(row.graphs) +
+           " graphs together (" + std::to_string(up) + " slower, " + std::to_string(down) +
+           " faster; the median graph " + format_double("%+.0f%%", 100 * row.change) + "): each measured it fewer than " +
+           std::to_string(min_recorded_samples) + " times, and one call's time is not judged alone; the largest change, " +
+           p.graphs[largest] + ": " + format_double("%.2f us", lb) + " -> " + format_double("%.2f us", lc) + " (" +
+           format_double("%+.0f%%", 100 * relative(lc, lb)) + ")");
+    }
+    out_.rows.push_back(std::move(row));
+  }
+
   const tolerances& t_;
   comparison& out_;
   std::map<std::string, double> drift_;
+  std::string whole_ = "the suite", runner_ = "host";
+  std::vector<pooled> pools_;
+  std::map<std::pair<std::string, std::string>, std::size_t> pool_index_;
+  std::map<std::pair<std::string, std::string>, std::vector<std::string>> site_notes_;
 };
 
 // Scenarios by key; a key seen twice keeps its first scenario (and says so).
@@ -430,9 +568,14 @@ std::pair<double, double> reserved_range(const scenario_result& b, const scenari
 // where at least min_scenarios have it, held within [1 / (1 + host_drift), 1 + host_drift].
 // Times only. A change that moved most scenarios alike moves the median too: its rows turn
 // unstable, with a note each, not regressions (docs/checks.md says so).
+// `others` (two recordings): each metric's drift is the median over the other metrics of its
+// side (host or wall), where at least min_scenarios have them: a process's speed as its other
+// calls show it. A recording's graphs are often of one site, whose instantiations would make
+// their own drift: every graph's instantiation twice as slow, its launches not, is a regression.
+// (One recording of a C++ warm-up on an H100 ran every call 1.8 to 3.9x as slow as the last.)
 std::map<std::string, double> suite_drift(
     const std::vector<std::pair<const scenario_result*, const scenario_result*>>& pairs,
-    const tolerances& t) {
+    const tolerances& t, bool others = false) {
   constexpr std::size_t min_scenarios = 8;
   std::map<std::string, std::vector<double>> ratios;
   for (const auto& [b, c] : pairs) {
@@ -464,7 +607,13 @@ std::map<std::string, double> suite_drift(
   std::map<std::string, double> drift;
   for (auto& [metric, r] : ratios) {
     const auto& side = all[metric.substr(0, 5)];
-    if (r.size() >= min_scenarios) {
+    if (others) {
+      std::vector<double> rest;
+      for (const auto& [m, v] : ratios) {
+        if (m != metric && m.compare(0, 5, metric, 0, 5) == 0) rest.insert(rest.end(), v.begin(), v.end());
+      }
+      if (rest.size() >= min_scenarios) drift[metric] = held(std::move(rest));
+    } else if (r.size() >= min_scenarios) {
       drift[metric] = held(r);
     } else if (side.size() >= min_scenarios) {
       drift[metric] = held(side);
@@ -482,6 +631,9 @@ struct recorded_pair {
   bool analysed = true;
   /// Its process shares its device with another process of the recording (ranks on one GPU).
   bool shared_device = false;
+  /// Where the recordings paired two or more graphs of its site: that site, under which its rare
+  /// calls are judged with the others' (comparer::pool); empty: judged as its own.
+  std::string pool_site;
 };
 
 // The pool growth that a recorded graph's calls of one launch-cost phase caused. The phase is
@@ -576,7 +728,8 @@ void compare_scenario(const std::string& key, const scenario_result& b, const sc
     const std::size_t from_last = b_same.size() - 1 - k;
     const std::string phase = name_of(bl.phase, k, b_same.size());
     if (from_last >= c_same.size()) {
-      out.note(key + ": launch cost '" + phase + "' is in the baseline only; not compared");
+      out.graph_note(rec ? rec->pool_site : std::string(), key,
+                     "launch cost '" + phase + "' is in the baseline only; not compared");
       continue;
     }
     const launch_cost& cl = *c_same[c_same.size() - 1 - from_last];
@@ -616,7 +769,8 @@ void compare_scenario(const std::string& key, const scenario_result& b, const sc
       // A recording measures each call once, as the program made it: a phase of a few calls
       // (first launches, remaps) is one or two samples, whose cost varies by 2x between runs of
       // one program on an H100 (a remap of 32 MiB: 25 us in one run, 60 us in the next). Such a
-      // phase is judged one sample against one, with the few-samples tolerance and floor;
+      // phase is judged one sample against one, with the few-samples tolerance and floor, or,
+      // in a graph of a site of several, with the site's other graphs (comparer::pool);
       // `gmemprof run` measures launch costs with repetitions and trials.
       const bool enough = bl.host.count >= min_recorded_samples && cl.host.count >= min_recorded_samples;
       if (!enough && same_state && b_mapped > 0) {
@@ -632,6 +786,9 @@ void compare_scenario(const std::string& key, const scenario_result& b, const sc
                  " sample(s) of a process that shares its device with another recorded process: their time "
                  "holds the other's driver work, so it is not judged (unstable)");
         out.judge(key, "host." + phase, "time", time_samples(b, bl, false), time_samples(c, cl, false), true, false);
+      } else if (!enough && same_state && alone && !rec->pool_site.empty()) {
+        out.pool(rec->pool_site, key, "host." + phase, median(time_samples(b, bl, false)),
+                 median(time_samples(c, cl, false)));
       } else {
         out.judge(key, "host." + phase, "time", time_samples(b, bl, false), time_samples(c, cl, false), true,
                   same_state && alone, {}, {}, !enough);
@@ -647,8 +804,8 @@ void compare_scenario(const std::string& key, const scenario_result& b, const sc
     const std::size_t k = static_cast<std::size_t>(
         std::find(c_same.begin(), c_same.end(), &cl) - c_same.begin());
     if (c_same.size() - 1 - k >= b_same.size()) {
-      out.note(key + ": launch cost '" + name_of(cl.phase, k, c_same.size()) +
-               "' is new (not in the baseline); not compared");
+      out.graph_note(rec ? rec->pool_site : std::string(), key,
+                     "launch cost '" + name_of(cl.phase, k, c_same.size()) + "' is new (not in the baseline); not compared");
     }
   }
 }
@@ -845,6 +1002,18 @@ void compare_recordings(const report& baseline, const report& current, comparer&
     return by_identity ? " (identity " + e.key + ")" : std::string();
   };
   const auto pairs = pair_entries(b_entries, c_entries, b_index, c_index);
+  // Sites of two or more paired graphs (a warm-up's graphs of one capture call, one per batch
+  // size): their graphs' rare calls are judged together. And how each time metric moved across
+  // the graphs that are ok on both sides, as across a suite.
+  std::map<std::string, std::size_t> per_site;
+  std::vector<std::pair<const scenario_result*, const scenario_result*>> ok_pairs;
+  for (const auto& [b, c] : pairs) {
+    if (b->scenario->status != scenario_status::ok || c->scenario->status != scenario_status::ok) continue;
+    ok_pairs.emplace_back(b->scenario, c->scenario);
+    if (!b->site.empty()) ++per_site[b->site];
+  }
+  out.for_recordings();
+  out.set_drift(suite_drift(ok_pairs, out.limits(), /*others=*/true));
   const std::vector<std::string> sb = processes_sharing_a_device(br), sc = processes_sharing_a_device(cr);
   const std::set<std::string> shared_b(sb.begin(), sb.end()), shared_c(sc.begin(), sc.end());
   for (const auto& b : b_entries) {
@@ -879,7 +1048,9 @@ void compare_recordings(const report& baseline, const report& current, comparer&
     }
     const bool shared = b.graph && c.graph &&
                         (shared_b.count(process_of(*b.graph)) || shared_c.count(process_of(*c.graph)));
-    const recorded_pair pair{b.graph, c.graph, analysed, shared};
+    const auto site = per_site.find(b.site);
+    const recorded_pair pair{b.graph, c.graph, analysed, shared,
+                             site != per_site.end() && site->second >= 2 ? b.site : std::string()};
     compare_scenario(label, bs, cs, out, &pair);
     // A graph that holds one more output between launches pins one more granule for the whole
     // run; in a pool of many GiB that is within the pool's tolerance, so it is its own row.
@@ -901,6 +1072,7 @@ void compare_recordings(const report& baseline, const report& current, comparer&
     // its whole working set and the others by nothing); with another order the same growth
     // moves to other graphs. The pool's high watermark is the order-free total compared above.
   }
+  out.judge_pooled();
   std::set<const recorded_entry*> paired;
   for (const auto& [b, c] : pairs) paired.insert(c);
   for (const auto& c : c_entries) {
@@ -973,6 +1145,19 @@ bool comparison::regressed() const {
     return r.verdict == "regression" || r.verdict == "missing" ||
            (strict && r.verdict == "unstable");
   });
+}
+
+double sign_test_greater(std::size_t up, std::size_t down) {
+  const std::size_t n = up + down;
+  if (n == 0) return 1;
+  // P(X >= up), X ~ Binomial(n, 1/2), summed in logarithms (n reaches thousands of graphs).
+  const double log_half_n = static_cast<double>(n) * std::log(0.5);
+  double p = 0;
+  for (std::size_t k = up; k <= n; ++k) {
+    p += std::exp(std::lgamma(static_cast<double>(n) + 1) - std::lgamma(static_cast<double>(k) + 1) -
+                  std::lgamma(static_cast<double>(n - k) + 1) + log_half_n);
+  }
+  return std::min(1.0, p);
 }
 
 double mann_whitney_greater(const std::vector<double>& baseline,
@@ -1192,6 +1377,7 @@ std::string format_comparison_json(const comparison& c, bool all) {
                     {"current_trials", r.current_trials},
                     {"p_value", r.p_value < 0 ? nlohmann::json() : nlohmann::json(r.p_value)},
                     {"wide_baseline", r.wide_baseline},
+                    {"graphs", r.graphs},
                     {"verdict", r.verdict}});
   }
   j["rows"] = rows;

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <sstream>
 #include <stdexcept>
@@ -548,6 +549,131 @@ TEST(CheckRecorded, OldRecordingsWithoutIdentitiesMatchByName) {
 
 namespace gmem::profiler {
 namespace {
+
+// A warm-up's graphs made by one capture call (one per batch size): one site, each graph
+// instantiated once, launched once slowly and 200 times steadily. `instantiate_us(i)` and
+// `steady_us` are the run's times.
+template <typename Time>
+report warmup(std::size_t graphs, Time instantiate_us, double steady_us = 9) {
+  report r;
+  r.env.device_name = "NVIDIA H100 80GB HBM3";
+  r.env.granularity_bytes = granule;
+  recording rec;
+  for (std::size_t i = 0; i < graphs; ++i) {
+    scenario_result s;
+    s.name = "warmup.py:146 in <module> (" + std::to_string(i + 1) + ")";
+    s.params = {{"source", std::string("recorded")}};
+    s.analysis.requested_bytes = s.analysis.used_high_bytes = s.analysis.reserved_high_bytes = 2 * mib;
+    s.analysis.va_reuse_ratio = s.analysis.physical_reuse_ratio = 1.0;
+    s.launch_costs = {host_cost("instantiate", 1, instantiate_us(i)), host_cost("steady", 200, steady_us)};
+    r.scenarios.push_back(s);
+    recorded_graph g;
+    g.name = s.name;
+    g.identity = "python:warmup.py:146 in <module>|" + std::to_string(2 * (i + 1)) + " MiB";
+    g.site = "python:warmup.py:146 in <module>";
+    g.devices = {0};
+    g.launches = 201;
+    g.steady_launches = 200;
+    rec.graphs.push_back(g);
+  }
+  recorded_pool pool;
+  pool.high_bytes = pool.end_bytes = 64 * mib;
+  rec.pools = {pool};
+  r.recorded = rec;
+  return r;
+}
+
+const std::string site_row = "site python:warmup.py:146 in <module> (40 graphs)";
+
+// Two H100 recordings of one unchanged warm-up of 2000 graphs: one call's time moved up to 19x
+// between them, and each check called 57 to 130 graphs' single calls regressions. A site's
+// graphs are judged together: their own changes' median and a sign test.
+TEST(CheckRecorded, RareCallsOfOneSitesGraphsAreJudgedTogetherNotOneByOne) {
+  const auto base_us = [](std::size_t i) { return 50.0 + static_cast<double>(i); };
+  const report base = warmup(40, base_us);
+  // Three calls 5x as slow (+200 us and more), two 5x as fast, the others 1% either way.
+  const report noisy = warmup(40, [&](std::size_t i) {
+    return i < 3 ? 5 * base_us(i) : i < 5 ? base_us(i) / 5 : base_us(i) * (i % 2 ? 1.01 : 0.99);
+  });
+  comparison c = compare_reports(base, noisy, tolerances{});
+  EXPECT_EQ(regressed(c), std::vector<std::string>{});
+  const comparison_row& pooled = row(c, site_row, "host.instantiate");
+  EXPECT_EQ(pooled.verdict, "pass");
+  EXPECT_EQ(pooled.graphs, 40u);
+  EXPECT_NEAR(pooled.change, 0.0, 0.011);  // the median graph moved by 1%
+  EXPECT_DOUBLE_EQ(pooled.tolerance, 0.5);  // 40 graphs are enough for the test: a median's tolerance
+  // Slower: the three, and the 18 odd i of 5 to 39; faster: the two and the 17 even ones.
+  EXPECT_NEAR(pooled.p_value, sign_test_greater(3 + 18, 2 + 17), 1e-12);
+  EXPECT_EQ(find_row(c, "warmup.py:146 in <module> (1)", "host.instantiate"), nullptr);
+  EXPECT_TRUE(has_note(c, "the largest change, warmup.py:146 in <module> (1): 50.00 us -> 250.00 us (+400%)"))
+      << ::testing::PrintToString(c.notes);
+  // The many-call rows are the graphs' own, as before.
+  EXPECT_EQ(row(c, "warmup.py:146 in <module> (1)", "host.steady").verdict, "pass");
+
+  // Every graph's instantiation twice as slow, its launches as they were: a regression.
+  c = compare_reports(base, warmup(40, [&](std::size_t i) { return 2 * base_us(i); }), tolerances{});
+  EXPECT_EQ(regressed(c), std::vector<std::string>{site_row + " host.instantiate"});
+  EXPECT_DOUBLE_EQ(row(c, site_row, "host.instantiate").change, 1.0);
+  EXPECT_NEAR(row(c, site_row, "host.instantiate").p_value, std::pow(0.5, 40), 1e-15);
+  // ... and twice as fast: an improvement.
+  c = compare_reports(base, warmup(40, [&](std::size_t i) { return base_us(i) / 2; }), tolerances{});
+  EXPECT_EQ(row(c, site_row, "host.instantiate").verdict, "improvement");
+
+  // The launches 1.6x as slow too: the process ran slower as a whole, as far as the
+  // instantiations did (2 / 1.6 is within the time tolerance): unstable, not judged.
+  c = compare_reports(base, warmup(40, [&](std::size_t i) { return 2 * base_us(i); }, 9 * 1.6), tolerances{});
+  EXPECT_EQ(row(c, site_row, "host.instantiate").verdict, "unstable");
+  EXPECT_TRUE(has_note(c, "moved +100% by the median graph, no further than host.instantiate moved across the "
+                          "recording's graphs (1.60x): the process ran slower or faster as a whole"));
+
+  // Three graphs of a site are too few for the test: the median graph's change, with a single
+  // call's tolerance and floor (3x and 100 us).
+  const report three = warmup(3, base_us);
+  c = compare_reports(three, warmup(3, [&](std::size_t i) { return 2.5 * base_us(i); }), tolerances{});
+  const comparison_row& few = row(c, "site python:warmup.py:146 in <module> (3 graphs)", "host.instantiate");
+  EXPECT_EQ(few.verdict, "pass");
+  EXPECT_DOUBLE_EQ(few.tolerance, 2.0);
+  EXPECT_DOUBLE_EQ(few.p_value, -1);
+  c = compare_reports(three, warmup(3, [&](std::size_t i) { return 5 * base_us(i); }), tolerances{});
+  EXPECT_EQ(row(c, "site python:warmup.py:146 in <module> (3 graphs)", "host.instantiate").verdict, "regression");
+}
+
+// One C++ warm-up recorded twice on an H100: the second process ran every call slower, its six
+// instantiations 1.8 to 4.4x (182 -> 652 us), its launches 1.8 to 2.3x. Graphs of sites of
+// their own are judged one by one, against how the process's other calls moved.
+TEST(CheckRecorded, ARareCallThatMovedAsTheProcesssOtherCallsDidIsUnstable) {
+  const report base = run(largest_first);
+  report slow = run(largest_first);
+  for (auto& s : slow.scenarios) {
+    s.launch_costs[0].host.median_us *= 3.9;  // instantiate: 80 -> 312 us, beyond 3x and 100 us
+    s.launch_costs[1].host.median_us *= 1.8;  // first launch
+    s.launch_costs[2].host.median_us *= 2.3;  // steady
+  }
+  const comparison c = compare_reports(base, slow, tolerances{});
+  EXPECT_EQ(regressed(c), std::vector<std::string>{});
+  EXPECT_EQ(row(c, "decode", "host.instantiate").verdict, "unstable");
+  EXPECT_TRUE(has_note(c, "decode: host.instantiate moved +290%, no further than host.instantiate moved across the "
+                          "recording's graphs (1.60x): the process ran slower or faster as a whole"));
+  // Only the instantiations slower: the process's other calls did not move, so they regress.
+  report slower = run(largest_first);
+  for (auto& s : slower.scenarios) s.launch_costs[0].host.median_us *= 3.9;
+  EXPECT_EQ(row(compare_reports(base, slower, tolerances{}), "decode", "host.instantiate").verdict, "regression");
+}
+
+// A warm-up's 2000 graphs launched three times each: which launch is "steady" differs between
+// runs. One note for the site's graphs, not one a graph.
+TEST(CheckRecorded, APhaseInSomeOfASitesGraphsOnlyIsOneNote) {
+  const auto us = [](std::size_t) { return 60.0; };
+  const report base = warmup(40, us);
+  report cur = warmup(40, us);
+  for (std::size_t i = 0; i < 10; ++i) cur.scenarios[i].launch_costs.push_back(host_cost("slow_launch", 1, 300));
+  const comparison c = compare_reports(base, cur, tolerances{});
+  EXPECT_EQ(c.notes.size(), 1u);
+  EXPECT_TRUE(has_note(c, "site python:warmup.py:146 in <module>: in 10 of its graphs (warmup.py:146 in <module> (1), "
+                          "warmup.py:146 in <module> (2), warmup.py:146 in <module> (3), ...), launch cost "
+                          "'slow_launch' is new (not in the baseline); not compared"))
+      << (c.notes.empty() ? "" : c.notes[0]);
+}
 
 // The bill's kinds are rows of the check ("bill[device 0]"): a framework pool that retains more
 // regresses; a kind only one recording saw is said, not compared.

@@ -48,6 +48,21 @@ const comparison_row& row(const comparison& c, const std::string& metric) {
 
 constexpr std::uint64_t MiB = 1 << 20;
 
+TEST(SignTest, ExactTailsOfPairedChanges) {
+  // Seven graphs all slower: 1 / 2^7, the fewest for any p to reach 0.01.
+  EXPECT_NEAR(sign_test_greater(7, 0), 1.0 / 128, 1e-12);
+  EXPECT_GT(sign_test_greater(6, 0), 0.01);
+  // Five up of ten: P(X >= 5) = 638 / 1024.
+  EXPECT_NEAR(sign_test_greater(5, 5), 638.0 / 1024, 1e-12);
+  // None up: certain; no pairs: nothing to say.
+  EXPECT_NEAR(sign_test_greater(0, 9), 1.0, 1e-12);
+  EXPECT_EQ(sign_test_greater(0, 0), 1.0);
+  // Thousands of graphs (summed in logarithms). 1097 of 1991 slower, as the slow launches of two
+  // H100 recordings of one warm-up were: p = 2.94e-6, so the median's size (+3% there) decides.
+  EXPECT_NEAR(sign_test_greater(1097, 894), 2.9386e-6, 0.0001e-6);
+  EXPECT_NEAR(sign_test_greater(1000, 1000), 0.50892, 0.00001);
+}
+
 TEST(MannWhitney, ExactTailsOfSmallSamples) {
   // Complete separation of 5 and 5: P = 1 / C(10, 5) = 1/252.
   EXPECT_NEAR(mann_whitney_greater({1, 2, 3, 4, 5}, {6, 7, 8, 9, 10}), 1.0 / 252, 1e-12);

@@ -2,7 +2,8 @@
 # Issue 24's record-mode runs on the GPU machine: serving warm-ups (PyTorch, largest and smallest
 # first; C++), four threads, each compared with what the program read itself
 # (tests/record/check_pool.py); `gmemprof replay --set`; `gmemprof check` of two recordings of
-# one program (must pass) and of one with an extra held output (must fail on it).
+# one program (must pass) and of one with an extra held output (must fail on it); `gmemprof check`
+# of two recordings of a warm-up of 2000 graphs (must pass).
 # Usage: tests/record/run_pool.sh BUILD_DIR OUT_DIR   (a tools/device-build.sh build)
 set -u
 build=$(cd "$1" && pwd); out=$2; here=$(cd "$(dirname "$0")" && pwd)
@@ -64,6 +65,15 @@ for run in 1 2; do
 done
 "$build/profiler/gmemprof" check "$out/cpp-threads-1.json" "$out/cpp-threads-2.json" > "$out/check-threads.txt" 2>&1
 rc=$?; cat "$out/check-threads.txt"; case_result threads_check_two_recordings $([ $rc = 0 ] && echo 0 || echo 1) "exit $rc"
+
+echo "=== A warm-up of 2000 graphs of one site, recorded twice: the check must pass"
+# Single calls move up to 19x between such runs on an H100: judged by site, not call by call.
+for run in 1 2; do
+  record "$out/warmup-2000-$run.json" python3 "$here/scale/warmup.py" 2000 "$out/warmup-2000-$run-self.json"
+done
+"$build/profiler/gmemprof" check "$out/warmup-2000-1.json" "$out/warmup-2000-2.json" > "$out/check-warmup-2000.txt" 2>&1
+rc=$?; head -12 "$out/check-warmup-2000.txt"
+case_result warmup_2000_check_two_recordings $([ $rc = 0 ] && echo 0 || echo 1) "exit $rc, $(sed -n 4p "$out/check-warmup-2000.txt")"
 
 printf '%s\n' "${results[@]}" | python3 -c '
 import json, sys

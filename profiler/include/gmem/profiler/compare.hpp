@@ -18,6 +18,13 @@
 //    ratios, held_granule_bytes (memory), and host.<phase>; not growth_bytes, which the launch
 //    order moves from graph to graph. A phase whose calls mapped memory in one run only is
 //    "unstable". Recordings have no wall times: no wall rows.
+//  - a phase of fewer than five calls (instantiations, first launches, remaps) in the graphs of
+//    a site that made two or more of them: one row for the site's graphs together
+//    (comparison_row::graphs), judged by the graphs' own changes (a sign test and their median),
+//    not a row per graph: one call's time moves by up to 8x between runs of one program, so at
+//    2000 graphs dozens of single calls crossed any single-sample tolerance.
+//  - a time that moved no further than its metric moved across the recording's graphs is
+//    "unstable", as across a suite (the process ran slower or faster as a whole).
 
 #include <map>
 #include <string>
@@ -47,7 +54,8 @@ struct tolerances {
   /// instantiations, first launches, remaps) are judged one sample against one: a regression
   /// needs more than this fraction of growth and few_samples_floor_us. One call of a program
   /// measured once took 2.4x as long in the next run (a remap of 32 MiB on an H100: 25 and
-  /// 60 us), so a single sample's tolerance is wider than a median's.
+  /// 60 us), so a single sample's tolerance is wider than a median's. Graphs of one site (two
+  /// or more) are judged together instead, by their own changes (comparison_row::graphs).
   double few_samples = 2.0;
   double few_samples_floor_us = 100.0;
   /// Overrides by exact metric name, e.g. "reserved_high_bytes", "wall.first_launch_no_upload" or
@@ -100,6 +108,10 @@ struct comparison_row {
   bool wide_baseline = false;
   std::size_t baseline_trials = 1;  ///< samples on each side (1 for a report without trials)
   std::size_t current_trials = 1;
+  /// Recordings: above 0, the row judges this many graphs of one site together, each one's rare
+  /// calls (measured fewer than five times) paired with its baseline's (baseline and current:
+  /// the medians of the graphs' times; change: the median of each graph's own change).
+  std::size_t graphs = 0;
   double p_value = -1;  ///< the one-sided Mann-Whitney p (current above); -1 when no test was possible
 };
 
@@ -135,6 +147,9 @@ struct comparison {
 /// Statistics of the check (issue 10), exposed for tests.
 /// One-sided exact Mann-Whitney p-value that `current` is stochastically greater than
 /// `baseline` (ties count one half); P(U >= u) under the null of exchangeable samples.
+/// One-sided exact sign test: the chance of `up` or more of `up + down` paired changes being
+/// increases when each is as likely down as up (ties left out); 1 with no pairs.
+[[nodiscard]] double sign_test_greater(std::size_t up, std::size_t down);
 [[nodiscard]] double mann_whitney_greater(const std::vector<double>& baseline,
                                           const std::vector<double>& current);
 
