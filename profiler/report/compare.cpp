@@ -469,7 +469,7 @@ class comparer {
            format_double("%.2fx", drift) + "): the " + runner_ + " ran slower or faster as a whole, so it is not judged (unstable)");
     }
     // A graph whose one call moved beyond what a single call's tolerance allows: said, not judged
-    // alone (one call's time moved up to 8x between runs of one program on an H100).
+    // alone (one call's time moved 13x between two runs of one program on an H100).
     const double lb = largest < p.b.size() ? p.b[largest] : 0, lc = largest < p.b.size() ? p.c[largest] : 0;
     if (largest < p.b.size() && (relative(lc, lb) > t_.few_samples + slack || relative(lb, lc) > t_.few_samples + slack)) {
       note(row.scenario + ": " + p.metric + " is judged by its " + std::to_string(row.graphs) +

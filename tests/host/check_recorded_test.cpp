@@ -585,9 +585,10 @@ report warmup(std::size_t graphs, Time instantiate_us, double steady_us = 9) {
 
 const std::string site_row = "site python:warmup.py:146 in <module> (40 graphs)";
 
-// Two H100 recordings of one unchanged warm-up of 2000 graphs: one call's time moved up to 19x
-// between them, and each check called 57 to 130 graphs' single calls regressions. A site's
-// graphs are judged together: their own changes' median and a sign test.
+// H100 recordings of one unchanged warm-up of 2000 graphs: one call's time moved 13x between two,
+// and call by call each check of three called hundreds of single calls regressions
+// (reports/check-quality/recordings-h100-0cdd365.json). A site's graphs are judged together:
+// their own changes' median and a sign test.
 TEST(CheckRecorded, RareCallsOfOneSitesGraphsAreJudgedTogetherNotOneByOne) {
   const auto base_us = [](std::size_t i) { return 50.0 + static_cast<double>(i); };
   const report base = warmup(40, base_us);

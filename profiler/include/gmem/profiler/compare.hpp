@@ -21,8 +21,8 @@
 //  - a phase of fewer than five calls (instantiations, first launches, remaps) in the graphs of
 //    a site that made two or more of them: one row for the site's graphs together
 //    (comparison_row::graphs), judged by the graphs' own changes (a sign test and their median),
-//    not a row per graph: one call's time moves by up to 8x between runs of one program, so at
-//    2000 graphs dozens of single calls crossed any single-sample tolerance.
+//    not a row per graph: one call's time moved 13x between two runs of one program on an H100,
+//    and at 2000 graphs hundreds of single calls crossed the single-sample tolerance.
 //  - a time that moved no further than its metric moved across the recording's graphs is
 //    "unstable", as across a suite (the process ran slower or faster as a whole).
 
