@@ -318,9 +318,7 @@ class comparer {
       // As measured: what was held against the suite's move.
       const double moved_by = row.per_reference() ? row.raw_change : row.change;
       note(scenario + ": " + metric + " moved " + format_double("%+.0f%%", 100 * moved_by) +
-           (row.per_reference() ? " as measured" : "") + ", no further than " + metric +
-           " moved across " + whole_ + " (" + format_double("%.2fx", drift) + "): the " + runner_ +
-           " ran slower or faster as a whole, so it is not judged (unstable)");
+           (row.per_reference() ? " as measured" : "") + drift_words(metric, drift));
     }
     row.wide_baseline = wide;
     if (worse && baseline == 0) {
@@ -465,13 +463,12 @@ class comparer {
     row.verdict = worse ? "regression" : better ? "improvement" : with_phase ? "unstable" : "pass";
     if (with_phase) {
       note(row.scenario + ": " + p.metric + " moved " + format_double("%+.0f%%", 100 * row.change) +
-           " by the median graph, no further than " + p.metric + " moved across " + whole_ + " (" +
-           format_double("%.2fx", drift) + "): the " + runner_ + " ran slower or faster as a whole, so it is not judged (unstable)");
+           " by the median graph" + drift_words(p.metric, drift));
     }
     // A graph whose one call moved beyond what a single call's tolerance allows: said, not judged
     // alone (one call's time moved 13x between two runs of one program on an H100).
     const double lb = largest < p.b.size() ? p.b[largest] : 0, lc = largest < p.b.size() ? p.c[largest] : 0;
-    if (largest < p.b.size() && (relative(lc, lb) > t_.few_samples + slack || relative(lb, lc) > t_.few_samples + slack)) {
+    if (relative(lc, lb) > t_.few_samples + slack || relative(lb, lc) > t_.few_samples + slack) {
       note(row.scenario + ": " + p.metric + " is judged by its " + std::to_string(row.graphs) +
            " graphs together (" + std::to_string(up) + " slower, " + std::to_string(down) +
            " faster; the median graph " + format_double("%+.0f%%", 100 * row.change) + "): each measured it fewer than " +
@@ -480,6 +477,12 @@ class comparer {
            format_double("%+.0f%%", 100 * relative(lc, lb)) + ")");
     }
     out_.rows.push_back(std::move(row));
+  }
+
+  // Why a row that moved only as far as `metric`'s `drift` is not judged.
+  [[nodiscard]] std::string drift_words(const std::string& metric, double drift) const {
+    return ", no further than " + metric + " moved across " + whole_ + " (" + format_double("%.2fx", drift) +
+           "): the " + runner_ + " ran slower or faster as a whole, so it is not judged (unstable)";
   }
 
   const tolerances& t_;
