@@ -350,6 +350,7 @@ profiler::report assemble(const recorder& r, const profiler::environment& env,
   for (std::size_t i = 0; i < graphs.size(); ++i) {
     (threads > 1 && graphs[i].model.nodes.size() <= max_shared_graph_nodes ? shared : here).push_back(i);
   }
+  if (options.threads_used) *options.threads_used = static_cast<unsigned>(std::clamp<std::size_t>(shared.size(), 1, threads));
   for_each_on_threads(shared, threads, figure);
   for (const std::size_t i : here) figure(i);
   for (std::size_t i = 0; i < graphs.size(); ++i) {
@@ -392,8 +393,13 @@ profiler::report assemble(const recorder& r, const profiler::environment& env,
   return rep;
 }
 
-profiler::report write_recording(const profiler::report& rep, const std::string& path, std::uint64_t& bytes) {
+profiler::report write_recording(const profiler::report& rep, const std::string& path, std::uint64_t& bytes,
+                                 end_times* times) {
+  using clock = std::chrono::steady_clock;
+  const auto seconds = [](clock::time_point a, clock::time_point b) { return std::chrono::duration<double>(b - a).count(); };
+  const auto t0 = clock::now();
   const std::string text = profiler::to_json_string(rep);
+  const auto t1 = clock::now();
   profiler::report back;
   try {
     back = profiler::from_json_string(text, path);
@@ -410,8 +416,14 @@ profiler::report write_recording(const profiler::report& rep, const std::string&
                                      "): not written to '" + path + "'; its text is in '" + kept +
                                      "': please report it to gmem's developers");
   }
+  const auto t2 = clock::now();
   profiler::write_text_atomically(text + "\n", path);
   bytes = text.size() + 1;
+  if (times) {
+    times->text_s = seconds(t0, t1);
+    times->read_back_s = seconds(t1, t2);
+    times->write_s = seconds(t2, clock::now());
+  }
   return back;
 }
 

@@ -35,6 +35,8 @@ struct assemble_options {
   /// GMEM_RECORD_ANALYSIS_THREADS, else the CPUs the process may run on, at most 8. 1: on the
   /// calling thread only. The figures are the same for any number.
   unsigned threads = 0;
+  /// Where given, receives the threads the analysis was shared among.
+  unsigned* threads_used = nullptr;
 };
 
 /// The report of a recording: one scenario_result per graph (name = graph name, parameter
@@ -59,10 +61,22 @@ struct assemble_options {
 /// The status message of a graph whose analysis at exit was deferred past the budget.
 [[nodiscard]] std::string deferred_message(double budget_s);
 
+/// What the recording's end took, in seconds, part by part: the program's exit waits for it.
+struct end_times {
+  double analysis_s = 0;   ///< assemble(): each graph's analysis, the pools' model, the bills
+  unsigned threads = 1;    ///< the threads the graphs' analysis was shared among
+  double text_s = 0;       ///< the report's JSON text
+  double read_back_s = 0;  ///< reading that text back as gmemprof reads it
+  double write_s = 0;      ///< writing it atomically (written, synced, renamed)
+  [[nodiscard]] double total_s() const { return analysis_s + text_s + read_back_s + write_s; }
+};
+
 /// Writes the recording atomically to `path`, after reading it back as gmemprof would from the
 /// text it is about to write (a report gmemprof cannot read is never written), and returns what
-/// was read back; `bytes` receives the file's size. Throws profiler::report_error (unwritable,
-/// or invalid naming what the reader refused).
-profiler::report write_recording(const profiler::report& rep, const std::string& path, std::uint64_t& bytes);
+/// was read back; `bytes` receives the file's size, `times` (where given) the text's, the
+/// read-back's and the write's time. Throws profiler::report_error (unwritable, or invalid
+/// naming what the reader refused).
+profiler::report write_recording(const profiler::report& rep, const std::string& path, std::uint64_t& bytes,
+                                 end_times* times = nullptr);
 
 }  // namespace gmem::record

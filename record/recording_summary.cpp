@@ -2,9 +2,11 @@
 // and the copy of them the recording library leaves beside its report.
 #include "record/recording_summary.hpp"
 
+#include <cstdio>
 #include <fstream>
 
 #include "gmem/profiler/report_io.hpp"
+#include "gmem/profiler/size_text.hpp"
 #include "report/show.hpp"
 
 namespace gmem::record {
@@ -14,12 +16,24 @@ constexpr const char* summary_tag = "gmem summary of a report of bytes: ";
 
 }  // namespace
 
-std::vector<std::string> summary_lines(const profiler::report& rep, const std::string& path) {
+std::string end_line(const end_times& end) {
+  const auto s = [](double seconds) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.2f s", seconds);
+    return seconds >= 1 ? std::string(buf) : profiler::duration_text(seconds * 1e6);
+  };
+  return "the report took " + s(end.total_s()) + " at the program's exit: analysis " + s(end.analysis_s) + " on " +
+         std::to_string(end.threads) + (end.threads == 1 ? " thread" : " threads") + ", its text " + s(end.text_s) +
+         ", read back " + s(end.read_back_s) + ", written " + s(end.write_s);
+}
+
+std::vector<std::string> summary_lines(const profiler::report& rep, const std::string& path, const end_times* end) {
   std::string head = "wrote " + path;
   if (rep.recorded && rep.recorded->partial) head += " (PARTIAL: " + rep.recorded->partial_reason + ")";
   std::vector<std::string> lines{head};
   if (!rep.recorded) return lines;
   if (const std::string cost = profiler::cost_line(*rep.recorded); !cost.empty()) lines.push_back(cost);
+  if (end) lines.push_back(end_line(*end));
   profiler::show_options o;
   o.source = path;
   for (std::string& line : profiler::recording_overview(rep, o)) lines.push_back(std::move(line));

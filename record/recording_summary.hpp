@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gmem/profiler/report.hpp"
+#include "record/recording_report.hpp"
 
 namespace gmem::record {
 
@@ -17,8 +18,14 @@ namespace gmem::record {
 /// Throws profiler::report_error when the report cannot be read.
 [[nodiscard]] std::vector<std::string> summarize_recording(const std::string& path);
 
-/// The same lines about `rep`, a report at `path` (what summarize_recording reads there).
-[[nodiscard]] std::vector<std::string> summary_lines(const profiler::report& rep, const std::string& path);
+/// The same lines about `rep`, a report at `path` (what summarize_recording reads there); with
+/// `end`, the recording library's own: what its end took at the program's exit follows the
+/// cost line.
+[[nodiscard]] std::vector<std::string> summary_lines(const profiler::report& rep, const std::string& path,
+                                                     const end_times* end = nullptr);
+
+/// "the report took 1.6 s at the program's exit: analysis 0.7 s on 2 threads, ...".
+[[nodiscard]] std::string end_line(const end_times& end);
 
 /// The recording library writes the summary of the report it wrote (`report_bytes` long) beside
 /// it, at REPORT.summary, so that `gmemprof record` prints it without reading the report again

@@ -185,13 +185,18 @@ bool session::write(bool partial, const std::string& reason, bool analyse, std::
     info_.cost = cost();
     assemble_options options;
     options.analyse = analyse;
+    end_times times;
+    options.threads_used = &times.threads;
+    const auto t0 = std::chrono::steady_clock::now();
     const profiler::report rep = assemble(rec_, env_, granularity_, info_, options);
+    times.analysis_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::uint64_t bytes = 0;
-    const profiler::report back = write_recording(rep, out_path_, bytes);
+    const profiler::report back = write_recording(rep, out_path_, bytes, &times);
     written_ = true;
+    end_ = times;
     if (!summary_as_.empty()) {
       try {
-        write_summary(summary_lines(back, summary_as_), bytes, out_path_ + ".summary");
+        write_summary(summary_lines(back, summary_as_, &times), bytes, out_path_ + ".summary");
       } catch (const std::exception&) {  // gmemprof reads the report itself (the summary's size tells)
       }
     }

@@ -176,6 +176,8 @@ class session {
   /// the report again. Empty (the default): no summary.
   void summarize_as(std::string final_path) { summary_as_ = std::move(final_path); }
   [[nodiscard]] bool written() const noexcept { return written_; }
+  /// What the last report written took to make, part by part (zeros before one is written).
+  [[nodiscard]] const end_times& end() const noexcept { return end_; }
   /// A child of fork(): records nothing and writes nothing (the parent's report is the
   /// parent's).
   void forked() noexcept { forked_ = true; }
@@ -217,6 +219,7 @@ class session {
   profiler::environment env_;
   std::uint64_t granularity_ = 0;
   bool written_ = false;
+  end_times end_;
   std::atomic<bool> forked_{false};
   /// Windows of graph calls (launches, uploads, instantiations of graphs with memory nodes,
   /// trims) across threads: a call whose counter window another such call overlapped reads the

@@ -8,6 +8,7 @@
 // reader).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -533,10 +534,38 @@ TEST(RecordSession, TheReportsSummaryIsWrittenBesideItForGmemprofRecord) {
       continue;
     }
     ASSERT_TRUE(summary.has_value());
-    EXPECT_EQ(*summary, summary_lines(r, "serve-record.json"));
+    // The library's lines are gmemprof's own about the report, and what the report's end took.
+    const end_times& end = p.s.end();
+    EXPECT_EQ(*summary, summary_lines(r, "serve-record.json", &end));
     EXPECT_EQ(summary->front(), "wrote serve-record.json");
+    EXPECT_GT(end.analysis_s, 0);
+    EXPECT_GT(end.text_s, 0);
+    EXPECT_GT(end.read_back_s, 0);
+    EXPECT_GT(end.write_s, 0);
+    EXPECT_GE(end.threads, 1u);
+    const std::vector<std::string> without = summary_lines(r, "serve-record.json");
+    ASSERT_EQ(summary->size(), without.size() + 1);
+    EXPECT_EQ(std::count(summary->begin(), summary->end(), end_line(end)), 1);
+    EXPECT_EQ(std::count(without.begin(), without.end(), end_line(end)), 0);
     std::filesystem::remove(p.out + ".summary");
   }
+}
+
+// What the report's end took, as gmemprof record prints it: seconds from one second, each part
+// named, the threads counted.
+TEST(RecordSession, TheEndsLineNamesEachPartAndItsThreads) {
+  end_times end;
+  end.analysis_s = 0.7304;
+  end.threads = 2;
+  end.text_s = 0.29;
+  end.read_back_s = 0.36;
+  end.write_s = 0.0042;
+  EXPECT_EQ(end_line(end),
+            "the report took 1.38 s at the program's exit: analysis 730.4 ms on 2 threads, its text 290.0 ms, "
+            "read back 360.0 ms, written 4.2 ms");
+  end.threads = 1;
+  end.analysis_s = 0.0005;
+  EXPECT_NE(end_line(end).find("analysis 500 us on 1 thread,"), std::string::npos) << end_line(end);
 }
 
 // The program's exit() from a signal handler that interrupted a callback of the same thread,
