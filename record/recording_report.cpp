@@ -2,8 +2,6 @@
 // unchanged), with the graph's own figures (the reuse model's prediction of the graph alone); the
 // events, the counter timeline, each device's pool and how the recording ended go in the
 // report's optional "recorded" section (profiler::recording).
-#include <sched.h>
-
 #include <algorithm>
 #include <charconv>
 #include <chrono>
@@ -11,6 +9,7 @@
 #include <map>
 #include <cstdio>
 #include <exception>
+#include <functional>
 #include <set>
 #include <string_view>
 
@@ -19,10 +18,10 @@
 #include "gmem/profiler/diagnostics.hpp"
 #include "gmem/profiler/graph_alone.hpp"
 #include "gmem/profiler/lifetime.hpp"
+#include "gmem/profiler/parallel_for.hpp"
 #include "gmem/profiler/pool_analysis.hpp"
 #include "gmem/profiler/report_io.hpp"
 #include "gmem/profiler/reuse_model.hpp"
-#include "record/parallel_for.hpp"
 #include "record/recording_report.hpp"
 #include "gmem/profiler/size_text.hpp"
 #include "model/fnv.hpp"
@@ -53,10 +52,7 @@ unsigned analysis_threads() {
     const unsigned long v = std::strtoul(text, &end, 10);
     if (end && *end == '\0' && v >= 1) return static_cast<unsigned>(std::min<unsigned long>(v, 64));
   }
-  unsigned cpus = 1;
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof set, &set) == 0) cpus = static_cast<unsigned>(std::max(1, CPU_COUNT(&set)));
-  return std::min(cpus, 8u);
+  return profiler::cpus_to_use(8);
 }
 
 double analysis_budget_seconds() {
@@ -351,7 +347,7 @@ profiler::report assemble(const recorder& r, const profiler::environment& env,
     (threads > 1 && graphs[i].model.nodes.size() <= max_shared_graph_nodes ? shared : here).push_back(i);
   }
   if (options.threads_used) *options.threads_used = static_cast<unsigned>(std::clamp<std::size_t>(shared.size(), 1, threads));
-  for_each_on_threads(shared, threads, figure);
+  profiler::for_each_on_threads(shared, threads, figure);
   for (const std::size_t i : here) figure(i);
   for (std::size_t i = 0; i < graphs.size(); ++i) {
     if (failed[i]) std::rethrow_exception(failed[i]);
@@ -397,12 +393,15 @@ profiler::report write_recording(const profiler::report& rep, const std::string&
                                  end_times* times) {
   using clock = std::chrono::steady_clock;
   const auto seconds = [](clock::time_point a, clock::time_point b) { return std::chrono::duration<double>(b - a).count(); };
+  // The scenarios are made and read on the analysis's threads: the text and what is read back are
+  // the same on any number (a model's 2000 graphs: most of the text's and the read-back's time).
+  const profiler::for_each_index each = profiler::on_threads(analysis_threads());
   const auto t0 = clock::now();
-  const std::string text = profiler::to_json_string(rep);
+  const std::string text = profiler::to_json_string(rep, each);
   const auto t1 = clock::now();
   profiler::report back;
   try {
-    back = profiler::from_json_string(text, path);
+    back = profiler::from_json_string(text, path, each);
   } catch (const profiler::report_error& e) {
     // A bug of gmem's, never the program's: keep the text for a report of it, under another
     // name, so that a good report at `path` is not replaced by one gmemprof refuses.

@@ -2,8 +2,9 @@
 """What recording costs a serving warm-up at scale: tests/record/scale/warmup.py with 500, 1000 and
 2000 graphs (or the sizes given), each size run unrecorded and under `gmemprof record`, in
 alternating order, PAIRS times. Per run: the warm-up's own timings (captures and instantiations,
-the replays, the whole warm-up), the process's wall time (a recording writes its report at exit),
-the report's size, and `gmemprof show`'s time on it; per size the medians and the ratios recorded /
+the replays, the whole warm-up), the process's wall time and its time outside the warm-up (a
+recording writes its report at exit: what that took, part by part, as the library says it), the
+report's size, and `gmemprof show`'s time on it; per size the medians and the ratios recorded /
 unrecorded, and what the recording library says each part of recording cost per graph. Writes one
 JSON with the device, the driver, the commit and the date.
 
@@ -20,6 +21,7 @@ import argparse
 import datetime
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -37,6 +39,24 @@ def run(cmd, env=None):
     t0 = time.perf_counter()
     p = subprocess.run(cmd, capture_output=True, text=True, env=env)
     return p, time.perf_counter() - t0
+
+
+SECONDS = r"([0-9.]+) (s|ms|us)"
+
+
+def end_parts(stderr):
+    """What the recording library says its report took at the program's exit ("the report took
+    1.31 s at the program's exit: analysis 640.2 ms on 2 threads, its text ..."), in seconds by
+    part with the analysis's threads; None from a build that does not say it."""
+    m = re.search(r"the report took " + SECONDS + r" at the program's exit: analysis " + SECONDS +
+                  r" on (\d+) threads?, its text " + SECONDS + r", read back " + SECONDS + r", written " + SECONDS,
+                  stderr)
+    if not m:
+        return None
+    g = m.groups()
+    scale = {"s": 1.0, "ms": 1e-3, "us": 1e-6}
+    s = lambda k: float(g[k]) * scale[g[k + 1]]
+    return {"total": s(0), "analysis": s(2), "threads": int(g[4]), "text": s(5), "read_back": s(7), "write": s(9)}
 
 
 def build_commit(build_dir):
@@ -87,7 +107,12 @@ def one(gmemprof, n, mode, tmp, variants=None, previous=None, layers=0):
         return {"error": f"exit {p.returncode}: {p.stderr[-2000:]}"}
     doc = json.load(open(self_json))
     doc["process_s"] = wall
+    # Python's start, PyTorch's import and the process's end (a recording's report among them).
+    doc["outside_warmup_s"] = wall - doc["warmup_s"]
     if recorded:
+        end = end_parts(p.stderr)
+        if end:
+            doc["end_s"] = end
         doc["report_bytes"] = os.path.getsize(report)
         # What the recording library says recording cost the program, by part (its own clock).
         recording = report_forms.load(report).get("recorded", {})
@@ -150,7 +175,7 @@ def main():
             os.makedirs(a.keep, exist_ok=True)
             shutil.copy(os.path.join(tmp, f"record-{n}.json"), os.path.join(a.keep, f"record-scale-{n}.json"))
         summary = {"runs": runs, "settling_runs": settling}
-        for key in ("capture_s", "capture_us_median", "replay_s", "warmup_s", "process_s"):
+        for key in ("capture_s", "capture_us_median", "replay_s", "warmup_s", "process_s", "outside_warmup_s"):
             u = [r[key] for r in runs["unrecorded"] if key in r]
             r = [r[key] for r in runs["recorded"] if key in r]
             if u and r:
@@ -180,6 +205,12 @@ def main():
             v = [r[key] for r in runs["recorded"] if key in r]
             if v:
                 summary[key] = statistics.median(v)
+        # The report at the program's exit, by part: the median over recorded runs (and the
+        # previous build's, where it says it).
+        for mode in ("recorded", "previous"):
+            ends = [r["end_s"] for r in runs.get(mode, []) if "end_s" in r]
+            if ends:
+                summary.setdefault("end_s", {})[mode] = {k: statistics.median(e[k] for e in ends) for k in ends[0]}
         # Per graph captured, the median over recorded runs of each part's time (microseconds).
         costs = [r["record_cost"] for r in runs["recorded"] if "record_cost" in r]
         if costs:

@@ -9,8 +9,10 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <exception>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -22,6 +24,7 @@
 #include <vector>
 
 #include "gmem/profiler/lifetime.hpp"
+#include "gmem/profiler/parallel_for.hpp"
 #include "report/number_runs.hpp"
 #include "report/recording_json.hpp"
 #include "report/report_json.hpp"
@@ -59,6 +62,16 @@ const char* to_string(report_error::kind k) noexcept {
 }
 
 namespace {
+
+// Runs work(0), ..., work(n - 1) through `each`, on this thread in order where none is given.
+// `work` throws nothing.
+void run_each(const for_each_index& each, std::size_t n, const std::function<void(std::size_t)>& work) {
+  if (each && n > 1) {
+    each(n, work);
+    return;
+  }
+  for (std::size_t i = 0; i < n; ++i) work(i);
+}
 
 // ---------------------------------------------------------------------------------------------
 // Writing
@@ -1207,7 +1220,7 @@ shared_shapes plan_shared_shapes(const std::vector<scenario_result>& scenarios) 
 // per graph took 60% of `gmemprof show` on a recording of 2000 graphs of a 331-node shape.
 using read_skeletons = std::vector<std::vector<std::optional<skeleton>>>;
 
-read_skeletons expand_skeleton_shapes(const reader& in, const json& root) {
+read_skeletons expand_skeleton_shapes(const reader& in, const json& root, const for_each_index& each) {
   read_skeletons out;
   const auto rec = root.find("recorded");
   if (rec == root.end() || !rec->is_object() || !rec->contains("skeleton_shapes")) return out;
@@ -1216,12 +1229,18 @@ read_skeletons expand_skeleton_shapes(const reader& in, const json& root) {
   const auto scenarios = root.find("scenarios");
   if (scenarios == root.end() || !scenarios->is_array()) return out;  // the reader says what is wrong
   struct shape_read {
-    std::optional<std::size_t> allocs;  // its alloc nodes, counted at its first use
-    std::optional<skeleton> first;      // as its first graph read it, its word labels blank
+    std::size_t allocs = 0;             // its alloc nodes
+    std::optional<std::size_t> first;   // the use that reads it whole: its first
+    std::optional<skeleton> whole;      // as its first graph read it, its word labels blank
     std::vector<std::string> words;     // its labels' words (shape_label_words)
   };
+  struct use {
+    std::size_t scenario = 0, k = 0;
+    std::size_t shape = 0;  // table.size(): named none of the table's
+    std::string path;
+  };
   std::vector<shape_read> shapes(table.size());
-  static const json no_sizes = json::array();
+  std::vector<use> uses;
   out.resize(scenarios->size());
   for (std::size_t i = 0; i < scenarios->size(); ++i) {
     const json& sc = (*scenarios)[i];
@@ -1230,34 +1249,56 @@ read_skeletons expand_skeleton_shapes(const reader& in, const json& root) {
     for (std::size_t k = 0; k < sc["skeletons"].size(); ++k) {
       const json& sk = sc["skeletons"][k];
       if (!sk.is_object() || !sk.contains("shape")) continue;
-      const std::string path = reader::at(reader::at("scenarios", i) + ".skeletons", k);
+      use u{i, k, table.size(), reader::at(reader::at("scenarios", i) + ".skeletons", k)};
       const json& n = sk["shape"];
       const std::size_t k_shape = n.is_number_unsigned() ? n.get<std::size_t>() : table.size();
-      if (k_shape >= table.size() || !table[k_shape].is_object() || !table[k_shape].contains("nodes") ||
-          !table[k_shape]["nodes"].is_array()) {
-        in.fail(path + ".shape", "must name one of the " + std::to_string(table.size()) +
-                                     " skeleton shapes in recorded.skeleton_shapes");
-      }
-      const json& shape = table[k_shape];
-      shape_read& known = shapes[k_shape];
-      if (!known.allocs) {
-        known.allocs = 0;
-        for (const auto& node : shape["nodes"]) {
-          *known.allocs += node.is_object() && node.contains("kind") && node["kind"] == "alloc" ? 1 : 0;
+      if (k_shape < table.size() && table[k_shape].is_object() && table[k_shape].contains("nodes") &&
+          table[k_shape]["nodes"].is_array()) {
+        u.shape = k_shape;
+        shape_read& known = shapes[k_shape];
+        if (!known.first) {
+          known.first = uses.size();
+          for (const auto& node : table[k_shape]["nodes"]) {
+            known.allocs += node.is_object() && node.contains("kind") && node["kind"] == "alloc" ? 1 : 0;
+          }
         }
       }
+      uses.push_back(std::move(u));
+    }
+  }
+  // Each use is read alone but for its shape's first, which the others copy: the firsts on this
+  // thread, then the others through `each`. Each error is kept by use, and the earliest thrown:
+  // the one a reading in order would stop at (a use whose shape's first failed is never read, as
+  // a reading in order stops before it).
+  std::vector<std::exception_ptr> failed(uses.size());
+  static const json no_sizes = json::array();
+  const auto read = [&](std::size_t u_index, bool firsts) {
+    const use& u = uses[u_index];
+    const bool valid = u.shape < table.size();
+    if (firsts != (!valid || *shapes[u.shape].first == u_index)) return;
+    if (!firsts && !shapes[u.shape].whole) return;  // its first failed
+    try {
+      if (u.shape >= table.size()) {
+        in.fail(u.path + ".shape", "must name one of the " + std::to_string(table.size()) +
+                                       " skeleton shapes in recorded.skeleton_shapes");
+      }
+      const json& sc = (*scenarios)[u.scenario];
+      const json& sk = sc["skeletons"][u.k];
+      const json& shape = table[u.shape];
+      shape_read& known = shapes[u.shape];
       const json graph = sk.contains("graph") ? sk["graph"] : sc.contains("name") ? sc["name"] : json("");
       json bytes;
       try {
-        bytes = values_of_runs(sk.contains("bytes") ? sk["bytes"] : no_sizes, *known.allocs, path + ".bytes");
+        bytes = values_of_runs(sk.contains("bytes") ? sk["bytes"] : no_sizes, known.allocs, u.path + ".bytes");
       } catch (const std::invalid_argument& e) {
-        in.fail(path + ".bytes", std::string("must give one size per alloc node of its shape (") +
-                                     std::to_string(*known.allocs) + "): " + e.what());
+        in.fail(u.path + ".bytes", std::string("must give one size per alloc node of its shape (") +
+                                       std::to_string(known.allocs) + "): " + e.what());
       }
+      std::optional<skeleton>& slot = out[u.scenario][u.k];
       try {
-        if (known.first) {
-          out[i][k] = skeleton_of_shape(*known.first, known.words, graph, bytes, path);
-          continue;
+        if (!firsts) {
+          slot = skeleton_of_shape(*known.whole, known.words, graph, bytes, u.path);
+          return;
         }
         json whole = json{{"graph", graph}};
         for (const auto& [key, value] : shape.items()) whole[key] = value;
@@ -1265,13 +1306,20 @@ read_skeletons expand_skeleton_shapes(const reader& in, const json& root) {
         for (auto& node : whole["nodes"]) {
           if (node.is_object() && node.contains("kind") && node["kind"] == "alloc") node["bytes"] = bytes[b++];
         }
-        out[i][k] = skeleton_from_json(whole, path);
+        slot = skeleton_from_json(whole, u.path);
         known.words = shape_label_words(shape);
-        known.first = blank_word_labels(*out[i][k], known.words);
+        known.whole = blank_word_labels(*slot, known.words);
       } catch (const std::invalid_argument& e) {
-        in.fail(path, std::string("is not a valid skeleton (") + e.what() + ")");
+        in.fail(u.path, std::string("is not a valid skeleton (") + e.what() + ")");
       }
+    } catch (...) {
+      failed[u_index] = std::current_exception();
     }
+  };
+  for (std::size_t u = 0; u < uses.size(); ++u) read(u, true);
+  run_each(each, uses.size(), [&](std::size_t u) { read(u, false); });
+  for (const std::exception_ptr& e : failed) {
+    if (e) std::rethrow_exception(e);
   }
   return out;
 }
@@ -1432,17 +1480,27 @@ void read_rows(const reader& in, json& root) {
 
 }  // namespace
 
-json report_to_json(const report& r, bool leave_out_derived) {
+json report_to_json(const report& r, bool leave_out_derived, const for_each_index& each) {
   json j;
   j["schema_version"] = r.version;
   j["environment"] = to_json(r.env);
   const bool compact = r.recorded && leave_out_derived;
   shared_shapes shapes = compact ? plan_shared_shapes(r.scenarios) : shared_shapes{};
+  std::vector<json> made(r.scenarios.size());
+  std::vector<std::exception_ptr> failed(r.scenarios.size());  // std::bad_alloc, no other
+  run_each(each, r.scenarios.size(), [&](std::size_t i) {
+    try {
+      const bool graph = compact && i < r.recorded->graphs.size();
+      made[i] = to_json(r.scenarios[i], graph ? &r.recorded->graphs[i] : nullptr,
+                        i < shapes.place.size() ? &shapes.place[i] : nullptr);
+    } catch (...) {
+      failed[i] = std::current_exception();
+    }
+  });
   json scenarios = json::array();
-  for (std::size_t i = 0; i < r.scenarios.size(); ++i) {
-    const bool graph = compact && i < r.recorded->graphs.size();
-    scenarios.push_back(to_json(r.scenarios[i], graph ? &r.recorded->graphs[i] : nullptr,
-                                i < shapes.place.size() ? &shapes.place[i] : nullptr));
+  for (std::size_t i = 0; i < made.size(); ++i) {
+    if (failed[i]) std::rethrow_exception(failed[i]);
+    scenarios.push_back(std::move(made[i]));
   }
   json recorded = r.recorded ? recording_to_json(*r.recorded) : json();
   if (compact) {
@@ -1456,9 +1514,11 @@ json report_to_json(const report& r, bool leave_out_derived) {
   return j;
 }
 
-std::string to_json_string(const report& r) { return fitted_json(report_to_json(r, true), r.recorded ? 4 : 0); }
+std::string to_json_string(const report& r, const for_each_index& each) {
+  return fitted_json(report_to_json(r, true, each), r.recorded ? 4 : 0);
+}
 
-report from_json_string(const std::string& text, const std::string& source) {
+report from_json_string(const std::string& text, const std::string& source, const for_each_index& each) {
   // Before parsing: nlohmann parses deep text without recursion, but copies and destroys it
   // recursively (a key after ~100,000 nested arrays overflowed the stack, issue 32).
   if (const auto at = offset_beyond_depth(text, report_max_depth)) {
@@ -1511,12 +1571,24 @@ report from_json_string(const std::string& text, const std::string& source) {
   const json& scenarios = in.array(root, "scenarios", "");
   // After the version's check: a report of another version is refused for its version, not for
   // a skeleton this gmemprof would not read.
-  read_skeletons skeletons = expand_skeleton_shapes(in, root);
+  read_skeletons skeletons = expand_skeleton_shapes(in, root, each);
+  // Each scenario is read alone; the errors are thrown in the order a reading in order meets them.
+  std::vector<scenario_result> read(scenarios.size());
+  std::vector<std::exception_ptr> failed(scenarios.size());
+  run_each(each, scenarios.size(), [&](std::size_t i) {
+    try {
+      read[i] = read_scenario(in, scenarios[i], reader::at("scenarios", i), i < skeletons.size() ? &skeletons[i] : nullptr);
+    } catch (...) {
+      failed[i] = std::current_exception();
+    }
+  });
+  skeletons.clear();
   std::map<std::string, std::size_t> first_of_key;
   std::vector<std::size_t> derived;  // scenarios whose calls' figures are their graph's events'
+  r.scenarios.reserve(scenarios.size());
   for (std::size_t i = 0; i < scenarios.size(); ++i) {
-    r.scenarios.push_back(read_scenario(in, scenarios[i], reader::at("scenarios", i),
-                                        i < skeletons.size() ? &skeletons[i] : nullptr));
+    if (failed[i]) std::rethrow_exception(failed[i]);
+    r.scenarios.push_back(std::move(read[i]));
     if (in.flag(scenarios[i], "phases_from_events", reader::at("scenarios", i))) derived.push_back(i);
     const auto [it, fresh] = first_of_key.emplace(r.scenarios.back().key(), i);
     if (!fresh) {
@@ -1594,7 +1666,8 @@ report read_report(const std::string& path) {
     throw report_error(report_error::kind::unreadable,
                        "report '" + path + "' cannot be read: " + errno_text(errno));
   }
-  return from_json_string(text.str(), path);
+  // Its scenarios read on the CPUs there are (a recording of 2000 graphs: most of the read).
+  return from_json_string(text.str(), path, on_threads(cpus_to_use(8)));
 }
 
 }  // namespace gmem::profiler

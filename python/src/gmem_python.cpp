@@ -290,7 +290,8 @@ PYBIND11_MODULE(_core, m) {
   m.def("make_report", &gp::make_report, py::arg("scenarios"), py::arg("device"),
         py::arg("command_line"), py::call_guard<py::gil_scoped_release>());
   m.def("read_report", &gp::read_report, py::arg("path"));
-  m.def("report_from_json", &gp::from_json_string, py::arg("text"), py::arg("source"));
+  m.def("report_from_json", [](const std::string& text, const std::string& source) { return gp::from_json_string(text, source); },
+        py::arg("text"), py::arg("source"));
   m.def("compare_reports", &gp::compare_reports, py::arg("baseline"), py::arg("current"),
         py::arg("tolerances"));
   m.def("all_phases", &gp::all_phases);

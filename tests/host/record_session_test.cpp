@@ -23,7 +23,7 @@
 
 #include "fake_driver.hpp"
 #include "gmem/profiler/compare.hpp"
-#include "record/parallel_for.hpp"
+#include "gmem/profiler/parallel_for.hpp"
 #include "record/recording_report.hpp"
 #include "record/recording_summary.hpp"
 #include "report/show.hpp"
@@ -447,7 +447,7 @@ TEST(RecordSession, SharedWorkRunsEveryItemOnceOnSeveralThreadsWithSignalsBlocke
   std::set<std::thread::id> threads;
   std::atomic<bool> other_thread{false}, blocked_on_helpers{true};
   const std::thread::id caller = std::this_thread::get_id();
-  for_each_on_threads(items, 4, [&](std::size_t i) {
+  profiler::for_each_on_threads(items, 4, [&](std::size_t i) {
     ++calls[i];
     {
       std::lock_guard<std::mutex> l(m);
@@ -481,9 +481,9 @@ TEST(RecordSession, SharedWorkRunsEveryItemOnceOnSeveralThreadsWithSignalsBlocke
   EXPECT_FALSE(sigismember(&mine, SIGINT));
   // One thread, or nothing to do: the caller alone.
   std::set<std::thread::id> alone;
-  for_each_on_threads(items, 1, [&](std::size_t) { alone.insert(std::this_thread::get_id()); });
+  profiler::for_each_on_threads(items, 1, [&](std::size_t) { alone.insert(std::this_thread::get_id()); });
   EXPECT_EQ(alone, std::set<std::thread::id>{caller});
-  for_each_on_threads({}, 8, [&](std::size_t) { ADD_FAILURE() << "called for no item"; });
+  profiler::for_each_on_threads({}, 8, [&](std::size_t) { ADD_FAILURE() << "called for no item"; });
 }
 
 // Completions: an event recorded after a launch and then synchronized (or queried done) tells

@@ -6,11 +6,15 @@
 // compact one would not rebuild it.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <regex>
 #include <string>
+#include <thread>
 #include <tuple>
+#include <vector>
 
 #include "gmem/profiler/report_io.hpp"
 #include "report/skeleton_json.hpp"
@@ -616,6 +620,108 @@ TEST(RecordingForms, AllocationOffsetsAreWrittenInTheirCommonPowerOfTwo) {
                                                std::regex_constants::format_first_only);
     ASSERT_NE(bad, text);
     expect_refused(bad, says, to);
+  }
+}
+
+// N graphs of two shapes (every third one of the second), each with its own sizes, events and
+// allocations: a recording's scenarios to share among threads.
+report recording_of(std::size_t n) {
+  report r;
+  recording rec;
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::string name = "g" + std::to_string(k);
+    recorded_graph g;
+    g.name = name;
+    g.kind = "memory_nodes";
+    g.flags_known = true;
+    g.events.push_back(event(10.0 + k, "instantiate", "", all(0)));
+    g.events.push_back(event(1000.0 + k, "launch", "first_launch", all((k + 1) << 21)));
+    rec.graphs.push_back(g);
+    scenario_result s;
+    s.name = name;
+    s.params.emplace_back("source", std::string("recorded"));
+    s.skeletons.push_back(k % 3 == 2 ? three_node(name, 5 + k, 6 + k) : three_node(name, 1000 + k, 2000 + k));
+    if (k % 3 == 2) s.skeletons.back().nodes[2].deps.clear();  // the second shape
+    r.scenarios.push_back(s);
+  }
+  r.recorded = rec;
+  return r;
+}
+
+// Runs every index on four threads, or on this thread from the last to the first: the order a
+// reading in order would never take.
+void on_four_threads(std::size_t n, const std::function<void(std::size_t)>& work) {
+  std::atomic<std::size_t> next{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      for (std::size_t i = next++; i < n; i = next++) work(i);
+    });
+  }
+  for (std::thread& t : threads) t.join();
+}
+
+void last_first(std::size_t n, const std::function<void(std::size_t)>& work) {
+  for (std::size_t i = n; i-- > 0;) work(i);
+}
+
+// The recording library writes and reads its report's scenarios on several threads (the end of a
+// 2000-graph recording): the text, what is read back and the error a bad report gets are the same
+// as on one thread, in any order.
+TEST(RecordingForms, TheTextAndWhatIsReadBackAreTheSameOnSeveralThreads) {
+  const report r = recording_of(60);
+  const std::string text = to_json_string(r);
+  ASSERT_TRUE(std::regex_search(text, std::regex(R"("skeleton_shapes": ?\[)")));
+  for (const for_each_index& each : {for_each_index(on_four_threads), for_each_index(last_first)}) {
+    EXPECT_EQ(to_json_string(r, each), text);
+    const report back = from_json_string(text, "r.json", each);
+    ASSERT_EQ(back.scenarios.size(), 60u);
+    EXPECT_EQ(back.scenarios[7].skeletons.at(0).nodes[1].bytes, 2007u);
+    EXPECT_EQ(back.scenarios[8].skeletons.at(0).nodes[0].label, "alloc node #0 in graph 'g8'");
+    EXPECT_EQ(to_json_string(back), text);
+  }
+  // Two errors: the one a reading in order meets first is the one told, however the work ran.
+  const auto edit = [](std::string t, const std::string& from, const std::string& to) {
+    const std::string out = std::regex_replace(t, std::regex(from), to, std::regex_constants::format_first_only);
+    EXPECT_NE(out, t) << from;
+    return out;
+  };
+  struct bad_case {
+    std::string text, says;
+  };
+  const std::vector<bad_case> cases = {
+      // A later graph of the first shape, and the second shape's first graph after it.
+      {edit(edit(text, R"("bytes": ?\[1004, ?2004\])", R"("bytes": [1004])"), R"("bytes": ?\[19, ?20\])", R"("bytes": [19])"),
+       "scenarios[4].skeletons[0].bytes must give one size per alloc node"},
+      // The second shape's first graph, before a later graph of the first shape.
+      {edit(edit(text, R"("bytes": ?\[7, ?8\])", R"("bytes": [7])"), R"("bytes": ?\[1030, ?2030\])", R"("bytes": [1030])"),
+       "scenarios[2].skeletons[0].bytes must give one size per alloc node"},
+      // A skeleton after a scenario's own error: the skeletons are read first, in order or not.
+      {edit(edit(text, R"("name": ?"g5")", R"("name": "g5", "diagnostics": 5)"), R"("bytes": ?\[1051, ?2051\])",
+            R"("bytes": [-1, 2051])"),
+       "scenarios[51].skeletons[0].bytes[0]: must be an unsigned integer"},
+      // Two scenarios' own errors.
+      {edit(edit(text, R"("name": ?"g40")", R"("name": "g40", "diagnostics": 40)"), R"("name": ?"g9")",
+            R"("name": "g9", "diagnostics": 9)"),
+       "scenarios[9].diagnostics"},
+  };
+  for (const bad_case& c : cases) {
+    std::string in_order;
+    try {
+      (void)from_json_string(c.text, "bad.json");
+      ADD_FAILURE() << "accepted: " << c.says;
+    } catch (const report_error& e) {
+      in_order = e.what();
+    }
+    EXPECT_NE(in_order.find(c.says), std::string::npos) << in_order;
+    for (const for_each_index& each : {for_each_index(on_four_threads), for_each_index(last_first)}) {
+      try {
+        (void)from_json_string(c.text, "bad.json", each);
+        ADD_FAILURE() << "accepted on threads: " << c.says;
+      } catch (const report_error& e) {
+        EXPECT_EQ(std::string(e.what()), in_order);
+      }
+    }
   }
 }
 

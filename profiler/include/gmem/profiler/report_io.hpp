@@ -6,6 +6,7 @@
 // read back as NaN, so that a report can always be written after a long run.
 
 #include <cstddef>
+#include <functional>
 #include <stdexcept>
 #include <string>
 
@@ -45,17 +46,27 @@ class report_error : public std::runtime_error {
 /// and copying a document nested ~100,000 levels deep overflows the stack.
 inline constexpr std::size_t report_max_depth = 256;
 
+/// Runs work(0), ..., work(n - 1), each exactly once, perhaps several at once on threads of the
+/// caller's choosing, and returns when every one has returned; `work` throws nothing. A report's
+/// writing and reading share its scenarios among them (each is made and read alone); the text is
+/// the same whatever runs them.
+using for_each_index = std::function<void(std::size_t n, const std::function<void(std::size_t)>& work)>;
+
 /// The report as pretty JSON (2-space indent) with a stable key order; throws nothing but
-/// std::bad_alloc. Invalid UTF-8 in strings is replaced by U+FFFD.
-[[nodiscard]] std::string to_json_string(const report& r);
+/// std::bad_alloc. Invalid UTF-8 in strings is replaced by U+FFFD. `each`, where given, makes the
+/// scenarios' JSON.
+[[nodiscard]] std::string to_json_string(const report& r, const for_each_index& each = {});
 
 /// Parses a report from JSON text; throws report_error (not_json, wrong_schema_version or
 /// invalid) whose message names `source` and the offending field. Text nested deeper than
 /// report_max_depth is refused (invalid) before it is parsed. Every string and key read is
 /// printable: C0 controls (tab and newline too), DEL and the C1 controls are replaced by the
 /// text `\xHH` (C1: `\u00HH`), so a report cannot drive the terminal that shows it; printable
-/// text is unchanged, so a report read, written and read again is the same.
-[[nodiscard]] report from_json_string(const std::string& text, const std::string& source);
+/// text is unchanged, so a report read, written and read again is the same. `each`, where given,
+/// reads the scenarios and their skeletons; the report and any error are the same as without
+/// (the error is the first a reading in order meets).
+[[nodiscard]] report from_json_string(const std::string& text, const std::string& source,
+                                      const for_each_index& each = {});
 
 /// Writes atomically: a temporary file in the same directory, fsync, then rename over `path`; on
 /// any failure the temp file is removed and an existing report at `path` is untouched. Throws
@@ -73,7 +84,7 @@ void check_writable(const std::string& path);
 
 /// Reads and validates a report file as from_json_string does; throws report_error (missing,
 /// unreadable, not_json, wrong_schema_version, invalid) whose message names the file and what
-/// to do.
+/// to do. Its scenarios are read on up to 8 threads (parallel_for.hpp).
 [[nodiscard]] report read_report(const std::string& path);
 
 }  // namespace gmem::profiler

@@ -1,19 +1,21 @@
 #pragma once
-// Work shared among threads inside the recorded program (the recording's end): helper threads
-// that block every signal (the program's handlers run on its own threads only) and are named
-// for top and /proc; a helper that cannot be started leaves its share to the others.
+// Work shared among threads: helper threads that block every signal (inside a recorded program,
+// its handlers run on its own threads only) and are named for top and /proc; a helper that
+// cannot be started leaves its share to the others.
 
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
+#include <functional>
 #include <system_error>
 #include <thread>
 #include <vector>
 
-namespace gmem::record {
+namespace gmem::profiler {
 
 /// Calls fn(i) once for each i in `items`, on up to `threads` threads, the calling one among
 /// them; returns when every call has returned. `fn` must not throw.
@@ -35,7 +37,7 @@ void for_each_on_threads(const std::vector<std::size_t>& items, unsigned threads
   for (std::size_t t = 0; t < helpers_wanted; ++t) {
     try {
       helpers.emplace_back([&work] {
-        pthread_setname_np(pthread_self(), "gmem-analysis");
+        pthread_setname_np(pthread_self(), "gmem-worker");
         work();
       });
     } catch (const std::system_error&) {
@@ -47,4 +49,21 @@ void for_each_on_threads(const std::vector<std::size_t>& items, unsigned threads
   for (std::thread& h : helpers) h.join();
 }
 
-}  // namespace gmem::record
+/// The CPUs this process may run on, at most `at_most` (1 where the affinity cannot be read).
+inline unsigned cpus_to_use(unsigned at_most) {
+  unsigned cpus = 1;
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) cpus = static_cast<unsigned>(std::max(1, CPU_COUNT(&set)));
+  return std::min(cpus, at_most);
+}
+
+/// A report's writing and reading on up to `threads` threads (report_io.hpp's for_each_index).
+inline std::function<void(std::size_t, const std::function<void(std::size_t)>&)> on_threads(unsigned threads) {
+  return [threads](std::size_t n, const std::function<void(std::size_t)>& work) {
+    std::vector<std::size_t> items(n);
+    for (std::size_t i = 0; i < n; ++i) items[i] = i;
+    for_each_on_threads(items, threads, work);
+  };
+}
+
+}  // namespace gmem::profiler
