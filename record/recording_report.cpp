@@ -371,7 +371,7 @@ profiler::report assemble(const recorder& r, const profiler::environment& env,
     if (n > 1) g.identity += " #" + std::to_string(n);
   }
   for (const timeline_point& p : r.timeline()) rec.timeline.push_back({p.t_us, p.device, p.event, p.graph, p.values});
-  if (granularity && options.analyse) profiler::analyse_pools(rec, skeletons, granularity);
+  if (granularity && options.analyse) profiler::analyse_pools(rec, skeletons, granularity, profiler::on_threads(threads));
   for (std::size_t gi = 0; gi < skeletons.size(); ++gi) {  // moved, not copied, once the pools are analysed
     if (has_skeleton[gi]) rep.scenarios[gi].skeletons.push_back(std::move(skeletons[gi]));
   }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "gmem/profiler/recording.hpp"
+#include "gmem/profiler/report_io.hpp"
 #include "gmem/profiler/skeleton.hpp"
 
 namespace gmem::profiler {
@@ -21,7 +22,9 @@ namespace gmem::profiler {
 /// timeline and diagnostics about the set: small held allocations that each take whole granules,
 /// launches in other streams that could not share, relaunches that had to map again because
 /// another graph held their memory. `skeletons[i]` is graph i's (none for private_pool graphs:
-/// empty). Throws std::invalid_argument when granularity is 0.
-void analyse_pools(recording& rec, const std::vector<skeleton>& skeletons, std::uint64_t granularity);
+/// empty). Throws std::invalid_argument when granularity is 0. `each`, where given, lays out the
+/// graphs in the pool (each alone: its reuse prediction) on its threads; the figures are the same.
+void analyse_pools(recording& rec, const std::vector<skeleton>& skeletons, std::uint64_t granularity,
+                   const for_each_index& each = {});
 
 }  // namespace gmem::profiler
