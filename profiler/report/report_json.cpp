@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -1106,40 +1107,83 @@ void sync_directory(const fs::path& dir) noexcept {
 // `deep`: from this indentation on, a value too wide for one line with spaces is written on one
 // line without them where that is at most 4 KiB (a recording's graph, scenario or pool entry: a
 // recording of 2000 graphs spent a third of its bytes on indentation); 0: never.
-void fit(const json& j, std::size_t indent, std::size_t width, std::size_t deep, std::string& out) {
-  const auto scalar = [](const json& v) { return v.dump(-1, ' ', false, json::error_handler_t::replace); };
-  if (!j.is_structured() || j.empty()) {
-    out += scalar(j);
+// j's one-line text appended to `out`: compact (dump(-1): "," and ":") or spaced (", " and ": "),
+// each scalar as dump(-1) writes it. False, with `out` past `start + most`, as soon as the text
+// from `start` is longer than `most`: a value too long for its line is not written out whole
+// (a recording's events: megabytes) to learn that it does not fit.
+// A string as dump(-1) writes it: quoted, and printable ASCII without quotes or backslashes as it
+// is (a report's keys, names and labels), anything else by nlohmann.
+void append_string(const std::string& text, std::string& out) {
+  const bool plain = std::all_of(text.begin(), text.end(), [](char c) { return c >= 0x20 && c < 0x7f && c != '"' && c != '\\'; });
+  if (!plain) {
+    out += json(text).dump(-1, ' ', false, json::error_handler_t::replace);
     return;
   }
-  if (deep && indent >= deep) {
-    std::string compact = scalar(j);
-    if (indent + compact.size() > width && compact.size() <= 4096) {
-      out += compact;
-      return;
-    }
+  out += '"';
+  out += text;
+  out += '"';
+}
+
+// A scalar (or an empty array or object) as dump(-1) writes it; integers and plain strings
+// without a temporary string each (most of a recording's text).
+void append_scalar(const json& v, std::string& out) {
+  char digits[24];
+  if (v.is_number_unsigned() || v.is_number_integer()) {
+    const auto r = v.is_number_unsigned() ? std::to_chars(digits, digits + sizeof digits, v.get<std::uint64_t>())
+                                          : std::to_chars(digits, digits + sizeof digits, v.get<std::int64_t>());
+    out.append(digits, r.ptr);
+  } else if (v.is_string()) {
+    append_string(v.get_ref<const std::string&>(), out);
+  } else {
+    out += v.dump(-1, ' ', false, json::error_handler_t::replace);
+  }
+}
+
+bool one_line(const json& j, bool spaced, std::string& out, std::size_t start, std::size_t most) {
+  if (!j.is_structured() || j.empty()) {
+    append_scalar(j, out);
+    return out.size() - start <= most;
   }
   const bool object = j.is_object();
-  // Each member as it would stand alone (key and value), then joined on one line if that fits.
-  std::vector<std::string> members;
-  bool all_inline = true;
-  std::size_t one_line = 2;
-  for (auto it = j.begin(); it != j.end(); ++it) {
-    std::string m = object ? scalar(json(it.key())) + ": " : std::string();
-    fit(*it, indent + 2, width, deep, m);
-    all_inline = all_inline && m.find('\n') == std::string::npos;
-    one_line += m.size() + 2;
-    members.push_back(std::move(m));
-  }
   out += object ? '{' : '[';
-  if (all_inline && indent + one_line <= width) {
-    for (std::size_t k = 0; k < members.size(); ++k) out += (k ? ", " : "") + members[k];
-  } else {
-    for (std::size_t k = 0; k < members.size(); ++k) {
-      out += (k ? ",\n" : "\n") + std::string(indent + 2, ' ') + members[k];
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    if (it != j.begin()) out += spaced ? ", " : ",";
+    if (object) {
+      append_string(it.key(), out);
+      out += spaced ? ": " : ":";
     }
-    out += "\n" + std::string(indent, ' ');
+    if (!one_line(*it, spaced, out, start, most)) return false;
   }
+  out += object ? '}' : ']';
+  return out.size() - start <= most;
+}
+
+void fit(const json& j, std::size_t indent, std::size_t width, std::size_t deep, std::string& out) {
+  if (!j.is_structured() || j.empty()) {
+    one_line(j, false, out, out.size(), std::string::npos);
+    return;
+  }
+  const std::size_t start = out.size();
+  if (deep && indent >= deep) {
+    if (one_line(j, false, out, start, 4096) && indent + (out.size() - start) > width) return;
+    out.resize(start);
+  }
+  // On one line with spaces where that leaves two columns of the width.
+  if (indent + 2 <= width && one_line(j, true, out, start, width - indent - 2)) return;
+  out.resize(start);
+  const bool object = j.is_object();
+  out += object ? '{' : '[';
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    out += it == j.begin() ? "\n" : ",\n";
+    out.append(indent + 2, ' ');
+    if (object) {
+      append_string(it.key(), out);
+      out += ": ";
+    }
+    fit(*it, indent + 2, width, deep, out);
+  }
+  out += '\n';
+  out.append(indent, ' ');
   out += object ? '}' : ']';
 }
 

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -300,6 +301,34 @@ TEST(ReportJson, ParametersKeepTheirTypeAndOrder) {
   EXPECT_EQ(p[3].first, "b");
   ASSERT_TRUE(std::holds_alternative<bool>(p[3].second));
   EXPECT_FALSE(std::get<bool>(p[3].second));
+}
+
+// The text writes each value as nlohmann writes it alone (the writer makes plain strings and
+// integers itself, without a temporary each): strings that need escapes, text beyond ASCII,
+// invalid UTF-8 (replaced), the extremes of both integer kinds and doubles.
+TEST(ReportJson, EachValueIsWrittenAsNlohmannWritesIt) {
+  report r = sample_report();
+  const std::string hard = "q\"uote \\back\tslash \x7f ünïcödé \xff end";
+  r.scenarios[0].name = hard;
+  r.scenarios[0].params = {{"min", std::numeric_limits<std::int64_t>::min()},
+                           {"max", std::numeric_limits<std::int64_t>::max()},
+                           {"minus", std::int64_t{-1}},
+                           {"tenth", 0.1},
+                           {"tiny", 1e-7},
+                           {hard, std::string("plain")}};
+  const std::string text = to_json_string(r);
+  const auto nl = [](const nlohmann::json& v) { return v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); };
+  for (const std::string& piece :
+       {nl(hard), nl(std::numeric_limits<std::int64_t>::min()), nl(std::numeric_limits<std::int64_t>::max()),
+        ": " + nl(-1), nl(0.1), nl(1e-7), nl(hard) + ": \"plain\""}) {
+    EXPECT_NE(text.find(piece), std::string::npos) << piece;
+  }
+  // Every value reads back as nlohmann reads it (the invalid byte as U+FFFD).
+  const nlohmann::json parsed = nlohmann::json::parse(text);
+  EXPECT_EQ(parsed["scenarios"][0]["name"], nlohmann::json::parse(nl(hard)));
+  EXPECT_EQ(parsed["scenarios"][0]["parameters"]["min"].get<std::int64_t>(), std::numeric_limits<std::int64_t>::min());
+  EXPECT_EQ(parsed["scenarios"][0]["parameters"]["max"].get<std::int64_t>(), std::numeric_limits<std::int64_t>::max());
+  EXPECT_EQ(parsed["environment"]["total_memory_bytes"].get<std::uint64_t>(), 150'754'820'096ULL);
 }
 
 TEST(ReportJson, WritesTheDocumentedLayoutInOrder) {
