@@ -1099,18 +1099,6 @@ void sync_directory(const fs::path& dir) noexcept {
   ::close(fd);
 }
 
-// JSON a person can read at a tenth of the size of one value per line: a value whose one-line
-// form fits `width` columns at its indentation stays on one line (an event, a counter sample, a
-// skeleton node), larger ones open one member per line. Invalid UTF-8 (a device name or command
-// line can hold any bytes) is replaced rather than thrown on: losing a report at the end of a
-// long run over one byte would be worse.
-// `deep`: from this indentation on, a value too wide for one line with spaces is written on one
-// line without them where that is at most 4 KiB (a recording's graph, scenario or pool entry: a
-// recording of 2000 graphs spent a third of its bytes on indentation); 0: never.
-// j's one-line text appended to `out`: compact (dump(-1): "," and ":") or spaced (", " and ": "),
-// each scalar as dump(-1) writes it. False, with `out` past `start + most`, as soon as the text
-// from `start` is longer than `most`: a value too long for its line is not written out whole
-// (a recording's events: megabytes) to learn that it does not fit.
 // A string as dump(-1) writes it: quoted, and printable ASCII without quotes or backslashes as it
 // is (a report's keys, names and labels), anything else by nlohmann.
 void append_string(const std::string& text, std::string& out) {
@@ -1139,6 +1127,10 @@ void append_scalar(const json& v, std::string& out) {
   }
 }
 
+// j's one-line text appended to `out`: compact (dump(-1): "," and ":") or spaced (", " and ": "),
+// each scalar as dump(-1) writes it. False, with `out` past `start + most`, as soon as the text
+// from `start` is longer than `most`: a value too long for its line is not written out whole
+// (a recording's events: megabytes) to learn that it does not fit.
 bool one_line(const json& j, bool spaced, std::string& out, std::size_t start, std::size_t most) {
   if (!j.is_structured() || j.empty()) {
     append_scalar(j, out);
@@ -1158,6 +1150,14 @@ bool one_line(const json& j, bool spaced, std::string& out, std::size_t start, s
   return out.size() - start <= most;
 }
 
+// JSON a person can read at a tenth of the size of one value per line: a value whose one-line
+// form fits `width` columns at its indentation stays on one line (an event, a counter sample, a
+// skeleton node), larger ones open one member per line. Invalid UTF-8 (a device name or command
+// line can hold any bytes) is replaced rather than thrown on: losing a report at the end of a
+// long run over one byte would be worse.
+// `deep`: from this indentation on, a value too wide for one line with spaces is written on one
+// line without them where that is at most 4 KiB (a recording's graph, scenario or pool entry: a
+// recording of 2000 graphs spent a third of its bytes on indentation); 0: never.
 void fit(const json& j, std::size_t indent, std::size_t width, std::size_t deep, std::string& out) {
   if (!j.is_structured() || j.empty()) {
     one_line(j, false, out, out.size(), std::string::npos);
