@@ -74,9 +74,10 @@ struct end_times {
 /// Writes the recording atomically to `path`, after reading it back as gmemprof would from the
 /// text it is about to write (a report gmemprof cannot read is never written), and returns what
 /// was read back; `bytes` receives the file's size, `times` (where given) the text's, the
-/// read-back's and the write's time. Throws profiler::report_error (unwritable, or invalid
-/// naming what the reader refused).
+/// read-back's and the write's time. The scenarios are made and read on up to `threads` threads
+/// (0: as many as the analysis's, assemble_options::threads). Throws profiler::report_error
+/// (unwritable, or invalid naming what the reader refused).
 profiler::report write_recording(const profiler::report& rep, const std::string& path, std::uint64_t& bytes,
-                                 end_times* times = nullptr);
+                                 end_times* times = nullptr, unsigned threads = 0);
 
 }  // namespace gmem::record

@@ -24,7 +24,8 @@ namespace gmem::record {
 [[nodiscard]] std::vector<std::string> summary_lines(const profiler::report& rep, const std::string& path,
                                                      const end_times* end = nullptr);
 
-/// "the report took 1.6 s at the program's exit: analysis 0.7 s on 2 threads, ...".
+/// "the report took 1.38 s at the program's exit: analysis 730.4 ms on 2 threads, its text
+/// 290.0 ms, read back 360.0 ms, written 4.2 ms".
 [[nodiscard]] std::string end_line(const end_times& end);
 
 /// The recording library writes the summary of the report it wrote (`report_bytes` long) beside

@@ -191,7 +191,8 @@ bool session::write(bool partial, const std::string& reason, bool analyse, std::
     const profiler::report rep = assemble(rec_, env_, granularity_, info_, options);
     times.analysis_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::uint64_t bytes = 0;
-    const profiler::report back = write_recording(rep, out_path_, bytes, &times);
+    // A fatal signal's report stays on the writer thread, as its analysis does.
+    const profiler::report back = write_recording(rep, out_path_, bytes, &times, analyse ? 0 : 1);
     written_ = true;
     end_ = times;
     if (!summary_as_.empty()) {
