@@ -194,9 +194,9 @@ int main(int argc, char** argv) {
     if (cost[i].part.rfind("instantiate", 0) == 0) instantiate_us += cost[i].us / static_cast<double>(cost[i].calls);
   }
   const gmem::record::end_times& end = s.end();
-  std::printf("}, \"instantiate_us\": %.3f, \"exit_parts_s\": {\"analysis\": %.3f, \"threads\": %u, \"text\": %.3f, "
-              "\"read_back\": %.3f, \"write\": %.3f}%s}\n",
-              instantiate_us, end.analysis_s, end.threads, end.text_s, end.read_back_s, end.write_s,
+  std::printf("}, \"instantiate_us\": %.3f, \"exit_parts_s\": {\"last_readings\": %.3f, \"analysis\": %.3f, \"threads\": %u, "
+              "\"text\": %.3f, \"read_back\": %.3f, \"write\": %.3f}%s}\n",
+              instantiate_us, end.finish_s, end.analysis_s, end.threads, end.text_s, end.read_back_s, end.write_s,
               written ? "" : (", \"error\": \"" + why + "\"").c_str());
   std::error_code ec;
   if (written && !keep.empty()) std::filesystem::copy_file(out, keep, std::filesystem::copy_options::overwrite_existing, ec);

@@ -63,12 +63,14 @@ struct assemble_options {
 
 /// What the recording's end took, in seconds, part by part: the program's exit waits for it.
 struct end_times {
+  double finish_s = 0;     ///< the recorder's last readings (the device's memory at the end)
   double analysis_s = 0;   ///< assemble(): each graph's analysis, the pools' model, the bills
   unsigned threads = 1;    ///< the threads the graphs' analysis was shared among
   double text_s = 0;       ///< the report's JSON text
   double read_back_s = 0;  ///< reading that text back as gmemprof reads it
   double write_s = 0;      ///< writing it atomically (written, synced, renamed)
-  [[nodiscard]] double total_s() const { return analysis_s + text_s + read_back_s + write_s; }
+  double summary_s = 0;    ///< the lines gmemprof record prints about it (none: 0)
+  [[nodiscard]] double total_s() const { return finish_s + analysis_s + text_s + read_back_s + write_s + summary_s; }
 };
 
 /// Writes the recording atomically to `path`, after reading it back as gmemprof would from the

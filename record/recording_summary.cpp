@@ -22,9 +22,10 @@ std::string end_line(const end_times& end) {
     std::snprintf(buf, sizeof buf, "%.2f s", seconds);
     return seconds >= 1 ? std::string(buf) : profiler::duration_text(seconds * 1e6);
   };
-  return "the report took " + s(end.total_s()) + " at the program's exit: analysis " + s(end.analysis_s) + " on " +
-         std::to_string(end.threads) + (end.threads == 1 ? " thread" : " threads") + ", its text " + s(end.text_s) +
-         ", read back " + s(end.read_back_s) + ", written " + s(end.write_s);
+  return "the report took " + s(end.total_s()) + " at the program's exit: the last readings " + s(end.finish_s) +
+         ", analysis " + s(end.analysis_s) + " on " + std::to_string(end.threads) +
+         (end.threads == 1 ? " thread" : " threads") + ", its text " + s(end.text_s) + ", read back " +
+         s(end.read_back_s) + ", written " + s(end.write_s) + ", this summary " + s(end.summary_s);
 }
 
 std::vector<std::string> summary_lines(const profiler::report& rep, const std::string& path, const end_times* end) {

@@ -178,6 +178,9 @@ std::vector<profiler::record_cost> session::cost() const {
 bool session::write(bool partial, const std::string& reason, bool analyse, std::string* why) noexcept {
   if (out_path_.empty()) return false;
   try {
+    using clock = std::chrono::steady_clock;
+    const auto since = [](clock::time_point t) { return std::chrono::duration<double>(clock::now() - t).count(); };
+    const auto started = clock::now();
     rec_.finish();
     if (analyse) read_memory();  // at exit: the last reading, where a context is still current
     info_.partial = partial;
@@ -187,9 +190,10 @@ bool session::write(bool partial, const std::string& reason, bool analyse, std::
     options.analyse = analyse;
     end_times times;
     options.threads_used = &times.threads;
-    const auto t0 = std::chrono::steady_clock::now();
+    times.finish_s = since(started);
+    const auto t0 = clock::now();
     const profiler::report rep = assemble(rec_, env_, granularity_, info_, options);
-    times.analysis_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    times.analysis_s = since(t0);
     std::uint64_t bytes = 0;
     // A fatal signal's report stays on the writer thread, as its analysis does.
     const profiler::report back = write_recording(rep, out_path_, bytes, &times, analyse ? 0 : 1);
@@ -197,7 +201,14 @@ bool session::write(bool partial, const std::string& reason, bool analyse, std::
     end_ = times;
     if (!summary_as_.empty()) {
       try {
-        write_summary(summary_lines(back, summary_as_, &times), bytes, out_path_ + ".summary");
+        // The summary's lines are part of the end: its line is made again with their time.
+        const auto t3 = clock::now();
+        std::vector<std::string> lines = summary_lines(back, summary_as_, &times);
+        const std::string without = end_line(times);
+        times.summary_s = since(t3);
+        std::replace(lines.begin(), lines.end(), without, end_line(times));
+        end_ = times;
+        write_summary(lines, bytes, out_path_ + ".summary");
       } catch (const std::exception&) {  // gmemprof reads the report itself (the summary's size tells)
       }
     }

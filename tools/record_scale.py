@@ -46,17 +46,19 @@ SECONDS = r"([0-9.]+) (s|ms|us)"
 
 def end_parts(stderr):
     """What the recording library says its report took at the program's exit ("the report took
-    1.31 s at the program's exit: analysis 640.2 ms on 2 threads, its text ..."), in seconds by
-    part with the analysis's threads; None from a build that does not say it."""
-    m = re.search(r"the report took " + SECONDS + r" at the program's exit: analysis " + SECONDS +
-                  r" on (\d+) threads?, its text " + SECONDS + r", read back " + SECONDS + r", written " + SECONDS,
-                  stderr)
+    1.48 s at the program's exit: the last readings 2.0 ms, analysis 730.4 ms on 2 threads, its
+    text ..."), in seconds by part with the analysis's threads; None from a build that does not
+    say it."""
+    m = re.search(r"the report took " + SECONDS + r" at the program's exit: the last readings " + SECONDS +
+                  r", analysis " + SECONDS + r" on (\d+) threads?, its text " + SECONDS + r", read back " + SECONDS +
+                  r", written " + SECONDS + r", this summary " + SECONDS, stderr)
     if not m:
         return None
     g = m.groups()
     scale = {"s": 1.0, "ms": 1e-3, "us": 1e-6}
     s = lambda k: float(g[k]) * scale[g[k + 1]]
-    return {"total": s(0), "analysis": s(2), "threads": int(g[4]), "text": s(5), "read_back": s(7), "write": s(9)}
+    return {"total": s(0), "last_readings": s(2), "analysis": s(4), "threads": int(g[6]), "text": s(7),
+            "read_back": s(9), "write": s(11), "summary": s(13)}
 
 
 def build_commit(build_dir):

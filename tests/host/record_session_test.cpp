@@ -542,6 +542,7 @@ TEST(RecordSession, TheReportsSummaryIsWrittenBesideItForGmemprofRecord) {
     EXPECT_GT(end.text_s, 0);
     EXPECT_GT(end.read_back_s, 0);
     EXPECT_GT(end.write_s, 0);
+    EXPECT_GT(end.summary_s, 0);  // the lines' own time is in the line
     EXPECT_GE(end.threads, 1u);
     const std::vector<std::string> without = summary_lines(r, "serve-record.json");
     ASSERT_EQ(summary->size(), without.size() + 1);
@@ -555,14 +556,16 @@ TEST(RecordSession, TheReportsSummaryIsWrittenBesideItForGmemprofRecord) {
 // named, the threads counted.
 TEST(RecordSession, TheEndsLineNamesEachPartAndItsThreads) {
   end_times end;
+  end.finish_s = 0.002;
   end.analysis_s = 0.7304;
   end.threads = 2;
   end.text_s = 0.29;
   end.read_back_s = 0.36;
   end.write_s = 0.0042;
+  end.summary_s = 0.095;
   EXPECT_EQ(end_line(end),
-            "the report took 1.38 s at the program's exit: analysis 730.4 ms on 2 threads, its text 290.0 ms, "
-            "read back 360.0 ms, written 4.2 ms");
+            "the report took 1.48 s at the program's exit: the last readings 2.0 ms, analysis 730.4 ms on 2 threads, "
+            "its text 290.0 ms, read back 360.0 ms, written 4.2 ms, this summary 95.0 ms");
   end.threads = 1;
   end.analysis_s = 0.0005;
   EXPECT_NE(end_line(end).find("analysis 500 us on 1 thread,"), std::string::npos) << end_line(end);
