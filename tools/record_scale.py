@@ -3,8 +3,9 @@
 2000 graphs (or the sizes given), each size run unrecorded and under `gmemprof record`, in
 alternating order, PAIRS times. Per run: the warm-up's own timings (captures and instantiations,
 the replays, the whole warm-up), the process's wall time and its time outside the warm-up (a
-recording writes its report at exit: what that took, part by part, as the library says it), the
-report's size, and `gmemprof show`'s time on it; per size the medians and the ratios recorded /
+recording writes its report at exit: what that took, part by part, as the library says it),
+split on the wall clock into the launch (to the script's first line), the setup (to its first
+capture) and the exit (from its last line to the process's end), the report's size, and `gmemprof show`'s time on it; per size the medians and the ratios recorded /
 unrecorded, and what the recording library says each part of recording cost per graph. Writes one
 JSON with the device, the driver, the commit and the date.
 
@@ -35,9 +36,15 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PROGRAM = os.path.join(HERE, "..", "tests", "record", "scale", "warmup.py")
 
 
-def run(cmd, env=None):
+def run(cmd, env=None, epochs=None):
+    """The process's result and wall time; `epochs` (a dict), where given, receives the wall
+    clock's time.time() when it was started and when it had ended."""
     t0 = time.perf_counter()
+    if epochs is not None:
+        epochs["spawned"] = time.time()
     p = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    if epochs is not None:
+        epochs["exited"] = time.time()
     return p, time.perf_counter() - t0
 
 
@@ -104,13 +111,20 @@ def one(gmemprof, n, mode, tmp, variants=None, previous=None, layers=0):
     if mode == "companion":
         companion = os.path.join(os.path.dirname(gmemprof), "..", "record", "companion")
         env["PYTHONPATH"] = companion + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    p, wall = run(cmd, env)
+    epochs = {}
+    p, wall = run(cmd, env, epochs)
     if p.returncode != 0:
         return {"error": f"exit {p.returncode}: {p.stderr[-2000:]}"}
     doc = json.load(open(self_json))
     doc["process_s"] = wall
     # Python's start, PyTorch's import and the process's end (a recording's report among them).
     doc["outside_warmup_s"] = wall - doc["warmup_s"]
+    if "ended_epoch" in doc:  # where it lies: before the script's first line (the interpreter,
+        # site packages, the companion), from there to the first capture (PyTorch's import,
+        # CUDA's start, the weights), and after its last line (the process's end)
+        doc["outside_launch_s"] = doc["started_epoch"] - epochs["spawned"]
+        doc["outside_setup_s"] = doc["warmup_started_epoch"] - doc["started_epoch"]
+        doc["outside_exit_s"] = epochs["exited"] - doc["ended_epoch"]
     if recorded:
         end = end_parts(p.stderr)
         if end:
@@ -177,7 +191,8 @@ def main():
             os.makedirs(a.keep, exist_ok=True)
             shutil.copy(os.path.join(tmp, f"record-{n}.json"), os.path.join(a.keep, f"record-scale-{n}.json"))
         summary = {"runs": runs, "settling_runs": settling}
-        for key in ("capture_s", "capture_us_median", "replay_s", "warmup_s", "process_s", "outside_warmup_s"):
+        for key in ("capture_s", "capture_us_median", "replay_s", "warmup_s", "process_s", "outside_warmup_s",
+                    "outside_launch_s", "outside_setup_s", "outside_exit_s"):
             u = [r[key] for r in runs["unrecorded"] if key in r]
             r = [r[key] for r in runs["recorded"] if key in r]
             if u and r:

@@ -18,13 +18,15 @@ graphs), "capture_us_median" (the median of one graph's capture and instantiatio
 the host's other work slows a few captures, not the median), "main_thread" (while the graphs were
 captured: the time the main thread waited for a CPU it was ready to run on and its involuntary
 switches, from /proc; and every 100th capture, whether the recording library's helper thread
-"gmem-readings" was on the main thread's CPU: "shared_cpu_samples" of "samples")}. stdout: one
-line."""
+"gmem-readings" was on the main thread's CPU: "shared_cpu_samples" of "samples"), and on the wall
+clock (time.time()) "started_epoch" (the script's first line), "warmup_started_epoch" (the first
+capture) and "ended_epoch" (its last line)}. stdout: one line."""
 import json
 import os
 import sys
 import time
 
+STARTED_EPOCH = time.time()  # the script's first line, on the clock its launcher reads too
 os.environ["PYTORCH_CUDA_ALLOC_CONF"] = "backend:cudaMallocAsync"
 import torch  # noqa: E402
 
@@ -138,6 +140,7 @@ parts_s = [0.0, 0.0, 0.0]  # capture_begin, the captured step, capture_end (whic
 each_s = []  # each graph's capture_begin to capture_end's return
 waits0 = main_thread_waits()
 t0 = time.perf_counter()
+t0_epoch = time.time()
 for bs in range(graphs_n, 0, -1):   # largest first
     g = torch.cuda.CUDAGraph()
     s.wait_stream(torch.cuda.current_stream())
@@ -180,6 +183,9 @@ doc = {"graphs": graphs_n, "layers": layers_n, "capture_s": t1 - t0 - sampling_s
        "main_thread": {"runqueue_wait_ms": (waits1[0] - waits0[0]) / 1e6,
                        "involuntary_switches": waits1[1] - waits0[1],
                        "shared_cpu_samples": shared, "samples": samples}}
+# Where the process's time outside the warm-up lies, on the wall clock its launcher reads:
+# the script's start (Python, PyTorch's import, CUDA's start, the weights) and its end.
+doc.update({"started_epoch": STARTED_EPOCH, "warmup_started_epoch": t0_epoch, "ended_epoch": time.time()})
 with open(self_json, "w") as f:
     json.dump(doc, f)
 print(f"warm-up of {graphs_n} graphs done")
