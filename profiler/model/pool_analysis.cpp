@@ -120,11 +120,7 @@ void analyse_pools(recording& rec, const std::vector<skeleton>& skeletons, std::
       footprint[i] = g.held_requested_bytes = g.held_granule_bytes = 0;
     }
   };
-  if (each && rec.graphs.size() > 1) {
-    each(rec.graphs.size(), lay_out);
-  } else {
-    for (std::size_t i = 0; i < rec.graphs.size(); ++i) lay_out(i);
-  }
+  run_each(each, rec.graphs.size(), lay_out);
   for (std::size_t i = 0; i < rec.graphs.size(); ++i) {
     try {
       if (layouts[i]) index[i] = model.add(std::move(*layouts[i]));

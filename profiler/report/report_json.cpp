@@ -64,16 +64,6 @@ const char* to_string(report_error::kind k) noexcept {
 
 namespace {
 
-// Runs work(0), ..., work(n - 1) through `each`, on this thread in order where none is given.
-// `work` throws nothing.
-void run_each(const for_each_index& each, std::size_t n, const std::function<void(std::size_t)>& work) {
-  if (each && n > 1) {
-    each(n, work);
-    return;
-  }
-  for (std::size_t i = 0; i < n; ++i) work(i);
-}
-
 // ---------------------------------------------------------------------------------------------
 // Writing
 

@@ -57,8 +57,23 @@ inline unsigned cpus_to_use(unsigned at_most) {
   return std::min(cpus, at_most);
 }
 
-/// A report's writing and reading on up to `threads` threads (report_io.hpp's for_each_index).
-inline std::function<void(std::size_t, const std::function<void(std::size_t)>&)> on_threads(unsigned threads) {
+/// Runs work(0), ..., work(n - 1), each exactly once, perhaps several at once on threads of the
+/// caller's choosing, and returns when every one has returned; `work` throws nothing. A report's
+/// writing and reading share its scenarios among them, the pool analysis its graphs' layouts
+/// (each made alone); what they make is the same whatever runs them.
+using for_each_index = std::function<void(std::size_t n, const std::function<void(std::size_t)>& work)>;
+
+/// work(0), ..., work(n - 1) through `each`; on this thread, in order, where none is given.
+inline void run_each(const for_each_index& each, std::size_t n, const std::function<void(std::size_t)>& work) {
+  if (each && n > 1) {
+    each(n, work);
+    return;
+  }
+  for (std::size_t i = 0; i < n; ++i) work(i);
+}
+
+/// A for_each_index on up to `threads` threads (for_each_on_threads).
+inline for_each_index on_threads(unsigned threads) {
   return [threads](std::size_t n, const std::function<void(std::size_t)>& work) {
     std::vector<std::size_t> items(n);
     for (std::size_t i = 0; i < n; ++i) items[i] = i;

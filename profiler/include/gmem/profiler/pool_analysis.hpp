@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "gmem/profiler/parallel_for.hpp"
 #include "gmem/profiler/recording.hpp"
-#include "gmem/profiler/report_io.hpp"
 #include "gmem/profiler/skeleton.hpp"
 
 namespace gmem::profiler {

@@ -6,10 +6,10 @@
 // read back as NaN, so that a report can always be written after a long run.
 
 #include <cstddef>
-#include <functional>
 #include <stdexcept>
 #include <string>
 
+#include "gmem/profiler/parallel_for.hpp"
 #include "gmem/profiler/report.hpp"
 
 namespace gmem::profiler {
@@ -46,15 +46,9 @@ class report_error : public std::runtime_error {
 /// and copying a document nested ~100,000 levels deep overflows the stack.
 inline constexpr std::size_t report_max_depth = 256;
 
-/// Runs work(0), ..., work(n - 1), each exactly once, perhaps several at once on threads of the
-/// caller's choosing, and returns when every one has returned; `work` throws nothing. A report's
-/// writing and reading share its scenarios among them (each is made and read alone); the text is
-/// the same whatever runs them.
-using for_each_index = std::function<void(std::size_t n, const std::function<void(std::size_t)>& work)>;
-
 /// The report as pretty JSON (2-space indent) with a stable key order; throws nothing but
 /// std::bad_alloc. Invalid UTF-8 in strings is replaced by U+FFFD. `each`, where given, makes the
-/// scenarios' JSON.
+/// scenarios' JSON (for_each_index: parallel_for.hpp).
 [[nodiscard]] std::string to_json_string(const report& r, const for_each_index& each = {});
 
 /// Parses a report from JSON text; throws report_error (not_json, wrong_schema_version or
