@@ -6,10 +6,14 @@
 // measures on a GPU): what is timed is the session and the recorder alone, per call.
 // Prints one JSON object: microseconds per capture (begin and end), per instantiation (the
 // recorder's part), per launch, and the report at exit, with the session's own record_cost.
-// Usage: gmem_record_cost_bench [GRAPHS] [ROUNDS] [--layers L] [--keep REPORT] [--check US_PER_INSTANTIATION]
+// With --made N instead: N rounds of two graphs made, launched, destroyed and trimmed (what
+// tests/record/corpus_client.cu's `rounds` does on a GPU), a long run's recording section at exit.
+// Usage: gmem_record_cost_bench [GRAPHS] [ROUNDS] [--layers L] [--made N] [--keep REPORT]
+//                               [--check US_PER_INSTANTIATION]
 //        (exit 1 when the recorder's part of an instantiation is over US_PER_INSTANTIATION)
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -72,6 +76,20 @@ graph_model mlp_step(std::uint64_t b, std::uint64_t base) {
 // numbers (331 nodes for 4 layers on an H100): per layer 27 operations, each allocating its
 // output, running its kernel and freeing the output of two operations before; the step's output
 // held.
+// A graph of corpus_client's `rounds`: an allocation, a kernel that touches it, its free.
+graph_model working_set(std::uint64_t address, std::size_t bytes) {
+  graph_model m;
+  for (node_kind k : {node_kind::mem_alloc, node_kind::kernel, node_kind::mem_free}) {
+    model_node n;
+    n.kind = k;
+    n.address = k == node_kind::kernel ? 0 : address;
+    n.bytes = k == node_kind::mem_alloc ? bytes : 0;
+    m.nodes.push_back(n);
+  }
+  m.edges = {{0, 1}, {1, 2}};
+  return m;
+}
+
 graph_model decoder_step(std::uint64_t b, std::uint64_t base, std::size_t layers) {
   graph_model m;
   std::vector<std::uint64_t> live;  // the outputs not yet freed, oldest first
@@ -135,7 +153,7 @@ gmem::record::driver_api stand_in() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::size_t n = 2000, rounds = 3, layers = 0;
+  std::size_t n = 2000, rounds = 3, layers = 0, made = 0;
   double check_us = -1;
   std::string keep;  // where the report is copied before its folder is removed
   std::vector<std::string> positional;
@@ -146,6 +164,8 @@ int main(int argc, char** argv) {
       keep = argv[++i];
     } else if (std::strcmp(argv[i], "--layers") == 0 && i + 1 < argc) {
       layers = std::strtoull(argv[++i], nullptr, 10);
+    } else if (std::strcmp(argv[i], "--made") == 0 && i + 1 < argc) {
+      made = std::strtoull(argv[++i], nullptr, 10);
     } else {
       positional.emplace_back(argv[i]);
     }
@@ -158,7 +178,37 @@ int main(int argc, char** argv) {
   gmem::record::session s(stand_in(), gmem::record::name_source::stream, out);
   const std::uint64_t stream = 0x5000;
   const double t0 = now_us();
-  for (std::size_t k = 0; k < n; ++k) {
+  if (made) {
+    n = 2 * made;
+    rounds = 0;
+  }
+  for (std::size_t r = 0; r < made; ++r) {
+    std::uint64_t execs[2] = {};
+    for (std::uint64_t g = 0; g < 2; ++g) {
+      const std::uint64_t graph = 0x10000 + 2 * r + g, exec = 0x90000 + 2 * r + g;
+      s.capture_begin(stream);
+      s.capture_began(stream, true);
+      graphs()[graph] = working_set(1ull << 32, (g + 1) * (2ull << 20));
+      s.capture_end(stream, graph);
+      s.instantiate_enter(graph);
+      s.instantiate_exit(exec, graph, "", gmem::profiler::instantiate_flags{}, std::nullopt);
+      s.graph_destroy(graph);
+      graphs().erase(graph);
+      execs[g] = exec;
+    }
+    for (std::uint64_t exec : execs) {
+      s.launch_enter(exec, stream);
+      device_counters().reserved_current += 32ull << 20;  // trimmed before: each first launch maps
+      device_counters().reserved_high = std::max(device_counters().reserved_high, device_counters().reserved_current);
+      s.launch_exit(exec, "");
+    }
+    s.stream_synchronized(stream);
+    for (std::uint64_t exec : execs) s.exec_destroy(exec);
+    s.trim_enter(0);
+    device_counters().reserved_current = 0;
+    s.trim_exit(0);
+  }
+  for (std::size_t k = 0; k < n && !made; ++k) {
     const std::uint64_t graph = 0x10000 + k, exec = 0x90000 + k;
     s.capture_begin(stream);
     s.capture_began(stream, true);
@@ -183,9 +233,9 @@ int main(int argc, char** argv) {
   const bool written = s.write_at_exit(&why, 10);
   const double t3 = now_us();
   double instantiate_us = 0;
-  std::printf("{\"graphs\": %zu, \"layers\": %zu, \"nodes\": %zu, \"rounds\": %zu, \"captures_us_per_graph\": %.2f, \"launch_us\": %.3f, "
+  std::printf("{\"graphs\": %zu, \"made_rounds\": %zu, \"layers\": %zu, \"nodes\": %zu, \"rounds\": %zu, \"captures_us_per_graph\": %.2f, \"launch_us\": %.3f, "
               "\"exit_s\": %.3f, \"report_bytes\": %llu, \"record_cost_us_per_call\": {",
-              n, layers, graphs().begin()->second.nodes.size(), rounds, (t1 - t0) / static_cast<double>(n), (t2 - t1) / static_cast<double>(n * rounds),
+              n, made, layers, made ? std::size_t{3} : graphs().begin()->second.nodes.size(), rounds, (t1 - t0) / static_cast<double>(n), rounds ? (t2 - t1) / static_cast<double>(n * rounds) : 0.0,
               (t3 - t2) / 1e6,
               static_cast<unsigned long long>(written ? std::filesystem::file_size(out) : 0));
   const auto cost = s.cost();

@@ -1,8 +1,8 @@
 """A gmem report as gmemprof's reader sees it, for scripts that check reports without gmemprof.
 
 A recording's compact forms are expanded back to the plain ones: arrays written as rows (each
-graph's events, the call sequence, allocations, pools' attribution and timeline: field names in
-recorded.row_fields) become objects again, counters written as
+graph's events, the call sequence, the counter timeline, allocations, pools' attribution and
+timeline: field names in recorded.row_fields) become objects again, counters written as
 [used_current, used_high, reserved_current, reserved_high] (or one number where the four are equal)
 become objects of four named members (events' before/after, the counter timeline's points), each
 graph's stack index becomes its instantiate_stack, its flags (the names of those set) an object of
@@ -153,6 +153,7 @@ def _tables(report, rec):
         yield "attribution", p.get("attribution", [])
         yield "pool_timeline", p.get("timeline", [])
     yield "sequence", rec.get("sequence", [])
+    yield "timeline", rec.get("timeline", [])
 
 
 def _objects_from_rows(report, rec):

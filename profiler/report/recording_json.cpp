@@ -1,5 +1,6 @@
 #include "report/recording_json.hpp"
 
+#include "report/json_tree.hpp"
 #include "report/shared_values.hpp"
 
 #include <cmath>
@@ -623,7 +624,9 @@ json point_json(const recording::point& p) {
 }  // namespace
 
 json recording_to_json(const recording& r) {
-  json j;
+  // Room for every member, the compact forms' tables added after it too (report_to_json): a
+  // member set beyond it would copy the graphs, the timeline and the sequence (json_tree.hpp).
+  json j = object_with_room(32);
   j["partial"] = r.partial;
   if (r.partial) j["partial_reason"] = r.partial_reason;
   j["command"] = r.command;

@@ -26,6 +26,7 @@
 
 #include "gmem/profiler/lifetime.hpp"
 #include "gmem/profiler/parallel_for.hpp"
+#include "report/json_tree.hpp"
 #include "report/number_runs.hpp"
 #include "report/recording_json.hpp"
 #include "report/report_json.hpp"
@@ -1358,8 +1359,8 @@ read_skeletons expand_skeleton_shapes(const reader& in, const json& root, const 
   return out;
 }
 
-// Arrays of objects of one kind (each graph's events, the call sequence, allocations, a pool's
-// attribution and timeline) as rows: the field names once, in recorded.row_fields[kind], each
+// Arrays of objects of one kind (each graph's events, the call sequence, the counter timeline,
+// allocations, a pool's attribution and timeline) as rows: the field names once, in recorded.row_fields[kind], each
 // object an array of its values in that order, a field written "name?" where some objects lack it
 // (a null in its place: absent), trailing absent fields left off. Nearly half of a 2000-graph
 // recording's bytes were these names. A table any of whose objects is not a plain object, or holds
@@ -1424,7 +1425,7 @@ void to_rows(json& objects, const row_table& t) {
 // The tables of a recording, each with the arrays it gathers.
 template <typename Visit>
 void visit_tables(json& scenarios, json& recorded, Visit visit) {
-  std::vector<json*> events, allocations, attribution, pool_timeline, sequence;
+  std::vector<json*> events, allocations, attribution, pool_timeline, sequence, timeline;
   if (recorded.contains("graphs") && recorded["graphs"].is_array()) {
     for (auto& g : recorded["graphs"]) {
       if (g.is_object() && g.contains("events")) events.push_back(&g["events"]);
@@ -1443,11 +1444,13 @@ void visit_tables(json& scenarios, json& recorded, Visit visit) {
     }
   }
   if (recorded.contains("sequence")) sequence.push_back(&recorded["sequence"]);
+  if (recorded.contains("timeline")) timeline.push_back(&recorded["timeline"]);
   visit("events", events);
   visit("allocations", allocations);
   visit("attribution", attribution);
   visit("pool_timeline", pool_timeline);
   visit("sequence", sequence);
+  visit("timeline", timeline);
 }
 
 void write_rows(json& scenarios, json& recorded) {
@@ -1498,7 +1501,7 @@ void read_rows(const reader& in, json& root) {
           in.fail(fp, "names " + std::to_string(names.size()) + " fields, but a row of " + kind + " has " +
                           std::to_string(row.size()) + " values");
         }
-        json o = json::object();
+        json o = object_with_room(names.size());
         for (std::size_t k = 0; k < names.size(); ++k) {
           if (k >= row.size() || (optional[k] && row[k].is_null())) {
             if (!optional[k]) in.fail(fp, "names " + names[k] + ", which a row of " + kind + " lacks");
@@ -1567,7 +1570,7 @@ report from_json_string(const std::string& text, const std::string& source, cons
   }
   json root;
   try {
-    root = json::parse(text);
+    root = parse_json_tree(text);
   } catch (const json::exception& e) {  // parse_error, and out_of_range for a number beyond double
     throw report_error(report_error::kind::not_json,
                        "report '" + source + "' is not JSON (" + printable(e.what()) +

@@ -120,9 +120,15 @@ TEST(RecordingForms, TheTimelineIsRebuiltFromTheEventsAndOnlyTheOtherPointsAreWr
   const report r = recording_of_three(true);
   const std::string text = to_json_string(r);
   EXPECT_TRUE(std::regex_search(text, std::regex(R"("timeline_from_events": ?true)")));
-  const std::regex point(R"re("event": ?"(instantiate|launch:first_launch|trim)")re");
-  EXPECT_EQ(std::distance(std::sregex_iterator(text.begin(), text.end(), point), std::sregex_iterator()), 1)
-      << "only the trim's point is written";
+  // Only the trim's point is written, as a row under recorded.row_fields.timeline's names.
+  const nlohmann::ordered_json j = nlohmann::ordered_json::parse(text);
+  const auto& written = j["recorded"]["timeline"];
+  ASSERT_EQ(written.size(), 1u) << written.dump();
+  const auto fields = j["recorded"]["row_fields"]["timeline"].get<std::vector<std::string>>();
+  EXPECT_EQ(fields, (std::vector<std::string>{"t_us", "device", "event", "graph", "counters"}));
+  ASSERT_TRUE(written[0].is_array()) << written.dump();
+  EXPECT_EQ(written[0][2], "trim");
+  EXPECT_EQ(written[0][0], 150.0);
   const report back = from_json_string(text, "r.json");
   expect_same_timeline(*r.recorded, *back.recorded);
   EXPECT_EQ(to_json_string(back), text);

@@ -83,3 +83,16 @@ def test_scenarios_get_the_shared_values_and_messages_their_codes_ending():
                                     "message": "g1's node #0" + tail, "bytes": 1}
     assert g1["diagnostics"][1]["message"] == "whole."
     assert "scenario_fields" not in report["recorded"] and "message_tails" not in report["recorded"]
+
+
+def test_timeline_rows_become_points_and_merge_with_the_events_points():
+    report = {"scenarios": [],
+              "recorded": {"row_fields": {"timeline": ["t_us", "device", "event", "graph", "counters"],
+                                          "events": ["t_us", "kind", "device", "host_us", "before", "after", "class?"]},
+                           "timeline_from_events": True,
+                           "graphs": [{"name": "g", "events": [[5.0, "launch", 0, 1.0, 0, [1, 2, 3, 4], "first_launch"]]}],
+                           "timeline": [[2.0, 0, "trim", "", 7], [9.0, 0, "trim", "", [0, 0, 0, 0]]]}}
+    timeline = report_forms.expand(report)["recorded"]["timeline"]
+    assert [(p["t_us"], p["event"]) for p in timeline] == [(2.0, "trim"), (5.0, "launch:first_launch"), (9.0, "trim")]
+    assert all(timeline[0][c] == 7 for c in report_forms.COUNTERS)  # the counters as the point's members
+    assert timeline[1]["reserved_current"] == 3 and timeline[2]["used_high"] == 0
