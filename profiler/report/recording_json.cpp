@@ -386,11 +386,15 @@ recorded_graph read_graph(const json& j, const std::string& path,
   } else {
     g.instantiate_stack = strings(j, "instantiate_stack", path);  // before the table
   }
-  const json& events = array(j, "events", path, true);
-  for (std::size_t i = 0; i < events.size(); ++i) {
-    g.events.push_back(read_event(object_at(events, i, join(path, "events")), at(join(path, "events"), i)));
-  }
   return g;
+}
+
+// A graph's events (`j`: the graph as written, whether or not its site states some of its values).
+void read_events(const json& j, const std::string& path, recorded_graph& g) {
+  const json& events = array(j, "events", path, true);
+  const std::string ep = join(path, "events");
+  g.events.reserve(events.size());
+  for (std::size_t i = 0; i < events.size(); ++i) g.events.push_back(read_event(object_at(events, i, ep), at(ep, i)));
 }
 
 recorded_pool read_pool(const json& j, const std::string& path) {
@@ -420,9 +424,11 @@ recorded_pool read_pool(const json& j, const std::string& path) {
                              text(d, "message", ip, true), u64(d, "bytes", ip)});
   }
   const json& timeline = array(j, "timeline", path);
+  const std::string tp = join(path, "timeline");
+  p.timeline.reserve(timeline.size());
   for (std::size_t i = 0; i < timeline.size(); ++i) {
-    const std::string ip = at(join(path, "timeline"), i);
-    const json& t = object_at(timeline, i, join(path, "timeline"));
+    const std::string ip = at(tp, i);
+    const json& t = object_at(timeline, i, tp);
     p.timeline.push_back({time_us(t, "t_us", ip, true), text(t, "graph", ip), text(t, "event", ip, true),
                           u64(t, "reserved_bytes", ip, true), i64(t, "growth_bytes", ip), flag(t, "concurrent", ip)});
   }
@@ -612,7 +618,7 @@ json shared_site_fields(json& graphs) {
 }
 
 json point_json(const recording::point& p) {
-  json jp;
+  json jp = object_with_room(5);
   jp["t_us"] = number(p.t_us);
   jp["device"] = p.device;
   jp["event"] = p.event;
@@ -659,7 +665,8 @@ json recording_to_json(const recording& r) {
   j["pools"] = std::move(pools);
   json sequence = json::array();
   for (const auto& s : r.sequence) {
-    json js{{"op", s.op}};
+    json js = object_with_room(9);
+    js["op"] = s.op;
     if (s.graph >= 0) js["graph"] = s.graph;
     if (!s.stream.empty()) js["stream"] = s.stream;
     if (s.device >= 0) js["device"] = s.device;
@@ -759,20 +766,29 @@ recording recording_from_json(const json& j, const std::string& path) {
     if (const auto site = g.find("site"); site_fields && site != g.end() && site->is_string()) {
       if (const auto it = site_fields->find(site->get<std::string>()); it != site_fields->end()) shared = &*it;
     }
+    const std::string gp = at(join(path, "graphs"), i);
     if (shared) {
-      json whole = g;  // the site's values where the graph states none of its own
-      for (const auto& [key, value] : shared->items()) {
-        if (!whole.contains(key)) whole[key] = value;
+      // The site's values where the graph states none of its own; its events, the bulk of it, are
+      // read where they are.
+      json whole = object_with_room(g.size() + shared->size());
+      for (const auto& [key, value] : g.items()) {
+        if (key != "events") whole[key] = value;
       }
-      r.graphs.push_back(read_graph(whole, at(join(path, "graphs"), i), stacks, common_method));
+      for (const auto& [key, value] : shared->items()) {
+        if (!g.contains(key)) whole[key] = value;
+      }
+      r.graphs.push_back(read_graph(whole, gp, stacks, common_method));
     } else {
-      r.graphs.push_back(read_graph(g, at(join(path, "graphs"), i), stacks, common_method));
+      r.graphs.push_back(read_graph(g, gp, stacks, common_method));
     }
+    read_events(g, gp, r.graphs.back());
   }
   const json& timeline = array(j, "timeline", path);
+  const std::string tp = join(path, "timeline");
+  r.timeline.reserve(timeline.size());
   for (std::size_t i = 0; i < timeline.size(); ++i) {
-    const std::string ip = at(join(path, "timeline"), i);
-    const json& t = object_at(timeline, i, join(path, "timeline"));
+    const std::string ip = at(tp, i);
+    const json& t = object_at(timeline, i, tp);
     recording::point p;
     p.t_us = time_us(t, "t_us", ip, true);
     p.device = small(t, "device", ip);
@@ -788,9 +804,11 @@ recording recording_from_json(const json& j, const std::string& path) {
     r.pools.push_back(read_pool(object_at(pools, i, join(path, "pools")), at(join(path, "pools"), i)));
   }
   const json& sequence = array(j, "sequence", path);
+  const std::string sp = join(path, "sequence");
+  r.sequence.reserve(sequence.size());
   for (std::size_t i = 0; i < sequence.size(); ++i) {
-    const std::string ip = at(join(path, "sequence"), i);
-    const json& s = object_at(sequence, i, join(path, "sequence"));
+    const std::string ip = at(sp, i);
+    const json& s = object_at(sequence, i, sp);
     sequence_step st;
     st.op = text(s, "op", ip, true);
     st.graph = find(s, "graph") ? i64(s, "graph", ip) : -1;

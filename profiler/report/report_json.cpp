@@ -1405,11 +1405,13 @@ void learn_optional(const json& objects, row_table& t, std::vector<bool>& has_nu
 void to_rows(json& objects, const row_table& t) {
   if (!objects.is_array()) return;
   json rows = json::array();
-  for (const auto& o : objects) {
+  rows.get_ref<json::array_t&>().reserve(objects.size());
+  for (auto& o : objects) {
     json row = json::array();
+    row.get_ref<json::array_t&>().reserve(t.fields.size());
     for (const auto& f : t.fields) {
       const auto it = o.find(f);
-      row.push_back(it == o.end() ? json(nullptr) : *it);
+      row.push_back(it == o.end() ? json(nullptr) : std::move(*it));  // the object is dropped after
     }
     std::size_t keep = row.size();
     for (std::size_t f = t.fields.size(); f-- > 0;) {
