@@ -159,10 +159,17 @@ std::vector<pool_model::device_plan> pool_model::plan(const graph_state& gs, std
 }
 
 bool pool_model::others_running(std::uint64_t stream) const {
-  for (const auto& [id, c] : chunks_) {
-    if (busy_for(c, stream)) return true;
+  return !busy_in_.empty() && (busy_in_.size() > 1 || busy_in_.begin()->first != stream);
+}
+
+void pool_model::set_busy(chunk& c, std::optional<std::uint64_t> stream) {
+  if (c.busy_stream == stream) return;
+  if (c.busy_stream) {
+    const auto it = busy_in_.find(*c.busy_stream);
+    if (--it->second == 0) busy_in_.erase(it);
   }
-  return false;
+  if (stream) ++busy_in_[*stream];
+  c.busy_stream = stream;
 }
 
 std::uint64_t pool_model::growth_if_mapped(std::size_t g, std::uint64_t stream, bool run) const {
@@ -199,7 +206,7 @@ pool_step pool_model::map(std::size_t g, std::uint64_t stream, bool run, std::ui
     if (predicted > *measured_growth) {
       // The driver grew the pool less: the other streams' work had completed (C6).
       for (auto& [id, c] : chunks_) {
-        if (busy_for(c, stream)) c.busy_stream.reset();
+        if (busy_for(c, stream)) set_busy(c, std::nullopt);
       }
       step.others_completed = true;
       plans = plan(gs, stream);
@@ -217,6 +224,7 @@ pool_step pool_model::map(std::size_t g, std::uint64_t stream, bool run, std::ui
       chunk c;
       c.device = device;
       chunks_.emplace(next_chunk_, c);
+      ++chunks_on_[device];
       set_slot(gs, d, p.need[p.need.size() - 1 - next], next_chunk_++);
       step.grown_bytes += granularity_;
     }
@@ -229,7 +237,7 @@ pool_step pool_model::map(std::size_t g, std::uint64_t stream, bool run, std::ui
     for (std::uint64_t id : gs.slots[d]) {
       if (id == 0) continue;
       chunk& c = chunks_.at(id);
-      c.busy_stream = stream;
+      set_busy(c, stream);
       c.busy_ordinal = ordinal;
       c.last_graph = g;
     }
@@ -283,24 +291,28 @@ void pool_model::free_held(std::size_t g, std::optional<std::size_t> allocation,
 void pool_model::destroy(std::size_t g) { graphs_.at(g).destroyed = true; }
 
 void pool_model::synchronize() {
-  for (auto& [id, c] : chunks_) c.busy_stream.reset();
+  if (busy_in_.empty()) return;
+  for (auto& [id, c] : chunks_) set_busy(c, std::nullopt);
 }
 
 void pool_model::synchronize(std::uint64_t stream) {
+  if (!busy_in_.count(stream)) return;
   for (auto& [id, c] : chunks_) {
-    if (c.busy_stream == stream) c.busy_stream.reset();
+    if (c.busy_stream == stream) set_busy(c, std::nullopt);
   }
 }
 
 void pool_model::synchronize(std::uint64_t stream, std::uint64_t upto) {
+  if (!busy_in_.count(stream)) return;
   for (auto& [id, c] : chunks_) {
-    if (c.busy_stream == stream && c.busy_ordinal <= upto) c.busy_stream.reset();
+    if (c.busy_stream == stream && c.busy_ordinal <= upto) set_busy(c, std::nullopt);
   }
 }
 
 void pool_model::trim(int device) {
   for (auto it = chunks_.begin(); it != chunks_.end();) {
     if (it->second.device == device && it->second.pins == 0 && !it->second.busy_stream) {
+      --chunks_on_[device];
       it = chunks_.erase(it);
     } else {
       ++it;
@@ -309,9 +321,8 @@ void pool_model::trim(int device) {
 }
 
 std::uint64_t pool_model::reserved(int device) const {
-  std::uint64_t n = 0;
-  for (const auto& [id, c] : chunks_) n += c.device == device;
-  return n * granularity_;
+  const auto it = chunks_on_.find(device);
+  return it == chunks_on_.end() ? 0 : it->second * granularity_;
 }
 
 std::uint64_t pool_model::used(int device) const {

@@ -210,12 +210,18 @@ class pool_model {
   [[nodiscard]] bool busy_for(const chunk& c, std::uint64_t stream) const {
     return c.busy_stream && *c.busy_stream != stream;
   }
+  /// Marks chunk c busy in `stream` (nullopt: idle), keeping the counts by stream.
+  void set_busy(chunk& c, std::optional<std::uint64_t> stream);
   [[nodiscard]] bool exists(std::uint64_t id) const { return id != 0 && chunks_.count(id) != 0; }
   void unpin(std::size_t g, std::size_t d, std::size_t a);
 
   std::uint64_t granularity_;
   std::uint64_t next_chunk_ = 1;
   std::map<std::uint64_t, chunk> chunks_;  ///< by id: ids rise with age
+  // Kept as chunks are made, trimmed and marked busy, so that the reservation before and after
+  // each call, and whether other streams run, are not a walk over every chunk (issue 35).
+  std::map<int, std::uint64_t> chunks_on_;            ///< chunks by device
+  std::map<std::uint64_t, std::uint64_t> busy_in_;    ///< busy chunks by stream (none: no entry)
   std::vector<graph_state> graphs_;
   std::set<std::size_t> holding_;  ///< graphs with a live allocation
 };
