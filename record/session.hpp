@@ -220,6 +220,7 @@ class session {
   std::uint64_t granularity_ = 0;
   bool written_ = false;
   end_times end_;
+  std::vector<profiler::report> kept_;  ///< the report written last and what was read back of it
   std::atomic<bool> forked_{false};
   /// Windows of graph calls (launches, uploads, instantiations of graphs with memory nodes,
   /// trims) across threads: a call whose counter window another such call overlapped reads the
