@@ -1353,9 +1353,7 @@ read_skeletons expand_skeleton_shapes(const reader& in, const json& root, const 
   };
   for (std::size_t u = 0; u < uses.size(); ++u) read(u, true);
   run_each(each, uses.size(), [&](std::size_t u) { read(u, false); });
-  for (const std::exception_ptr& e : failed) {
-    if (e) std::rethrow_exception(e);
-  }
+  rethrow_first(failed);
   return out;
 }
 
@@ -1526,21 +1524,13 @@ json report_to_json(const report& r, bool leave_out_derived, const for_each_inde
   const bool compact = r.recorded && leave_out_derived;
   shared_shapes shapes = compact ? plan_shared_shapes(r.scenarios) : shared_shapes{};
   std::vector<json> made(r.scenarios.size());
-  std::vector<std::exception_ptr> failed(r.scenarios.size());  // std::bad_alloc, no other
-  run_each(each, r.scenarios.size(), [&](std::size_t i) {
-    try {
-      const bool graph = compact && i < r.recorded->graphs.size();
-      made[i] = to_json(r.scenarios[i], graph ? &r.recorded->graphs[i] : nullptr,
-                        i < shapes.place.size() ? &shapes.place[i] : nullptr);
-    } catch (...) {
-      failed[i] = std::current_exception();
-    }
-  });
+  rethrow_first(run_each_keeping_errors(each, r.scenarios.size(), [&](std::size_t i) {  // std::bad_alloc, no other
+    const bool graph = compact && i < r.recorded->graphs.size();
+    made[i] = to_json(r.scenarios[i], graph ? &r.recorded->graphs[i] : nullptr,
+                      i < shapes.place.size() ? &shapes.place[i] : nullptr);
+  }));
   json scenarios = json::array();
-  for (std::size_t i = 0; i < made.size(); ++i) {
-    if (failed[i]) std::rethrow_exception(failed[i]);
-    scenarios.push_back(std::move(made[i]));
-  }
+  for (json& m : made) scenarios.push_back(std::move(m));
   json recorded = r.recorded ? recording_to_json(*r.recorded) : json();
   if (compact) {
     share_site_fields(recorded);
@@ -1613,13 +1603,8 @@ report from_json_string(const std::string& text, const std::string& source, cons
   read_skeletons skeletons = expand_skeleton_shapes(in, root, each);
   // Each scenario is read alone; the errors are thrown in the order a reading in order meets them.
   std::vector<scenario_result> read(scenarios.size());
-  std::vector<std::exception_ptr> failed(scenarios.size());
-  run_each(each, scenarios.size(), [&](std::size_t i) {
-    try {
-      read[i] = read_scenario(in, scenarios[i], reader::at("scenarios", i), i < skeletons.size() ? &skeletons[i] : nullptr);
-    } catch (...) {
-      failed[i] = std::current_exception();
-    }
+  const std::vector<std::exception_ptr> failed = run_each_keeping_errors(each, scenarios.size(), [&](std::size_t i) {
+    read[i] = read_scenario(in, scenarios[i], reader::at("scenarios", i), i < skeletons.size() ? &skeletons[i] : nullptr);
   });
   skeletons.clear();
   std::map<std::string, std::size_t> first_of_key;

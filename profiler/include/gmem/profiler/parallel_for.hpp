@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
+#include <exception>
 #include <functional>
 #include <system_error>
 #include <thread>
@@ -70,6 +71,29 @@ inline void run_each(const for_each_index& each, std::size_t n, const std::funct
     return;
   }
   for (std::size_t i = 0; i < n; ++i) work(i);
+}
+
+/// run_each of work that may throw: each index's exception (null where work(i) returned), so
+/// that the caller throws the one a run in order would have stopped at, whatever order the
+/// threads took.
+inline std::vector<std::exception_ptr> run_each_keeping_errors(const for_each_index& each, std::size_t n,
+                                                               const std::function<void(std::size_t)>& work) {
+  std::vector<std::exception_ptr> failed(n);
+  run_each(each, n, [&](std::size_t i) {
+    try {
+      work(i);
+    } catch (...) {
+      failed[i] = std::current_exception();
+    }
+  });
+  return failed;
+}
+
+/// Throws the first exception `errors` holds, if any.
+inline void rethrow_first(const std::vector<std::exception_ptr>& errors) {
+  for (const std::exception_ptr& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
 }
 
 /// A for_each_index on up to `threads` threads (for_each_on_threads).
