@@ -390,18 +390,18 @@ profiler::report assemble(const recorder& r, const profiler::environment& env,
 }
 
 profiler::report write_recording(const profiler::report& rep, const std::string& path, std::uint64_t& bytes,
-                                 end_times* times, unsigned threads) {
+                                 end_times* times, unsigned threads, profiler::kept_trees* keep) {
   using clock = std::chrono::steady_clock;
   const auto seconds = [](clock::time_point a, clock::time_point b) { return std::chrono::duration<double>(b - a).count(); };
   // The scenarios are made and read on the analysis's threads: the text and what is read back are
   // the same on any number (a model's 2000 graphs: most of the text's and the read-back's time).
   const profiler::for_each_index each = profiler::on_threads(threads ? threads : analysis_threads());
   const auto t0 = clock::now();
-  const std::string text = profiler::to_json_string(rep, each);
+  const std::string text = profiler::to_json_string(rep, each, keep);
   const auto t1 = clock::now();
   profiler::report back;
   try {
-    back = profiler::from_json_string(text, path, each);
+    back = profiler::from_json_string(text, path, each, keep);
   } catch (const profiler::report_error& e) {
     // A bug of gmem's, never the program's: keep the text for a report of it, under another
     // name, so that a good report at `path` is not replaced by one gmemprof refuses.

@@ -8,6 +8,7 @@
 
 #include "gmem/profiler/analysis.hpp"
 #include "gmem/profiler/report.hpp"
+#include "gmem/profiler/report_io.hpp"
 #include "record/recorder.hpp"
 
 namespace gmem::record {
@@ -77,9 +78,11 @@ struct end_times {
 /// text it is about to write (a report gmemprof cannot read is never written), and returns what
 /// was read back; `bytes` receives the file's size, `times` (where given) the text's, the
 /// read-back's and the write's time. The scenarios are made and read on up to `threads` threads
-/// (0: as many as the analysis's, assemble_options::threads). Throws profiler::report_error
-/// (unwritable, or invalid naming what the reader refused).
+/// (0: as many as the analysis's, assemble_options::threads). `keep`, where given, takes the
+/// JSON trees of the text and of the read-back rather than freeing them. Throws
+/// profiler::report_error (unwritable, or invalid naming what the reader refused).
 profiler::report write_recording(const profiler::report& rep, const std::string& path, std::uint64_t& bytes,
-                                 end_times* times = nullptr, unsigned threads = 0);
+                                 end_times* times = nullptr, unsigned threads = 0,
+                                 profiler::kept_trees* keep = nullptr);
 
 }  // namespace gmem::record

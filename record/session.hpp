@@ -221,6 +221,7 @@ class session {
   bool written_ = false;
   end_times end_;
   std::vector<profiler::report> kept_;  ///< the report written last and what was read back of it
+  profiler::kept_trees kept_trees_;      ///< their JSON trees
   std::atomic<bool> forked_{false};
   /// Windows of graph calls (launches, uploads, instantiations of graphs with memory nodes,
   /// trims) across threads: a call whose counter window another such call overlapped reads the

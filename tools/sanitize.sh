@@ -52,6 +52,16 @@ clang++ -std=c++17 -O1 -g -fsanitize=thread -I. -Iprofiler -Iprofiler/include -I
   -lgtest -lgtest_main -pthread -o "$tsan_record" || status=1
 TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1}" "$tsan_record" --gtest_brief=1 \
   --gtest_filter='RecordSession.Threads*:RecordSession.Exit*:RecordSession.Completions*:RecordSession.TheReportIsTheSame*:RecordSession.SharedWork*' || status=1
+# A report's text made and read in runs on several threads (profiler/report: the pieces of
+# json_tree.cpp, the rows and fitted text of report_json.cpp, recording_json.cpp's runs).
+echo "sanitize: reports written and read on threads under ThreadSanitizer" >&2
+tsan_reports="$build/gmem_reports_tsan"
+# shellcheck disable=SC2086  # the list is words
+clang++ -std=c++17 -O1 -g -fsanitize=thread -I. -Iprofiler -Iprofiler/include -Itests/host \
+  tests/host/json_tree_test.cpp tests/host/recording_forms_test.cpp $profiler_core \
+  -lgtest -lgtest_main -pthread -o "$tsan_reports" || status=1
+TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1}" "$tsan_reports" --gtest_brief=1 \
+  --gtest_filter='JsonTree.*:RecordingForms.LongArrays*:RecordingForms.TheTextAndWhatIsReadBack*' || status=1
 # The handoff of the recording library's readings to its helper thread (record/handoff.cpp).
 echo "sanitize: the readings' handoff under ThreadSanitizer" >&2
 tsan_handoff="$build/gmem_handoff_tsan"

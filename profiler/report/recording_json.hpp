@@ -5,6 +5,7 @@
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 
+#include "gmem/profiler/parallel_for.hpp"
 #include "gmem/profiler/recording.hpp"
 
 namespace gmem::profiler {
@@ -27,8 +28,11 @@ void share_site_fields(nlohmann::ordered_json& recorded);
 /// Reads what recording_to_json wrote, and recordings of earlier gmem versions (fields
 /// added since are optional). Throws std::invalid_argument whose message starts with `path`
 /// and names the field that is wrong. It neither limits nesting nor escapes control
-/// characters: from_json_string did both before it hands the section over.
-[[nodiscard]] recording recording_from_json(const nlohmann::ordered_json& j, const std::string& path);
+/// characters: from_json_string did both before it hands the section over. `each`, where given,
+/// reads the graphs, the counter points and the calls in runs on its threads; the recording, and
+/// the first error a reading in order meets, are the same.
+[[nodiscard]] recording recording_from_json(const nlohmann::ordered_json& j, const std::string& path,
+                                            const for_each_index& each = {});
 [[nodiscard]] recording recording_from_json_text(const std::string& text, const std::string& path);
 
 }  // namespace gmem::profiler

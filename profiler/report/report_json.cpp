@@ -1149,7 +1149,11 @@ bool one_line(const json& j, bool spaced, std::string& out, std::size_t start, s
 // `deep`: from this indentation on, a value too wide for one line with spaces is written on one
 // line without them where that is at most 4 KiB (a recording's graph, scenario or pool entry: a
 // recording of 2000 graphs spent a third of its bytes on indentation); 0: never.
-void fit(const json& j, std::size_t indent, std::size_t width, std::size_t deep, std::string& out) {
+// `each`, where given, makes long arrays' text in runs (fitted_in_runs_from elements or more).
+constexpr std::size_t fitted_in_runs_from = 256;
+
+void fit(const json& j, std::size_t indent, std::size_t width, std::size_t deep, std::string& out,
+         const for_each_index& each = {}) {
   if (!j.is_structured() || j.empty()) {
     one_line(j, false, out, out.size(), std::string::npos);
     return;
@@ -1164,23 +1168,48 @@ void fit(const json& j, std::size_t indent, std::size_t width, std::size_t deep,
   out.resize(start);
   const bool object = j.is_object();
   out += object ? '{' : '[';
-  for (auto it = j.begin(); it != j.end(); ++it) {
-    out += it == j.begin() ? "\n" : ",\n";
-    out.append(indent + 2, ' ');
+  // One member's lines, as they follow the opening bracket or the member before.
+  const auto member = [&](auto it, bool first, std::string& into) {
+    into += first ? "\n" : ",\n";
+    into.append(indent + 2, ' ');
     if (object) {
-      append_string(it.key(), out);
-      out += ": ";
+      append_string(it.key(), into);
+      into += ": ";
     }
-    fit(*it, indent + 2, width, deep, out);
+    fit(*it, indent + 2, width, deep, into);
+  };
+  if (each && !object && j.size() >= fitted_in_runs_from) {
+    // A long array's elements in runs, each run's text made alone and joined in order: a
+    // recording's scenarios, graphs, calls and counter points (issue 35). The same text.
+    const std::size_t runs = std::min<std::size_t>(64, j.size() / 8);
+    std::vector<std::string> texts(runs);
+    run_each(each, runs, [&](std::size_t r) {
+      const std::size_t from = j.size() * r / runs, to = j.size() * (r + 1) / runs;
+      for (std::size_t i = from; i < to; ++i) member(j.begin() + static_cast<std::ptrdiff_t>(i), i == 0, texts[r]);
+    });
+    for (const std::string& t : texts) out += t;
+  } else {
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      if (object) {
+        // A member holding a long array passes `each` on (the recording's section, its rows).
+        out += it == j.begin() ? "\n" : ",\n";
+        out.append(indent + 2, ' ');
+        append_string(it.key(), out);
+        out += ": ";
+        fit(*it, indent + 2, width, deep, out, each);
+      } else {
+        member(it, it == j.begin(), out);
+      }
+    }
   }
   out += '\n';
   out.append(indent, ' ');
   out += object ? '}' : ']';
 }
 
-std::string fitted_json(const json& j, std::size_t deep, std::size_t width = 120) {
+std::string fitted_json(const json& j, std::size_t deep, std::size_t width = 120, const for_each_index& each = {}) {
   std::string out;
-  fit(j, 0, width, deep, out);
+  fit(j, 0, width, deep, out, each);
   return out;
 }
 
@@ -1369,42 +1398,77 @@ struct row_table {
   bool usable = true;
 };
 
-void learn_rows(const json& objects, row_table& t) {
-  if (!objects.is_array()) return;
-  for (const auto& o : objects) {
-    if (!o.is_object()) {
-      t.usable = false;
-      return;
-    }
-    for (const auto& [key, value] : o.items()) {
-      if (std::find(t.fields.begin(), t.fields.end(), key) == t.fields.end()) {
-        t.fields.push_back(key);
-        t.optional.push_back(false);
-      }
+// A run of the elements of a table's arrays, in their order: a table's objects are shared among
+// threads in such runs, each run's work made alone (a recording's calls and counter points, or
+// the events of its 2000 graphs: tens of thousands of objects).
+struct element_run {
+  struct part {
+    json* array;
+    std::size_t from, to;
+  };
+  std::vector<part> parts;
+
+  template <typename Each>
+  void for_each(Each each) const {
+    for (const part& p : parts) {
+      for (std::size_t i = p.from; i < p.to; ++i) each((*p.array)[i]);
     }
   }
+};
+
+std::vector<element_run> element_runs(const std::vector<json*>& arrays) {
+  std::size_t total = 0;
+  for (const json* a : arrays) total += a->is_array() ? a->size() : 0;
+  const std::size_t size = std::max<std::size_t>(512, total / 64);
+  std::vector<element_run> runs;
+  std::size_t in_run = size;  // elements in the last run
+  for (json* a : arrays) {
+    if (!a->is_array()) continue;
+    for (std::size_t from = 0; from < a->size();) {
+      if (in_run == size) {
+        runs.emplace_back();
+        in_run = 0;
+      }
+      const std::size_t to = std::min(a->size(), from + (size - in_run));
+      runs.back().parts.push_back({a, from, to});
+      in_run += to - from;
+      from = to;
+    }
+  }
+  return runs;
 }
 
-// Which fields some objects lack (optional), and which some hold null.
-void learn_optional(const json& objects, row_table& t, std::vector<bool>& has_null) {
-  if (!objects.is_array()) return;
-  for (const auto& o : objects) {
+// The fields of the objects of `run` in the order they are first met; false where one is not a
+// plain object.
+bool learn_rows(const element_run& run, std::vector<std::string>& fields) {
+  bool plain = true;
+  run.for_each([&](const json& o) {
+    if (!o.is_object()) plain = false;
+    if (!plain) return;
+    for (const auto& [key, value] : o.items()) {
+      if (std::find(fields.begin(), fields.end(), key) == fields.end()) fields.push_back(key);
+    }
+  });
+  return plain;
+}
+
+// Which fields some objects of `run` lack (optional), and which some hold null.
+void learn_optional(const element_run& run, const row_table& t, std::vector<bool>& optional,
+                    std::vector<bool>& has_null) {
+  run.for_each([&](const json& o) {
     for (std::size_t f = 0; f < t.fields.size(); ++f) {
       const auto it = o.find(t.fields[f]);
       if (it == o.end()) {
-        t.optional[f] = true;
+        optional[f] = true;
       } else if (it->is_null()) {
         has_null[f] = true;
       }
     }
-  }
+  });
 }
 
-void to_rows(json& objects, const row_table& t) {
-  if (!objects.is_array()) return;
-  json rows = json::array();
-  rows.get_ref<json::array_t&>().reserve(objects.size());
-  for (auto& o : objects) {
+void to_rows(const element_run& run, const row_table& t) {
+  run.for_each([&t](json& o) {
     json row = json::array();
     row.get_ref<json::array_t&>().reserve(t.fields.size());
     for (const auto& f : t.fields) {
@@ -1417,9 +1481,8 @@ void to_rows(json& objects, const row_table& t) {
       keep = f;
     }
     row.erase(row.begin() + static_cast<std::ptrdiff_t>(keep), row.end());
-    rows.push_back(std::move(row));
-  }
-  objects = std::move(rows);
+    o = std::move(row);
+  });
 }
 
 // The tables of a recording, each with the arrays it gathers.
@@ -1453,25 +1516,45 @@ void visit_tables(json& scenarios, json& recorded, Visit visit) {
   visit("timeline", timeline);
 }
 
-void write_rows(json& scenarios, json& recorded) {
+void write_rows(json& scenarios, json& recorded, const for_each_index& each) {
   json fields = json::object();
-  visit_tables(scenarios, recorded, [&fields](const char* kind, const std::vector<json*>& arrays) {
+  visit_tables(scenarios, recorded, [&fields, &each](const char* kind, const std::vector<json*>& arrays) {
+    const std::vector<element_run> runs = element_runs(arrays);
+    // Each run's fields, joined in the runs' order: the order the objects first name them.
+    std::vector<std::vector<std::string>> named(runs.size());
+    std::vector<char> plain(runs.size(), 1);
+    run_each(each, runs.size(), [&](std::size_t r) { plain[r] = learn_rows(runs[r], named[r]); });
     row_table t;
-    for (const json* a : arrays) learn_rows(*a, t);
-    std::vector<bool> has_null(t.fields.size(), false);
-    for (const json* a : arrays) learn_optional(*a, t, has_null);
-    for (std::size_t f = 0; f < t.fields.size(); ++f) t.usable = t.usable && !(t.optional[f] && has_null[f]);
+    for (std::size_t r = 0; r < runs.size() && t.usable; ++r) {
+      t.usable = plain[r];
+      for (std::string& f : named[r]) {
+        if (std::find(t.fields.begin(), t.fields.end(), f) == t.fields.end()) t.fields.push_back(std::move(f));
+      }
+    }
     if (!t.usable || t.fields.empty()) return;
+    std::vector<std::vector<bool>> optional(runs.size(), std::vector<bool>(t.fields.size(), false));
+    std::vector<std::vector<bool>> has_null = optional;
+    run_each(each, runs.size(), [&](std::size_t r) { learn_optional(runs[r], t, optional[r], has_null[r]); });
+    t.optional.assign(t.fields.size(), false);
+    for (std::size_t f = 0; f < t.fields.size(); ++f) {
+      bool null = false;
+      for (std::size_t r = 0; r < runs.size(); ++r) {
+        t.optional[f] = t.optional[f] || optional[r][f];
+        null = null || has_null[r][f];
+      }
+      t.usable = t.usable && !(t.optional[f] && null);
+    }
+    if (!t.usable) return;
     json names = json::array();
     for (std::size_t f = 0; f < t.fields.size(); ++f) names.push_back(t.fields[f] + (t.optional[f] ? "?" : ""));
     fields[kind] = std::move(names);
-    for (json* a : arrays) to_rows(*a, t);
+    run_each(each, runs.size(), [&](std::size_t r) { to_rows(runs[r], t); });
   });
   if (!fields.empty()) recorded["row_fields"] = std::move(fields);
 }
 
 // The inverse, before the report is read: rows made objects again.
-void read_rows(const reader& in, json& root) {
+void read_rows(const reader& in, json& root, const for_each_index& each) {
   const auto rec = root.find("recorded");
   if (rec == root.end() || !rec->is_object() || !rec->contains("row_fields")) return;
   const json all_fields = (*rec)["row_fields"];
@@ -1492,11 +1575,11 @@ void read_rows(const reader& in, json& root) {
       if (optional.back()) name.pop_back();
       names.push_back(std::move(name));
     }
-    for (json* a : arrays) {
-      if (!a->is_array()) continue;
-      for (std::size_t i = 0; i < a->size(); ++i) {
-        json& row = (*a)[i];
-        if (!row.is_array()) continue;  // an object: the reader takes it as it is
+    const std::vector<element_run> runs = element_runs(arrays);
+    // Each run alone; the error told is the first a reading in order meets.
+    rethrow_first(run_each_keeping_errors(each, runs.size(), [&](std::size_t r) {
+      runs[r].for_each([&](json& row) {
+        if (!row.is_array()) return;  // an object: the reader takes it as it is
         if (row.size() > names.size()) {
           in.fail(fp, "names " + std::to_string(names.size()) + " fields, but a row of " + kind + " has " +
                           std::to_string(row.size()) + " values");
@@ -1510,8 +1593,8 @@ void read_rows(const reader& in, json& root) {
           o[names[k]] = std::move(row[k]);
         }
         row = std::move(o);
-      }
-    }
+      });
+    }));
   });
 }
 
@@ -1536,18 +1619,22 @@ json report_to_json(const report& r, bool leave_out_derived, const for_each_inde
     share_site_fields(recorded);
     share_scenario_values(scenarios, recorded);
     if (!shapes.table.empty()) recorded["skeleton_shapes"] = std::move(shapes.table);
-    write_rows(scenarios, recorded);
+    write_rows(scenarios, recorded, each);
   }
   j["scenarios"] = std::move(scenarios);
   if (r.recorded) j["recorded"] = std::move(recorded);
   return j;
 }
 
-std::string to_json_string(const report& r, const for_each_index& each) {
-  return fitted_json(report_to_json(r, true, each), r.recorded ? 4 : 0);
+std::string to_json_string(const report& r, const for_each_index& each, kept_trees* keep) {
+  json tree = report_to_json(r, true, each);
+  std::string text = fitted_json(tree, r.recorded ? 4 : 0, 120, each);
+  if (keep) keep->trees.push_back(std::make_shared<json>(std::move(tree)));
+  return text;
 }
 
-report from_json_string(const std::string& text, const std::string& source, const for_each_index& each) {
+report from_json_string(const std::string& text, const std::string& source, const for_each_index& each,
+                        kept_trees* keep) {
   // Before parsing: nlohmann parses deep text without recursion, but copies and destroys it
   // recursively (a key after ~100,000 nested arrays overflowed the stack, issue 32).
   if (const auto at = offset_beyond_depth(text, report_max_depth)) {
@@ -1562,7 +1649,7 @@ report from_json_string(const std::string& text, const std::string& source, cons
   }
   json root;
   try {
-    root = parse_json_tree(text);
+    root = parse_json_tree(text, each);
   } catch (const json::exception& e) {  // parse_error, and out_of_range for a number beyond double
     throw report_error(report_error::kind::not_json,
                        "report '" + source + "' is not JSON (" + printable(e.what()) +
@@ -1574,7 +1661,7 @@ report from_json_string(const std::string& text, const std::string& source, cons
   if (!root.is_object()) {
     in.fail("the top level", "must be an object, is " + reader::kind_of(root));
   }
-  read_rows(in, root);
+  read_rows(in, root, each);
   try {
     expand_scenario_values(root);
   } catch (const std::invalid_argument& e) {
@@ -1625,7 +1712,7 @@ report from_json_string(const std::string& text, const std::string& source, cons
   }
   if (const auto rec = root.find("recorded"); rec != root.end()) {  // gmemprof record's section
     try {
-      r.recorded = recording_from_json(*rec, "recorded");
+      r.recorded = recording_from_json(*rec, "recorded", each);
     } catch (const std::invalid_argument& e) {
       in.fail(e.what());
     }
@@ -1641,6 +1728,7 @@ report from_json_string(const std::string& text, const std::string& source, cons
     s.counters_after_phase = std::move(d.counters_after_phase);
     s.launch_costs.insert(s.launch_costs.begin(), d.launch_costs.begin(), d.launch_costs.end());
   }
+  if (keep) keep->trees.push_back(std::make_shared<json>(std::move(root)));
   return r;
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "gmem/profiler/parallel_for.hpp"
 #include "report/json_tree.hpp"
 
 namespace gmem::profiler {
@@ -72,6 +73,112 @@ TEST(JsonTree, RefusesWhatJsonParseRefusesWithItsExceptionAndMessage) {
     ASSERT_FALSE(want.empty()) << "json::parse accepted " << text;
     EXPECT_EQ(got, want) << text;
     EXPECT_EQ(got_id, want_id) << text;
+  }
+}
+
+// A recording's shape: scenarios, graphs with events, calls as rows; strings that hold what the
+// split looks for (brackets, commas, quotes, backslashes).
+json recording_like(std::mt19937& rng, int graphs) {
+  const char* odd[] = {"a]b", "c,d", "e\"f", "g\\", "[h", "{i}", "\u00e9", "j\\\"k,]"};
+  json scenarios = json::array(), recorded_graphs = json::array(), rows = json::array();
+  for (int g = 0; g < graphs; ++g) {
+    scenarios.push_back({{"name", std::string("graph ") + odd[rng() % 8] + std::to_string(g)},
+                         {"params", {{"nodes", rng() % 500}, {"tags", json::array({odd[rng() % 8], g})}}}});
+    json events = json::array();
+    for (int e = 0; e < 1 + static_cast<int>(rng() % 6); ++e) events.push_back(json::array({e * 1.5, "launch", rng() % 3, nullptr}));
+    recorded_graphs.push_back({{"name", std::to_string(g)}, {"events", std::move(events)}, {"empty", json::array()}});
+    rows.push_back(json::array({g, odd[rng() % 8], rng() % 1000, true}));
+  }
+  return {{"schema_version", 9},
+          {"scenarios", std::move(scenarios)},
+          {"recorded", {{"graphs", std::move(recorded_graphs)}, {"sequence", {{"rows", std::move(rows)}}}, {"tail", "]"}}}};
+}
+
+// parse_json_tree(text, each) against json::parse(text): the same tree or the same error.
+void expect_same_in_pieces(const std::string& text, std::size_t split_from, std::size_t* pieces) {
+  std::string want_error, got_error;
+  json want, got;
+  try {
+    want = json::parse(text);
+  } catch (const json::exception& e) {
+    want_error = e.what();
+  }
+  try {
+    got = parse_json_tree(text, on_threads(4), split_from, pieces);
+  } catch (const json::exception& e) {
+    got_error = e.what();
+  }
+  EXPECT_EQ(got_error, want_error);
+  if (want_error.empty()) {
+    EXPECT_EQ(got.dump(), want.dump());
+  }
+}
+
+TEST(JsonTree, GivesTheTreeJsonParseGivesWhenItsLargeArraysAreParsedInPieces) {
+  std::mt19937 rng(11);
+  for (const int graphs : {16, 40, 300}) {
+    for (const int indent : {-1, 2}) {
+      const std::string text = recording_like(rng, graphs).dump(indent);
+      std::size_t pieces = 0;
+      expect_same_in_pieces(text, 512, &pieces);
+      EXPECT_GT(pieces, 2u) << "the large arrays were not split: " << graphs << " graphs";
+    }
+  }
+  // Smaller than the threshold, or with no array of 16 elements: parsed whole.
+  std::size_t pieces = 7;
+  expect_same_in_pieces(recording_like(rng, 300).dump(), std::size_t{1} << 30, &pieces);
+  EXPECT_EQ(pieces, 0u);
+  expect_same_in_pieces(json{{"a", std::string(5000, 'x')}, {"b", json::array({1, 2, 3})}}.dump(), 64, &pieces);
+  EXPECT_EQ(pieces, 0u);
+  // An escaped NUL anywhere (it could pose as the split's own marker): parsed whole.
+  json with_nul = recording_like(rng, 100);
+  with_nul["scenarios"][3]["name"] = std::string("a\0gmem-split-0", 15);
+  with_nul["scenarios"][4]["params"]["tags"] = json::array({std::string("\0gmem-split-1", 13)});
+  expect_same_in_pieces(with_nul.dump(), 512, &pieces);
+  EXPECT_EQ(pieces, 0u);
+}
+
+TEST(JsonTree, PiecesGiveJsonParsesTreeWhereAKeyIsSaidTwice) {
+  std::mt19937 rng(5);
+  const std::string big = recording_like(rng, 60)["scenarios"].dump();
+  for (const std::string& text : {"{\"a\": " + big + ", \"b\": 1, \"a\": " + big + "}",
+                                  "{\"a\": " + big + ", \"a\": 2}", "{\"a\": 2, \"a\": " + big + "}",
+                                  "[{\"k\": " + big + ", \"k\": {\"x\": " + big + "}}]"}) {
+    std::size_t pieces = 0;
+    expect_same_in_pieces(text, 512, &pieces);
+  }
+}
+
+TEST(JsonTree, PiecesRefuseWhatJsonParseRefusesWithItsMessage) {
+  // Each mutation of a split text: an element emptied, a separator dropped or doubled, a bracket
+  // or quote removed, a byte changed; json::parse's error (byte offset included) or its tree.
+  std::mt19937 rng(23);
+  const std::string text = recording_like(rng, 120).dump();
+  std::size_t pieces = 0;
+  expect_same_in_pieces(text, 512, &pieces);
+  ASSERT_GT(pieces, 2u);
+  const char bytes[] = {',', ']', '[', '}', '{', '"', '\\', ' ', 'x', '1', ':'};
+  int refused = 0;
+  for (int m = 0; m < 400; ++m) {
+    std::string t = text;
+    const std::size_t at = rng() % t.size();
+    switch (m % 3) {
+      case 0: t.erase(at, 1); break;
+      case 1: t.insert(at, 1, bytes[rng() % sizeof bytes]); break;
+      default: t[at] = bytes[rng() % sizeof bytes]; break;
+    }
+    try {
+      const json parsed = json::parse(t);
+      (void)parsed;
+    } catch (const json::exception&) {
+      ++refused;
+    }
+    expect_same_in_pieces(t, 512, &pieces);
+  }
+  EXPECT_GT(refused, 200) << "the mutations should mostly break the text";
+  // At a run's edge: "[a,,b]" and "[a,]" where a run would begin or end.
+  for (const std::string& bad : {std::string("[1,,") + text + "]", "{\"s\": [" + std::string(40, '1') + ",,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16]}"}) {
+    expect_same_in_pieces(bad, 16, &pieces);
   }
 }
 

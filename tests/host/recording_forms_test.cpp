@@ -731,6 +731,48 @@ TEST(RecordingForms, TheTextAndWhatIsReadBackAreTheSameOnSeveralThreads) {
   }
 }
 
+// A recording of 1200 graphs: its long arrays' text is made in runs, its tables' rows made and
+// read in runs, on threads; the text, what is read back, and the first error in order are the
+// same as on one thread.
+TEST(RecordingForms, LongArraysAndTablesInRunsGiveTheSameTextReportAndError) {
+  const report r = recording_of(1200);
+  const std::string text = to_json_string(r);
+  const report serial = from_json_string(text, "r.json");
+  for (const for_each_index& each : {for_each_index(on_four_threads), for_each_index(last_first)}) {
+    kept_trees kept;
+    EXPECT_EQ(to_json_string(r, each, &kept), text);
+    EXPECT_EQ(kept.trees.size(), 1u) << "the text's tree is handed over";
+    const report back = from_json_string(text, "r.json", each, &kept);
+    EXPECT_EQ(kept.trees.size(), 2u) << "the read-back's tree is handed over";
+    ASSERT_EQ(back.recorded->graphs.size(), 1200u);
+    EXPECT_EQ(back.recorded->graphs[1100].events.at(1).kind, "launch");
+    EXPECT_EQ(to_json_string(back), to_json_string(serial));
+  }
+  // Rows of graphs 700 and 1100 (in the table's third and fifth runs) too long: graph 700's told.
+  std::string bad = text;
+  for (const std::string t : {"1110", "710"}) {  // their instantiations' times
+    const std::string row = "[" + t + ".0,\"instantiate\",0,12.5,0,0]";
+    const std::size_t at = bad.find(row);
+    ASSERT_NE(at, std::string::npos) << row;
+    bad.replace(at, row.size(), "[" + t + ".0,\"instantiate\",0,12.5,0,0,1,2,3,4,5]");
+  }
+  std::string in_order;
+  try {
+    (void)from_json_string(bad, "bad.json");
+  } catch (const report_error& e) {
+    in_order = e.what();
+  }
+  ASSERT_NE(in_order.find("has 11 values"), std::string::npos) << in_order;
+  for (const for_each_index& each : {for_each_index(on_four_threads), for_each_index(last_first)}) {
+    try {
+      (void)from_json_string(bad, "bad.json", each);
+      ADD_FAILURE() << "accepted on threads";
+    } catch (const report_error& e) {
+      EXPECT_EQ(std::string(e.what()), in_order);
+    }
+  }
+}
+
 // A row longer than its fields, or missing a field every object had, is refused naming the fields.
 TEST(RecordingForms, RowsThatDoNotFitTheirFieldsAreRefusedNamingThem) {
   const std::string text = to_json_string(recording_of_three(true));

@@ -96,6 +96,17 @@ inline void rethrow_first(const std::vector<std::exception_ptr>& errors) {
   }
 }
 
+/// work(0), ..., work(n - 1) through `each` in up to 64 runs of consecutive indexes (`least` or
+/// more a run), each run in order; throws the exception a run of all in order would have stopped
+/// at: the first run's that failed, the first of its indexes that threw.
+inline void run_in_runs(const for_each_index& each, std::size_t n, std::size_t least,
+                        const std::function<void(std::size_t)>& work) {
+  const std::size_t runs = std::max<std::size_t>(1, std::min<std::size_t>(64, n / std::max<std::size_t>(1, least)));
+  rethrow_first(run_each_keeping_errors(each, runs, [&](std::size_t r) {
+    for (std::size_t i = n * r / runs; i < n * (r + 1) / runs; ++i) work(i);
+  }));
+}
+
 /// A for_each_index on up to `threads` threads (for_each_on_threads).
 inline for_each_index on_threads(unsigned threads) {
   return [threads](std::size_t n, const std::function<void(std::size_t)>& work) {
