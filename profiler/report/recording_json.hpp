@@ -13,7 +13,7 @@ namespace gmem::profiler {
 /// The "recorded" section: partial, command, pid, notes, graphs (each with its events), the
 /// counter timeline, pools (high watermark, attribution, diagnostics, timeline), the sequence.
 /// Instantiation stacks are written once each, in "stacks", and graphs name theirs by index.
-[[nodiscard]] nlohmann::ordered_json recording_to_json(const recording& r);
+[[nodiscard]] nlohmann::ordered_json recording_to_json(const recording& r, const for_each_index& each = {});
 [[nodiscard]] std::string recording_to_json_text(const recording& r);
 
 /// A written report's compact form of the "recorded" section that recording_to_json made: the

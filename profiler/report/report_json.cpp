@@ -1614,7 +1614,7 @@ json report_to_json(const report& r, bool leave_out_derived, const for_each_inde
   }));
   json scenarios = json::array();
   for (json& m : made) scenarios.push_back(std::move(m));
-  json recorded = r.recorded ? recording_to_json(*r.recorded) : json();
+  json recorded = r.recorded ? recording_to_json(*r.recorded, each) : json();
   if (compact) {
     share_site_fields(recorded);
     share_scenario_values(scenarios, recorded);

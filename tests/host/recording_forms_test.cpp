@@ -735,7 +735,16 @@ TEST(RecordingForms, TheTextAndWhatIsReadBackAreTheSameOnSeveralThreads) {
 // read in runs, on threads; the text, what is read back, and the first error in order are the
 // same as on one thread.
 TEST(RecordingForms, LongArraysAndTablesInRunsGiveTheSameTextReportAndError) {
-  const report r = recording_of(1200);
+  report r = recording_of(1200);
+  for (std::uint64_t k = 0; k < 3000; ++k) {  // counter points and calls beyond the graphs' events
+    r.recorded->timeline.push_back({5000.0 + static_cast<double>(k), 0, k % 2 ? "trim" : "sync", "", all(k << 21)});
+    sequence_step st;
+    st.op = k % 3 ? "launch" : "trim";
+    st.graph = k % 3 ? static_cast<std::int64_t>(k % 1200) : -1;
+    st.stream = k % 3 ? "stream " + std::to_string(k % 5) : "";
+    st.device = k % 3 ? -1 : 0;
+    r.recorded->sequence.push_back(st);
+  }
   const std::string text = to_json_string(r);
   const report serial = from_json_string(text, "r.json");
   for (const for_each_index& each : {for_each_index(on_four_threads), for_each_index(last_first)}) {
@@ -746,6 +755,9 @@ TEST(RecordingForms, LongArraysAndTablesInRunsGiveTheSameTextReportAndError) {
     EXPECT_EQ(kept.trees.size(), 2u) << "the read-back's tree is handed over";
     ASSERT_EQ(back.recorded->graphs.size(), 1200u);
     EXPECT_EQ(back.recorded->graphs[1100].events.at(1).kind, "launch");
+    ASSERT_EQ(back.recorded->sequence.size(), 3000u);
+    EXPECT_EQ(back.recorded->sequence[2998].stream, "stream 3");
+    EXPECT_EQ(back.recorded->timeline.size(), serial.recorded->timeline.size());
     EXPECT_EQ(to_json_string(back), to_json_string(serial));
   }
   // Rows of graphs 700 and 1100 (in the table's third and fifth runs) too long: graph 700's told.
