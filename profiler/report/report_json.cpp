@@ -952,21 +952,31 @@ std::string path_of(const where* w) {
 
 // Every string and key of `j` made printable (keys too: parameter names are printed). Two keys
 // that read the same afterwards ("a" + BEL and the text "a\x07") are refused: one would be lost.
-// Recursion is bounded by report_max_depth, checked before parsing.
-void make_printable(const reader& in, json& j, const where* here) {
+// Recursion is bounded by report_max_depth, checked before parsing. `each`, where given, takes
+// the long arrays of the first three levels (a recording's graphs, calls and counter points) in
+// runs; the error told is the first a walk in order meets.
+void make_printable(const reader& in, json& j, const where* here, const for_each_index& each = {},
+                    std::size_t depth = 0) {
   if (j.is_string()) {
     auto& s = j.get_ref<std::string&>();
     if (!is_printable(s)) s = printable(s);
   } else if (j.is_array()) {
+    if (each && depth < 3 && j.size() >= 256) {
+      run_in_runs(each, j.size(), 128, [&](std::size_t i) {
+        const where w{here, nullptr, i};
+        make_printable(in, j[i], &w);
+      });
+      return;
+    }
     for (std::size_t i = 0; i < j.size(); ++i) {
       const where w{here, nullptr, i};
-      make_printable(in, j[i], &w);
+      make_printable(in, j[i], &w, each, depth + 1);
     }
   } else if (j.is_object()) {
     bool keys_printable = true;
     for (auto it = j.begin(); it != j.end(); ++it) {
       const where w{here, &it.key(), 0};
-      make_printable(in, it.value(), &w);
+      make_printable(in, it.value(), &w, each, depth + 1);
       keys_printable = keys_printable && is_printable(it.key());
     }
     if (keys_printable) return;
@@ -1657,7 +1667,7 @@ report from_json_string(const std::string& text, const std::string& source, cons
                            "`gmemprof record --out FILE -- COMMAND`");
   }
   const reader in(source, root.is_object() && root.contains("recorded"));
-  make_printable(in, root, nullptr);
+  make_printable(in, root, nullptr, each);
   if (!root.is_object()) {
     in.fail("the top level", "must be an object, is " + reader::kind_of(root));
   }

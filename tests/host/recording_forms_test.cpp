@@ -760,6 +760,35 @@ TEST(RecordingForms, LongArraysAndTablesInRunsGiveTheSameTextReportAndError) {
     EXPECT_EQ(back.recorded->timeline.size(), serial.recorded->timeline.size());
     EXPECT_EQ(to_json_string(back), to_json_string(serial));
   }
+  // Control characters in late scenarios are escaped alike; two keys that read the same once
+  // escaped, in scenarios 1150 and 900, are refused for scenario 900's.
+  std::string odd = text;
+  for (const std::string g : {"1150", "900", "1000"}) {
+    const std::string name = "{\"name\": \"g" + g + "\"";
+    const std::size_t at = odd.find(name);
+    ASSERT_NE(at, std::string::npos) << name;
+    odd.replace(at, name.size(), g == "1000" ? "{\"name\": \"g1000\\u0007\""
+                                             : name + ", \"k\\u0007\": 1, \"k\\\\x07\": 2");
+  }
+  std::string refused;
+  try {
+    (void)from_json_string(odd, "odd.json");
+  } catch (const report_error& e) {
+    refused = e.what();
+  }
+  ASSERT_NE(refused.find("scenarios[900] has two keys"), std::string::npos) << refused;
+  const std::string escaped = std::regex_replace(odd, std::regex(R"(, "k\\u0007": 1, "k\\\\x07": 2)"), "");
+  const std::string read_alone = to_json_string(from_json_string(escaped, "odd.json"));
+  ASSERT_NE(read_alone.find(R"("g1000\\x07")"), std::string::npos);
+  for (const for_each_index& each : {for_each_index(on_four_threads), for_each_index(last_first)}) {
+    try {
+      (void)from_json_string(odd, "odd.json", each);
+      ADD_FAILURE() << "accepted on threads";
+    } catch (const report_error& e) {
+      EXPECT_EQ(std::string(e.what()), refused);
+    }
+    EXPECT_EQ(to_json_string(from_json_string(escaped, "odd.json", each)), read_alone);
+  }
   // Rows of graphs 700 and 1100 (in the table's third and fifth runs) too long: graph 700's told.
   std::string bad = text;
   for (const std::string t : {"1110", "710"}) {  // their instantiations' times
