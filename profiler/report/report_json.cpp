@@ -1178,15 +1178,16 @@ void fit(const json& j, std::size_t indent, std::size_t width, std::size_t deep,
   out.resize(start);
   const bool object = j.is_object();
   out += object ? '{' : '[';
-  // One member's lines, as they follow the opening bracket or the member before.
-  const auto member = [&](auto it, bool first, std::string& into) {
+  // One member's lines, as they follow the opening bracket or the member before; `inner` passed on
+  // to it (a member holding a long array: the recording's section, its rows).
+  const auto member = [&](auto it, bool first, std::string& into, const for_each_index& inner) {
     into += first ? "\n" : ",\n";
     into.append(indent + 2, ' ');
     if (object) {
       append_string(it.key(), into);
       into += ": ";
     }
-    fit(*it, indent + 2, width, deep, into);
+    fit(*it, indent + 2, width, deep, into, inner);
   };
   if (each && !object && j.size() >= fitted_in_runs_from) {
     // A long array's elements in runs, each run's text made alone and joined in order: a
@@ -1195,22 +1196,13 @@ void fit(const json& j, std::size_t indent, std::size_t width, std::size_t deep,
     std::vector<std::string> texts(runs);
     run_each(each, runs, [&](std::size_t r) {
       const std::size_t from = j.size() * r / runs, to = j.size() * (r + 1) / runs;
-      for (std::size_t i = from; i < to; ++i) member(j.begin() + static_cast<std::ptrdiff_t>(i), i == 0, texts[r]);
+      for (std::size_t i = from; i < to; ++i) {
+        member(j.begin() + static_cast<std::ptrdiff_t>(i), i == 0, texts[r], for_each_index{});
+      }
     });
     for (const std::string& t : texts) out += t;
   } else {
-    for (auto it = j.begin(); it != j.end(); ++it) {
-      if (object) {
-        // A member holding a long array passes `each` on (the recording's section, its rows).
-        out += it == j.begin() ? "\n" : ",\n";
-        out.append(indent + 2, ' ');
-        append_string(it.key(), out);
-        out += ": ";
-        fit(*it, indent + 2, width, deep, out, each);
-      } else {
-        member(it, it == j.begin(), out);
-      }
-    }
+    for (auto it = j.begin(); it != j.end(); ++it) member(it, it == j.begin(), out, each);
   }
   out += '\n';
   out.append(indent, ' ');
