@@ -1192,10 +1192,8 @@ void fit(const json& j, std::size_t indent, std::size_t width, std::size_t deep,
   if (each && !object && j.size() >= fitted_in_runs_from) {
     // A long array's elements in runs, each run's text made alone and joined in order: a
     // recording's scenarios, graphs, calls and counter points (issue 35). The same text.
-    const std::size_t runs = std::min<std::size_t>(64, j.size() / 8);
-    std::vector<std::string> texts(runs);
-    run_each(each, runs, [&](std::size_t r) {
-      const std::size_t from = j.size() * r / runs, to = j.size() * (r + 1) / runs;
+    std::vector<std::string> texts(run_count(j.size(), 8));
+    run_ranges(each, j.size(), 8, [&](std::size_t r, std::size_t from, std::size_t to) {
       for (std::size_t i = from; i < to; ++i) {
         member(j.begin() + static_cast<std::ptrdiff_t>(i), i == 0, texts[r], for_each_index{});
       }

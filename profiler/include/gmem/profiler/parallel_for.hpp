@@ -96,15 +96,27 @@ inline void rethrow_first(const std::vector<std::exception_ptr>& errors) {
   }
 }
 
-/// work(0), ..., work(n - 1) through `each` in up to 64 runs of consecutive indexes (`least` or
-/// more a run), each run in order; throws the exception a run of all in order would have stopped
-/// at: the first run's that failed, the first of its indexes that threw.
+/// How many runs run_ranges makes of n indexes: up to 64, of `least` indexes or more each.
+inline std::size_t run_count(std::size_t n, std::size_t least) {
+  return std::max<std::size_t>(1, std::min<std::size_t>(64, n / std::max<std::size_t>(1, least)));
+}
+
+/// work(r, from, to) for each run r of run_count(n, least) runs of consecutive indexes [from, to)
+/// that cover 0 .. n - 1 in order, through `each`; throws the first run's exception, if any.
+inline void run_ranges(const for_each_index& each, std::size_t n, std::size_t least,
+                       const std::function<void(std::size_t r, std::size_t from, std::size_t to)>& work) {
+  const std::size_t runs = run_count(n, least);
+  rethrow_first(run_each_keeping_errors(each, runs, [&](std::size_t r) { work(r, n * r / runs, n * (r + 1) / runs); }));
+}
+
+/// work(0), ..., work(n - 1) through `each` in run_ranges' runs, each run in order; throws the
+/// exception a run of all in order would have stopped at: the first run's that failed, the first
+/// of its indexes that threw.
 inline void run_in_runs(const for_each_index& each, std::size_t n, std::size_t least,
                         const std::function<void(std::size_t)>& work) {
-  const std::size_t runs = std::max<std::size_t>(1, std::min<std::size_t>(64, n / std::max<std::size_t>(1, least)));
-  rethrow_first(run_each_keeping_errors(each, runs, [&](std::size_t r) {
-    for (std::size_t i = n * r / runs; i < n * (r + 1) / runs; ++i) work(i);
-  }));
+  run_ranges(each, n, least, [&](std::size_t, std::size_t from, std::size_t to) {
+    for (std::size_t i = from; i < to; ++i) work(i);
+  });
 }
 
 /// A for_each_index on up to `threads` threads (for_each_on_threads).
