@@ -142,11 +142,6 @@ bool scan_arrays(const std::string& text, std::vector<array_span>& arrays) {
   return open.empty();
 }
 
-bool blank(const std::string& text, std::size_t from, std::size_t to) {
-  return std::all_of(text.begin() + static_cast<std::ptrdiff_t>(from), text.begin() + static_cast<std::ptrdiff_t>(to),
-                     [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; });
-}
-
 // Where a split array stands in the skeleton: an array of one string, a NUL and this prefix
 // before its number. Text holding any escaped NUL is parsed whole, so no string of its own can
 // look like one.
@@ -183,15 +178,13 @@ bool place(json& v, std::vector<json>& arrays, std::vector<bool>& placed) {
   return true;
 }
 
-json parse_one(const std::string& text) {
+}  // namespace
+
+json parse_json_tree(const std::string& text) {
   tree_builder b;
   json::sax_parse(text, &b);
   return std::move(b.root);
 }
-
-}  // namespace
-
-json parse_json_tree(const std::string& text) { return parse_one(text); }
 
 json parse_json_tree(const std::string& text, const for_each_index& each, std::size_t split_from_bytes,
                      std::size_t* pieces) {
@@ -199,7 +192,7 @@ json parse_json_tree(const std::string& text, const for_each_index& each, std::s
   std::vector<array_span> arrays;
   if (!each || text.size() < split_from_bytes || text.find("\\u0000") != std::string::npos ||
       !scan_arrays(text, arrays)) {
-    return parse_one(text);
+    return parse_json_tree(text);
   }
   // The outermost arrays large enough, and their runs of elements.
   std::vector<std::size_t> split;
@@ -215,7 +208,7 @@ json parse_json_tree(const std::string& text, const for_each_index& each, std::s
       split_bytes += a.close - a.open;
     }
   }
-  if (split.empty()) return parse_one(text);
+  if (split.empty()) return parse_json_tree(text);
   const std::size_t piece_bytes = std::max(split_from_bytes / 16, split_bytes / 64);
   std::vector<piece> runs;
   for (std::size_t s = 0; s < split.size(); ++s) {
@@ -228,7 +221,6 @@ json parse_json_tree(const std::string& text, const for_each_index& each, std::s
       const bool last = e + 1 == elements;
       // At least two elements a run: an empty element then fails its run's parse ("[1,,2]").
       if (!last && (e - first < 1 || end(e) - start(first) < piece_bytes || elements - e - 1 < 2)) continue;
-      if (blank(text, start(first), end(first)) || blank(text, start(e), end(e))) return parse_one(text);
       runs.push_back({s, start(first), end(e)});
       first = e + 1;
     }
@@ -247,7 +239,7 @@ json parse_json_tree(const std::string& text, const for_each_index& each, std::s
   std::vector<json> parsed(runs.size());
   const std::vector<std::exception_ptr> failed = run_each_keeping_errors(each, runs.size() + 1, [&](std::size_t i) {
     if (i == 0) {
-      root = parse_one(skeleton);
+      root = parse_json_tree(skeleton);
       return;
     }
     const piece& r = runs[i - 1];
@@ -256,10 +248,10 @@ json parse_json_tree(const std::string& text, const for_each_index& each, std::s
     t += '[';
     t.append(text, r.from, r.to - r.from);
     t += ']';
-    parsed[i - 1] = parse_one(t);
+    parsed[i - 1] = parse_json_tree(t);
   });
   for (const std::exception_ptr& e : failed) {
-    if (e) return parse_one(text);  // its error, where the whole text is refused
+    if (e) return parse_json_tree(text);  // its error, where the whole text is refused
   }
   std::vector<json> whole(split.size(), json::array());
   for (std::size_t i = 0; i < runs.size(); ++i) {
@@ -269,7 +261,7 @@ json parse_json_tree(const std::string& text, const for_each_index& each, std::s
   }
   std::vector<bool> placed(split.size(), false);
   if (!place(root, whole, placed) || std::find(placed.begin(), placed.end(), false) != placed.end()) {
-    return parse_one(text);
+    return parse_json_tree(text);
   }
   if (pieces) *pieces = runs.size();
   return root;
