@@ -769,14 +769,15 @@ recording recording_from_json(const json& j, const std::string& path, const for_
   // recording of 16,000 rounds: tens of thousands of each); what is read, and the first error in
   // order, are the same.
   const json& graphs = array(j, "graphs", path, true);
+  const std::string graphs_path = join(path, "graphs");
   r.graphs.resize(graphs.size());
   run_in_runs(each, graphs.size(), 64, [&](std::size_t i) {
-    const json& g = object_at(graphs, i, join(path, "graphs"));
+    const json& g = object_at(graphs, i, graphs_path);
     const json* shared = nullptr;
     if (const auto site = g.find("site"); site_fields && site != g.end() && site->is_string()) {
       if (const auto it = site_fields->find(site->get<std::string>()); it != site_fields->end()) shared = &*it;
     }
-    const std::string gp = at(join(path, "graphs"), i);
+    const std::string gp = at(graphs_path, i);
     if (shared) {
       // The site's values where the graph states none of its own; its events, the bulk of it, are
       // read where they are.
