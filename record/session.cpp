@@ -196,8 +196,8 @@ bool session::write(bool partial, const std::string& reason, bool analyse, std::
     times.analysis_s = since(t0);
     std::uint64_t bytes = 0;
     // A fatal signal's report stays on the writer thread, as its analysis does.
-    kept_trees_.trees.clear();
-    profiler::report back = write_recording(rep, out_path_, bytes, &times, analyse ? 0 : 1, &kept_trees_);
+    kept_.trees.clear();
+    profiler::report back = write_recording(rep, out_path_, bytes, &times, analyse ? 0 : 1, &kept_);
     written_ = true;
     end_ = times;
     if (!summary_as_.empty()) {
@@ -217,9 +217,8 @@ bool session::write(bool partial, const std::string& reason, bool analyse, std::
     // model's 2000 graphs' report and its read-back took 70 to 90 ms of its exit (their JSON
     // trees, kept by write_recording, a tenth of the end of 16,000 rounds). The injected
     // session is never destroyed, so the process's end returns the memory at once.
-    kept_.clear();
-    kept_.push_back(std::move(rep));
-    kept_.push_back(std::move(back));
+    kept_.trees.push_back(std::make_shared<profiler::report>(std::move(rep)));
+    kept_.trees.push_back(std::make_shared<profiler::report>(std::move(back)));
     return true;
   } catch (const std::exception& e) {
     if (why) *why = "the report could not be written to '" + out_path_ + "': " + e.what();

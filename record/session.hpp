@@ -220,8 +220,8 @@ class session {
   std::uint64_t granularity_ = 0;
   bool written_ = false;
   end_times end_;
-  std::vector<profiler::report> kept_;  ///< the report written last and what was read back of it
-  profiler::kept_trees kept_trees_;      ///< their JSON trees
+  /// The report written last, what was read back of it, and their JSON trees.
+  profiler::kept_trees kept_;
   std::atomic<bool> forked_{false};
   /// Windows of graph calls (launches, uploads, instantiations of graphs with memory nodes,
   /// trims) across threads: a call whose counter window another such call overlapped reads the
