@@ -7,7 +7,8 @@ Runs, in turn for the previous build and this one:
     the end's line ("the report took ... at the program's exit: ...") and the report's size;
   - gmem_record_cost_bench (the session with a stand-in driver, no GPU) at 2000 graphs of a
     model's size (--layers 4) and at 16,000 made rounds, --bench times each: its JSON line.
-Writes one JSON report with both builds' commits, the device and the date.
+Writes one JSON report (tools/record_scale.py's header: what, command, date, commit, device) with the
+previous build's commit and each end's line and parts.
 
 Usage: tools/record_end.py BUILD PREVIOUS_BUILD OUT.json [--pairs N] [--bench N] [--rounds N]
 BUILD and PREVIOUS_BUILD: tools/device-slim.sh layouts (profiler/gmemprof,
@@ -15,7 +16,6 @@ record/libgmem_record.so, benchmarks/gmem_record_cost_bench, COMMIT); BUILD also
 tests/gmem_corpus_client.
 """
 import argparse
-import datetime
 import json
 import os
 import re
@@ -23,23 +23,7 @@ import subprocess
 import sys
 import tempfile
 
-
-def commit_of(build):
-    try:
-        with open(os.path.join(build, "COMMIT")) as f:
-            return f.read().strip()
-    except OSError:
-        return "unknown"
-
-
-def device():
-    try:
-        out = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
-                             capture_output=True, text=True, check=True).stdout.strip().splitlines()
-        return out[0].strip() if out else "unknown"
-    except (OSError, subprocess.CalledProcessError):
-        return "no GPU (nvidia-smi failed)"
-
+from record_scale import build_commit, end_parts, run_header
 
 END = re.compile(r"the report took [^\n]*at the program's exit[^\n]*")
 
@@ -53,7 +37,8 @@ def record_rounds(build, client, rounds, out_dir, tag):
     m = END.search(said)
     if run.returncode != 0 or not m:
         sys.exit(f"record_end: gmemprof record of {build} exited {run.returncode} without its end's line:\n{said[-2000:]}")
-    return {"commit": commit_of(build), "end_line": m.group(0), "report_bytes": os.path.getsize(report)}
+    return {"commit": build_commit(build), "end_line": m.group(0), "end_s": end_parts(said),
+            "report_bytes": os.path.getsize(report)}
 
 
 def bench(build, args):
@@ -63,7 +48,7 @@ def bench(build, args):
     if run.returncode != 0 or not lines:
         sys.exit(f"record_end: {exe} {' '.join(args)} exited {run.returncode}:\n{(run.stdout + run.stderr)[-2000:]}")
     out = json.loads(lines[-1])
-    out["commit"] = commit_of(build)
+    out["commit"] = build_commit(build)
     return out
 
 
@@ -77,21 +62,18 @@ def main():
     p.add_argument("--rounds", type=int, default=16000)
     a = p.parse_args()
     client = os.path.join(a.build, "tests", "gmem_corpus_client")
-    result = {
-        "what": "The recording's end, one build against the previous on one host, in turn: "
-                f"{a.rounds} rounds of two graphs made, launched, destroyed and trimmed recorded by each "
-                "gmemprof (the end's line, the report's size), and gmem_record_cost_bench (a stand-in "
-                "driver) at 2000 graphs of a model's size and at 16,000 made rounds",
-        "command": "tools/record_end.py " + " ".join(sys.argv[1:]),
-        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "commit": commit_of(a.build),
-        "previous_commit": commit_of(a.previous),
-        "device": device(),
+    result = run_header(
+        "The recording's end, one build against the previous on one host, in turn: "
+        f"{a.rounds} rounds of two graphs made, launched, destroyed and trimmed recorded by each "
+        "gmemprof (the end's line, the report's size), and gmem_record_cost_bench (a stand-in "
+        "driver) at 2000 graphs of a model's size and at 16,000 made rounds", a.build)
+    result.update({
+        "previous_commit": build_commit(a.previous),
         "host_cpus": len(os.sched_getaffinity(0)),
         "rounds_recorded": [],
         "bench_layers4_2000": [],
         "bench_made_16000": [],
-    }
+    })
     with tempfile.TemporaryDirectory() as d:
         if os.path.exists(client):
             for i in range(a.pairs):
