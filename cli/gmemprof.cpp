@@ -141,6 +141,7 @@ int record(const arguments& a, const std::string&) {
   gmem::record::record_options options;
   options.out_path = a.value("--out", options.out_path);
   options.name_from = a.value("--name-from", options.name_from);
+  options.hook = a.value("--hook", options.hook);
   if (a.has("--device")) {
     options.device = a.value("--device") == "all" ? -1 : whole_number("--device", a.value("--device"), 0, INT_MAX);
   }
@@ -266,7 +267,7 @@ const std::vector<command>& commands() {
        {out_option}, false, trace},
       {"record", "run a program unmodified and record the graph memory of its CUDA graphs",
        "usage: gmemprof record [-o PATH] [--device N|all] [--name-from nvtx|stream|sequence]\n"
-       "                       [--] COMMAND [ARGS...]\n",
+       "                       [--hook cupti|interpose] [--] COMMAND [ARGS...]\n",
        "Runs COMMAND with gmem's recording library injected (CUDA_INJECTION64_PATH, CUPTI\n"
        "callbacks) and writes, when it exits, a report (default gmem-record.json) of every\n"
        "executable graph with memory nodes and every graph captured into a framework's pool: its\n"
@@ -275,8 +276,12 @@ const std::vector<command>& commands() {
        "Graphs are named after the NVTX range active at capture or instantiation, else the\n"
        "capturing stream and a number (--name-from). Read it with `gmemprof show PATH`, compare\n"
        "two with `gmemprof check`. Options end at COMMAND (or --). The exit status is COMMAND's\n"
-       "(128+N when signal N ended it); without a GPU COMMAND runs unrecorded.\n",
-       {out_option, device_option, {"--name-from", "", true, false}}, true, record},
+       "(128+N when signal N ended it); without a GPU COMMAND runs unrecorded.\n"
+       "--hook interpose (or GMEM_RECORD_HOOK=interpose) takes the driver's calls without CUPTI:\n"
+       "the library is preloaded (LD_PRELOAD) and wraps the entry points the CUDA runtime, Triton\n"
+       "and XLA look up, which spares every driver call CUPTI's dispatch; calls a program links\n"
+       "to libcuda directly are not seen.\n",
+       {out_option, device_option, {"--name-from", "", true, false}, {"--hook", "", true, false}}, true, record},
   };
   return all;
 }

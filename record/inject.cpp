@@ -374,10 +374,26 @@ void from_companion(Word&& word) {
 }  // namespace
 }  // namespace gmem::record::injected
 
-extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) {
-  using namespace gmem::record;
-  using namespace gmem::record::injected;
-  if (the_session) return 1;
+namespace gmem::record::injected {
+
+void driver_call(unsigned id, const CUpti_CallbackData* cb) { callback(nullptr, CUPTI_CB_DOMAIN_DRIVER_API, id, cb); }
+
+void nvtx_word(nvtx_kind kind, const char* message) {
+  if (in_callback || !the_session) return;
+  in_callback = true;
+  switch (kind) {
+    case nvtx_kind::push: the_session->nvtx_push(message); break;
+    case nvtx_kind::pop: the_session->nvtx_pop(); break;
+    case nvtx_kind::mark: the_session->nvtx_mark(message); break;
+  }
+  in_callback = false;
+}
+
+bool start_session() {
+  if (the_session) return false;
+  for (const route& rt : routes) {
+    if (rt.id < table_size) table[rt.id] = rt.decode;
+  }
   const char* out = std::getenv("GMEM_RECORD_OUT");
   const char* names = std::getenv("GMEM_RECORD_NAME_FROM");
   const auto source = parse_name_source(names ? names : "nvtx");
@@ -404,6 +420,17 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
   env.git_commit = GMEM_GIT_COMMIT;
   env.command_line = process_command_line();
   env.date = iso_now();
+  return true;
+}
+
+}  // namespace gmem::record::injected
+
+extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) {
+  using namespace gmem::record;
+  using namespace gmem::record::injected;
+  // The library's own interception (interpose.cpp) takes the calls instead where it is on: CUDA
+  // still loads this library through CUDA_INJECTION64_PATH when a program sets it itself.
+  if (interposing() || !start_session()) return 1;
   // NVTX ranges reach CUPTI only if NVTX is told where CUPTI is, before its first call.
   Dl_info where{};
   if (dladdr(reinterpret_cast<void*>(&cuptiSubscribe), &where) && where.dli_fname) {
@@ -424,10 +451,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
     return 1;
   }
   cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_NVTX);
-  for (const route& rt : routes) {
-    if (rt.id < table_size) table[rt.id] = rt.decode;
-    cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, rt.id);
-  }
+  for (const route& rt : routes) cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, rt.id);
   install_exit_path();
   return 1;
 }

@@ -1,8 +1,11 @@
 #pragma once
 // The parts of the injected library (libgmem_record.so) that touch CUDA, CUPTI and the process:
-// the driver behind the session (cupti_driver.cpp), the exit and signal path (exit_path.cpp) and
-// CUPTI's callbacks (inject.cpp). Not part of gmem_record_core: nothing here is host-tested
-// except through the session they drive.
+// the driver behind the session (cupti_driver.cpp), the exit and signal path (exit_path.cpp),
+// CUPTI's callbacks (inject.cpp) and the library's own interception of the driver's entry
+// points, the alternative to CUPTI (interpose.cpp). Not part of gmem_record_core: nothing here
+// is host-tested except through the session they drive.
+
+#include <cupti.h>
 
 #include "record/session.hpp"
 
@@ -22,5 +25,22 @@ extern session* the_session;
 /// Registers the report's writing at exit, the handlers of fatal signals (a partial report when
 /// the default action follows) and the fork handler (a child records nothing).
 void install_exit_path();
+
+/// Makes the process's session from the environment `gmemprof record` sets (its report's path,
+/// the names' source, the device, the command), once: false where one exists already.
+bool start_session();
+
+/// A driver call by CUPTI's callback id, with CUPTI's callback data (enter or exit, the call's
+/// parameters as CUPTI lays them out, its result at exit): what CUPTI's callback hands the
+/// session, whoever took the call.
+void driver_call(unsigned id, const CUpti_CallbackData* cb);
+
+/// An NVTX word (a range pushed or popped, a mark) as the session reads it.
+enum class nvtx_kind { push, pop, mark };
+void nvtx_word(nvtx_kind kind, const char* message);
+
+/// Whether the library takes the driver's calls itself (GMEM_RECORD_HOOK=interpose, set by
+/// `gmemprof record --hook interpose`) instead of through CUPTI.
+[[nodiscard]] bool interposing();
 
 }  // namespace gmem::record::injected

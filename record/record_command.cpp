@@ -232,13 +232,19 @@ std::string gpu_unavailable_reason(int& device_count) {
   return "";
 }
 
-void collect_recordings(const std::string& out_path, const std::vector<std::string>& command, std::ostream& err) {
+void collect_recordings(const std::string& out_path, const std::vector<std::string>& command, std::ostream& err,
+                        const std::string& hook) {
   // Every process of the command's tree that used CUDA wrote PATH.<pid>.json: one is renamed
   // to PATH; several are merged into PATH (graphs named by process), each kept beside it.
   const auto written = process_reports(out_path);
   if (written.empty()) {
     err << "gmemprof record: no report was written: no process of the command made a CUDA call, "
-           "or each ended before its exit handlers ran (_exit, SIGKILL)\n";
+           "or each ended before its exit handlers ran (_exit, SIGKILL)"
+        << (hook == "interpose"
+                ? ", or (--hook interpose) the program calls libcuda directly, not through the CUDA runtime or a "
+                  "lookup of its entry points: record it with --hook cupti"
+                : "")
+        << "\n";
     return;
   }
   std::error_code ec;
@@ -279,6 +285,16 @@ int run_record(const record_options& options, const std::vector<std::string>& co
     err << "gmemprof record: --name-from takes nvtx, stream or sequence, not '" << options.name_from << "'\n";
     return 2;
   }
+  std::string hook = options.hook;
+  if (hook.empty()) {
+    const char* h = std::getenv("GMEM_RECORD_HOOK");
+    hook = h && *h ? h : "cupti";
+  }
+  if (hook != "cupti" && hook != "interpose") {
+    err << "gmemprof record: --hook takes cupti or interpose, not '" << hook << "'"
+        << (options.hook.empty() ? " (from GMEM_RECORD_HOOK)" : "") << "\n";
+    return 2;
+  }
   // The granule the driver reserves graph memory in is measured before the command starts (the
   // recording library inside it must not allocate graph memory of its own) and passed on. It is
   // measured in a child process, so that no CUDA context of gmemprof's exists while the command
@@ -297,6 +313,14 @@ int run_record(const record_options& options, const std::vector<std::string>& co
   std::string why = gpu_unavailable_reason(devices);
   if (why.empty() && library.empty()) {
     why = "the recording library libgmem_record.so was not found next to gmemprof (set GMEM_RECORD_LIBRARY)";
+  }
+  // --hook interpose: the preloaded half, beside the library.
+  const std::string preload =
+      library.empty() ? std::string() : library.substr(0, library.find_last_of('/') + 1) + "libgmem_record_preload.so";
+  if (why.empty() && hook == "interpose" && ::access(preload.c_str(), R_OK) != 0) {
+    err << "gmemprof record: --hook interpose needs " << preload
+        << ", which is not there; build or install it with the recording library, or record with --hook cupti\n";
+    return 2;
   }
   if (why.empty() && options.device >= devices) {
     err << "gmemprof record: device " << options.device << " does not exist (this machine has "
@@ -360,7 +384,20 @@ int run_record(const record_options& options, const std::vector<std::string>& co
     sigaction(SIGINT, &old_int, nullptr);
     sigaction(SIGQUIT, &old_quit, nullptr);
     if (why.empty()) {
-      setenv("CUDA_INJECTION64_PATH", library.c_str(), 1);
+      if (hook == "interpose") {
+        // The library's own interception: its preloaded half (record/preload.cpp) answers the
+        // program's lookups of libcuda's entry points and loads the library; NVTX loads it for
+        // ranges and marks (as CUPTI would be, unless the environment names another tool).
+        const char* old = std::getenv("LD_PRELOAD");
+        setenv("LD_PRELOAD", (preload + (old && *old ? ":" + std::string(old) : "")).c_str(), 1);
+        setenv("NVTX_INJECTION64_PATH", library.c_str(), 0);
+        setenv("GMEM_RECORD_LIBRARY_LOADED", library.c_str(), 1);
+        unsetenv("CUDA_INJECTION64_PATH");
+      } else {
+        setenv("CUDA_INJECTION64_PATH", library.c_str(), 1);
+        setenv("GMEM_RECORD_LIBRARY_LOADED", library.c_str(), 1);
+      }
+      setenv("GMEM_RECORD_HOOK", hook.c_str(), 1);
       setenv("GMEM_RECORD_OUT", out_path.c_str(), 1);
       setenv("GMEM_RECORD_OUT_PREFIX", out_path.c_str(), 1);  // each process: PATH.<pid>.json
       setenv("GMEM_RECORD_NAME_FROM", options.name_from.c_str(), 1);
@@ -394,7 +431,7 @@ int run_record(const record_options& options, const std::vector<std::string>& co
                    : WIFSIGNALED(status) ? 128 + WTERMSIG(status)
                                          : 1;
   if (!why.empty()) return code;
-  collect_recordings(out_path, command, err);
+  collect_recordings(out_path, command, err, hook);
   (void)out;
   return code;
 }

@@ -12,6 +12,10 @@ struct record_options {
   std::string out_path = "gmem-record.json";
   int device = -1;  ///< -1: every device
   std::string name_from = "nvtx";
+  /// How the library takes the program's driver calls: "cupti" (CUDA_INJECTION64_PATH, CUPTI's
+  /// callbacks) or "interpose" (LD_PRELOAD, its own wrappers of the driver's entry points,
+  /// without CUPTI's cost on every driver call). Empty: $GMEM_RECORD_HOOK, else "cupti".
+  std::string hook;
   /// The injected library; empty: found next to gmemprof (or $GMEM_RECORD_LIBRARY).
   std::string library;
 };
@@ -36,6 +40,8 @@ int run_record(const record_options& options, const std::vector<std::string>& co
 /// renamed to `out_path`, several are merged into it (each kept beside it); then the summary
 /// lines go to `err`: the recording library's (PATH.<pid>.json.summary, for a lone report of its
 /// size), else those of the report read again. Removes the summaries. Throws nothing.
-void collect_recordings(const std::string& out_path, const std::vector<std::string>& command, std::ostream& err);
+/// `hook` ("cupti" or "interpose") says what may have missed a process's calls.
+void collect_recordings(const std::string& out_path, const std::vector<std::string>& command, std::ostream& err,
+                        const std::string& hook = "cupti");
 
 }  // namespace gmem::record

@@ -58,7 +58,7 @@ class _companion:
 
     def direct(self):
         """The recording library's gmem_record_say, once CUDA has loaded the library (through
-        CUDA_INJECTION64_PATH, at its first call): the companion's word without NVTX's and CUPTI's
+        CUDA_INJECTION64_PATH, at its first call; or preloaded): the companion's word without NVTX's and CUPTI's
         dispatch. None until then, and where it cannot be had (the NVTX mark says the same).
         With it, where the library exports them, gmem_record_capture and gmem_record_captured:
         the two words of every capture with their fields, no JSON made here or parsed there."""
@@ -66,7 +66,10 @@ class _companion:
             self.said_directly = False
             try:
                 import ctypes
-                library = ctypes.CDLL(os.environ["CUDA_INJECTION64_PATH"], mode=os.RTLD_NOLOAD | os.RTLD_LAZY)
+                # The library's path as gmemprof record loads it (CUDA_INJECTION64_PATH, or
+                # LD_PRELOAD with --hook interpose).
+                path = os.environ.get("GMEM_RECORD_LIBRARY_LOADED") or os.environ["CUDA_INJECTION64_PATH"]
+                library = ctypes.CDLL(path, mode=os.RTLD_NOLOAD | os.RTLD_LAZY)
                 function = library.gmem_record_say
                 function.argtypes, function.restype = [ctypes.c_char_p], None
                 self.said_directly = function

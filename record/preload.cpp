@@ -1,0 +1,310 @@
+// The preloaded half of the recording library's own interception of the driver's calls
+// (`gmemprof record --hook interpose`, which names this library in LD_PRELOAD): the alternative
+// to CUPTI, whose attachment alone slows every driver call a capture makes (docs/benchmarks.md,
+// "Without CUPTI"). It links nothing but libc, so a process of the command that never uses CUDA
+// (a shell, a compiler torch.compile starts) loads only this; the recording library
+// (libgmem_record.so, interpose.cpp) is loaded once the process looks libcuda up.
+//
+// How the calls are taken:
+//   - dlsym is interposed. A lookup of a "cu" name with a library's handle (the CUDA runtime
+//     asks libcuda for cuGetProcAddress so; Triton and XLA ask it for each entry point) is
+//     answered from here: the entry point, or the wrapper of it where it is one the recording
+//     takes. Every other lookup (RTLD_NEXT and RTLD_DEFAULT ones too, which depend on where they
+//     are asked from) jumps to glibc's dlsym with the caller's return address intact.
+//   - cuGetProcAddress (both versions) hands back the wrapper of an entry point it returns.
+//     Entry points are told apart by address, not by the name asked for: one name gives
+//     different entry points by version and per-thread-stream flag, and each is one of the
+//     driver's exported symbols, which CUPTI names its callback ids after.
+//   - Each wrapper lays its arguments out as CUPTI's parameter struct for that entry point and
+//     hands them to the recording library, at enter and at exit, where the same decoders read
+//     them as CUPTI's callback's (inject.cpp).
+//   - cuInit's wrapper starts the recording once the driver is up, where CUPTI would call
+//     InitializeInjection.
+// What it does not take: driver calls a program links to libcuda directly (through the PLT)
+// rather than looking them up.
+#include <cuda.h>
+#include <cupti.h>
+#include <dlfcn.h>
+#include <link.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+using dlsym_fn = void* (*)(void*, const char*);
+
+// glibc's dlsym, where the interposed dlsym jumps (read by the assembly below).
+extern "C" {
+__attribute__((visibility("hidden"))) std::atomic<dlsym_fn> gmem_real_dlsym{nullptr};
+}
+
+namespace {
+
+bool interposing() {
+  static const bool on = [] {
+    const char* v = std::getenv("GMEM_RECORD_HOOK");
+    return v && std::strcmp(v, "interpose") == 0;
+  }();
+  return on;
+}
+
+// The recording library's words (interpose.cpp), once it is loaded.
+using call_fn = void (*)(unsigned, const CUpti_CallbackData*);
+using start_fn = void (*)();
+std::atomic<call_fn> record_call{nullptr};
+std::atomic<start_fn> record_start{nullptr};
+
+void driver_call(unsigned id, const CUpti_CallbackData* cb) {
+  if (const call_fn f = record_call.load(std::memory_order_relaxed)) f(id, cb);
+}
+
+dlsym_fn real_dlsym() {
+  dlsym_fn f = gmem_real_dlsym.load(std::memory_order_acquire);
+  if (!f) {
+    void* p = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
+    if (!p) p = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
+    f = reinterpret_cast<dlsym_fn>(p);
+    gmem_real_dlsym.store(f, std::memory_order_release);
+  }
+  return f;
+}
+
+constexpr std::size_t id_count = CUPTI_DRIVER_TRACE_CBID_SIZE;
+
+// Each routed entry point's real address, by CUPTI's callback id.
+std::atomic<void*> real_of[id_count];
+
+// CUPTI's parameter struct for an entry point without parameters (cuCtxSynchronize).
+struct no_params {};
+
+// The wrapper of the entry point with callback id ID: its arguments laid out as CUPTI's struct P.
+template <unsigned Id, class P, class... A>
+CUresult CUDAAPI wrapped(A... a) {
+  using fn = CUresult(CUDAAPI*)(A...);
+  const auto real = reinterpret_cast<fn>(real_of[Id].load(std::memory_order_relaxed));
+  P p{a...};
+  CUresult r = CUDA_SUCCESS;
+  CUpti_CallbackData cb{};
+  cb.callbackSite = CUPTI_API_ENTER;
+  cb.functionParams = &p;
+  cb.functionReturnValue = &r;
+  driver_call(Id, &cb);
+  r = real(a...);
+  cb.callbackSite = CUPTI_API_EXIT;
+  driver_call(Id, &cb);
+  return r;
+}
+
+struct entry {
+  const char* name;  // the driver's exported symbol, which CUPTI names the callback id after
+  unsigned id;
+  void* wrapper;
+};
+
+#define GMEM_ENTRY(name, ...)                                                                        \
+  entry {                                                                                             \
+    #name, CUPTI_DRIVER_TRACE_CBID_##name,                                                            \
+        reinterpret_cast<void*>(&wrapped<CUPTI_DRIVER_TRACE_CBID_##name, name##_params, __VA_ARGS__>) \
+  }
+
+// The entry points inject.cpp routes (its `routes`), with their parameters as CUPTI's structs
+// (generated_cuda_meta.h) lay them out. InterposeEntries.EveryRouteIsTaken (tests) holds the two
+// lists together.
+const entry entries[] = {
+    GMEM_ENTRY(cuGraphLaunch, CUgraphExec, CUstream),
+    GMEM_ENTRY(cuGraphLaunch_ptsz, CUgraphExec, CUstream),
+    GMEM_ENTRY(cuGraphUpload, CUgraphExec, CUstream),
+    GMEM_ENTRY(cuGraphUpload_ptsz, CUgraphExec, CUstream),
+    GMEM_ENTRY(cuGraphInstantiate, CUgraphExec*, CUgraph, CUgraphNode*, char*, size_t),
+    GMEM_ENTRY(cuGraphInstantiate_v2, CUgraphExec*, CUgraph, CUgraphNode*, char*, size_t),
+    GMEM_ENTRY(cuGraphInstantiateWithFlags, CUgraphExec*, CUgraph, unsigned long long),
+    GMEM_ENTRY(cuGraphInstantiateWithParams, CUgraphExec*, CUgraph, CUDA_GRAPH_INSTANTIATE_PARAMS*),
+    GMEM_ENTRY(cuGraphInstantiateWithParams_ptsz, CUgraphExec*, CUgraph, CUDA_GRAPH_INSTANTIATE_PARAMS*),
+    GMEM_ENTRY(cuDeviceGraphMemTrim, CUdevice),
+    GMEM_ENTRY(cuGraphExecDestroy, CUgraphExec),
+    GMEM_ENTRY(cuGraphDestroy, CUgraph),
+    GMEM_ENTRY(cuStreamBeginCapture, CUstream),
+    GMEM_ENTRY(cuStreamBeginCapture_ptsz, CUstream),
+    GMEM_ENTRY(cuStreamBeginCapture_v2, CUstream, CUstreamCaptureMode),
+    GMEM_ENTRY(cuStreamBeginCapture_v2_ptsz, CUstream, CUstreamCaptureMode),
+    GMEM_ENTRY(cuStreamEndCapture, CUstream, CUgraph*),
+    GMEM_ENTRY(cuStreamEndCapture_ptsz, CUstream, CUgraph*),
+    GMEM_ENTRY(cuMemAlloc_v2, CUdeviceptr*, size_t),
+    GMEM_ENTRY(cuMemCreate, CUmemGenericAllocationHandle*, size_t, const CUmemAllocationProp*, unsigned long long),
+    GMEM_ENTRY(cuMemFreeAsync, CUdeviceptr, CUstream),
+    GMEM_ENTRY(cuMemFreeAsync_ptsz, CUdeviceptr, CUstream),
+    GMEM_ENTRY(cuMemFree_v2, CUdeviceptr),
+    GMEM_ENTRY(cuMemRelease, CUmemGenericAllocationHandle),
+    entry{"cuCtxSynchronize", CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize,
+          reinterpret_cast<void*>(&wrapped<CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize, no_params>)},
+    GMEM_ENTRY(cuCtxSynchronize_v2, CUcontext),
+    GMEM_ENTRY(cuStreamSynchronize, CUstream),
+    GMEM_ENTRY(cuStreamSynchronize_ptsz, CUstream),
+    GMEM_ENTRY(cuStreamQuery, CUstream),
+    GMEM_ENTRY(cuStreamQuery_ptsz, CUstream),
+    GMEM_ENTRY(cuEventRecord, CUevent, CUstream),
+    GMEM_ENTRY(cuEventRecord_ptsz, CUevent, CUstream),
+    GMEM_ENTRY(cuEventRecordWithFlags, CUevent, CUstream, unsigned int),
+    GMEM_ENTRY(cuEventRecordWithFlags_ptsz, CUevent, CUstream, unsigned int),
+    GMEM_ENTRY(cuEventSynchronize, CUevent),
+    GMEM_ENTRY(cuEventQuery, CUevent),
+    GMEM_ENTRY(cuEventDestroy, CUevent),
+    GMEM_ENTRY(cuEventDestroy_v2, CUevent),
+    GMEM_ENTRY(cuMemcpyDtoH_v2, void*, CUdeviceptr, size_t),
+    GMEM_ENTRY(cuMemcpyDtoH_v2_ptds, void*, CUdeviceptr, size_t),
+    GMEM_ENTRY(cuMemcpy, CUdeviceptr, CUdeviceptr, size_t),
+    GMEM_ENTRY(cuMemcpy_ptds, CUdeviceptr, CUdeviceptr, size_t),
+    GMEM_ENTRY(cuDevicePrimaryCtxRetain, CUcontext*, CUdevice),
+    GMEM_ENTRY(cuCtxCreate_v2, CUcontext*, unsigned int, CUdevice),
+    GMEM_ENTRY(cuCtxCreate_v3, CUcontext*, CUexecAffinityParam*, int, unsigned int, CUdevice),
+    GMEM_ENTRY(cuCtxCreate_v4, CUcontext*, CUctxCreateParams*, unsigned int, CUdevice),
+};
+
+#undef GMEM_ENTRY
+
+// ---- cuInit and cuGetProcAddress
+
+using init_fn = CUresult(CUDAAPI*)(unsigned int);
+using proc_v1_fn = CUresult(CUDAAPI*)(const char*, void**, int, cuuint64_t);
+using proc_v2_fn = CUresult(CUDAAPI*)(const char*, void**, int, cuuint64_t, CUdriverProcAddressQueryResult*);
+std::atomic<void*> real_init{nullptr}, real_proc_v1{nullptr}, real_proc_v2{nullptr};
+std::atomic<bool> learned{false};
+
+CUresult CUDAAPI init_wrapper(unsigned int flags) {
+  const CUresult r = reinterpret_cast<init_fn>(real_init.load(std::memory_order_relaxed))(flags);
+  if (r == CUDA_SUCCESS) {
+    static std::atomic<bool> started{false};
+    const start_fn start = record_start.load(std::memory_order_relaxed);
+    if (start && !started.exchange(true)) start();
+  }
+  return r;
+}
+
+void* handed(void* real);
+
+CUresult CUDAAPI proc_v1_wrapper(const char* symbol, void** pfn, int version, cuuint64_t flags) {
+  const CUresult r = reinterpret_cast<proc_v1_fn>(real_proc_v1.load(std::memory_order_relaxed))(symbol, pfn, version, flags);
+  if (r == CUDA_SUCCESS && pfn && *pfn) *pfn = handed(*pfn);
+  return r;
+}
+
+CUresult CUDAAPI proc_v2_wrapper(const char* symbol, void** pfn, int version, cuuint64_t flags,
+                                 CUdriverProcAddressQueryResult* status) {
+  const CUresult r = reinterpret_cast<proc_v2_fn>(real_proc_v2.load(std::memory_order_relaxed))(
+      symbol, pfn, version, flags, status);
+  if (r == CUDA_SUCCESS && pfn && *pfn) *pfn = handed(*pfn);
+  return r;
+}
+
+// The recording library (GMEM_RECORD_LIBRARY_LOADED, set by gmemprof record), loaded once: false
+// where it cannot be, and then nothing is wrapped. A lookup made while it loads (by the
+// constructors of the libraries it brings) is answered unwrapped.
+std::mutex loading;
+thread_local bool in_load = false;
+int load_state = 0;  // 0: not tried, 1: loaded, 2: failed (under `loading`)
+
+bool load_recording_library(dlsym_fn real) {
+  if (in_load) return false;
+  std::lock_guard<std::mutex> l(loading);
+  if (load_state == 0) {
+    in_load = true;
+    load_state = 2;
+    const char* path = std::getenv("GMEM_RECORD_LIBRARY_LOADED");
+    if (void* library = path && *path ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : nullptr) {
+      const auto call = reinterpret_cast<call_fn>(real(library, "gmem_record_interposed_call"));
+      const auto start = reinterpret_cast<start_fn>(real(library, "gmem_record_interposed_start"));
+      if (call && start) {
+        record_call.store(call);
+        record_start.store(start);
+        load_state = 1;
+      }
+    }
+    in_load = false;
+  }
+  return load_state == 1;
+}
+
+// The real entry points, from the library that defines FOUND (libcuda), once, and the recording
+// library loaded.
+void learn(void* found) {
+  if (learned.load(std::memory_order_acquire)) return;
+  Dl_info info{};
+  void* map = nullptr;
+  if (!dladdr1(found, &info, &map, RTLD_DL_LINKMAP) || !map) return;
+  const dlsym_fn real = real_dlsym();
+  void* const proc_v2 = real(map, "cuGetProcAddress_v2");
+  if (!proc_v2 || !load_recording_library(real)) return;  // not libcuda, or nothing to record with
+  real_proc_v2.store(proc_v2);
+  real_proc_v1.store(real(map, "cuGetProcAddress"));
+  real_init.store(real(map, "cuInit"));
+  for (const entry& e : entries) real_of[e.id].store(real(map, e.name));
+  learned.store(true, std::memory_order_release);
+}
+
+// REAL's wrapper where it is an entry point the recording takes, else REAL.
+void* handed(void* real) {
+  if (!real || !learned.load(std::memory_order_acquire)) return real;
+  void* out = real;
+  if (real == real_init.load(std::memory_order_relaxed)) {
+    out = reinterpret_cast<void*>(&init_wrapper);
+  } else if (real == real_proc_v2.load(std::memory_order_relaxed)) {
+    out = reinterpret_cast<void*>(&proc_v2_wrapper);
+  } else if (real == real_proc_v1.load(std::memory_order_relaxed)) {
+    out = reinterpret_cast<void*>(&proc_v1_wrapper);
+  } else {
+    for (const entry& e : entries) {
+      if (real_of[e.id].load(std::memory_order_relaxed) == real) {
+        out = e.wrapper;
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+// What the interposed dlsym answers itself (a lookup of a "cu" name with a library's handle), or
+// null: glibc's dlsym answers, asked as if from the caller.
+extern "C" __attribute__((visibility("hidden"))) void* gmem_interpose_decide(void* handle, const char* name) {
+  const dlsym_fn real = real_dlsym();
+  if (!real || !interposing() || handle == RTLD_NEXT || handle == RTLD_DEFAULT || !name || name[0] != 'c' ||
+      name[1] != 'u') {
+    return nullptr;
+  }
+  void* const found = real(handle, name);
+  if (!found) return nullptr;  // asked again through glibc's, which sets dlerror
+  learn(found);
+  return handed(found);
+}
+
+// dlsym itself: asks gmem_interpose_decide, and where it answers null jumps to glibc's dlsym with
+// the caller's frame as it was, so that RTLD_NEXT and RTLD_DEFAULT are resolved from the caller.
+asm(R"(
+  .text
+  .globl dlsym
+  .type dlsym, @function
+dlsym:
+  .cfi_startproc
+  pushq %rdi
+  .cfi_adjust_cfa_offset 8
+  pushq %rsi
+  .cfi_adjust_cfa_offset 8
+  subq $8, %rsp
+  .cfi_adjust_cfa_offset 8
+  call gmem_interpose_decide
+  addq $8, %rsp
+  .cfi_adjust_cfa_offset -8
+  popq %rsi
+  .cfi_adjust_cfa_offset -8
+  popq %rdi
+  .cfi_adjust_cfa_offset -8
+  testq %rax, %rax
+  jz 1f
+  ret
+1:
+  jmp *gmem_real_dlsym(%rip)
+  .cfi_endproc
+  .size dlsym, .-dlsym
+)");
