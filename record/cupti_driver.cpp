@@ -139,14 +139,16 @@ bool stream_blocking(std::uint64_t stream) {
 
 // One frame as a stack names it: "object!symbol+0xoffset", the offset from the symbol when
 // dladdr names one, else from the object's base; "" for a frame of the driver, CUPTI or this
-// library (left out), "?" where dladdr knows no object.
+// library and its preloaded half (left out), "?" where dladdr knows no object.
 std::string frame_name(void* address) {
   Dl_info info{};
   if (!dladdr(address, &info) || !info.dli_fname) return "?";
   std::string object = info.dli_fname;
   object = object.substr(object.find_last_of('/') + 1);
+  // libgmem_record: this library and its preloaded half (--hook interpose), whose wrapper is the
+  // frame above the program's call: a graph's stack, so its identity, is the same either way.
   if (object.rfind("libcuda.so", 0) == 0 || object.rfind("libcupti.so", 0) == 0 ||
-      object.rfind("libgmem_record.so", 0) == 0) {
+      object.rfind("libgmem_record.so", 0) == 0 || object.rfind("libgmem_record_preload.so", 0) == 0) {
     return "";
   }
   std::string frame = object;
