@@ -23,6 +23,7 @@
 #include <string>
 
 #include "record/injected.hpp"
+#include "record/routes.hpp"
 
 namespace gmem::record::injected {
 
@@ -256,54 +257,11 @@ struct route {
   decoder decode;
 };
 
-const route routes[] = {
-    {CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch, on_launch},
-    {CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz, on_launch},
-    {CUPTI_DRIVER_TRACE_CBID_cuGraphUpload, on_upload},
-    {CUPTI_DRIVER_TRACE_CBID_cuGraphUpload_ptsz, on_upload},
-    {CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiate, on_instantiate},
-    {CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiate_v2, on_instantiate},
-    {CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithFlags, on_instantiate},
-    {CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams, on_instantiate},
-    {CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams_ptsz, on_instantiate},
-    {CUPTI_DRIVER_TRACE_CBID_cuDeviceGraphMemTrim, on_trim},
-    {CUPTI_DRIVER_TRACE_CBID_cuGraphExecDestroy, on_exec_destroy},
-    {CUPTI_DRIVER_TRACE_CBID_cuGraphDestroy, on_graph_destroy},
-    {CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture, on_begin_capture},
-    {CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_ptsz, on_begin_capture},
-    {CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2, on_begin_capture},
-    {CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2_ptsz, on_begin_capture},
-    {CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture, on_end_capture},
-    {CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture_ptsz, on_end_capture},
-    {CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, on_mem_alloc},
-    {CUPTI_DRIVER_TRACE_CBID_cuMemCreate, on_mem_alloc},
-    {CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync, on_mem_free},
-    {CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync_ptsz, on_mem_free},
-    {CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2, on_mem_free},
-    {CUPTI_DRIVER_TRACE_CBID_cuMemRelease, on_mem_release},
-    {CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize, on_ctx_sync},
-    {CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize_v2, on_ctx_sync},
-    {CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize, on_stream_sync},
-    {CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize_ptsz, on_stream_sync},
-    {CUPTI_DRIVER_TRACE_CBID_cuStreamQuery, on_stream_sync},
-    {CUPTI_DRIVER_TRACE_CBID_cuStreamQuery_ptsz, on_stream_sync},
-    {CUPTI_DRIVER_TRACE_CBID_cuEventRecord, on_event_record},
-    {CUPTI_DRIVER_TRACE_CBID_cuEventRecord_ptsz, on_event_record},
-    {CUPTI_DRIVER_TRACE_CBID_cuEventRecordWithFlags, on_event_record},
-    {CUPTI_DRIVER_TRACE_CBID_cuEventRecordWithFlags_ptsz, on_event_record},
-    {CUPTI_DRIVER_TRACE_CBID_cuEventSynchronize, on_event_done},
-    {CUPTI_DRIVER_TRACE_CBID_cuEventQuery, on_event_done},
-    {CUPTI_DRIVER_TRACE_CBID_cuEventDestroy, on_event_destroy},
-    {CUPTI_DRIVER_TRACE_CBID_cuEventDestroy_v2, on_event_destroy},
-    {CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoH_v2, on_copy},
-    {CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoH_v2_ptds, on_copy},
-    {CUPTI_DRIVER_TRACE_CBID_cuMemcpy, on_copy},
-    {CUPTI_DRIVER_TRACE_CBID_cuMemcpy_ptds, on_copy},
-    {CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxRetain, on_context},
-    {CUPTI_DRIVER_TRACE_CBID_cuCtxCreate_v2, on_context},
-    {CUPTI_DRIVER_TRACE_CBID_cuCtxCreate_v3, on_context},
-    {CUPTI_DRIVER_TRACE_CBID_cuCtxCreate_v4, on_context},
-};
+#define GMEM_ROUTE(name, decode, ...) {CUPTI_DRIVER_TRACE_CBID_##name, decode},
+#define GMEM_ROUTE0(name, decode) {CUPTI_DRIVER_TRACE_CBID_##name, decode},
+const route routes[] = {GMEM_RECORD_ROUTES(GMEM_ROUTE, GMEM_ROUTE0)};
+#undef GMEM_ROUTE
+#undef GMEM_ROUTE0
 
 // The decoders by callback id, looked up in a flat table.
 constexpr std::size_t table_size = CUPTI_DRIVER_TRACE_CBID_SIZE;

@@ -32,6 +32,8 @@
 #include <cstring>
 #include <mutex>
 
+#include "record/routes.hpp"
+
 using dlsym_fn = void* (*)(void*, const char*);
 
 // glibc's dlsym, where the interposed dlsym jumps (read by the assembly below).
@@ -102,66 +104,15 @@ struct entry {
   void* wrapper;
 };
 
-#define GMEM_ENTRY(name, ...)                                                                        \
-  entry {                                                                                             \
-    #name, CUPTI_DRIVER_TRACE_CBID_##name,                                                            \
-        reinterpret_cast<void*>(&wrapped<CUPTI_DRIVER_TRACE_CBID_##name, name##_params, __VA_ARGS__>) \
-  }
-
-// The entry points inject.cpp routes (its `routes`), with their parameters as CUPTI's structs
-// (generated_cuda_meta.h) lay them out. InterposeEntries.EveryRouteIsTaken (tests) holds the two
-// lists together.
-const entry entries[] = {
-    GMEM_ENTRY(cuGraphLaunch, CUgraphExec, CUstream),
-    GMEM_ENTRY(cuGraphLaunch_ptsz, CUgraphExec, CUstream),
-    GMEM_ENTRY(cuGraphUpload, CUgraphExec, CUstream),
-    GMEM_ENTRY(cuGraphUpload_ptsz, CUgraphExec, CUstream),
-    GMEM_ENTRY(cuGraphInstantiate, CUgraphExec*, CUgraph, CUgraphNode*, char*, size_t),
-    GMEM_ENTRY(cuGraphInstantiate_v2, CUgraphExec*, CUgraph, CUgraphNode*, char*, size_t),
-    GMEM_ENTRY(cuGraphInstantiateWithFlags, CUgraphExec*, CUgraph, unsigned long long),
-    GMEM_ENTRY(cuGraphInstantiateWithParams, CUgraphExec*, CUgraph, CUDA_GRAPH_INSTANTIATE_PARAMS*),
-    GMEM_ENTRY(cuGraphInstantiateWithParams_ptsz, CUgraphExec*, CUgraph, CUDA_GRAPH_INSTANTIATE_PARAMS*),
-    GMEM_ENTRY(cuDeviceGraphMemTrim, CUdevice),
-    GMEM_ENTRY(cuGraphExecDestroy, CUgraphExec),
-    GMEM_ENTRY(cuGraphDestroy, CUgraph),
-    GMEM_ENTRY(cuStreamBeginCapture, CUstream),
-    GMEM_ENTRY(cuStreamBeginCapture_ptsz, CUstream),
-    GMEM_ENTRY(cuStreamBeginCapture_v2, CUstream, CUstreamCaptureMode),
-    GMEM_ENTRY(cuStreamBeginCapture_v2_ptsz, CUstream, CUstreamCaptureMode),
-    GMEM_ENTRY(cuStreamEndCapture, CUstream, CUgraph*),
-    GMEM_ENTRY(cuStreamEndCapture_ptsz, CUstream, CUgraph*),
-    GMEM_ENTRY(cuMemAlloc_v2, CUdeviceptr*, size_t),
-    GMEM_ENTRY(cuMemCreate, CUmemGenericAllocationHandle*, size_t, const CUmemAllocationProp*, unsigned long long),
-    GMEM_ENTRY(cuMemFreeAsync, CUdeviceptr, CUstream),
-    GMEM_ENTRY(cuMemFreeAsync_ptsz, CUdeviceptr, CUstream),
-    GMEM_ENTRY(cuMemFree_v2, CUdeviceptr),
-    GMEM_ENTRY(cuMemRelease, CUmemGenericAllocationHandle),
-    entry{"cuCtxSynchronize", CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize,
-          reinterpret_cast<void*>(&wrapped<CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize, no_params>)},
-    GMEM_ENTRY(cuCtxSynchronize_v2, CUcontext),
-    GMEM_ENTRY(cuStreamSynchronize, CUstream),
-    GMEM_ENTRY(cuStreamSynchronize_ptsz, CUstream),
-    GMEM_ENTRY(cuStreamQuery, CUstream),
-    GMEM_ENTRY(cuStreamQuery_ptsz, CUstream),
-    GMEM_ENTRY(cuEventRecord, CUevent, CUstream),
-    GMEM_ENTRY(cuEventRecord_ptsz, CUevent, CUstream),
-    GMEM_ENTRY(cuEventRecordWithFlags, CUevent, CUstream, unsigned int),
-    GMEM_ENTRY(cuEventRecordWithFlags_ptsz, CUevent, CUstream, unsigned int),
-    GMEM_ENTRY(cuEventSynchronize, CUevent),
-    GMEM_ENTRY(cuEventQuery, CUevent),
-    GMEM_ENTRY(cuEventDestroy, CUevent),
-    GMEM_ENTRY(cuEventDestroy_v2, CUevent),
-    GMEM_ENTRY(cuMemcpyDtoH_v2, void*, CUdeviceptr, size_t),
-    GMEM_ENTRY(cuMemcpyDtoH_v2_ptds, void*, CUdeviceptr, size_t),
-    GMEM_ENTRY(cuMemcpy, CUdeviceptr, CUdeviceptr, size_t),
-    GMEM_ENTRY(cuMemcpy_ptds, CUdeviceptr, CUdeviceptr, size_t),
-    GMEM_ENTRY(cuDevicePrimaryCtxRetain, CUcontext*, CUdevice),
-    GMEM_ENTRY(cuCtxCreate_v2, CUcontext*, unsigned int, CUdevice),
-    GMEM_ENTRY(cuCtxCreate_v3, CUcontext*, CUexecAffinityParam*, int, unsigned int, CUdevice),
-    GMEM_ENTRY(cuCtxCreate_v4, CUcontext*, CUctxCreateParams*, unsigned int, CUdevice),
-};
-
+// The entry points the recording takes (routes.hpp, the list inject.cpp's decoders are found by).
+#define GMEM_ENTRY(name, decode, ...)                                                             \
+  entry{#name, CUPTI_DRIVER_TRACE_CBID_##name,                                                    \
+        reinterpret_cast<void*>(&wrapped<CUPTI_DRIVER_TRACE_CBID_##name, name##_params, __VA_ARGS__>)},
+#define GMEM_ENTRY0(name, decode) \
+  entry{#name, CUPTI_DRIVER_TRACE_CBID_##name, reinterpret_cast<void*>(&wrapped<CUPTI_DRIVER_TRACE_CBID_##name, no_params>)},
+const entry entries[] = {GMEM_RECORD_ROUTES(GMEM_ENTRY, GMEM_ENTRY0)};
 #undef GMEM_ENTRY
+#undef GMEM_ENTRY0
 
 // ---- cuInit and cuGetProcAddress
 
