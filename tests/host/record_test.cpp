@@ -10,6 +10,7 @@
 #include <regex>
 #include <set>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -556,6 +557,37 @@ TEST(RecordCommand, BadNameSourceIsRefusedBeforeRunning) {
   o.name_from = "colour";
   EXPECT_EQ(run_record(o, {"sh", "-c", "exit 0"}, out, err), 2);
   EXPECT_NE(err.str().find("'colour'"), std::string::npos);
+}
+
+TEST(RecordCommand, BadHookIsRefusedBeforeRunningWhetherGivenOrInTheEnvironment) {
+  const std::string marker = std::string(GMEM_BINARY_DIR) + "/record-hook-ran";
+  std::filesystem::remove(marker);
+  std::ostringstream out, err;
+  record_options o;
+  o.hook = "ptrace";
+  EXPECT_EQ(run_record(o, {"sh", "-c", "touch '" + marker + "'"}, out, err), 2);
+  EXPECT_NE(err.str().find("--hook takes cupti or interpose, not 'ptrace'"), std::string::npos) << err.str();
+  EXPECT_FALSE(std::filesystem::exists(marker)) << "the command ran";
+  // From GMEM_RECORD_HOOK where --hook is not given: the message says where it came from.
+  const char* had = std::getenv("GMEM_RECORD_HOOK");
+  const std::string before = had ? had : "";
+  setenv("GMEM_RECORD_HOOK", "Interpose", 1);
+  std::ostringstream err2;
+  o.hook.clear();
+  EXPECT_EQ(run_record(o, {"sh", "-c", "touch '" + marker + "'"}, out, err2), 2);
+  EXPECT_NE(err2.str().find("not 'Interpose' (from GMEM_RECORD_HOOK)"), std::string::npos) << err2.str();
+  EXPECT_FALSE(std::filesystem::exists(marker)) << "the command ran";
+  if (had) {
+    setenv("GMEM_RECORD_HOOK", before.c_str(), 1);
+  } else {
+    unsetenv("GMEM_RECORD_HOOK");
+  }
+  // Both hooks are accepted (without a GPU the command runs unrecorded either way).
+  for (const char* hook : {"cupti", "interpose"}) {
+    std::ostringstream err3;
+    o.hook = hook;
+    EXPECT_EQ(run_record(o, {"sh", "-c", "exit 5"}, out, err3), 5) << hook << ": " << err3.str();
+  }
 }
 
 }  // namespace

@@ -245,10 +245,12 @@ void gmem_record_captured(const char* pool, int device) {
 """
 
 
-@pytest.mark.parametrize("loaded", [True, False])
-def test_the_companion_says_its_word_directly_once_cuda_loaded_the_library(tmp_path, loaded):
+@pytest.mark.parametrize("loaded,variable", [(True, "CUDA_INJECTION64_PATH"), (False, "CUDA_INJECTION64_PATH"),
+                                              (True, "GMEM_RECORD_LIBRARY_LOADED")])
+def test_the_companion_says_its_word_directly_once_cuda_loaded_the_library(tmp_path, loaded, variable):
     """Once CUDA has loaded the recording library (CUDA_INJECTION64_PATH), the companion calls its
     gmem_record_say: no NVTX mark is made. Where the library is not loaded, the marks say it all.
+    With --hook interpose, gmemprof record names the library in GMEM_RECORD_LIBRARY_LOADED alone.
     At the end it says what it cost: its calls and microseconds."""
     import shutil
     compiler = shutil.which("cc") or shutil.which("gcc")
@@ -267,8 +269,10 @@ def test_the_companion_says_its_word_directly_once_cuda_loaded_the_library(tmp_p
     script = tmp_path / "program.py"
     script.write_text(program)
     out = tmp_path / "out.json"
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([COMPANION, str(fake)]), CUDA_INJECTION64_PATH=str(library),
-               SAID_OUT=str(said))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([COMPANION, str(fake)]), SAID_OUT=str(said))
+    env.pop("CUDA_INJECTION64_PATH", None)
+    env.pop("GMEM_RECORD_LIBRARY_LOADED", None)
+    env[variable] = str(library)
     p = subprocess.run([sys.executable, str(script), str(out)], env=env, capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     doc = json.loads(out.read_text())
