@@ -28,6 +28,7 @@
 #include <link.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -150,14 +151,18 @@ CUresult CUDAAPI proc_v2_wrapper(const char* symbol, void** pfn, int version, cu
 
 // The recording library (GMEM_RECORD_LIBRARY_LOADED, set by gmemprof record), loaded once: false
 // where it cannot be, and then nothing is wrapped. A lookup made while it loads (by the
-// constructors of the libraries it brings) is answered unwrapped.
-std::mutex loading;
+// constructors of the libraries it brings) is answered unwrapped. Another thread's lookup waits
+// for the load at most a while: one that holds the dynamic loader's lock (a library's
+// constructor) would otherwise wait for a load that waits for that lock. It is then answered
+// unwrapped; nothing here ever waits without end.
+std::timed_mutex loading;
 thread_local bool in_load = false;
 int load_state = 0;  // 0: not tried, 1: loaded, 2: failed (under `loading`)
 
 bool load_recording_library(dlsym_fn real) {
   if (in_load) return false;
-  std::lock_guard<std::mutex> l(loading);
+  std::unique_lock<std::timed_mutex> l(loading, std::defer_lock);
+  if (!l.try_lock_for(std::chrono::milliseconds(500))) return false;
   if (load_state == 0) {
     in_load = true;
     load_state = 2;

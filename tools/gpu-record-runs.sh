@@ -15,6 +15,8 @@
 #   bench     gmem_bench: profile_graph of 1000 allocations, the plan's price
 #   async     PyTorch's cudaMallocAsync backend: the bill's process change against the program's;
 #             and gmemprof's note where the library is copied without its Python companion
+#   hooks     the corpus through CUPTI and through --hook interpose, and compare_hooks.py of the two
+#   hooks-scale  500, 1000 and 2000 captures of a 4-layer step: unrecorded, CUPTI, interposed
 #   ranks     two torchrun ranks recorded in one command, twice: each rank's bill against its own
 #             counters (tests/record/ranks/check_ranks.py), and check of the two recordings; then
 #             once with PyTorch's native allocator, each rank's bill against its own snapshot
@@ -93,6 +95,17 @@ sys.exit(0 if ok else 1)' "$d/async-self.json" "$d/async.json" >> "$d/log" 2>&1
         torchrun --nproc-per-node 2 "$here/../tests/record/ranks/rank_worker.py" "$d/n" >> "$d/log" 2>&1 &&
       python3 "$here/../tests/record/ranks/check_ranks.py" "$build/profiler/gmemprof" "$d/ranks-native.json" "$d/n" >> "$d/log" 2>&1
       [ $? = 0 ] && (exit $rc) ;;
+    hooks)  # the corpus through CUPTI and through --hook interpose: each hook's checks, and the
+      # same graphs either way (tests/record/compare_hooks.py); ONLY="NAME ..." runs those alone
+      for hook in cupti interpose; do
+        GMEM_RECORD_HOOK=$hook python3 "$here/record_corpus.py" --build "$build" --samples "$samples" --out "$d/$hook" \
+          ${ONLY:+--only $ONLY} > "$d/log-$hook" 2>&1 || echo "corpus through $hook failed" >> "$d/log"
+      done
+      python3 "$here/../tests/record/compare_hooks.py" "$d/cupti" "$d/interpose" "$d/compare-hooks.json" >> "$d/log" 2>&1 &&
+        ! grep -q "failed" "$d/log" ;;
+    hooks-scale)  # 500, 1000 and 2000 captures at the model's size: unrecorded, CUPTI, interposed
+      python3 "$here/record_scale.py" "$build" "$d/record-scale-layers4-interpose.json" --layers 4 --pairs 2 \
+        --variant interposed=recorded:GMEM_RECORD_HOOK=interpose > "$d/log" 2>&1 ;;
     *) echo "unknown stage $stage" > "$d/log"; false ;;
   esac
   rc=$?
