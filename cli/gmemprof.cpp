@@ -278,9 +278,9 @@ const std::vector<command>& commands() {
        "two with `gmemprof check`. Options end at COMMAND (or --). The exit status is COMMAND's\n"
        "(128+N when signal N ended it); without a GPU COMMAND runs unrecorded.\n"
        "--hook interpose (or GMEM_RECORD_HOOK=interpose) takes the driver's calls without CUPTI:\n"
-       "the library is preloaded (LD_PRELOAD) and wraps the entry points the CUDA runtime, Triton\n"
-       "and XLA look up, which spares every driver call CUPTI's dispatch; calls a program links\n"
-       "to libcuda directly are not seen.\n",
+       "the library is preloaded (LD_PRELOAD) and wraps the entry points the CUDA runtime (or a\n"
+       "library loading libcuda itself) looks up, which spares every driver call CUPTI's\n"
+       "dispatch; calls a program links to libcuda directly (-lcuda) are not seen.\n",
        {out_option, device_option, {"--name-from", "", true, false}, {"--hook", "", true, false}}, true, record},
   };
   return all;

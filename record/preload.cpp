@@ -7,7 +7,8 @@
 //
 // How the calls are taken:
 //   - dlsym is interposed. A lookup of a "cu" name with a library's handle (the CUDA runtime
-//     asks libcuda for cuGetProcAddress so; Triton and XLA ask it for each entry point) is
+//     asks libcuda for cuGetProcAddress so; a library that loads libcuda itself asks it for each
+//     entry point so) is
 //     answered from here: the entry point, or the wrapper of it where it is one the recording
 //     takes. Every other lookup (RTLD_NEXT and RTLD_DEFAULT ones too, which depend on where they
 //     are asked from) jumps to glibc's dlsym with the caller's return address intact.

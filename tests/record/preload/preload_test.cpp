@@ -194,3 +194,28 @@ TEST(PreloadedInterception, RtldNextIsAnsweredFromWhereItWasAsked) {
   ASSERT_NE(from_here, nullptr);
   EXPECT_EQ(reinterpret_cast<int (*)()>(from_here)(), 1);
 }
+
+// Run by ctest apart, preloaded where the interception must stay out of the way: without the
+// recording library (GMEM_RECORD_LIBRARY_LOADED naming none), or with another hook
+// (GMEM_RECORD_HOOK=cupti). Every lookup is then glibc's answer and every call the driver's own.
+TEST(PreloadedButIdle, EveryLookupIsTheLibrarysOwnAndTheProgramRunsAsWithout) {
+  if (!preloaded()) GTEST_SKIP() << "runs only under LD_PRELOAD=libgmem_record_preload.so (ctest sets it)";
+  void* cuda = dlopen(GMEM_FAKE_CUDA, RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(cuda, nullptr) << dlerror();
+  for (const char* name : {"cuGetProcAddress_v2", "cuInit", "cuGraphLaunch", "cuDeviceGetCount"}) {
+    EXPECT_EQ(dlsym(cuda, name), fake_address(cuda, name)) << name;
+  }
+  const auto proc = in<proc_fn>(cuda, "cuGetProcAddress_v2");
+  ASSERT_NE(proc, nullptr);
+  void* pfn = nullptr;
+  int status = -1;
+  ASSERT_EQ(proc("cuGraphLaunch", &pfn, 12000, 2, &status), 0);
+  EXPECT_EQ(pfn, fake_address(cuda, "cuGraphLaunch_ptsz"));
+  EXPECT_EQ(reinterpret_cast<launch_fn>(pfn)(nullptr, nullptr), 600);
+  EXPECT_EQ(in<init_fn>(cuda, "cuInit")(0), 0);
+  // Nothing loaded the recording library (or its stand-in).
+  EXPECT_EQ(dlopen(GMEM_FAKE_RECORDING, RTLD_NOW | RTLD_NOLOAD), nullptr);
+  void* next = probe_next_from_a();
+  ASSERT_NE(next, nullptr);
+  EXPECT_EQ(reinterpret_cast<int (*)()>(next)(), 2);
+}
