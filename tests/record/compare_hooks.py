@@ -20,20 +20,18 @@ import json
 import os
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
+import report_forms  # noqa: E402
+
 INTERPOSE_NOTE = "driver calls were taken by gmem's own interception"
 GRAPH_FIELDS = ("name", "identity", "site", "kind", "nvtx", "stream", "sequence", "nodes", "devices", "peers",
-                "flags", "python_site", "framework_label", "stack")
+                "flags", "python_site", "framework_label", "instantiate_stack")
 
 
 def structure(recorded):
-    """What the recording says that the hook must not change."""
-    stacks = recorded.get("stacks", [])
-    graphs = []
-    for g in recorded.get("graphs", []):
-        s = {k: g.get(k) for k in GRAPH_FIELDS if k in g}
-        if isinstance(s.get("stack"), int) and 0 <= s["stack"] < len(stacks):
-            s["stack"] = stacks[s["stack"]]
-        graphs.append(s)
+    """What the recording (as report_forms reads it: site fields and stacks in each graph) says
+    that the hook must not change."""
+    graphs = [{k: g.get(k) for k in GRAPH_FIELDS if k in g} for g in recorded.get("graphs", [])]
     # Each device's graph memory pool (which exists where a graph allocated), and each framework
     # pool (PyTorch's) with the graphs captured into it.
     pools = [p.get("device") for p in recorded.get("pools", [])]
@@ -75,7 +73,7 @@ def recordings(folder):
                 name.count(".json") > 1:
             continue
         try:
-            doc = json.load(open(p))
+            doc = report_forms.load(p)
         except (OSError, ValueError):
             continue
         if isinstance(doc, dict) and isinstance(doc.get("recorded"), dict):
