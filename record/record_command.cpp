@@ -316,8 +316,9 @@ int run_record(const record_options& options, const std::vector<std::string>& co
   }
   // --hook interpose: the preloaded half, beside the library.
   const std::string preload =
-      library.empty() ? std::string() : library.substr(0, library.find_last_of('/') + 1) + "libgmem_record_preload.so";
-  if (why.empty() && hook == "interpose" && ::access(preload.c_str(), R_OK) != 0) {
+      library.empty() ? std::string() : (fs::path(library).parent_path() / "libgmem_record_preload.so").string();
+  std::error_code absent;
+  if (why.empty() && hook == "interpose" && !fs::exists(preload, absent)) {
     err << "gmemprof record: --hook interpose needs " << preload
         << ", which is not there; build or install it with the recording library, or record with --hook cupti\n";
     return 2;
@@ -391,12 +392,11 @@ int run_record(const record_options& options, const std::vector<std::string>& co
         const char* old = std::getenv("LD_PRELOAD");
         setenv("LD_PRELOAD", (preload + (old && *old ? ":" + std::string(old) : "")).c_str(), 1);
         setenv("NVTX_INJECTION64_PATH", library.c_str(), 0);
-        setenv("GMEM_RECORD_LIBRARY_LOADED", library.c_str(), 1);
         unsetenv("CUDA_INJECTION64_PATH");
       } else {
         setenv("CUDA_INJECTION64_PATH", library.c_str(), 1);
-        setenv("GMEM_RECORD_LIBRARY_LOADED", library.c_str(), 1);
       }
+      setenv("GMEM_RECORD_LIBRARY_LOADED", library.c_str(), 1);  // where the companion finds it
       setenv("GMEM_RECORD_HOOK", hook.c_str(), 1);
       setenv("GMEM_RECORD_OUT", out_path.c_str(), 1);
       setenv("GMEM_RECORD_OUT_PREFIX", out_path.c_str(), 1);  // each process: PATH.<pid>.json
