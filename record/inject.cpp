@@ -22,6 +22,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "record/hook.hpp"
 #include "record/injected.hpp"
 #include "record/routes.hpp"
 
@@ -318,11 +319,11 @@ void CUPTIAPI callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId id, 
 
 void say(const std::string& line) { std::fprintf(stderr, "gmemprof record: %s\n", line.c_str()); }
 
-// A word the Python companion says to this library directly (the exported gmem_record_say and
-// capture words): handled as a callback is, and never from inside one of ours. The session's
-// handlers throw nothing.
+// A word said to this library outside CUPTI's callback (the Python companion's exported
+// gmem_record_say and capture words, NVTX's through its injection with --hook interpose): handled
+// as a callback is, and never from inside one of ours. The session's handlers throw nothing.
 template <typename Word>
-void from_companion(Word&& word) {
+void outside_callbacks(Word&& word) {
   if (in_callback || !the_session) return;
   in_callback = true;
   word(*the_session);
@@ -337,14 +338,13 @@ namespace gmem::record::injected {
 void driver_call(unsigned id, const CUpti_CallbackData* cb) { callback(nullptr, CUPTI_CB_DOMAIN_DRIVER_API, id, cb); }
 
 void nvtx_word(nvtx_kind kind, const char* message) {
-  if (in_callback || !the_session) return;
-  in_callback = true;
-  switch (kind) {
-    case nvtx_kind::push: the_session->nvtx_push(message); break;
-    case nvtx_kind::pop: the_session->nvtx_pop(); break;
-    case nvtx_kind::mark: the_session->nvtx_mark(message); break;
-  }
-  in_callback = false;
+  outside_callbacks([kind, message](session& s) {
+    switch (kind) {
+      case nvtx_kind::push: s.nvtx_push(message); break;
+      case nvtx_kind::pop: s.nvtx_pop(); break;
+      case nvtx_kind::mark: s.nvtx_mark(message); break;
+    }
+  });
 }
 
 bool start_session() {
@@ -418,19 +418,19 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
 // through CUDA_INJECTION64_PATH) rather than as an NVTX mark that CUPTI passes on: the same
 // message, read by the same handler, without NVTX's and CUPTI's dispatch in the program's capture.
 extern "C" __attribute__((visibility("default"))) void gmem_record_say(const char* message) {
-  gmem::record::injected::from_companion([message](gmem::record::session& s) { s.nvtx_mark(message); });
+  gmem::record::injected::outside_callbacks([message](gmem::record::session& s) { s.nvtx_mark(message); });
 }
 
 // The companion's two words of every capture, with their fields: no JSON made in the program's
 // Python nor parsed here (what "gmem:capture" and "gmem:captured" say; session_companion.cpp).
 extern "C" __attribute__((visibility("default"))) void gmem_record_capture(const char* pool, int device,
                                                                           const char* site, const char* label) {
-  gmem::record::injected::from_companion(
+  gmem::record::injected::outside_callbacks(
       [&](gmem::record::session& s) { s.companion_capture(pool, device, site, label); });
 }
 
 extern "C" __attribute__((visibility("default"))) void gmem_record_captured(const char* pool, int device) {
-  gmem::record::injected::from_companion([&](gmem::record::session& s) { s.companion_captured(pool, device); });
+  gmem::record::injected::outside_callbacks([&](gmem::record::session& s) { s.companion_captured(pool, device); });
 }
 
 // The driver calls this library subscribes to, by CUPTI callback id (up to CAPACITY of them into

@@ -39,8 +39,4 @@ void driver_call(unsigned id, const CUpti_CallbackData* cb);
 enum class nvtx_kind { push, pop, mark };
 void nvtx_word(nvtx_kind kind, const char* message);
 
-/// Whether the library takes the driver's calls itself (GMEM_RECORD_HOOK=interpose, set by
-/// `gmemprof record --hook interpose`) instead of through CUPTI.
-[[nodiscard]] bool interposing();
-
 }  // namespace gmem::record::injected

@@ -7,26 +7,13 @@
 #include <cupti.h>
 #include <nvtx3/nvToolsExt.h>
 
-#include <cstdlib>
-#include <cstring>
-
+#include "record/hook.hpp"
 #include "record/injected.hpp"
-
-namespace gmem::record::injected {
-
-bool interposing() {
-  static const bool on = [] {
-    const char* v = std::getenv("GMEM_RECORD_HOOK");
-    return v && std::strcmp(v, "interpose") == 0;
-  }();
-  return on;
-}
-
-}  // namespace gmem::record::injected
 
 namespace {
 
 using namespace gmem::record::injected;
+using gmem::record::interposing;
 
 // ---- NVTX
 

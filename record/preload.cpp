@@ -34,6 +34,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "record/hook.hpp"
 #include "record/routes.hpp"
 
 using dlsym_fn = void* (*)(void*, const char*);
@@ -45,13 +46,7 @@ __attribute__((visibility("hidden"))) std::atomic<dlsym_fn> gmem_real_dlsym{null
 
 namespace {
 
-bool interposing() {
-  static const bool on = [] {
-    const char* v = std::getenv("GMEM_RECORD_HOOK");
-    return v && std::strcmp(v, "interpose") == 0;
-  }();
-  return on;
-}
+using gmem::record::interposing;
 
 // The recording library's words (interpose.cpp), once it is loaded.
 using call_fn = void (*)(unsigned, const CUpti_CallbackData*);
