@@ -21,8 +21,11 @@
 //     them as CUPTI's callback's (inject.cpp).
 //   - cuInit's wrapper starts the recording once the driver is up, where CUPTI would call
 //     InitializeInjection.
-// What it does not take: driver calls a program links to libcuda directly (through the PLT)
-// rather than looking them up.
+//   - The same entry points, cuInit and cuGetProcAddress are also defined here under the driver's
+//     names: a program or library linked to libcuda (-lcuda) calls them through the PLT, which
+//     the dynamic linker binds to this library's definitions (LD_PRELOAD puts it first), and
+//     they go to the same wrappers, or straight to libcuda's own where nothing is recorded.
+//     libcuda binds its own names inside itself, so its calls to itself are not taken twice.
 #include <cuda.h>
 #include <cupti.h>
 #include <dlfcn.h>
@@ -215,7 +218,116 @@ void* handed(void* real) {
   return out;
 }
 
+// ---- Entry points a program links to libcuda directly
+
+// The definition of NAME that comes after this library's: libcuda's where it is in the global
+// scope; else (libcuda loaded into a library's own scope, dlopen RTLD_LOCAL) libcuda's own.
+void* next_definition(const char* name) {
+  const dlsym_fn real = real_dlsym();
+  if (!real) return nullptr;
+  if (void* f = real(RTLD_NEXT, name)) return f;
+  void* const cuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+  if (!cuda) return nullptr;
+  void* const f = real(cuda, name);
+  dlclose(cuda);  // NOLOAD took a reference: libcuda stays loaded by whoever loaded it
+  return f;
+}
+
+// The libcuda entry point this library's definition of callback id ID stands for, found once.
+// Null where there is none (then the caller gets CUDA_ERROR_NOT_FOUND, as from the driver).
+std::atomic<void*> next_of[id_count];
+
+void* next_entry(unsigned id) {
+  void* f = next_of[id].load(std::memory_order_acquire);
+  if (f) return f;
+  for (const entry& e : entries) {
+    if (e.id == id) f = next_definition(e.name);
+  }
+  if (f) next_of[id].store(f, std::memory_order_release);
+  return f;
+}
+
+// What a call linked to libcuda reaches (through the jumps below): the wrapper where the
+// interception is up and the next definition is libcuda's own, else that definition as it is.
+template <unsigned Id, class P, class... A>
+CUresult CUDAAPI linked(A... a) {
+  using fn = CUresult(CUDAAPI*)(A...);
+  void* const next = next_entry(Id);
+  if (!next) return CUDA_ERROR_NOT_FOUND;
+  if (interposing()) {
+    learn(next);
+    if (learned.load(std::memory_order_acquire) && real_of[Id].load(std::memory_order_relaxed) == next) {
+      return wrapped<Id, P, A...>(a...);
+    }
+  }
+  return reinterpret_cast<fn>(next)(a...);
+}
+
+// cuInit and cuGetProcAddress linked directly: the same, through their wrappers.
+template <class Fn>
+Fn linked_or_wrapper(const char* name, std::atomic<void*>& next_slot, std::atomic<void*>& real, Fn wrapper) {
+  void* next = next_slot.load(std::memory_order_acquire);
+  if (!next) {
+    next = next_definition(name);
+    next_slot.store(next, std::memory_order_release);
+  }
+  if (next && interposing()) {
+    learn(next);
+    if (learned.load(std::memory_order_acquire) && real.load(std::memory_order_relaxed) == next) return wrapper;
+  }
+  return reinterpret_cast<Fn>(next);
+}
+
+std::atomic<void*> next_init{nullptr}, next_proc_v1{nullptr}, next_proc_v2{nullptr};
+
+CUresult CUDAAPI linked_init(unsigned int flags) {
+  const init_fn f = linked_or_wrapper<init_fn>("cuInit", next_init, real_init, &init_wrapper);
+  return f ? f(flags) : CUDA_ERROR_NOT_FOUND;
+}
+
+CUresult CUDAAPI linked_proc_v1(const char* symbol, void** pfn, int version, cuuint64_t flags) {
+  const proc_v1_fn f = linked_or_wrapper<proc_v1_fn>("cuGetProcAddress", next_proc_v1, real_proc_v1, &proc_v1_wrapper);
+  return f ? f(symbol, pfn, version, flags) : CUDA_ERROR_NOT_FOUND;
+}
+
+CUresult CUDAAPI linked_proc_v2(const char* symbol, void** pfn, int version, cuuint64_t flags,
+                                CUdriverProcAddressQueryResult* status) {
+  const proc_v2_fn f =
+      linked_or_wrapper<proc_v2_fn>("cuGetProcAddress_v2", next_proc_v2, real_proc_v2, &proc_v2_wrapper);
+  return f ? f(symbol, pfn, version, flags, status) : CUDA_ERROR_NOT_FOUND;
+}
+
 }  // namespace
+
+// Each of those entry points, cuInit and cuGetProcAddress defined under the driver's name
+// (preload_exports.map): a call the program links to libcuda (through the PLT, which binds to
+// the first definition in the search order, and LD_PRELOAD puts this library before libcuda) or
+// looks up with RTLD_DEFAULT comes here. Each is a jump through a slot that holds its forwarder,
+// so the arguments pass untouched. The slots are constant (relocated before any code runs):
+// a library's constructor may call the driver before this library's constructors have run.
+// NAME is a string: cuda.h renames some of the names as macros (cuGraphInstantiate).
+#define GMEM_LINKED_JUMP(name)                                                           \
+  asm(".text\n.globl " name "\n.type " name ", @function\n" name ":\n.cfi_startproc\n" \
+      "  jmp *gmem_linked_" name "(%rip)\n.cfi_endproc\n.size " name ", .-" name "\n");
+#define GMEM_LINKED(name, decode, ...)                                                               \
+  extern "C" __attribute__((visibility("hidden"), used)) CUresult(CUDAAPI* const gmem_linked_##name)( \
+      __VA_ARGS__) = &linked<CUPTI_DRIVER_TRACE_CBID_##name, name##_params, __VA_ARGS__>;           \
+  GMEM_LINKED_JUMP(#name)
+#define GMEM_LINKED0(name, decode)                                                                   \
+  extern "C" __attribute__((visibility("hidden"), used)) CUresult(CUDAAPI* const gmem_linked_##name)() = \
+      &linked<CUPTI_DRIVER_TRACE_CBID_##name, no_params>;                                           \
+  GMEM_LINKED_JUMP(#name)
+GMEM_RECORD_ROUTES(GMEM_LINKED, GMEM_LINKED0)
+extern "C" __attribute__((visibility("hidden"), used)) const init_fn gmem_linked_cuInit = &linked_init;
+extern "C" __attribute__((visibility("hidden"), used)) const proc_v1_fn gmem_linked_cuGetProcAddress = &linked_proc_v1;
+extern "C" __attribute__((visibility("hidden"), used)) const proc_v2_fn gmem_linked_cuGetProcAddress_v2 =
+    &linked_proc_v2;
+GMEM_LINKED_JUMP("cuInit")
+GMEM_LINKED_JUMP("cuGetProcAddress")
+GMEM_LINKED_JUMP("cuGetProcAddress_v2")
+#undef GMEM_LINKED
+#undef GMEM_LINKED0
+#undef GMEM_LINKED_JUMP
 
 // What the interposed dlsym answers itself (a lookup of a "cu" name with a library's handle), or
 // null: glibc's dlsym answers, asked as if from the caller.

@@ -195,6 +195,68 @@ TEST(PreloadedInterception, RtldNextIsAnsweredFromWhereItWasAsked) {
   EXPECT_EQ(reinterpret_cast<int (*)()>(from_here)(), 1);
 }
 
+// A program linked to libcuda (-lcuda) calls the driver through the PLT: the dynamic linker binds
+// those calls to the preloaded library's definitions of the driver's names, which record them as
+// the looked-up entry points are, and call libcuda's own.
+TEST(PreloadedInterception, CallsLinkedToLibcudaDirectlyAreRecordedAndReachTheDriver) {
+  if (!preloaded()) GTEST_SKIP() << "runs only under LD_PRELOAD=libgmem_record_preload.so (ctest sets it)";
+  void* cuda = dlopen(GMEM_FAKE_CUDA, RTLD_NOW | RTLD_NOLOAD);
+  ASSERT_NE(cuda, nullptr) << "this program links the stand-in libcuda";
+  // The name the program binds to is the preloaded library's, not libcuda's.
+  void* bound = dlsym(RTLD_DEFAULT, "cuGraphLaunch");
+  ASSERT_NE(bound, nullptr);
+  Dl_info info{};
+  ASSERT_TRUE(dladdr(bound, &info));
+  EXPECT_NE(std::string(info.dli_fname).find("libgmem_record_preload.so"), std::string::npos) << info.dli_fname;
+
+  const auto last = in<const char* (*)(std::uintptr_t*, std::uintptr_t*, int*)>(cuda, "fake_cuda_last");
+  const auto inits = in<int (*)()>(cuda, "fake_cuda_inits");
+  const int inits_before = inits();
+  EXPECT_EQ(cuInit(0), CUDA_SUCCESS);
+  EXPECT_EQ(inits(), inits_before + 1);
+  void* recording = dlopen(GMEM_FAKE_RECORDING, RTLD_NOW | RTLD_NOLOAD);
+  ASSERT_NE(recording, nullptr);
+  EXPECT_EQ(in<int (*)()>(recording, "fake_recording_starts")(), 1) << "the recording starts once, however cuInit came";
+
+  const std::size_t before = words();
+  EXPECT_EQ(static_cast<int>(cuGraphLaunch(reinterpret_cast<CUgraphExec>(0x4321), reinterpret_cast<CUstream>(0x8765))),
+            600);
+  std::uintptr_t a = 0, b = 0;
+  int calls = 0;
+  EXPECT_EQ(std::string(last(&a, &b, &calls)), "cuGraphLaunch");
+  EXPECT_EQ(a, 0x4321u);
+  EXPECT_EQ(b, 0x8765u);
+  ASSERT_EQ(words(), before + 2);
+  const word enter = recorded(before), exit = recorded(before + 1);
+  EXPECT_EQ(enter.id, static_cast<unsigned>(CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch));
+  EXPECT_EQ(enter.enter, 1);
+  EXPECT_EQ(enter.a, 0x4321u);
+  EXPECT_EQ(enter.b, 0x8765u);
+  EXPECT_EQ(exit.enter, 0);
+  EXPECT_EQ(exit.result, 600);
+  // An entry point without parameters, and a version of another one.
+  EXPECT_EQ(static_cast<int>(cuCtxSynchronize()), 600);
+  EXPECT_EQ(static_cast<int>(cuStreamBeginCapture_v2(reinterpret_cast<CUstream>(0x8765), CU_STREAM_CAPTURE_MODE_RELAXED)),
+            600);
+  EXPECT_EQ(std::string(last(&a, &b, &calls)), "cuStreamBeginCapture_v2");
+  EXPECT_EQ(b, static_cast<std::uintptr_t>(CU_STREAM_CAPTURE_MODE_RELAXED));
+  ASSERT_EQ(words(), before + 6);
+  EXPECT_EQ(recorded(before + 2).id, static_cast<unsigned>(CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize));
+  EXPECT_EQ(recorded(before + 4).id, static_cast<unsigned>(CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2));
+  // One the recording does not take is libcuda's own, bound directly.
+  int n = 0;
+  EXPECT_EQ(cuDeviceGetCount(&n), CUDA_SUCCESS);
+  EXPECT_EQ(n, 1);
+  EXPECT_EQ(dlsym(RTLD_DEFAULT, "cuDeviceGetCount"), fake_address(cuda, "cuDeviceGetCount"));
+  // cuGetProcAddress linked directly hands back wrappers too.
+  void* pfn = nullptr;
+  CUdriverProcAddressQueryResult status{};
+  ASSERT_EQ(cuGetProcAddress_v2("cuGraphLaunch", &pfn, 12000, 0, &status), CUDA_SUCCESS);
+  EXPECT_NE(pfn, fake_address(cuda, "cuGraphLaunch"));
+  EXPECT_EQ(reinterpret_cast<launch_fn>(pfn)(nullptr, nullptr), 600);
+  EXPECT_EQ(words(), before + 8);
+}
+
 // Run by ctest apart, preloaded where the interception must stay out of the way: without the
 // recording library (GMEM_RECORD_LIBRARY_LOADED naming none), or with another hook
 // (GMEM_RECORD_HOOK=cupti). Every lookup is then glibc's answer and every call the driver's own.
@@ -213,6 +275,14 @@ TEST(PreloadedButIdle, EveryLookupIsTheLibrarysOwnAndTheProgramRunsAsWithout) {
   EXPECT_EQ(pfn, fake_address(cuda, "cuGraphLaunch_ptsz"));
   EXPECT_EQ(reinterpret_cast<launch_fn>(pfn)(nullptr, nullptr), 600);
   EXPECT_EQ(in<init_fn>(cuda, "cuInit")(0), 0);
+  // Calls linked to libcuda directly reach it unchanged.
+  EXPECT_EQ(cuInit(0), CUDA_SUCCESS);
+  EXPECT_EQ(static_cast<int>(cuGraphLaunch(reinterpret_cast<CUgraphExec>(0x4321), nullptr)), 600);
+  std::uintptr_t a = 0, b = 0;
+  int calls = 0;
+  EXPECT_EQ(std::string(in<const char* (*)(std::uintptr_t*, std::uintptr_t*, int*)>(cuda, "fake_cuda_last")(&a, &b, &calls)),
+            "cuGraphLaunch");
+  EXPECT_EQ(a, 0x4321u);
   // Nothing loaded the recording library (or its stand-in).
   EXPECT_EQ(dlopen(GMEM_FAKE_RECORDING, RTLD_NOW | RTLD_NOLOAD), nullptr);
   void* next = probe_next_from_a();
