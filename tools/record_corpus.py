@@ -37,6 +37,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import report_forms  # noqa: E402
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "record", "corpus"))
+import checks_clients  # noqa: E402
 import checks_cpp  # noqa: E402
 import checks_samples  # noqa: E402
 
@@ -81,6 +82,7 @@ def programs(build, samples, torch_too, bill=False):
     for mode in ["pdl", "events", "tight", "back-to-back", "identical", "segv-handled"]:
         out.append((f"cpp:{mode}", "cpp", [client, mode], {}))
     out.append(("cpp:sigterm-exit", "cpp", [client, "sigterm-exit"], {"repeat": 5, "timeout": 60}))
+    out.append(("cpp:driver-linked", "cpp", [os.path.join(build, "tests", "gmem_driver_client"), "driver-linked"], {}))
     if torch_too:
         t = lambda name, script, *args: out.append((name, "torch", [sys.executable, os.path.join(corpus, script)] + list(args), {"timeout": 300}))
         t("torch:identical-async", "torch_identical.py", "--allocator", "async")
@@ -94,6 +96,10 @@ def programs(build, samples, torch_too, bill=False):
         t("torch:loop-back-to-back", "torch_loop.py", "--mode", "back-to-back")
         t("torch:compile-cudagraphs", "torch_compile.py", "--mode", "cudagraphs")
         t("torch:compile-reduce-overhead", "torch_compile.py", "--mode", "reduce-overhead")
+        # Other frameworks where the GPU machine has them (each says SKIP without its framework).
+        clients = os.path.join(HERE, "..", "tests", "record", "clients")
+        for name, script in (("cupy:graph", "cupy_graph.py"), ("jax:jit", "jax_jit.py")):
+            out.append((name, "client", [sys.executable, os.path.join(clients, script)], {"timeout": 300}))
     return out
 
 
@@ -186,12 +192,13 @@ def one(name, kind, argv, options, gmemprof, out):
     elif not options.get("report_optional"):
         check(kind == "cpp" and name == "cpp:sigterm-exit", "a report was written")
     self_doc = json.load(open(self_rec)) if os.path.exists(self_rec) else {}
-    module = {"sample": checks_samples, "cpp": checks_cpp, "torch": checks_torch, "bill": checks_bill}[kind]
+    module = {"sample": checks_samples, "cpp": checks_cpp, "torch": checks_torch, "bill": checks_bill,
+              "client": checks_clients}[kind]
     if module is None:
         check(False, f"no checks for this kind ({'tests/record/bill/checks_bill.py' if kind == 'bill' else 'tests/record/corpus/checks_torch.py'} missing)")
     elif report is not None or name == "cpp:sigterm-exit":
         try:
-            if kind in ("torch", "bill"):
+            if kind in ("torch", "bill", "client"):
                 results = module.check(os.path.basename(argv[1]), argv[2:], self_doc, report or {})
             elif kind == "sample":
                 results = module.check(name, argv[1:], plain["stdout"], recorded["stdout"], report or {})

@@ -1,0 +1,53 @@
+"""Record mode's corpus, CuPy: a graph captured on a stream with CuPy's stream-ordered pool
+(MemoryAsyncPool, cudaMallocAsync), whose two 16 MiB temporaries are allocated and freed inside
+the capture (two memory alloc and two free nodes), launched three times; the program reads the
+device's graph memory counters itself (libcuda through ctypes).
+
+Usage: cupy_graph.py SELF_JSON
+SELF_JSON: {"launches", "reserved_high", "used_high", "result"}. stdout: one line."""
+import ctypes
+import json
+import sys
+
+try:
+    import cupy as cp
+except ImportError:
+    print("SKIP: CuPy is not installed")
+    sys.exit(0)
+
+MIB = 1 << 20
+pool = cp.cuda.MemoryAsyncPool()
+cp.cuda.set_allocator(pool.malloc)
+stream = cp.cuda.Stream(non_blocking=True)
+with stream:
+    out = cp.zeros(1, dtype=cp.float32)        # outside the graph: the result's home
+    stream.synchronize()
+    stream.begin_capture()
+    a = cp.empty(16 * MIB // 4, dtype=cp.float32)
+    a.fill(1.0)
+    b = a * 2.0
+    cp.sum(b, out=out)
+    del a, b                                   # freed in the capture: free nodes
+    graph = stream.end_capture()
+    launches = 3
+    for _ in range(launches):
+        graph.launch(stream)
+    stream.synchronize()
+
+cuda = ctypes.CDLL("libcuda.so.1")
+device = ctypes.c_int(0)
+cuda.cuDeviceGet(ctypes.byref(device), 0)
+
+
+def attribute(attr):
+    value = ctypes.c_uint64(0)
+    r = cuda.cuDeviceGetGraphMemAttribute(device, attr, ctypes.byref(value))
+    return value.value if r == 0 else None
+
+
+CU_GRAPH_MEM_ATTR_USED_MEM_HIGH, CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH = 1, 3
+doc = {"launches": launches, "reserved_high": attribute(CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH),
+       "used_high": attribute(CU_GRAPH_MEM_ATTR_USED_MEM_HIGH), "result": float(out.get()[0])}
+with open(sys.argv[1], "w") as f:
+    json.dump(doc, f)
+print(f"cupy: graph launched {launches} times, sum {doc['result']:.0f}")

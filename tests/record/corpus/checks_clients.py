@@ -1,0 +1,44 @@
+"""Checks of the corpus's other frameworks' programs (tests/record/clients/): CuPy and JAX, against
+what each read itself (SELF_JSON).
+
+    check(program, args, self_doc, report) -> [(ok, detail), ...]
+
+A missing key is a failed check with a detail that names it, never an exception."""
+
+MIB = 1 << 20
+
+
+def _graphs(report):
+    return [g for g in (report.get("recorded") or {}).get("graphs", []) if g.get("kind", "memory_nodes") == "memory_nodes"]
+
+
+def _mib(v):
+    return "missing" if v is None else f"{v / MIB:.0f} MiB"
+
+
+def check(program, args, self_doc, report):
+    out = []
+    graphs = _graphs(report)
+    if program == "cupy_graph.py":
+        out.append((self_doc.get("result") == 16 * MIB // 4 * 2.0,
+                    f"the graph's sum is {self_doc.get('result')} (the program's own check)"))
+        out.append((len(graphs) == 1, f"{len(graphs)} graph(s) with memory nodes recorded, 1 captured"))
+        if graphs:
+            g = graphs[0]
+            out.append((g.get("launches") == self_doc.get("launches"),
+                        f"{g.get('launches')} launches recorded, {self_doc.get('launches')} made"))
+        pools = (report.get("recorded") or {}).get("pools", [])
+        high = pools[0].get("high_bytes") if pools else None
+        want = self_doc.get("reserved_high")
+        out.append((want is not None and high == want,
+                    f"pool high watermark {_mib(want)} as read by the program, recorded {_mib(high)}"))
+    elif program == "jax_jit.py":
+        out.append((self_doc.get("runs") == 10, f"{self_doc.get('runs')} runs made"))
+        out.append((self_doc.get("backend") == "gpu", f"JAX ran on {self_doc.get('backend')}"))
+        recorded = report.get("recorded") or {}
+        out.append((bool(recorded), "the report holds the recording"))
+        out.append((True, f"info: {len(graphs)} graph(s) with memory nodes, "
+                          f"{recorded.get('graphs_without_memory_nodes', 0)} without"))
+    else:
+        out.append((False, f"no checks for {program}"))
+    return out
