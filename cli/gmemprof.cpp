@@ -268,19 +268,20 @@ const std::vector<command>& commands() {
       {"record", "run a program unmodified and record the graph memory of its CUDA graphs",
        "usage: gmemprof record [-o PATH] [--device N|all] [--name-from nvtx|stream|sequence]\n"
        "                       [--hook cupti|interpose] [--] COMMAND [ARGS...]\n",
-       "Runs COMMAND with gmem's recording library injected (CUDA_INJECTION64_PATH, CUPTI\n"
-       "callbacks) and writes, when it exits, a report (default gmem-record.json) of every\n"
-       "executable graph with memory nodes and every graph captured into a framework's pool: its\n"
-       "nodes and analysis, each instantiate, upload, launch and trim with host time and the graph\n"
-       "memory counters around it, and the bill: what CUDA graphs cost the device, by kind.\n"
+       "Runs COMMAND with gmem's recording library injected and writes, when it exits, a report\n"
+       "(default gmem-record.json) of every executable graph with memory nodes and every graph\n"
+       "captured into a framework's pool: its nodes and analysis, each instantiate, upload,\n"
+       "launch and trim with host time and the graph memory counters around it, and the bill:\n"
+       "what CUDA graphs cost the device, by kind.\n"
        "Graphs are named after the NVTX range active at capture or instantiation, else the\n"
        "capturing stream and a number (--name-from). Read it with `gmemprof show PATH`, compare\n"
        "two with `gmemprof check`. Options end at COMMAND (or --). The exit status is COMMAND's\n"
        "(128+N when signal N ended it); without a GPU COMMAND runs unrecorded.\n"
-       "--hook interpose (or GMEM_RECORD_HOOK=interpose) takes the driver's calls without CUPTI:\n"
-       "the library is preloaded (LD_PRELOAD) and wraps the entry points the CUDA runtime (or a\n"
-       "library loading libcuda itself) looks up, which spares every driver call CUPTI's\n"
-       "dispatch; calls a program links to libcuda directly (-lcuda) are not seen.\n",
+       "--hook (or GMEM_RECORD_HOOK) says how the driver's calls are taken: interpose, the\n"
+       "default where it is built (x86-64), preloads the library (LD_PRELOAD), which wraps the\n"
+       "driver's entry points the program looks up or links to, sparing every other driver call\n"
+       "any cost; cupti injects it (CUDA_INJECTION64_PATH) and takes them through CUPTI's\n"
+       "callbacks, which every driver call of the process then goes through.\n",
        {out_option, device_option, {"--name-from", "", true, false}, {"--hook", "", true, false}}, true, record},
   };
   return all;

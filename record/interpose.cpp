@@ -79,8 +79,8 @@ extern "C" __attribute__((visibility("default"))) void gmem_record_interposed_st
   try {
     if (!start_session()) return;
     the_session->info().notes.push_back(
-        "driver calls were taken by gmem's own interception (gmemprof record --hook interpose), not CUPTI: "
-        "calls the program links to libcuda directly were not seen");
+        "driver calls were taken by gmem's own interception (gmemprof record --hook interpose, the default "
+        "where it is built), not CUPTI");
     install_exit_path();
   } catch (...) {
     // Never let the recorder take the application down: nothing is recorded.

@@ -241,8 +241,8 @@ void collect_recordings(const std::string& out_path, const std::vector<std::stri
     err << "gmemprof record: no report was written: no process of the command made a CUDA call, "
            "or each ended before its exit handlers ran (_exit, SIGKILL)"
         << (hook == "interpose"
-                ? ", or (--hook interpose) the program calls libcuda directly, not through the CUDA runtime or a "
-                  "lookup of its entry points: record it with --hook cupti"
+                ? ", or the preloaded library did not reach it (a program that clears LD_PRELOAD, or a setuid "
+                  "one): record it with --hook cupti"
                 : "")
         << "\n";
     return;
@@ -285,12 +285,14 @@ int run_record(const record_options& options, const std::vector<std::string>& co
     err << "gmemprof record: --name-from takes nvtx, stream or sequence, not '" << options.name_from << "'\n";
     return 2;
   }
+  // The hook: --hook, else GMEM_RECORD_HOOK, else chosen below (the library's own interception
+  // where its preloaded half is built, x86-64; CUPTI elsewhere).
   std::string hook = options.hook;
   if (hook.empty()) {
     const char* h = std::getenv("GMEM_RECORD_HOOK");
-    hook = h && *h ? h : "cupti";
+    hook = h && *h ? h : "";
   }
-  if (hook != "cupti" && hook != "interpose") {
+  if (!hook.empty() && hook != "cupti" && hook != "interpose") {
     err << "gmemprof record: --hook takes cupti or interpose, not '" << hook << "'"
         << (options.hook.empty() ? " (from GMEM_RECORD_HOOK)" : "") << "\n";
     return 2;
@@ -318,6 +320,7 @@ int run_record(const record_options& options, const std::vector<std::string>& co
   const std::string preload =
       library.empty() ? std::string() : (fs::path(library).parent_path() / "libgmem_record_preload.so").string();
   std::error_code absent;
+  hook = chosen_hook(hook, preload);
   if (why.empty() && hook == "interpose" && !fs::exists(preload, absent)) {
     err << "gmemprof record: --hook interpose needs " << preload
         << ", which is not there; build or install it with the recording library, or record with --hook cupti\n";
@@ -434,6 +437,12 @@ int run_record(const record_options& options, const std::vector<std::string>& co
   collect_recordings(out_path, command, err, hook);
   (void)out;
   return code;
+}
+
+std::string chosen_hook(const std::string& asked, const std::string& preload) {
+  if (!asked.empty()) return asked;
+  std::error_code absent;
+  return !preload.empty() && fs::exists(preload, absent) ? "interpose" : "cupti";
 }
 
 }  // namespace gmem::record

@@ -14,7 +14,9 @@ struct record_options {
   std::string name_from = "nvtx";
   /// How the library takes the program's driver calls: "cupti" (CUDA_INJECTION64_PATH, CUPTI's
   /// callbacks) or "interpose" (LD_PRELOAD, its own wrappers of the driver's entry points,
-  /// without CUPTI's cost on every driver call). Empty: $GMEM_RECORD_HOOK, else "cupti".
+  /// without CUPTI's cost on every driver call). Empty: $GMEM_RECORD_HOOK, else "interpose" where
+  /// its preloaded half (libgmem_record_preload.so, x86-64 builds) is beside the library, else
+  /// "cupti".
   std::string hook;
   /// The injected library; empty: found next to gmemprof (or $GMEM_RECORD_LIBRARY).
   std::string library;
@@ -35,6 +37,11 @@ struct record_options {
 /// options (an unwritable --out, a device that does not exist) return 2 before it runs.
 int run_record(const record_options& options, const std::vector<std::string>& command,
                std::ostream& out, std::ostream& err);
+
+/// The hook a recording takes the driver's calls through: `asked` (--hook, else
+/// $GMEM_RECORD_HOOK) where not empty, else "interpose" where `preload` (the preloaded half of the
+/// library's own interception, beside the library) exists, else "cupti".
+std::string chosen_hook(const std::string& asked, const std::string& preload);
 
 /// What run_record does once the command ended: each process of it wrote PATH.<pid>.json; one is
 /// renamed to `out_path`, several are merged into it (each kept beside it); then the summary

@@ -16,7 +16,8 @@
 #   async     PyTorch's cudaMallocAsync backend: the bill's process change against the program's;
 #             and gmemprof's note where the library is copied without its Python companion
 #   hooks     the corpus through CUPTI and through --hook interpose, and compare_hooks.py of the two
-#   hooks-scale  500, 1000 and 2000 captures of a 4-layer step: unrecorded, CUPTI, interposed
+#   hooks-scale  500, 1000 and 2000 captures of the 9-node step and of a 4-layer step:
+#             unrecorded, recorded (the default hook), and through CUPTI
 #   ranks     two torchrun ranks recorded in one command, twice: each rank's bill against its own
 #             counters (tests/record/ranks/check_ranks.py), and check of the two recordings; then
 #             once with PyTorch's native allocator, each rank's bill against its own snapshot
@@ -103,9 +104,12 @@ sys.exit(0 if ok else 1)' "$d/async-self.json" "$d/async.json" >> "$d/log" 2>&1
       done
       python3 "$here/../tests/record/compare_hooks.py" "$d/cupti" "$d/interpose" "$d/compare-hooks.json" >> "$d/log" 2>&1 &&
         ! grep -q "failed" "$d/log" ;;
-    hooks-scale)  # 500, 1000 and 2000 captures at the model's size: unrecorded, CUPTI, interposed
-      python3 "$here/record_scale.py" "$build" "$d/record-scale-layers4-interpose.json" --layers 4 --pairs 2 \
-        --variant interposed=recorded:GMEM_RECORD_HOOK=interpose > "$d/log" 2>&1 ;;
+    hooks-scale)  # 500, 1000 and 2000 captures of the 9-node step and of a 4-layer step: unrecorded,
+      # recorded (the default hook) and through CUPTI; PAIRS (2) pairs
+      python3 "$here/record_scale.py" "$build" "$d/record-scale-hooks.json" --pairs "${PAIRS:-2}" \
+        --variant cupti=recorded:GMEM_RECORD_HOOK=cupti > "$d/log" 2>&1 &&
+      python3 "$here/record_scale.py" "$build" "$d/record-scale-layers4-hooks.json" --layers 4 --pairs "${PAIRS:-2}" \
+        --variant cupti=recorded:GMEM_RECORD_HOOK=cupti >> "$d/log" 2>&1 ;;
     *) echo "unknown stage $stage" > "$d/log"; false ;;
   esac
   rc=$?

@@ -590,5 +590,18 @@ TEST(RecordCommand, BadHookIsRefusedBeforeRunningWhetherGivenOrInTheEnvironment)
   }
 }
 
+TEST(RecordCommand, TheOwnInterceptionIsTheDefaultWhereItsPreloadedHalfIsBuiltAndAHookAskedForIsKept) {
+  const std::string preload = std::string(GMEM_BINARY_DIR) + "/chosen-hook-preload.so";
+  std::filesystem::remove(preload);
+  EXPECT_EQ(chosen_hook("", preload), "cupti") << "without the preloaded half";
+  EXPECT_EQ(chosen_hook("", ""), "cupti") << "without the library";
+  std::ofstream(preload) << "";
+  EXPECT_EQ(chosen_hook("", preload), "interpose");
+  EXPECT_EQ(chosen_hook("cupti", preload), "cupti");
+  EXPECT_EQ(chosen_hook("interpose", preload), "interpose");
+  std::filesystem::remove(preload);
+  EXPECT_EQ(chosen_hook("interpose", preload), "interpose") << "asked for: run_record refuses it when it is missing";
+}
+
 }  // namespace
 }  // namespace gmem::record
