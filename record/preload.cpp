@@ -157,6 +157,7 @@ CUresult CUDAAPI proc_v2_wrapper(const char* symbol, void** pfn, int version, cu
 std::timed_mutex loading;
 thread_local bool in_load = false;
 int load_state = 0;  // 0: not tried, 1: loaded, 2: failed (under `loading`)
+std::atomic<bool> given_up{false};  // it failed: nothing is wrapped, nothing more is tried
 
 bool load_recording_library(dlsym_fn real) {
   if (in_load) return false;
@@ -176,20 +177,29 @@ bool load_recording_library(dlsym_fn real) {
       }
     }
     in_load = false;
+    if (load_state == 2) given_up.store(true, std::memory_order_relaxed);
   }
   return load_state == 1;
 }
 
 // The real entry points, from the library that defines FOUND (libcuda), once, and the recording
-// library loaded.
+// library loaded. Nothing more is tried once the recording library could not be loaded.
 void learn(void* found) {
-  if (learned.load(std::memory_order_acquire)) return;
+  if (learned.load(std::memory_order_acquire) || given_up.load(std::memory_order_relaxed)) return;
+  // A handle to the library that defines FOUND, from dlopen: a library the program was linked to
+  // was loaded without the search list dlsym reads through a handle, and dlopen makes it (its
+  // link map, as dladdr1 gives it, crashes dlsym there). Once learned, the reference it takes is
+  // kept: libcuda stays loaded while anything calls it.
   Dl_info info{};
-  void* map = nullptr;
-  if (!dladdr1(found, &info, &map, RTLD_DL_LINKMAP) || !map) return;
+  if (!dladdr(found, &info) || !info.dli_fname) return;
+  void* const map = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+  if (!map) return;
   const dlsym_fn real = real_dlsym();
   void* const proc_v2 = real(map, "cuGetProcAddress_v2");
-  if (!proc_v2 || !load_recording_library(real)) return;  // not libcuda, or nothing to record with
+  if (!proc_v2 || !load_recording_library(real)) {  // not libcuda, or nothing to record with
+    dlclose(map);
+    return;
+  }
   real_proc_v2.store(proc_v2);
   real_proc_v1.store(real(map, "cuGetProcAddress"));
   real_init.store(real(map, "cuInit"));
@@ -255,7 +265,8 @@ CUresult CUDAAPI linked(A... a) {
   void* const next = next_entry(Id);
   if (!next) return CUDA_ERROR_NOT_FOUND;
   if (interposing()) {
-    learn(next);
+    static std::atomic<bool> tried{false};  // each entry point learns at most once (a shim is not libcuda)
+    if (!tried.exchange(true, std::memory_order_relaxed)) learn(next);
     if (learned.load(std::memory_order_acquire) && real_of[Id].load(std::memory_order_relaxed) == next) {
       return wrapped<Id, P, A...>(a...);
     }
@@ -270,9 +281,9 @@ Fn linked_or_wrapper(const char* name, std::atomic<void*>& next_slot, std::atomi
   if (!next) {
     next = next_definition(name);
     next_slot.store(next, std::memory_order_release);
+    if (next && interposing()) learn(next);  // once, with the first call
   }
   if (next && interposing()) {
-    learn(next);
     if (learned.load(std::memory_order_acquire) && real.load(std::memory_order_relaxed) == next) return wrapper;
   }
   return reinterpret_cast<Fn>(next);

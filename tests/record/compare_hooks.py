@@ -18,6 +18,7 @@ Usage: compare_hooks.py CUPTI_DIR INTERPOSE_DIR OUT.json"""
 import glob
 import json
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
@@ -37,9 +38,12 @@ def structure(recorded):
     pools = [p.get("device") for p in recorded.get("pools", [])]
     framework = [{k: p.get(k) for k in ("id", "device", "graphs") if k in p}
                  for p in recorded.get("framework_pools", [])]
-    return {"graphs": graphs, "pools": pools, "framework_pools": framework,
-            "graphs_without_memory_nodes": recorded.get("graphs_without_memory_nodes"),
-            "partial": recorded.get("partial")}
+    shown = {"graphs": graphs, "pools": pools, "framework_pools": framework,
+             "graphs_without_memory_nodes": recorded.get("graphs_without_memory_nodes"),
+             "partial": recorded.get("partial")}
+    # A recording of several processes names each graph by its process ("[p1 pid 5344] ..."): the
+    # pid is the run's, not the hook's.
+    return json.loads(re.sub(r"\bpid [0-9]+", "pid N", json.dumps(shown)))
 
 
 def differences(a, b, path="", out=None, limit=8):

@@ -20,7 +20,7 @@ pool = cp.cuda.MemoryAsyncPool()
 cp.cuda.set_allocator(pool.malloc)
 stream = cp.cuda.Stream(non_blocking=True)
 with stream:
-    out = cp.zeros(1, dtype=cp.float32)        # outside the graph: the result's home
+    out = cp.zeros((), dtype=cp.float32)       # outside the graph: the result's home
     stream.synchronize()
     stream.begin_capture()
     a = cp.empty(16 * MIB // 4, dtype=cp.float32)
@@ -47,7 +47,7 @@ def attribute(attr):
 
 CU_GRAPH_MEM_ATTR_USED_MEM_HIGH, CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH = 1, 3
 doc = {"launches": launches, "reserved_high": attribute(CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH),
-       "used_high": attribute(CU_GRAPH_MEM_ATTR_USED_MEM_HIGH), "result": float(out.get()[0])}
+       "used_high": attribute(CU_GRAPH_MEM_ATTR_USED_MEM_HIGH), "result": float(out.get())}
 with open(sys.argv[1], "w") as f:
     json.dump(doc, f)
 print(f"cupy: graph launched {launches} times, sum {doc['result']:.0f}")

@@ -5,7 +5,12 @@ program's output and exit as they are and write its report.
 Usage: jax_jit.py SELF_JSON
 SELF_JSON: {"runs", "result", "backend"}. stdout: one line."""
 import json
+import os
 import sys
+
+# XLA times candidate kernels to choose one (autotuning), and candidates round differently: the
+# result would depend on the timings. Without it, a run's output is the same every time.
+os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_gpu_autotune_level=0").strip()
 
 try:
     import jax

@@ -197,26 +197,28 @@ TEST(PreloadedInterception, RtldNextIsAnsweredFromWhereItWasAsked) {
 
 // A program linked to libcuda (-lcuda) calls the driver through the PLT: the dynamic linker binds
 // those calls to the preloaded library's definitions of the driver's names, which record them as
-// the looked-up entry points are, and call libcuda's own.
-TEST(PreloadedInterception, CallsLinkedToLibcudaDirectlyAreRecordedAndReachTheDriver) {
+// the looked-up entry points are, and call libcuda's own. Run by ctest in a process of its own:
+// its first call is cuInit, made before anything opens libcuda with dlopen (a library the program
+// was linked to has no search list for dlsym until dlopen makes one).
+TEST(PreloadedLinked, CallsLinkedToLibcudaDirectlyAreRecordedAndReachTheDriver) {
   if (!preloaded()) GTEST_SKIP() << "runs only under LD_PRELOAD=libgmem_record_preload.so (ctest sets it)";
+  EXPECT_EQ(cuInit(0), CUDA_SUCCESS);
   void* cuda = dlopen(GMEM_FAKE_CUDA, RTLD_NOW | RTLD_NOLOAD);
   ASSERT_NE(cuda, nullptr) << "this program links the stand-in libcuda";
+  EXPECT_EQ(in<int (*)()>(cuda, "fake_cuda_inits")(), 1);
+  void* recording = dlopen(GMEM_FAKE_RECORDING, RTLD_NOW | RTLD_NOLOAD);
+  ASSERT_NE(recording, nullptr) << "cuInit linked directly loads the recording library";
+  EXPECT_EQ(in<int (*)()>(recording, "fake_recording_starts")(), 1);
+  EXPECT_EQ(cuInit(0), CUDA_SUCCESS);
+  EXPECT_EQ(in<int (*)()>(cuda, "fake_cuda_inits")(), 2);
+  EXPECT_EQ(in<int (*)()>(recording, "fake_recording_starts")(), 1) << "the recording starts once";
   // The name the program binds to is the preloaded library's, not libcuda's.
   void* bound = dlsym(RTLD_DEFAULT, "cuGraphLaunch");
   ASSERT_NE(bound, nullptr);
   Dl_info info{};
   ASSERT_TRUE(dladdr(bound, &info));
   EXPECT_NE(std::string(info.dli_fname).find("libgmem_record_preload.so"), std::string::npos) << info.dli_fname;
-
   const auto last = in<const char* (*)(std::uintptr_t*, std::uintptr_t*, int*)>(cuda, "fake_cuda_last");
-  const auto inits = in<int (*)()>(cuda, "fake_cuda_inits");
-  const int inits_before = inits();
-  EXPECT_EQ(cuInit(0), CUDA_SUCCESS);
-  EXPECT_EQ(inits(), inits_before + 1);
-  void* recording = dlopen(GMEM_FAKE_RECORDING, RTLD_NOW | RTLD_NOLOAD);
-  ASSERT_NE(recording, nullptr);
-  EXPECT_EQ(in<int (*)()>(recording, "fake_recording_starts")(), 1) << "the recording starts once, however cuInit came";
 
   const std::size_t before = words();
   EXPECT_EQ(static_cast<int>(cuGraphLaunch(reinterpret_cast<CUgraphExec>(0x4321), reinterpret_cast<CUstream>(0x8765))),
