@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """Record mode on programs nobody here wrote (issue 32), on the GPU machine: NVIDIA's
 cuda-samples graph programs (built elsewhere: pass the folder of their binaries; nothing of
-them is in this repository), PyTorch programs (tests/record/corpus/*.py) and plain CUDA C++
-programs (tests/record/corpus_client.cu). Each program runs unrecorded and under
-`gmemprof record`; for each:
+them is in this repository), PyTorch programs (tests/record/corpus/*.py), plain CUDA C++
+programs (tests/record/corpus_client.cu), one linked to libcuda that calls the driver API
+directly (tests/record/driver_client.cpp), and CuPy and JAX programs (tests/record/clients/, each
+skipped where its framework is missing; with the PyTorch ones). Each program runs unrecorded and
+under `gmemprof record` (through its default hook, or GMEM_RECORD_HOOK's); for each:
   - the exit status and stdout recorded equal the unrecorded ones (lines a program prints with
     timings are compared with their numbers masked);
   - the report reads back with `gmemprof show`, `check` (against itself), `html` and `trace`;
@@ -22,7 +24,7 @@ report and the program's own readings are copied to OUT as bill-NAME-GPU.json an
 bill-NAME-GPU-self.json, GPU the device's short name (h100, h200); the summary is
 OUT/bill-summary.json)
 (BUILD_DIR: a tools/device-build.sh build: profiler/gmemprof, record/libgmem_record.so,
-tests/gmem_corpus_client, COMMIT)"""
+tests/gmem_corpus_client, tests/gmem_driver_client, COMMIT)"""
 import argparse
 import datetime
 import json
