@@ -86,20 +86,15 @@ def check(mode, self_doc, report, entry):
         out.append((len(waited) == 1, "separate_streams at the high watermark, which the stream-wait pair reached "
                                       f"while the first stream's graph ran ({len(waited)} diagnostic(s))"))
         out += _no_remap(report)
-    elif mode == "tight":
-        out.append((len(graphs) == 1, f"{len(graphs)} graph(s) recorded"))
-        if graphs:
-            out.append((graphs[0].get("launches") == self_doc["launches"],
-                        f"{graphs[0].get('launches')} launches recorded, {self_doc['launches']} made"))
-        _high_is(out, report, self_doc["final"]["reserved_high"])
-        out += _no_remap(report)
-    elif mode == "driver-linked":
-        # Calls through the PLT of a program linked to libcuda: seen by either hook.
+    elif mode in ("tight", "driver-linked"):
+        # driver-linked: calls through the PLT of a program linked to libcuda, seen by either hook.
         out.append((len(graphs) == 1, f"{len(graphs)} graph(s) with memory nodes recorded, 1 made"))
         if graphs:
             out.append((graphs[0].get("launches") == self_doc["launches"],
                         f"{graphs[0].get('launches')} launches recorded, {self_doc['launches']} made"))
         _high_is(out, report, self_doc["final"]["reserved_high"])
+        if mode == "tight":
+            out += _no_remap(report)
     elif mode == "back-to-back":
         out.append((len(graphs) == self_doc["graphs"], f"{len(graphs)} graphs recorded, {self_doc['graphs']} made"))
         _high_is(out, report, self_doc["final"]["reserved_high"])
