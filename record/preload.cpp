@@ -243,68 +243,68 @@ void* next_definition(const char* name) {
   return f;
 }
 
-// The libcuda entry point this library's definition of callback id ID stands for, found once.
-// Null where there is none (then the caller gets CUDA_ERROR_NOT_FOUND, as from the driver).
-std::atomic<void*> next_of[id_count];
-
-void* next_entry(unsigned id) {
-  void* f = next_of[id].load(std::memory_order_acquire);
-  if (f) return f;
-  for (const entry& e : entries) {
-    if (e.id == id) f = next_definition(e.name);
+// The definition after this library's of NAME, found once into SLOT.
+void* next_cached(std::atomic<void*>& slot, const char* name) {
+  void* f = slot.load(std::memory_order_acquire);
+  if (!f) {
+    f = next_definition(name);
+    if (f) slot.store(f, std::memory_order_release);
   }
-  if (f) next_of[id].store(f, std::memory_order_release);
   return f;
 }
 
-// What a call linked to libcuda reaches (through the jumps below): the wrapper where the
-// interception is up and the next definition is libcuda's own, else that definition as it is.
+// The libcuda entry point this library's definition of callback id ID stands for. Null where there
+// is none (then the caller gets CUDA_ERROR_NOT_FOUND, as from the driver).
+std::atomic<void*> next_of[id_count];
+
+void* next_entry(unsigned id) {
+  if (void* f = next_of[id].load(std::memory_order_acquire)) return f;
+  for (const entry& e : entries) {
+    if (e.id == id) return next_cached(next_of[id], e.name);
+  }
+  return nullptr;
+}
+
+// Where a call linked to libcuda goes, NEXT being the definition after this library's: WRAPPER
+// where the interception is up and NEXT is libcuda's own (REAL, once learned), else NEXT as it
+// is. Each entry point learns at most once (TRIED): a shim after this library is not libcuda.
+template <class Fn>
+Fn linked_target(void* next, const std::atomic<void*>& real, Fn wrapper, std::atomic<bool>& tried) {
+  if (!next || !interposing()) return reinterpret_cast<Fn>(next);
+  if (!tried.load(std::memory_order_relaxed) && !tried.exchange(true, std::memory_order_relaxed)) learn(next);
+  return learned.load(std::memory_order_acquire) && real.load(std::memory_order_relaxed) == next
+             ? wrapper
+             : reinterpret_cast<Fn>(next);
+}
+
+// What a call linked to libcuda reaches (through the jumps below).
 template <unsigned Id, class P, class... A>
 CUresult CUDAAPI linked(A... a) {
   using fn = CUresult(CUDAAPI*)(A...);
-  void* const next = next_entry(Id);
-  if (!next) return CUDA_ERROR_NOT_FOUND;
-  if (interposing()) {
-    static std::atomic<bool> tried{false};  // each entry point learns at most once (a shim is not libcuda)
-    if (!tried.exchange(true, std::memory_order_relaxed)) learn(next);
-    if (learned.load(std::memory_order_acquire) && real_of[Id].load(std::memory_order_relaxed) == next) {
-      return wrapped<Id, P, A...>(a...);
-    }
-  }
-  return reinterpret_cast<fn>(next)(a...);
+  static std::atomic<bool> tried{false};
+  const fn f = linked_target<fn>(next_entry(Id), real_of[Id], &wrapped<Id, P, A...>, tried);
+  return f ? f(a...) : CUDA_ERROR_NOT_FOUND;
 }
 
 // cuInit and cuGetProcAddress linked directly: the same, through their wrappers.
-template <class Fn>
-Fn linked_or_wrapper(const char* name, std::atomic<void*>& next_slot, std::atomic<void*>& real, Fn wrapper) {
-  void* next = next_slot.load(std::memory_order_acquire);
-  if (!next) {
-    next = next_definition(name);
-    next_slot.store(next, std::memory_order_release);
-    if (next && interposing()) learn(next);  // once, with the first call
-  }
-  if (next && interposing()) {
-    if (learned.load(std::memory_order_acquire) && real.load(std::memory_order_relaxed) == next) return wrapper;
-  }
-  return reinterpret_cast<Fn>(next);
-}
-
 std::atomic<void*> next_init{nullptr}, next_proc_v1{nullptr}, next_proc_v2{nullptr};
+std::atomic<bool> tried_init{false}, tried_proc_v1{false}, tried_proc_v2{false};
 
 CUresult CUDAAPI linked_init(unsigned int flags) {
-  const init_fn f = linked_or_wrapper<init_fn>("cuInit", next_init, real_init, &init_wrapper);
+  const init_fn f = linked_target<init_fn>(next_cached(next_init, "cuInit"), real_init, &init_wrapper, tried_init);
   return f ? f(flags) : CUDA_ERROR_NOT_FOUND;
 }
 
 CUresult CUDAAPI linked_proc_v1(const char* symbol, void** pfn, int version, cuuint64_t flags) {
-  const proc_v1_fn f = linked_or_wrapper<proc_v1_fn>("cuGetProcAddress", next_proc_v1, real_proc_v1, &proc_v1_wrapper);
+  const proc_v1_fn f = linked_target<proc_v1_fn>(next_cached(next_proc_v1, "cuGetProcAddress"), real_proc_v1,
+                                                 &proc_v1_wrapper, tried_proc_v1);
   return f ? f(symbol, pfn, version, flags) : CUDA_ERROR_NOT_FOUND;
 }
 
 CUresult CUDAAPI linked_proc_v2(const char* symbol, void** pfn, int version, cuuint64_t flags,
                                 CUdriverProcAddressQueryResult* status) {
-  const proc_v2_fn f =
-      linked_or_wrapper<proc_v2_fn>("cuGetProcAddress_v2", next_proc_v2, real_proc_v2, &proc_v2_wrapper);
+  const proc_v2_fn f = linked_target<proc_v2_fn>(next_cached(next_proc_v2, "cuGetProcAddress_v2"), real_proc_v2,
+                                                 &proc_v2_wrapper, tried_proc_v2);
   return f ? f(symbol, pfn, version, flags, status) : CUDA_ERROR_NOT_FOUND;
 }
 

@@ -389,8 +389,9 @@ int run_record(const record_options& options, const std::vector<std::string>& co
     sigaction(SIGQUIT, &old_quit, nullptr);
     if (why.empty()) {
       if (hook == "interpose") {
-        // The library's own interception: its preloaded half (record/preload.cpp) answers the
-        // program's lookups of libcuda's entry points and loads the library; NVTX loads it for
+        // The library's own interception: its preloaded half (record/preload.cpp) takes the
+        // program's lookups of libcuda's entry points and its calls linked to them, and loads the
+        // library; NVTX loads it for
         // ranges and marks (as CUPTI would be, unless the environment names another tool).
         const char* old = std::getenv("LD_PRELOAD");
         setenv("LD_PRELOAD", (preload + (old && *old ? ":" + std::string(old) : "")).c_str(), 1);

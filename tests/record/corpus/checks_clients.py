@@ -5,15 +5,12 @@ what each read itself (SELF_JSON).
 
 A missing key is a failed check with a detail that names it, never an exception."""
 
-MIB = 1 << 20
-
-
-def _graphs(report):
-    return [g for g in (report.get("recorded") or {}).get("graphs", []) if g.get("kind", "memory_nodes") == "memory_nodes"]
+import checks_cpp
+from checks_cpp import MIB, _graphs, _high
 
 
 def _mib(v):
-    return "missing" if v is None else f"{v / MIB:.0f} MiB"
+    return "missing" if v is None else checks_cpp._mib(v)
 
 
 def check(program, args, self_doc, report):
@@ -27,8 +24,7 @@ def check(program, args, self_doc, report):
             g = graphs[0]
             out.append((g.get("launches") == self_doc.get("launches"),
                         f"{g.get('launches')} launches recorded, {self_doc.get('launches')} made"))
-        pools = (report.get("recorded") or {}).get("pools", [])
-        high = pools[0].get("high_bytes") if pools else None
+        high = _high(report)
         want = self_doc.get("reserved_high")
         out.append((want is not None and high == want,
                     f"pool high watermark {_mib(want)} as read by the program, recorded {_mib(high)}"))

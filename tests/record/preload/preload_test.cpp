@@ -63,6 +63,26 @@ std::size_t words() {
   return r ? in<std::size_t (*)()>(r, "fake_recording_words")() : 0;
 }
 
+// A cuGraphLaunch(EXEC, STREAM) just made: libcuda's stand-in got it with its arguments, and the
+// recording heard it at enter and at exit (the two words from BEFORE) with its result.
+void expect_launch_reached_and_recorded(void* cuda, std::size_t before, std::uintptr_t exec, std::uintptr_t stream) {
+  std::uintptr_t a = 0, b = 0;
+  int calls = 0;
+  EXPECT_EQ(std::string(in<const char* (*)(std::uintptr_t*, std::uintptr_t*, int*)>(cuda, "fake_cuda_last")(&a, &b, &calls)),
+            "cuGraphLaunch");
+  EXPECT_EQ(a, exec);
+  EXPECT_EQ(b, stream);
+  ASSERT_EQ(words(), before + 2);
+  const word enter = recorded(before), exit = recorded(before + 1);
+  EXPECT_EQ(enter.id, static_cast<unsigned>(CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch));
+  EXPECT_EQ(enter.enter, 1);
+  EXPECT_EQ(enter.a, exec);
+  EXPECT_EQ(enter.b, stream);
+  EXPECT_EQ(exit.id, enter.id);
+  EXPECT_EQ(exit.enter, 0);
+  EXPECT_EQ(exit.result, 600);
+}
+
 bool preloaded() {
   const char* p = std::getenv("LD_PRELOAD");
   return p && std::string(p).find("libgmem_record_preload.so") != std::string::npos;
@@ -93,21 +113,9 @@ TEST(PreloadedInterception, HandsBackTheWrapperOfTheEntryPointTheDriverGaveAndRe
   auto* exec = reinterpret_cast<void*>(0x1234);
   auto* stream = reinterpret_cast<void*>(0x5678);
   EXPECT_EQ(reinterpret_cast<launch_fn>(pfn)(exec, stream), 600);
+  expect_launch_reached_and_recorded(cuda, before, 0x1234u, 0x5678u);
   std::uintptr_t a = 0, b = 0;
   int calls = 0;
-  const std::string name = in<const char* (*)(std::uintptr_t*, std::uintptr_t*, int*)>(cuda, "fake_cuda_last")(&a, &b, &calls);
-  EXPECT_EQ(name, "cuGraphLaunch");
-  EXPECT_EQ(a, 0x1234u);
-  EXPECT_EQ(b, 0x5678u);
-  ASSERT_EQ(words(), before + 2);
-  const word enter = recorded(before), exit = recorded(before + 1);
-  EXPECT_EQ(enter.id, static_cast<unsigned>(CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch));
-  EXPECT_EQ(enter.enter, 1);
-  EXPECT_EQ(enter.a, 0x1234u);
-  EXPECT_EQ(enter.b, 0x5678u);
-  EXPECT_EQ(exit.id, enter.id);
-  EXPECT_EQ(exit.enter, 0);
-  EXPECT_EQ(exit.result, 600);
 
   // The same name with the per-thread-stream flag: another entry point, another wrapper.
   void* ptsz = nullptr;
@@ -223,19 +231,9 @@ TEST(PreloadedLinked, CallsLinkedToLibcudaDirectlyAreRecordedAndReachTheDriver) 
   const std::size_t before = words();
   EXPECT_EQ(static_cast<int>(cuGraphLaunch(reinterpret_cast<CUgraphExec>(0x4321), reinterpret_cast<CUstream>(0x8765))),
             600);
+  expect_launch_reached_and_recorded(cuda, before, 0x4321u, 0x8765u);
   std::uintptr_t a = 0, b = 0;
   int calls = 0;
-  EXPECT_EQ(std::string(last(&a, &b, &calls)), "cuGraphLaunch");
-  EXPECT_EQ(a, 0x4321u);
-  EXPECT_EQ(b, 0x8765u);
-  ASSERT_EQ(words(), before + 2);
-  const word enter = recorded(before), exit = recorded(before + 1);
-  EXPECT_EQ(enter.id, static_cast<unsigned>(CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch));
-  EXPECT_EQ(enter.enter, 1);
-  EXPECT_EQ(enter.a, 0x4321u);
-  EXPECT_EQ(enter.b, 0x8765u);
-  EXPECT_EQ(exit.enter, 0);
-  EXPECT_EQ(exit.result, 600);
   // An entry point without parameters, and a version of another one.
   EXPECT_EQ(static_cast<int>(cuCtxSynchronize()), 600);
   EXPECT_EQ(static_cast<int>(cuStreamBeginCapture_v2(reinterpret_cast<CUstream>(0x8765), CU_STREAM_CAPTURE_MODE_RELAXED)),
