@@ -143,6 +143,57 @@ def one(gmemprof, n, mode, tmp, variants=None, previous=None, layers=0):
     return doc
 
 
+# A run is on an undisturbed CPU when its slower probe (warmup.py's "cpu_probe_ms", before the
+# first capture and after the replays) is within this factor of the fastest probe of the size's runs.
+FAST_PROBE_FACTOR = 1.25
+
+
+def probe_ms(run):
+    """A run's slower CPU probe in milliseconds (None from a warmup.py that has none)."""
+    probes = run.get("cpu_probe_ms")
+    return max(probes) if probes else None
+
+
+def compare(runs, key, modes):
+    """One figure of a size's runs, recorded against unrecorded (None where either has none):
+    - the medians and their ratio, and the fastest run's of each mode and theirs (on a shared
+      host a run is only ever slowed by others, so the fastest of each mode is the least disturbed);
+    - "pair_ratios": each pair's recorded / unrecorded (the two ran one after the other) and
+      their median;
+    - "fast": the same medians over the runs whose CPU probe says their CPU was undisturbed
+      (FAST_PROBE_FACTOR), with how many runs of each mode that kept;
+    and for each further mode (a variant, the previous build, a part alone) its median and ratios."""
+    u = [r[key] for r in runs["unrecorded"] if key in r]
+    r = [x[key] for x in runs["recorded"] if key in x]
+    if not u or not r:
+        return None
+    out = {"unrecorded": statistics.median(u), "recorded": statistics.median(r),
+           "ratio": statistics.median(r) / statistics.median(u),
+           "unrecorded_min": min(u), "recorded_min": min(r), "ratio_of_minima": min(r) / min(u)}
+    pairs = [b[key] / a[key] for a, b in zip(runs["unrecorded"], runs["recorded"]) if key in a and key in b and a[key] > 0]
+    if pairs:
+        out["pair_ratios"] = pairs
+        out["pair_ratio_median"] = statistics.median(pairs)
+    probes = [probe_ms(x) for m in modes for x in runs[m] if probe_ms(x) is not None]
+    if probes:
+        limit = min(probes) * FAST_PROBE_FACTOR
+        kept = {m: [x[key] for x in runs[m] if key in x and probe_ms(x) is not None and probe_ms(x) <= limit]
+                for m in modes}
+        fast = {"probe_limit_ms": limit, "runs": {m: len(v) for m, v in kept.items()}}
+        if kept["unrecorded"] and kept["recorded"]:
+            fast.update({"unrecorded": statistics.median(kept["unrecorded"]),
+                         "recorded": statistics.median(kept["recorded"]),
+                         "ratio": statistics.median(kept["recorded"]) / statistics.median(kept["unrecorded"])})
+        out["fast"] = fast
+    for mode in modes[2:]:
+        v = [x[key] for x in runs[mode] if key in x]
+        if v:
+            out[mode] = statistics.median(v)
+            out[mode + "_ratio"] = statistics.median(v) / statistics.median(u)
+            out[mode + "_ratio_of_minima"] = min(v) / min(u)
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("build_dir")
@@ -193,20 +244,9 @@ def main():
         summary = {"runs": runs, "settling_runs": settling}
         for key in ("capture_s", "capture_us_median", "replay_s", "warmup_s", "process_s", "outside_warmup_s",
                     "outside_launch_s", "outside_setup_s", "outside_exit_s"):
-            u = [r[key] for r in runs["unrecorded"] if key in r]
-            r = [r[key] for r in runs["recorded"] if key in r]
-            if u and r:
-                # The median's ratio, and the fastest's: on a shared host a run is only ever slowed
-                # by others, so the fastest of each mode is the least disturbed.
-                summary[key] = {"unrecorded": statistics.median(u), "recorded": statistics.median(r),
-                                "ratio": statistics.median(r) / statistics.median(u),
-                                "unrecorded_min": min(u), "recorded_min": min(r), "ratio_of_minima": min(r) / min(u)}
-                for mode in modes[2:]:
-                    v = [x[key] for x in runs[mode] if key in x]
-                    if v:
-                        summary[key][mode] = statistics.median(v)
-                        summary[key][mode + "_ratio"] = statistics.median(v) / statistics.median(u)
-                        summary[key][mode + "_ratio_of_minima"] = min(v) / min(u)
+            compared = compare(runs, key, modes)
+            if compared:
+                summary[key] = compared
         # CPU contention of the program's main thread while it captured, by mode: the median time it
         # waited for a CPU, and how often the readings' helper was on its CPU.
         summary["main_thread"] = {}

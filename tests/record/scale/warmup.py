@@ -18,9 +18,12 @@ graphs), "capture_us_median" (the median of one graph's capture and instantiatio
 the host's other work slows a few captures, not the median), "main_thread" (while the graphs were
 captured: the time the main thread waited for a CPU it was ready to run on and its involuntary
 switches, from /proc; and every 100th capture, whether the recording library's helper thread
-"gmem-readings" was on the main thread's CPU: "shared_cpu_samples" of "samples"), and on the wall
-clock (time.time()) "started_epoch" (the script's first line), "warmup_started_epoch" (the first
-capture) and "ended_epoch" (its last line)}. stdout: one line."""
+"gmem-readings" was on the main thread's CPU: "shared_cpu_samples" of "samples"), "cpu_probe_ms" (a
+fixed loop of pure Python timed just before the first capture and after the replays: how fast the
+CPU the program ran on was then, which the recording does not touch; on the GPU machines it took
+about 5 ms or about 10 ms as their hosts' other work came and went), and on the wall clock
+(time.time()) "started_epoch" (the script's first line), "warmup_started_epoch" (the
+first capture) and "ended_epoch" (its last line)}. stdout: one line."""
 import json
 import os
 import sys
@@ -134,7 +137,17 @@ def cpus():
     return main, helper
 
 
+def cpu_probe_ms():
+    """A fixed loop of pure Python, in milliseconds: the CPU's speed at that moment."""
+    start = time.perf_counter()
+    total = 0
+    for i in range(100000):
+        total += i * i
+    return (time.perf_counter() - start) * 1e3
+
+
 graphs, outputs = [], []
+probe_before = cpu_probe_ms()
 samples, shared, sampling_s = 0, 0, 0.0  # the samples' own time is left out of capture_s
 parts_s = [0.0, 0.0, 0.0]  # capture_begin, the captured step, capture_end (which instantiates)
 each_s = []  # each graph's capture_begin to capture_end's return
@@ -174,6 +187,7 @@ for _ in range(3):
         g.replay()
 torch.cuda.synchronize()
 t2 = time.perf_counter()
+probe_after = cpu_probe_ms()
 c = graphmem.counters(0)
 doc = {"graphs": graphs_n, "layers": layers_n, "capture_s": t1 - t0 - sampling_s, "replay_s": t2 - t1, "warmup_s": t2 - t0 - sampling_s,
        "final_reserved_high": c["reserved_high"], "final_reserved_current": c["reserved_current"],
@@ -182,7 +196,8 @@ doc = {"graphs": graphs_n, "layers": layers_n, "capture_s": t1 - t0 - sampling_s
        "capture_us_median": sorted(each_s)[len(each_s) // 2] * 1e6,
        "main_thread": {"runqueue_wait_ms": (waits1[0] - waits0[0]) / 1e6,
                        "involuntary_switches": waits1[1] - waits0[1],
-                       "shared_cpu_samples": shared, "samples": samples}}
+                       "shared_cpu_samples": shared, "samples": samples},
+       "cpu_probe_ms": [probe_before, probe_after]}
 # Where the process's time outside the warm-up lies, on the wall clock its launcher reads:
 # the script's start (Python, PyTorch's import, CUDA's start, the weights) and its end.
 doc.update({"started_epoch": STARTED_EPOCH, "warmup_started_epoch": t0_epoch, "ended_epoch": time.time()})
