@@ -117,6 +117,11 @@ def one(gmemprof, n, mode, tmp, variants=None, previous=None, layers=0):
         return {"error": f"exit {p.returncode}: {p.stderr[-2000:]}"}
     doc = json.load(open(self_json))
     doc["process_s"] = wall
+    # The companion's own clock where GMEM_RECORD_COMPANION_DEBUG=1 has it say it ("gmem companion:
+    # said {...} in 24.3 ms"): its time in its wrappers, the words it said included.
+    said = re.search(r"gmem companion: said .* in ([0-9.]+) ms", p.stderr)
+    if said:
+        doc["companion_ms"] = float(said.group(1))
     # Python's start, PyTorch's import and the process's end (a recording's report among them).
     doc["outside_warmup_s"] = wall - doc["warmup_s"]
     if "ended_epoch" in doc:  # where it lies: before the script's first line (the interpreter,
