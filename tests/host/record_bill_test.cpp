@@ -206,6 +206,77 @@ TEST(RecordBill, TheCaptureWordsSaidWithTheirFieldsRecordWhatTheJsonWordsRecord)
   }
 }
 
+// A capture as PyTorch makes it, with the companion's words as said through the library's exports:
+// two (before capture_begin, and after capture_end returned: PyTorch's capture_end instantiates)
+// or one, once the capture began (gmem_record_capturing). `exec` 0: a graph kept (keep_graph),
+// instantiated later by the caller.
+void torch_capture(program& p, bool one_word, std::uint64_t graph, const char* named, const char* made,
+                   const char* site, const std::vector<std::uint64_t>& segments, std::uint64_t exec) {
+  if (!one_word) p.s.companion_capture(named, -1, site, "");
+  p.s.capture_begin(0xA);
+  p.s.capture_began(0xA, true);
+  if (one_word) p.s.companion_capturing(named, made, -1, site, "");
+  std::uint64_t handle = graph << 20;
+  for (std::uint64_t b : segments) {
+    p.use(static_cast<std::int64_t>(b));
+    p.s.device_alloc(handle++, b, 0);
+  }
+  {
+    std::lock_guard<std::mutex> l(p.gpu.mutex);
+    p.gpu.graphs[graph] = kernels();
+  }
+  p.s.capture_end(0xA, graph);
+  if (exec) instantiate(p, exec, graph, 0);
+  if (!one_word) p.s.companion_captured(made, -1);
+}
+
+// One word per capture, said once it began with the pool PyTorch captures into, records what the
+// two words record: the pool named after the graph's instantiation (a capture that took nothing
+// is no pool's graph then unless some capture took memory), or, for a graph kept and instantiated
+// later, at the thread's next word.
+TEST(RecordBill, TheOneWordOfACaptureRecordsWhatItsTwoWordsRecord) {
+  const auto run = [](bool one_word, bool any_memory) {
+    program p(name_source::nvtx);
+    const std::vector<std::uint64_t> none;
+    torch_capture(p, one_word, 0x10, "", "(0, 5)", "a.py:3 in f", none, 0x100);  // took nothing
+    if (any_memory) {
+      torch_capture(p, one_word, 0x11, "", "(0, 6)", "a.py:5 in g", {64 * MiB}, 0x101);
+      torch_capture(p, one_word, 0x12, "(0, 6)", "(0, 6)", "a.py:9 in h", {32 * MiB}, 0x102);
+      torch_capture(p, one_word, 0x13, "", "(0, 7)", "a.py:12 in k", {2 * MiB}, 0);  // kept
+      torch_capture(p, one_word, 0x14, "", "(0, 8)", "a.py:14 in m", none, 0x104);  // took nothing
+      instantiate(p, 0x103, 0x13, 0);
+    }
+    p.s.nvtx_mark("gmem:end {\"why\":\"the program's end\",\"pools\":[]}");
+    return p.finish();
+  };
+  for (const bool any_memory : {false, true}) {
+    SCOPED_TRACE(any_memory ? "captures took memory" : "no capture took memory");
+    const profiler::report two = run(false, any_memory), one = run(true, any_memory);
+    EXPECT_EQ(one.recorded->graphs_without_memory_nodes, two.recorded->graphs_without_memory_nodes);
+    ASSERT_EQ(one.recorded->graphs.size(), two.recorded->graphs.size());
+    for (std::size_t i = 0; i < two.recorded->graphs.size(); ++i) {
+      EXPECT_EQ(one.recorded->graphs[i].name, two.recorded->graphs[i].name);
+      EXPECT_EQ(one.recorded->graphs[i].kind, two.recorded->graphs[i].kind);
+    }
+    ASSERT_EQ(one.recorded->framework_pools.size(), two.recorded->framework_pools.size());
+    for (std::size_t i = 0; i < two.recorded->framework_pools.size(); ++i) {
+      EXPECT_EQ(one.recorded->framework_pools[i].id, two.recorded->framework_pools[i].id);
+      EXPECT_EQ(one.recorded->framework_pools[i].capture_bytes, two.recorded->framework_pools[i].capture_bytes);
+      EXPECT_EQ(one.recorded->framework_pools[i].graphs, two.recorded->framework_pools[i].graphs);
+    }
+  }
+  // What that is: without memory taken by any capture, the capture that took nothing is no
+  // graph of the recording; with it, the pools are the ones PyTorch made, the kept graph's too.
+  EXPECT_EQ(run(true, false).recorded->graphs.size(), 0u);
+  const profiler::report r = run(true, true);
+  std::vector<std::string> ids;
+  for (const profiler::framework_pool& pool : r.recorded->framework_pools) ids.push_back(pool.id);
+  EXPECT_EQ(ids, (std::vector<std::string>{"(0, 5)", "(0, 6)", "(0, 7)", "(0, 8)"}));
+  EXPECT_EQ(r.recorded->framework_pools.at(1).capture_bytes, 96 * MiB);
+  EXPECT_EQ(r.recorded->framework_pools.at(1).graphs, (std::vector<std::string>{"a.py:5 in g", "a.py:9 in h"}));
+  EXPECT_EQ(r.recorded->framework_pools.at(2).capture_bytes, 2 * MiB);
+}
+
 // The companion leaves the device to the library (device -1: no torch.cuda.current_device() in
 // the program's capture): the capturing thread's current device, read where the capture begins
 // and where its pool is named, is the pool's device, so PyTorch's figure for the pool on that

@@ -298,3 +298,62 @@ def test_the_companion_says_its_word_directly_once_cuda_loaded_the_library(tmp_p
     else:
         assert direct == []
         assert [v for v, _ in marks(doc)][:2] == ["capture", "captured"]
+
+
+CAPTURING_LIBRARY = SAY_LIBRARY + r"""
+void gmem_record_capturing(const char* named, const char* pool, int device, const char* site, const char* label) {
+  FILE* f = fopen(getenv("SAID_OUT"), "a");
+  if (f) {
+    fprintf(f, "gmem:capturing named=%s|pool=%s|device=%d|site=%s|label=%s\n", named, pool, device, site, label);
+    fclose(f);
+  }
+}
+"""
+
+
+def test_a_library_that_takes_one_word_per_capture_gets_it_once_the_capture_began(tmp_path):
+    """Where the recording library exports gmem_record_capturing, each capture is one word, said
+    once it began (the fake's capture_begin has made its pool then): the pool the program named
+    ("" where none), the pool PyTorch captures into, the site and the label. PyTorch's own
+    capture_end is back on its class: no word after a capture, no wrapper around it."""
+    import shutil
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    if not compiler:
+        pytest.skip("no C compiler to build the stand-in recording library")
+    library = tmp_path / "libcapturing.so"
+    source = tmp_path / "capturing.c"
+    source.write_text(CAPTURING_LIBRARY)
+    subprocess.run([compiler, "-shared", "-fPIC", "-o", str(library), str(source)], check=True)
+    said = tmp_path / "said.txt"
+    program = (f"import ctypes, os\nctypes.CDLL({str(library)!r}, mode=os.RTLD_GLOBAL)\n" + PROGRAM.replace(
+        "import atexit\n", "end = torch.cuda.graphs.CUDAGraph.capture_end\n"
+        "assert not hasattr(end, '__wrapped__') and end.__qualname__ == 'CUDAGraph.capture_end', end\n"
+        "import atexit\n"))
+    fake = tmp_path / "fake"
+    write_tree(str(fake), FAKE_TORCH)
+    script = tmp_path / "program.py"
+    script.write_text(program)
+    out = tmp_path / "out.json"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([COMPANION, str(fake)]), SAID_OUT=str(said),
+               GMEM_RECORD_LIBRARY_LOADED=str(library))
+    env.pop("CUDA_INJECTION64_PATH", None)
+    p = subprocess.run([sys.executable, str(script), str(out)], env=env, capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(out.read_text())
+    assert doc["marks"] == []
+    direct = said.read_text().splitlines()
+    words = [m for m in direct if m.startswith(("gmem:capture ", "gmem:capturing ", "gmem:captured "))]
+    lines = program.splitlines()
+    line_of = {k: 1 + next(i for i, t in enumerate(lines) if k in t)
+               for k in ("pool=(0, 1)", "._record(", "make_graphed_callables", ".capture_begin() ==")}
+    # The fake makes pools (0, 1), (0, 2)... for captures that name none.
+    assert words == [
+        f"gmem:capturing named=(0, 1)|pool=(0, 1)|device=-1|site=program.py:{line_of['pool=(0, 1)']} in capture_here|label=",
+        f"gmem:capturing named=|pool=(0, 1)|device=-1|site=program.py:{line_of['make_graphed_callables']} in <module>"
+        "|label=make_graphed_callables",
+        f"gmem:capturing named=(0, 7)|pool=(0, 7)|device=-1|site=program.py:{line_of['._record(']} in <module>"
+        "|label=cudagraph tree node 3 [[8, 64]]",
+        f"gmem:capturing named=|pool=(0, 2)|device=-1|site=program.py:{line_of['.capture_begin() ==']} in <module>|label=",
+    ]
+    cost = json.loads(next(m for m in direct if m.startswith("gmem:cost ")).partition(" ")[2])
+    assert cost["calls"] == len(direct) - 2 and cost["us"] > 0  # the words before it
