@@ -1,8 +1,6 @@
 // A stand-in for the recording library's exports the Python companion calls, each doing nothing:
 // tools/companion_ab.py loads it so that what it times is the companion's own work in a PyTorch
-// program, its words' calls included, and none of the library's. Built twice: with the one word
-// said once a capture began (gmem_record_capturing) and without it (the companion then says two
-// words, wrapping PyTorch's capture_end too).
+// program, its words' calls included, and none of the library's.
 extern "C" {
 
 __attribute__((visibility("default"))) void gmem_record_say(const char*) {}
@@ -10,9 +8,4 @@ __attribute__((visibility("default"))) void gmem_record_say(const char*) {}
 __attribute__((visibility("default"))) void gmem_record_capture(const char*, int, const char*, const char*) {}
 
 __attribute__((visibility("default"))) void gmem_record_captured(const char*, int) {}
-
-#ifdef GMEM_ONE_WORD
-__attribute__((visibility("default"))) void gmem_record_capturing(const char*, const char*, int, const char*,
-                                                                  const char*) {}
-#endif
 }

@@ -433,15 +433,6 @@ extern "C" __attribute__((visibility("default"))) void gmem_record_captured(cons
   gmem::record::injected::outside_callbacks([&](gmem::record::session& s) { s.companion_captured(pool, device); });
 }
 
-// Or one word, said once the capture began (no wrapper around PyTorch's capture_end: on an H100 a
-// Python wrapper there cost the 9-node capture 7 to 10 us even with nothing in it).
-extern "C" __attribute__((visibility("default"))) void gmem_record_capturing(const char* named_pool, const char* pool,
-                                                                            int device, const char* site,
-                                                                            const char* label) {
-  gmem::record::injected::outside_callbacks(
-      [&](gmem::record::session& s) { s.companion_capturing(named_pool, pool, device, site, label); });
-}
-
 // The driver calls this library subscribes to, by CUPTI callback id (up to CAPACITY of them into
 // IDS; returns how many there are): tools/cupti_floor.py enables the same set with an empty
 // callback, to measure what CUPTI's dispatch alone costs a program (issue 35).

@@ -147,10 +147,6 @@ class session {
   /// thread's current device, read by the library (where the capture begins, for "capture").
   void companion_capture(const char* pool, int device, const char* site, const char* label) noexcept;
   void companion_captured(const char* pool, int device) noexcept;
-  /// The one word of a capture, said once it began on this thread: the pool the program named
-  /// ("" where it named none), the pool PyTorch captures into, the device, site and label.
-  void companion_capturing(const char* named_pool, const char* pool, int device, const char* site,
-                           const char* label) noexcept;
   /// The process's device memory before its first allocation: read once, at the first call that
   /// has a context (cheap after that: one atomic load).
   void first_reading() noexcept;
@@ -251,9 +247,6 @@ class session {
   /// The companion's capture words, however said (session_companion.cpp).
   void told_capture(detail::thread_state& t, std::string pool, int device, std::string site, std::string label);
   void told_captured(const detail::thread_state& t, const std::string& pool, int device);
-  /// The pool said with a capture's one word, named for its graph if not yet (the caller does
-  /// not hold the lock).
-  void name_made_pool(detail::thread_state& t);
   /// The device a capture word names; below 0, the calling thread's current device.
   int told_device(int device) const { return device >= 0 ? device : driver_.current_device(); }
   /// What recording costs, by part: calls and nanoseconds (relaxed atomics: no lock).

@@ -14,7 +14,6 @@ void session::capture_begin(std::uint64_t stream) noexcept {
     lock l(*this);
     rec_.on_capture_begin(stream, t.nvtx.empty() ? "" : t.nvtx.back());
     t.captured_site = t.capture_told ? t.told_site : std::string();
-    t.made_for_capture = false;  // a capture's one word comes once it began
     if (t.capture_told) {  // the companion said where this capture is made, and into which pool
       t.capture_told = false;
       // A device the companion left to the library: the capturing thread's, as the capture begins.
@@ -64,10 +63,6 @@ void session::capture_end(std::uint64_t stream, std::uint64_t graph) noexcept {
     t.capturing = 0;
     t.capturing_any = false;
     t.last_captured = graph;
-    if (t.made_for_capture) {  // its pool is named once its graph is instantiated
-      t.made_for_capture = false;
-      t.made_graph = graph;
-    }
     if (graph == 0) return;
     lock l(*this);
     rec_.on_capture_end(stream, graph);

@@ -15,10 +15,7 @@
 // A capture's "device" below 0 is the capturing thread's current device, read here.
 // A message that is not such JSON is ignored: the program's own marks pass through untouched.
 // The two words of every capture also come with their fields, without JSON (gmem_record_capture,
-// gmem_record_captured); or one word, said once the capture began, with the pool PyTorch captures
-// into (gmem_record_capturing): what the companion says where the library exports it. The capture
-// is named at once; its pool once its graph is instantiated (PyTorch's capture_end instantiates)
-// or at the thread's next word, where "gmem:captured" named it, after capture_end returned.
+// gmem_record_captured): what the companion says where the library exports them.
 #include <cstring>
 
 #include <nlohmann/json.hpp>
@@ -82,33 +79,6 @@ void session::told_captured(const thread_state& t, const std::string& pool, int 
   rec_.on_capture_pool_known(t.last_captured, pool, on);
 }
 
-void session::name_made_pool(thread_state& t) {
-  if (t.made_graph == 0) return;
-  const std::uint64_t graph = t.made_graph;
-  t.made_graph = 0;
-  lock l(*this);
-  rec_.on_capture_pool_known(graph, t.made_pool, t.made_device);
-}
-
-void session::companion_capturing(const char* named_pool, const char* pool, int device, const char* site,
-                                  const char* label) noexcept {
-  if (forked_) return;
-  try {
-    const timed cost(*this, cost_part::companion);
-    thread_state& t = here(this);
-    name_made_pool(t);  // an earlier capture's, its graph not instantiated (PyTorch's keep_graph)
-    if (!t.capturing_any) return;  // no capture under way on this thread: said for none
-    const int on = told_device(device);  // read on the capturing thread
-    t.captured_site = site ? site : "";
-    t.made_pool = pool ? pool : "";
-    t.made_device = on;
-    t.made_for_capture = true;
-    lock l(*this);
-    rec_.on_capture_named(t.capturing, named_pool ? named_pool : "", on, t.captured_site, label ? label : "");
-  } catch (...) {
-  }
-}
-
 void session::companion_capture(const char* pool, int device, const char* site, const char* label) noexcept {
   if (forked_) return;
   try {
@@ -151,7 +121,6 @@ void session::nvtx_mark(const char* message) noexcept {
     const json body = json::parse(space == std::string::npos ? "{}" : m.substr(space + 1), nullptr, false);
     if (!body.is_object()) return;
     thread_state& t = here(this);
-    name_made_pool(t);
     if (verb == "capture") {
       told_capture(t, text_of(body, "pool"), int_of(body, "device"), text_of(body, "site"), text_of(body, "label"));
     } else if (verb == "captured") {

@@ -222,9 +222,6 @@ void session::instantiate_exit(std::uint64_t exec, std::uint64_t graph, const st
       }
       record_us = driver_.now_us() - r0;
     }
-    // The pool said with the capture's one word, named after the graph's instantiation as
-    // "gmem:captured" named it once PyTorch's capture_end (which instantiates) returned.
-    if (t.made_graph == graph) name_made_pool(t);
     const double t3 = driver_.now_us();
     int used_device = 0;
     std::uint64_t used_after = 0;

@@ -60,13 +60,6 @@ struct thread_state {
   std::uint64_t last_captured = 0;
   /// The Python site the companion named for this thread's last capture ("" where it named none).
   std::string captured_site;
-  /// The pool PyTorch captures into, said with the capture's one word once it began
-  /// ("gmem_record_capturing"): named after the capture's graph is instantiated, or at this
-  /// thread's next word, as "gmem:captured" named it after capture_end returned.
-  std::string made_pool;
-  int made_device = 0;
-  bool made_for_capture = false;  ///< said for the capture under way on this thread
-  std::uint64_t made_graph = 0;   ///< that capture's graph, its pool not named yet (0: none)
 };
 
 /// This thread's state for session `s` (reset when the thread last served another session).

@@ -5,13 +5,11 @@ the companion's wrappers and through PyTorch's own methods in alternating blocks
 host's speed, which changes from one process to the next on the GPU machines, is the same for
 both. The recording library is a stand-in whose exports do nothing
 (benchmarks/companion_words_noop.cpp): what is timed is the companion's own work, its calls into
-the library included. Run twice, each in its own process: with the library's one word of a
-capture (gmem_record_capturing; PyTorch's capture_end is left unwrapped) and without it (two
-words, capture_end wrapped too).
+the library included.
 
-Writes one JSON: the device and driver, the commit, and per way of saying it the median over
-blocks of capture_begin, the captured step and capture_end (which instantiates), per capture in
-microseconds, through the companion and through PyTorch's own methods, and their difference.
+Writes one JSON: the device and driver, the commit, and the median over blocks of capture_begin,
+the captured step and capture_end (which instantiates), per capture in microseconds, through the
+companion and through PyTorch's own methods, and their difference.
 
 Usage: companion_ab.py BUILD_DIR OUT_JSON [--blocks 8] [--captures 60]"""
 import argparse
@@ -22,9 +20,6 @@ import subprocess
 import sys
 import tempfile
 import time
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-
 
 def child(out_path, blocks, captures):
     """In the process with the companion and the stand-in library: the alternating blocks."""
@@ -53,7 +48,7 @@ def child(out_path, blocks, captures):
         kept.append((g, out))  # held, as a serving warm-up holds its graphs and outputs
         return b - a, c - b, d - c
 
-    capture()  # the companion's first capture: it finds the library and settles on its words
+    capture()  # the companion's first capture: it finds the library, and says its words to it from then on
     begin, end = graph_class.capture_begin, graph_class.capture_end
     ways = {"companion": (begin, end),
             "pytorch": (getattr(begin, "__wrapped__", begin), getattr(end, "__wrapped__", end))}
@@ -91,23 +86,19 @@ def main():
     import record_scale
     out = record_scale.run_header("the Python companion's cost per capture, against PyTorch's own methods in one "
                                   "process (tools/companion_ab.py)", a.build_dir)
-    out["ways"] = {}
-    companion = os.path.join(a.build_dir, "record", "companion")
-    for words in ("one", "two"):
-        library = os.path.abspath(os.path.join(a.build_dir, "benchmarks", f"libgmem_companion_words_{words}.so"))
-        env = dict(os.environ, LD_PRELOAD=library, GMEM_RECORD_LIBRARY_LOADED=library,
-                   PYTHONPATH=os.path.abspath(companion))
-        env.pop("CUDA_INJECTION64_PATH", None)
-        with tempfile.NamedTemporaryFile(suffix=".json") as f:
-            p = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", f.name, str(a.blocks),
-                                str(a.captures)], env=env, capture_output=True, text=True)
-            if p.returncode != 0:
-                sys.exit(f"companion_ab: the {words}-word run failed (exit {p.returncode}): {p.stderr[-2000:]}")
-            out["ways"][f"{words} word" + ("s" if words == "two" else "")] = json.load(open(f.name))
+    library = os.path.abspath(os.path.join(a.build_dir, "benchmarks", "libgmem_companion_words_noop.so"))
+    env = dict(os.environ, LD_PRELOAD=library, GMEM_RECORD_LIBRARY_LOADED=library,
+               PYTHONPATH=os.path.abspath(os.path.join(a.build_dir, "record", "companion")))
+    env.pop("CUDA_INJECTION64_PATH", None)
+    with tempfile.NamedTemporaryFile(suffix=".json") as f:
+        p = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", f.name, str(a.blocks),
+                            str(a.captures)], env=env, capture_output=True, text=True)
+        if p.returncode != 0:
+            sys.exit(f"companion_ab: the run failed (exit {p.returncode}): {p.stderr[-2000:]}")
+        out.update(json.load(open(f.name)))
     with open(a.out_json, "w") as f:
         json.dump(out, f, indent=1)
-    print(json.dumps({w: {"capture_end_wrapped": r["capture_end_wrapped"], "companion_less_pytorch_us": r["companion_less_pytorch"]}
-                      for w, r in out["ways"].items()}))
+    print(json.dumps({"companion_less_pytorch_us": out["companion_less_pytorch"]}))
 
 
 if __name__ == "__main__":

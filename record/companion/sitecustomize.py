@@ -50,8 +50,6 @@ class _companion:
         self.said, self.spent, self.errors = {}, 0.0, []
         self.said_directly = None  # the library's gmem_record_say: None until looked for
         self.capture_words = None  # its gmem_record_capture and gmem_record_captured, where it has them
-        self.capturing_word = None  # its gmem_record_capturing, where it has it: one word per capture
-        self.capture_end_wrapped = None  # (the class, the wrapper, PyTorch's capture_end) while wrapped
         # id(a function's code) -> (the code, its file's name (None: PyTorch's or this file's),
         # its sites' texts by line)
         self.files = {}
@@ -63,10 +61,7 @@ class _companion:
         CUDA_INJECTION64_PATH, at its first call; or preloaded): the companion's word without NVTX's and CUPTI's
         dispatch. None until then, and where it cannot be had (the NVTX mark says the same).
         With it, where the library exports them, gmem_record_capture and gmem_record_captured:
-        the two words of every capture with their fields, no JSON made here or parsed there; and
-        where it exports gmem_record_capturing, one word said once the capture began, with the
-        pool PyTorch captures into: then PyTorch's capture_end is given back unwrapped (on an
-        H100 a Python wrapper there cost a small capture 7 to 10 us with nothing in it)."""
+        the two words of every capture with their fields, no JSON made here or parsed there."""
         if self.said_directly is None and self.torch is not None and self.torch.cuda.is_initialized():
             self.said_directly = False
             try:
@@ -83,21 +78,9 @@ class _companion:
                 capture, captured = library.gmem_record_capture, library.gmem_record_captured
                 capture.restype = captured.restype = None
                 self.capture_words = {"capture": capture, "captured": captured}
-                capturing = library.gmem_record_capturing
-                capturing.restype = None
-                self.capturing_word = capturing
-                self.unwrap_capture_end()
             except Exception:
                 pass
         return self.said_directly or None
-
-    def unwrap_capture_end(self):
-        """PyTorch's own capture_end back on its class, where this file's wrapper is still there."""
-        if self.capture_end_wrapped is not None:
-            graph_class, wrapper, end = self.capture_end_wrapped
-            self.capture_end_wrapped = None
-            if graph_class.__dict__.get("capture_end") is wrapper:
-                graph_class.capture_end = end
 
     def say(self, verb, body):
         start = self.clock()
@@ -206,8 +189,7 @@ class _companion:
     def wrap_capture(self, torch, graphs):
         """A capture is told about before it begins (its site, label and pool where the program
         names one: no mark is made while a capture is active, which CUPTI does not pass on)
-        and after it ends (its pool, which PyTorch makes itself when none was named); or, where
-        the library takes it, in one word once it began, with the pool PyTorch captures into."""
+        and after it ends (its pool, which PyTorch makes itself when none was named)."""
         graph_class = getattr(graphs, "CUDAGraph", None)
         begin = getattr(graph_class, "capture_begin", None)
         end = getattr(graph_class, "capture_end", None)
@@ -218,31 +200,16 @@ class _companion:
 
         def capture_begin(graph, *args, **kwargs):
             start = clock()
-            if companion.said_directly is None:
-                companion.direct()
-            capturing = companion.capturing_word
             try:
                 pool = kwargs.get("pool", args[0] if args else None)
-                named = companion.pool_name(pool).encode() if pool is not None else b""
+                # Device -1: the library reads the capturing thread's own (no torch call here).
                 label = getattr(local, "label", None)
-                label = label.encode("utf-8", "replace") if label else b""
-                if capturing is None:  # two words: this one before the capture begins
-                    # Device -1: the library reads the capturing thread's own (no torch call here).
-                    companion.tell("capture", named, -1, companion.site(), label)
+                companion.tell("capture", companion.pool_name(pool).encode() if pool is not None else b"", -1,
+                               companion.site(), label.encode("utf-8", "replace") if label else b"")
             except Exception:
-                capturing = None
+                pass
             companion.spent += clock() - start
-            if capturing is None:
-                return begin(graph, *args, **kwargs)
-            result = begin(graph, *args, **kwargs)
-            start = clock()
-            try:  # one word, once the capture began: the pool PyTorch captures into
-                capturing(named, named or companion.pool_name(graph.pool()).encode(), -1, companion.site(), label)
-                companion.said["capture"] = companion.said.get("capture", 0) + 1
-            except Exception as e:
-                companion.errors.append(f"capture: {type(e).__name__}: {e}")
-            companion.spent += clock() - start
-            return result
+            return begin(graph, *args, **kwargs)
 
         def capture_end(graph, *args, **kwargs):
             result = end(graph, *args, **kwargs)
@@ -258,7 +225,6 @@ class _companion:
         capture_end.__wrapped__ = end
         graph_class.capture_begin = capture_begin
         graph_class.capture_end = capture_end
-        self.capture_end_wrapped = (graph_class, capture_end, end)
 
     def wrap_pool_calls(self, torch):
         """torch.compile's CUDA graph trees run each new shape once inside the graph pool before
