@@ -56,9 +56,13 @@ FAKE_TORCH = {
         class CUDAGraph:
             def capture_begin(self, pool=None, capture_error_mode="global"):
                 self._pool = tuple(pool) if pool is not None else (0, next(_ids))
+                self._ended = False
                 return "began"
-            def capture_end(self): return None
-            def pool(self): return self._pool
+            def capture_end(self): self._ended = True
+            def pool(self):  # as PyTorch's: refused before the capture has ended
+                if not getattr(self, "_ended", False):
+                    raise RuntimeError("Called CUDAGraph::pool() without a preceding successful capture.")
+                return self._pool
         class graph:
             def __init__(self, g, pool=None, stream=None, capture_error_mode="global"):
                 self.g, self.pool = g, pool
