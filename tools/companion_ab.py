@@ -21,6 +21,7 @@ import sys
 import tempfile
 import time
 
+
 def child(out_path, blocks, captures):
     """In the process with the companion and the stand-in library: the alternating blocks."""
     os.environ["PYTORCH_CUDA_ALLOC_CONF"] = "backend:cudaMallocAsync"

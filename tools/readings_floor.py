@@ -1,24 +1,26 @@
 #!/usr/bin/env python3
 """What one reading of the device's memory in use costs the thread that takes it: the floor under
 a recorded instantiation, which `gmemprof record` brackets with two such readings (cuMemGetInfo)
-that must both be answered before the program goes on (docs/benchmarks.md, "The floor under a
-recorded capture").
+that must both be answered before the program goes on (docs/benchmarks.md, "The host's speed,
+the floor under a recorded capture, and a warm-up of the issue's scale").
 
 In a process with PyTorch's CUDA context (as tests/record/scale/warmup.py has it), through ctypes
 on the driver: ROUNDS rounds, each timing CALLS calls of cuMemGetInfo_v2 one by one and as many of
 cuCtxGetDevice (a driver call answered in the process, no trip to the kernel: what the timing and
 ctypes add), with a fixed loop of pure Python before each round (the CPU's speed then, as
-warmup.py's "cpu_probe_ms"). Writes one JSON: the device and driver, per round the probe and each
-call's median, 10th and 90th percentile in microseconds, and over all rounds the medians and the
-reading's median less the cheap call's.
+warmup.py's "cpu_probe_ms"). Writes one JSON: the device and driver, the commit of BUILD_DIR (a
+tools/device-build.sh build carried with it), per round the probe and each call's median, 10th and
+90th percentile in microseconds, and over all rounds the medians and the reading's median less the
+cheap call's.
 
-Usage: readings_floor.py OUT_JSON [--rounds 8] [--calls 500]"""
+Usage: readings_floor.py OUT_JSON [--build BUILD_DIR] [--rounds 8] [--calls 500]"""
 import argparse
 import ctypes
 import json
 import statistics
-import subprocess
 import time
+
+import record_scale
 
 
 def cpu_probe_ms():
@@ -31,13 +33,13 @@ def cpu_probe_ms():
 
 def quantiles_us(samples_ns):
     s = sorted(samples_ns)
-    at = lambda q: s[min(len(s) - 1, int(q * len(s)))] / 1e3
-    return {"median": at(0.5), "p10": at(0.1), "p90": at(0.9)}
+    return {name: s[min(len(s) - 1, int(q * len(s)))] / 1e3 for name, q in (("median", 0.5), ("p10", 0.1), ("p90", 0.9))}
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("out_json")
+    ap.add_argument("--build", help="the build carried with it, whose COMMIT names the commit")
     ap.add_argument("--rounds", type=int, default=8)
     ap.add_argument("--calls", type=int, default=500)
     a = ap.parse_args()
@@ -64,14 +66,10 @@ def main():
             one[name] = quantiles_us(samples)
         rounds.append(one)
     medians = {name: statistics.median(r[name]["median"] for r in rounds) for name in calls}
-    out = {"what": "one cuMemGetInfo on the calling thread, against a driver call answered in the process",
-           "command": "tools/readings_floor.py " + " ".join(f"--{k} {v}" for k, v in (("rounds", a.rounds),
-                                                                                 ("calls", a.calls))),
-           "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-           "device": subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
-                                    capture_output=True, text=True).stdout.strip(),
-           "torch": torch.__version__, "rounds": rounds, "medians_us": medians,
-           "reading_less_cheap_call_us": medians["cuMemGetInfo_v2"] - medians["cuCtxGetDevice"]}
+    out = record_scale.run_header("one cuMemGetInfo on the calling thread, against a driver call answered in the "
+                                  "process", a.build or "")
+    out.update({"torch": torch.__version__, "rounds": rounds, "medians_us": medians,
+                "reading_less_cheap_call_us": medians["cuMemGetInfo_v2"] - medians["cuCtxGetDevice"]})
     with open(a.out_json, "w") as f:
         json.dump(out, f, indent=1)
     print(json.dumps({"medians_us": medians, "reading_less_cheap_call_us": out["reading_less_cheap_call_us"]}))
