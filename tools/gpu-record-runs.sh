@@ -19,8 +19,9 @@
 #   hooks-scale  500, 1000 and 2000 captures of the 9-node step and of a 4-layer step:
 #             unrecorded, recorded (the default hook), and through CUPTI
 #   goal      the goal at 500, 1000 and 2000 captures: the 9-node step and the one-decoder-layer
-#             step, PAIRS (5) pairs each, with each run's CPU probe; and tools/companion_ab.py,
-#             the companion against PyTorch's own methods in one process (about 560 s at five pairs)
+#             step, PAIRS (5) pairs each, with each run's CPU probe; tools/companion_ab.py, the
+#             companion against PyTorch's own methods in one process; and tools/readings_floor.py,
+#             one cuMemGetInfo (about 570 s at five pairs)
 #   ranks     two torchrun ranks recorded in one command, twice: each rank's bill against its own
 #             counters (tests/record/ranks/check_ranks.py), and check of the two recordings; then
 #             once with PyTorch's native allocator, each rank's bill against its own snapshot
@@ -113,8 +114,10 @@ sys.exit(0 if ok else 1)' "$d/async-self.json" "$d/async.json" >> "$d/log" 2>&1
         --variant cupti=recorded:GMEM_RECORD_HOOK=cupti > "$d/log" 2>&1 &&
       python3 "$here/record_scale.py" "$build" "$d/record-scale-layers4-hooks.json" --layers 4 --pairs "${PAIRS:-2}" \
         --variant cupti=recorded:GMEM_RECORD_HOOK=cupti >> "$d/log" 2>&1 ;;
-    goal)  # the 9-node and the 1-layer warm-ups, PAIRS (5) pairs; the companion in one process
-      python3 "$here/companion_ab.py" "$build" "$d/companion-ab.json" > "$d/log" 2>&1 &&
+    goal)  # the 9-node and the 1-layer warm-ups, PAIRS (5) pairs; the companion in one process;
+      # one reading's cost
+      python3 "$here/readings_floor.py" "$d/readings-floor.json" --build "$build" > "$d/log" 2>&1 &&
+      python3 "$here/companion_ab.py" "$build" "$d/companion-ab.json" >> "$d/log" 2>&1 &&
       python3 "$here/record_scale.py" "$build" "$d/record-scale-9node.json" --pairs "${PAIRS:-5}" >> "$d/log" 2>&1 &&
       python3 "$here/record_scale.py" "$build" "$d/record-scale-layers1.json" --layers 1 --pairs "${PAIRS:-5}" \
         >> "$d/log" 2>&1 ;;
