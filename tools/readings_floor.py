@@ -17,18 +17,15 @@ Usage: readings_floor.py OUT_JSON [--build BUILD_DIR] [--rounds 8] [--calls 500]
 import argparse
 import ctypes
 import json
+import os
 import statistics
+import sys
 import time
 
 import record_scale
 
-
-def cpu_probe_ms():
-    start = time.perf_counter()
-    total = 0
-    for i in range(100000):
-        total += i * i
-    return (time.perf_counter() - start) * 1e3
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "record"))
+import graphmem  # noqa: E402  (its CPU probe)
 
 
 def quantiles_us(samples_ns):
@@ -56,7 +53,7 @@ def main():
             raise SystemExit("readings_floor: a driver call failed in PyTorch's context")
     rounds = []
     for _ in range(a.rounds):
-        one = {"cpu_probe_ms": cpu_probe_ms()}
+        one = {"cpu_probe_ms": graphmem.cpu_probe_ms()}
         for name, call in calls.items():
             samples = []
             for _ in range(a.calls):

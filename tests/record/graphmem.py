@@ -1,8 +1,9 @@
 """What a process reads itself: the four graph memory counters of a device, through ctypes
 (the driver's cuDeviceGetGraphMemAttribute, the call cudaDeviceGetGraphMemAttribute makes),
-and trimming. Used by the record-mode client scripts."""
+and trimming; and how fast its CPU runs a fixed loop. Used by the record-mode client scripts."""
 import ctypes
 import json
+import time
 
 _cuda = ctypes.CDLL("libcuda.so.1")
 _ATTRS = [("used_current", 0), ("used_high", 1), ("reserved_current", 2), ("reserved_high", 3)]
@@ -18,6 +19,17 @@ def counters(device=0):
         assert r == 0, f"cuDeviceGetGraphMemAttribute({name}) returned {r}"
         out[name] = v.value
     return out
+
+
+def cpu_probe_ms():
+    """A fixed loop of pure Python, in milliseconds: how fast the CPU ran it just now (a GPU
+    machine's virtual CPUs run it in about 5 or about 10 ms as their hosts' other work comes and
+    goes: reports/bench/vcpu-speed-h100.txt)."""
+    start = time.perf_counter()
+    total = 0
+    for i in range(100000):
+        total += i * i
+    return (time.perf_counter() - start) * 1e3
 
 
 def trim(device=0):

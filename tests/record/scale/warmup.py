@@ -137,17 +137,8 @@ def cpus():
     return main, helper
 
 
-def cpu_probe_ms():
-    """A fixed loop of pure Python, in milliseconds: the CPU's speed at that moment."""
-    start = time.perf_counter()
-    total = 0
-    for i in range(100000):
-        total += i * i
-    return (time.perf_counter() - start) * 1e3
-
-
 graphs, outputs = [], []
-probe_before = cpu_probe_ms()
+probe_before = graphmem.cpu_probe_ms()
 samples, shared, sampling_s = 0, 0, 0.0  # the samples' own time is left out of capture_s
 parts_s = [0.0, 0.0, 0.0]  # capture_begin, the captured step, capture_end (which instantiates)
 each_s = []  # each graph's capture_begin to capture_end's return
@@ -187,7 +178,7 @@ for _ in range(3):
         g.replay()
 torch.cuda.synchronize()
 t2 = time.perf_counter()
-probe_after = cpu_probe_ms()
+probe_after = graphmem.cpu_probe_ms()
 c = graphmem.counters(0)
 doc = {"graphs": graphs_n, "layers": layers_n, "capture_s": t1 - t0 - sampling_s, "replay_s": t2 - t1, "warmup_s": t2 - t0 - sampling_s,
        "final_reserved_high": c["reserved_high"], "final_reserved_current": c["reserved_current"],
