@@ -1,12 +1,12 @@
 """Record mode's corpus, CuPy: a graph captured on a stream with CuPy's stream-ordered pool
 (MemoryAsyncPool, cudaMallocAsync), whose two 16 MiB temporaries are allocated and freed inside
 the capture (two memory alloc and two free nodes), launched three times; the program reads the
-device's graph memory counters itself (libcuda through ctypes).
+device's graph memory counters itself (tests/record/graphmem.py: libcuda through ctypes).
 
 Usage: cupy_graph.py SELF_JSON
 SELF_JSON: {"launches", "reserved_high", "used_high", "result"}. stdout: one line."""
-import ctypes
 import json
+import os
 import sys
 
 try:
@@ -34,20 +34,12 @@ with stream:
         graph.launch(stream)
     stream.synchronize()
 
-cuda = ctypes.CDLL("libcuda.so.1")
-device = ctypes.c_int(0)
-cuda.cuDeviceGet(ctypes.byref(device), 0)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import graphmem  # noqa: E402
 
-
-def attribute(attr):
-    value = ctypes.c_uint64(0)
-    r = cuda.cuDeviceGetGraphMemAttribute(device, attr, ctypes.byref(value))
-    return value.value if r == 0 else None
-
-
-CU_GRAPH_MEM_ATTR_USED_MEM_HIGH, CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH = 1, 3
-doc = {"launches": launches, "reserved_high": attribute(CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH),
-       "used_high": attribute(CU_GRAPH_MEM_ATTR_USED_MEM_HIGH), "result": float(out.get())}
+counters = graphmem.counters(0)
+doc = {"launches": launches, "reserved_high": counters["reserved_high"], "used_high": counters["used_high"],
+       "result": float(out.get())}
 with open(sys.argv[1], "w") as f:
     json.dump(doc, f)
 print(f"cupy: graph launched {launches} times, sum {doc['result']:.0f}")
