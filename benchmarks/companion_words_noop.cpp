@@ -5,7 +5,6 @@ extern "C" {
 
 __attribute__((visibility("default"))) void gmem_record_say(const char*) {}
 
-__attribute__((visibility("default"))) void gmem_record_capture(const char*, int, const char*, const char*) {}
-
-__attribute__((visibility("default"))) void gmem_record_captured(const char*, int) {}
+__attribute__((visibility("default"))) void gmem_record_next_capture(const char*, const char*, int, const char*,
+                                                                     const char*) {}
 }

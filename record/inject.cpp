@@ -421,16 +421,13 @@ extern "C" __attribute__((visibility("default"))) void gmem_record_say(const cha
   gmem::record::injected::outside_callbacks([message](gmem::record::session& s) { s.nvtx_mark(message); });
 }
 
-// The companion's two words of every capture, with their fields: no JSON made in the program's
-// Python nor parsed here (what "gmem:capture" and "gmem:captured" say; session_companion.cpp).
-extern "C" __attribute__((visibility("default"))) void gmem_record_capture(const char* pool, int device,
-                                                                          const char* site, const char* label) {
+// The companion's word of every capture, with its fields: no JSON made in the program's Python
+// nor parsed here (what "gmem:capture" says; session_companion.cpp).
+extern "C" __attribute__((visibility("default"))) void gmem_record_next_capture(const char* previous_pool,
+                                                                               const char* pool, int device,
+                                                                               const char* site, const char* label) {
   gmem::record::injected::outside_callbacks(
-      [&](gmem::record::session& s) { s.companion_capture(pool, device, site, label); });
-}
-
-extern "C" __attribute__((visibility("default"))) void gmem_record_captured(const char* pool, int device) {
-  gmem::record::injected::outside_callbacks([&](gmem::record::session& s) { s.companion_captured(pool, device); });
+      [&](gmem::record::session& s) { s.companion_next_capture(previous_pool, pool, device, site, label); });
 }
 
 // The driver calls this library subscribes to, by CUPTI callback id (up to CAPACITY of them into

@@ -107,7 +107,7 @@ bool recorder::on_capture_memory_free(std::uint64_t handle, double t_us) {
   return true;
 }
 
-void recorder::on_capture_end(std::uint64_t stream, std::uint64_t graph) {
+std::size_t recorder::on_capture_end(std::uint64_t stream, std::uint64_t graph) {
   const std::uint64_t label = stream_label(stream);
   capture_origin o;
   o.stream_label = label;
@@ -136,6 +136,7 @@ void recorder::on_capture_end(std::uint64_t stream, std::uint64_t graph) {
   const auto earlier = graph_origin_.find(graph);
   if (earlier != graph_origin_.end() && !earlier->second.instantiated) record_uninstantiated(graph, earlier->second);
   graph_origin_[graph] = o;
+  return o.pool;
 }
 
 void recorder::point(double t_us, int device, const std::string& event, const std::string& graph,

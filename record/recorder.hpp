@@ -209,6 +209,8 @@ struct sequence_entry {
 /// (recorder_fold.cpp), events per graph, the sequence and the timeline by the constants above.
 class recorder {
  public:
+  /// No framework pool (on_capture_end of a capture that took no memory and named none).
+  static constexpr std::size_t no_pool = static_cast<std::size_t>(-1);
   explicit recorder(name_source names = name_source::nvtx) : names_(names) {}
 
   /// A stable label for a stream handle: "stream 1" for the first stream seen, and so on.
@@ -221,8 +223,9 @@ class recorder {
   void set_blocking(std::uint64_t label, bool blocking) { blocking_[label] = blocking; }
   /// A capture began on `stream` with `nvtx` the innermost active NVTX range ("" if none).
   void on_capture_begin(std::uint64_t stream, const std::string& nvtx);
-  /// A capture on `stream` ended with `graph`.
-  void on_capture_end(std::uint64_t stream, std::uint64_t graph);
+  /// A capture on `stream` ended with `graph`. Returns the framework pool it took memory into
+  /// (for on_capture_pool_known), or no_pool.
+  std::size_t on_capture_end(std::uint64_t stream, std::uint64_t graph);
   /// The thread capturing into `stream` allocated device memory outside the capture
   /// (cuMemAlloc, cuMemCreate): an allocator growing the graph's private pool. `handle` is the
   /// address or the allocation handle, for on_capture_memory_free.
@@ -335,9 +338,10 @@ class recorder {
   /// `device`, was captured at `python_site`, and the framework calls it `framework_label`.
   void on_capture_named(std::uint64_t stream, const std::string& pool, int device, const std::string& python_site,
                         const std::string& framework_label);
-  /// The allocator's pool the capture of `graph` (just ended) took memory into, told after the
-  /// capture where the program named none (PyTorch made one): the capture's pool is that one.
-  void on_capture_pool_known(std::uint64_t graph, const std::string& pool, int device);
+  /// The allocator's pool the capture of `graph` took memory into, told after the capture where
+  /// the program named none (PyTorch made one): the capture's pool is that one. `took` is what
+  /// on_capture_end returned for it: the pool is named even once the graph is destroyed.
+  void on_capture_pool_known(std::uint64_t graph, std::size_t took, const std::string& pool, int device);
   /// Device memory a warm-up run took into the allocator's pool `pool` (torch.compile's CUDA graph
   /// trees run a new shape once in the pool before they capture it). `handle` as on_capture_alloc.
   void on_warmup_alloc(const std::string& pool, int device, std::uint64_t handle, std::uint64_t bytes);
@@ -411,7 +415,6 @@ class recorder {
     std::string python_site;     ///< from the Python companion
     std::string framework_label;
   };
-  static constexpr std::size_t no_pool = static_cast<std::size_t>(-1);
   /// A private pool of the application's allocator (recorder_bill.cpp).
   struct pool_state {
     std::string id;  ///< the allocator's name for it; empty: one capture's, unnamed

@@ -33,25 +33,33 @@ void recorder::pool_took(std::size_t pool, std::uint64_t bytes, bool warmup) {
   c.framework_peak = std::max(c.framework_peak, c.framework_held);
 }
 
-void recorder::on_capture_pool_known(std::uint64_t graph, const std::string& pool, int device) {
+void recorder::on_capture_pool_known(std::uint64_t graph, std::size_t took, const std::string& pool, int device) {
+  if (pool.empty()) return;
   const auto origin = graph_origin_.find(graph);
-  if (origin == graph_origin_.end() || pool.empty()) return;
-  capture_origin& o = origin->second;
-  if (o.pool >= pools_.size()) {  // it took nothing: its pool is named all the same
-    o.pool = pool_of(pool, device);  // (a graph instantiated in capture_end was counted, not recorded)
-    return;
+  if (origin != graph_origin_.end()) {
+    capture_origin& o = origin->second;
+    if (o.pool >= pools_.size()) {  // it took nothing: its pool is named all the same
+      o.pool = pool_of(pool, device);  // (a graph instantiated in capture_end was counted, not recorded)
+      return;
+    }
+    took = o.pool;
   }
-  pool_state& from = pools_[o.pool];
+  // The graph may be gone (PyTorch destroys it in capture_end, once instantiated): the pool its
+  // capture took memory into is named all the same, on that pool's device.
+  if (took >= pools_.size()) return;
+  pool_state& from = pools_[took];
+  if (from.merged) return;
+  device = from.device;
   if (!from.id.empty()) return;  // named already
   const auto named = pool_index_.find({pool, device});
   if (named == pool_index_.end()) {
     from.id = pool;
-    pool_index_.emplace(std::make_pair(pool, device), o.pool);
+    pool_index_.emplace(std::make_pair(pool, device), took);
     return;
   }
   // A pool another capture or warm-up named already (a shared pool): this capture's memory is
   // that pool's.
-  const std::size_t k = o.pool, into = named->second;
+  const std::size_t k = took, into = named->second;
   pool_state& to = pools_[into];
   to.warmup += from.warmup;
   to.capture += from.capture;

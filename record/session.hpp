@@ -141,12 +141,13 @@ class session {
   void nvtx_push(const char* message) noexcept;
   void nvtx_pop() noexcept;
   void nvtx_mark(const char* message) noexcept;
-  /// The companion's two words of every capture, said directly with their fields (the exported
-  /// gmem_record_capture and gmem_record_captured: no JSON made or parsed in the program's
-  /// capture): what "gmem:capture" and "gmem:captured" say. A device below 0 is the calling
-  /// thread's current device, read by the library (where the capture begins, for "capture").
-  void companion_capture(const char* pool, int device, const char* site, const char* label) noexcept;
-  void companion_captured(const char* pool, int device) noexcept;
+  /// The companion's word of every capture, said directly with its fields (the exported
+  /// gmem_record_next_capture: no JSON made or parsed in the program's capture): what
+  /// "gmem:capture" says, with the pool PyTorch made for the thread's capture before it
+  /// ("" where none). A device below 0 is the capturing thread's current device, read by the
+  /// library where the capture begins.
+  void companion_next_capture(const char* previous_pool, const char* pool, int device, const char* site,
+                              const char* label) noexcept;
   /// The process's device memory before its first allocation: read once, at the first call that
   /// has a context (cheap after that: one atomic load).
   void first_reading() noexcept;
@@ -245,8 +246,9 @@ class session {
   void close() noexcept;
   void read_memory() noexcept;  // the caller holds the lock
   /// The companion's capture words, however said (session_companion.cpp).
-  void told_capture(detail::thread_state& t, std::string pool, int device, std::string site, std::string label);
-  void told_captured(const detail::thread_state& t, const std::string& pool, int device);
+  void told_capture(detail::thread_state& t, std::string pool, int device, std::string site, std::string label,
+                    std::string previous_pool);
+  void told_captured(const detail::thread_state& t, const std::string& pool, int device);  // holds the lock
   /// The device a capture word names; below 0, the calling thread's current device.
   int told_device(int device) const { return device >= 0 ? device : driver_.current_device(); }
   /// What recording costs, by part: calls and nanoseconds (relaxed atomics: no lock).

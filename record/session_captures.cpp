@@ -16,6 +16,10 @@ void session::capture_begin(std::uint64_t stream) noexcept {
     t.captured_site = t.capture_told ? t.told_site : std::string();
     if (t.capture_told) {  // the companion said where this capture is made, and into which pool
       t.capture_told = false;
+      if (!t.told_previous_pool.empty()) {  // and the pool PyTorch made for the capture before it
+        rec_.on_capture_pool_known(t.last_captured, t.last_capture_pool, t.told_previous_pool, told_device(-1));
+        t.told_previous_pool.clear();
+      }
       // A device the companion left to the library: the capturing thread's, as the capture begins.
       rec_.on_capture_named(stream, t.told_pool, told_device(t.told_device), t.told_site, t.told_label);
     }
@@ -63,9 +67,10 @@ void session::capture_end(std::uint64_t stream, std::uint64_t graph) noexcept {
     t.capturing = 0;
     t.capturing_any = false;
     t.last_captured = graph;
+    t.last_capture_pool = recorder::no_pool;
     if (graph == 0) return;
     lock l(*this);
-    rec_.on_capture_end(stream, graph);
+    t.last_capture_pool = rec_.on_capture_end(stream, graph);
   } catch (...) {
   }
 }

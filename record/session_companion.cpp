@@ -3,19 +3,24 @@
 // CUDA has loaded this library), else as NVTX marks (the program's own torch.cuda.nvtx.mark reaches
 // CUPTI's NVTX callback); and the process's device memory, first read when a context is made.
 //   gmem:capture {"pool": "(0, 1)", "device": 0, "site": "model.py:42 in forward",
-//                 "label": "cudagraph tree node 3"}      before the thread's next capture begins
-//                                                        (pool "" where PyTorch makes one)
-//   gmem:captured {"pool": "(0, 2)", "device": 0}        after it ended: its pool
+//                 "label": "cudagraph tree node 3",      before the thread's next capture begins
+//                 "previous_pool": "(0, 2)"}             (pool "" where PyTorch makes one), with
+//                                                        the pool PyTorch made for the thread's
+//                                                        capture before it (optional)
+//   gmem:captured {"pool": "(0, 2)", "device": 0}        the pool of the thread's last capture
 //   gmem:warmup-begin {"pool": "(0, 1)", "device": 0}    a warm-up run into the pool begins
 //   gmem:warmup-end {}                                   and ends
 //   gmem:cost {"calls": N, "us": X}                      at the program's end: the companion's time
 //                                                        in its wrappers, its marks included
-//   gmem:end {"why": "...", "pools": [{"pool": "(0, 1)", "device": 0, "bytes": N}]}
-//                                                        the program's end, PyTorch's own figures
+//   gmem:end {"why": "...", "pools": [{"pool": "(0, 1)", "device": 0, "bytes": N}],
+//             "previous_pool": "(0, 3)"}                 the program's end, PyTorch's own figures
+//                                                        (and the pool of the thread's last capture)
 // A capture's "device" below 0 is the capturing thread's current device, read here.
 // A message that is not such JSON is ignored: the program's own marks pass through untouched.
-// The two words of every capture also come with their fields, without JSON (gmem_record_capture,
-// gmem_record_captured): what the companion says where the library exports them.
+// The word of every capture also comes with its fields, without JSON (gmem_record_next_capture):
+// what the companion says where the library exports it. The pool PyTorch made for a capture is
+// told at the thread's next capture, not after the capture: PyTorch's capture_end instantiates
+// and destroys the graph, and a word after it would cost every capture a second call.
 #include <cstring>
 
 #include <nlohmann/json.hpp>
@@ -62,9 +67,11 @@ void session::first_reading() noexcept {
   }
 }
 
-void session::told_capture(thread_state& t, std::string pool, int device, std::string site, std::string label) {
-  // Said before the capture begins: kept for it.
+void session::told_capture(thread_state& t, std::string pool, int device, std::string site, std::string label,
+                           std::string previous_pool) {
+  // Said before the capture begins: kept for it (capture_begin takes the lock and names both).
   t.capture_told = true;
+  t.told_previous_pool = std::move(previous_pool);
   t.told_pool = std::move(pool);
   t.told_device = device;
   t.told_site = std::move(site);
@@ -72,27 +79,18 @@ void session::told_capture(thread_state& t, std::string pool, int device, std::s
 }
 
 void session::told_captured(const thread_state& t, const std::string& pool, int device) {
-  // Said after it ended: its pool, when PyTorch made it.
+  // The pool of the thread's last capture, when PyTorch made it (the caller holds the lock).
   if (t.last_captured == 0) return;
-  const int on = told_device(device);  // read on the thread that ended the capture
-  lock l(*this);
-  rec_.on_capture_pool_known(t.last_captured, pool, on);
+  rec_.on_capture_pool_known(t.last_captured, t.last_capture_pool, pool, told_device(device));
 }
 
-void session::companion_capture(const char* pool, int device, const char* site, const char* label) noexcept {
+void session::companion_next_capture(const char* previous_pool, const char* pool, int device, const char* site,
+                                     const char* label) noexcept {
   if (forked_) return;
   try {
     const timed cost(*this, cost_part::companion);
-    told_capture(here(this), pool ? pool : "", device, site ? site : "", label ? label : "");
-  } catch (...) {
-  }
-}
-
-void session::companion_captured(const char* pool, int device) noexcept {
-  if (forked_) return;
-  try {
-    const timed cost(*this, cost_part::companion);
-    told_captured(here(this), pool ? pool : "", device);
+    told_capture(here(this), pool ? pool : "", device, site ? site : "", label ? label : "",
+                 previous_pool ? previous_pool : "");
   } catch (...) {
   }
 }
@@ -122,8 +120,10 @@ void session::nvtx_mark(const char* message) noexcept {
     if (!body.is_object()) return;
     thread_state& t = here(this);
     if (verb == "capture") {
-      told_capture(t, text_of(body, "pool"), int_of(body, "device"), text_of(body, "site"), text_of(body, "label"));
+      told_capture(t, text_of(body, "pool"), int_of(body, "device"), text_of(body, "site"), text_of(body, "label"),
+                   text_of(body, "previous_pool"));
     } else if (verb == "captured") {
+      lock l(*this);
       told_captured(t, text_of(body, "pool"), int_of(body, "device"));
     } else if (verb == "warmup-begin") {
       t.warmup_pool = text_of(body, "pool");
@@ -145,6 +145,7 @@ void session::nvtx_mark(const char* message) noexcept {
       }
     } else if (verb == "end") {
       lock l(*this);
+      told_captured(t, text_of(body, "previous_pool"), -1);
       std::map<int, counters> now;
       for (const graph_record& g : rec_.graphs()) {
         for (int d : g.devices) now.emplace(d, counters{});

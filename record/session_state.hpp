@@ -52,12 +52,14 @@ struct thread_state {
   std::string warmup_pool;
   int warmup_device = 0;
   /// The companion's word about the next capture this thread begins ("gmem:capture", said
-  /// before it begins), and the graph of the last capture it ended ("gmem:captured" names its
-  /// pool after it).
+  /// before it begins, with the pool of the capture before it where PyTorch made that one), and
+  /// the graph of the last capture it ended, with the framework pool that capture took memory into
+  /// (named by the next word, or by "gmem:captured" or the end).
   bool capture_told = false;
-  std::string told_pool, told_site, told_label;
+  std::string told_pool, told_site, told_label, told_previous_pool;
   int told_device = 0;
   std::uint64_t last_captured = 0;
+  std::size_t last_capture_pool = recorder::no_pool;
   /// The Python site the companion named for this thread's last capture ("" where it named none).
   std::string captured_site;
 };

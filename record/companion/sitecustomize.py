@@ -6,9 +6,10 @@ program does: when, and only when, the program imports PyTorch, it wraps a few P
 tell the recording library what only PyTorch knows: directly (ctypes) once CUDA has loaded the
 library, else through NVTX marks (torch.cuda.nvtx.mark, which the library's CUPTI subscription
 receives):
-  - which of its allocator's pools a capture takes memory into, where in the program the capture
-    was made (file:line and function) and what the framework calls it (a CUDA graph tree node of
-    torch.compile, make_graphed_callables);
+  - which of its allocator's pools a capture takes memory into (where PyTorch made the pool, at
+    the thread's next capture or the end), where in the program the capture was made (file:line
+    and function) and what the framework calls it (a CUDA graph tree node of torch.compile,
+    make_graphed_callables);
   - when a warm-up run of torch.compile's CUDA graph trees allocates into a graph pool;
   - at the program's end (Python's atexit, before the interpreter tears graphs and pools down),
     PyTorch's own figure for each graph pool (its memory snapshot).
@@ -49,7 +50,7 @@ class _companion:
         self.clock = time.perf_counter
         self.said, self.spent, self.errors = {}, 0.0, []
         self.said_directly = None  # the library's gmem_record_say: None until looked for
-        self.capture_words = None  # its gmem_record_capture and gmem_record_captured, where it has them
+        self.capture_words = None  # its gmem_record_next_capture, where it has it
         # id(a function's code) -> (the code, its file's name (None: PyTorch's or this file's),
         # its sites' texts by line)
         self.files = {}
@@ -60,8 +61,8 @@ class _companion:
         """The recording library's gmem_record_say, once CUDA has loaded the library (through
         CUDA_INJECTION64_PATH, at its first call; or preloaded): the companion's word without NVTX's and CUPTI's
         dispatch. None until then, and where it cannot be had (the NVTX mark says the same).
-        With it, where the library exports them, gmem_record_capture and gmem_record_captured:
-        the two words of every capture with their fields, no JSON made here or parsed there."""
+        With it, where the library exports it, gmem_record_next_capture: the word of every
+        capture with its fields, no JSON made here or parsed there."""
         if self.said_directly is None and self.torch is not None and self.torch.cuda.is_initialized():
             self.said_directly = False
             try:
@@ -75,9 +76,9 @@ class _companion:
                 self.said_directly = function
                 # No argtypes: the fields are bytes and ints already, which ctypes passes as
                 # char* and int by default, without converting each through its argtypes.
-                capture, captured = library.gmem_record_capture, library.gmem_record_captured
-                capture.restype = captured.restype = None
-                self.capture_words = {"capture": capture, "captured": captured}
+                capture = library.gmem_record_next_capture
+                capture.restype = None
+                self.capture_words = {"capture": capture}
             except Exception:
                 pass
         return self.said_directly or None
@@ -102,12 +103,13 @@ class _companion:
             self.errors.append(f"{verb}: {type(e).__name__}: {e}")
         self.said[verb] = self.said.get(verb, 0) + 1
 
-    FIELDS = {"capture": ("pool", "device", "site", "label"), "captured": ("pool", "device")}
+    FIELDS = {"capture": ("previous_pool", "pool", "device", "site", "label")}
 
     def tell(self, verb, *fields):
-        """A capture word ("capture": pool, device, site, label; "captured": pool, device; the
-        texts as UTF-8 bytes), said with its fields where the library takes them so (no JSON made
-        or parsed), else as any word. Untimed: the wrappers time the whole of their work."""
+        """The capture word ("capture": the pool PyTorch made for this thread's capture before,
+        pool, device, site, label; the texts as UTF-8 bytes), said with its fields where the
+        library takes them so (no JSON made or parsed), else as any word. Untimed: the wrappers
+        time the whole of their work."""
         if self.said_directly is None:
             self.direct()
         words = self.capture_words if self.said_directly else None
@@ -187,44 +189,55 @@ class _companion:
         atexit.register(self.at_end)
 
     def wrap_capture(self, torch, graphs):
-        """A capture is told about before it begins (its site, label and pool where the program
-        names one: no mark is made while a capture is active, which CUPTI does not pass on)
-        and after it ends (its pool, which PyTorch makes itself when none was named)."""
+        """A capture is told about before it begins: its site, label and pool where the program
+        names one (no mark is made while a capture is active, which CUPTI does not pass on), and
+        the pool PyTorch made for the thread's capture before it, where that one named none.
+        PyTorch's capture_end, which instantiates the graph and destroys it, is left as it is: a
+        word after it would cost every capture a second call, and the last capture's pool is
+        told at the end."""
         graph_class = getattr(graphs, "CUDAGraph", None)
         begin = getattr(graph_class, "capture_begin", None)
-        end = getattr(graph_class, "capture_end", None)
-        if begin is None or end is None:
+        if begin is None:
             return
+        import weakref
         companion = self
-        clock, local = self.clock, self.local
+        clock, local, ref = self.clock, self.local, weakref.ref
 
         def capture_begin(graph, *args, **kwargs):
             start = clock()
+            pool = None
             try:
                 pool = kwargs.get("pool", args[0] if args else None)
                 # Device -1: the library reads the capturing thread's own (no torch call here).
                 label = getattr(local, "label", None)
-                companion.tell("capture", companion.pool_name(pool).encode() if pool is not None else b"", -1,
-                               companion.site(), label.encode("utf-8", "replace") if label else b"")
+                companion.tell("capture", companion.previous_pool(), companion.pool_name(pool).encode() if pool is not None else b"",
+                               -1, companion.site(), label.encode("utf-8", "replace") if label else b"")
             except Exception:
                 pass
             companion.spent += clock() - start
-            return begin(graph, *args, **kwargs)
-
-        def capture_end(graph, *args, **kwargs):
-            result = end(graph, *args, **kwargs)
-            start = clock()
-            try:
-                companion.tell("captured", companion.pool_name(graph.pool()).encode(), -1)
-            except Exception:
-                pass
-            companion.spent += clock() - start
+            result = begin(graph, *args, **kwargs)
+            if pool is None:  # PyTorch made its pool: told at this thread's next capture, or the end
+                try:
+                    local.previous = ref(graph)
+                except Exception:
+                    pass
             return result
 
         capture_begin.__wrapped__ = begin
-        capture_end.__wrapped__ = end
         graph_class.capture_begin = capture_begin
-        graph_class.capture_end = capture_end
+
+    def previous_pool(self):
+        """The pool PyTorch made for this thread's last capture (UTF-8 bytes; b"" where the
+        program named it, or the graph is gone): its capture has ended, so PyTorch tells it."""
+        previous = getattr(self.local, "previous", None)
+        if previous is None:
+            return b""
+        self.local.previous = None
+        graph = previous()
+        try:
+            return self.pool_name(graph.pool()).encode() if graph is not None else b""
+        except Exception:
+            return b""
 
     def wrap_pool_calls(self, torch):
         """torch.compile's CUDA graph trees run each new shape once inside the graph pool before
@@ -314,6 +327,9 @@ class _companion:
         # backend has none): the bill ends here, before the interpreter's teardown frees what
         # the program held (NCCL's buffers among them), not at the library's exit.
         body = {"why": "the program's end (Python's atexit, before the interpreter's teardown)"}
+        previous = self.previous_pool()  # the main thread's last capture's, where PyTorch made it
+        if previous:
+            body["previous_pool"] = previous.decode()
         try:
             pools = {}
             for seg in self.torch.cuda.memory._snapshot()["segments"]:

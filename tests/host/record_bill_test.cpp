@@ -6,6 +6,7 @@
 // see is absent, never a zero; the graph is named where the program captured it.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <thread>
 
 #include "fake_driver.hpp"
@@ -156,39 +157,34 @@ TEST(RecordBill, APoolPyTorchMadeIsNamedAfterItsCaptureAndTheNextCaptureIntoItIs
   EXPECT_EQ(r.recorded->bills.at(0).framework_capture_bytes, 98 * MiB);
 }
 
-// The companion's capture words said with their fields (gmem_record_capture and
-// gmem_record_captured, no JSON) give the recording the JSON words give: same pools, same names.
-TEST(RecordBill, TheCaptureWordsSaidWithTheirFieldsRecordWhatTheJsonWordsRecord) {
+// The companion's capture word said with its fields (gmem_record_next_capture, no JSON) gives
+// the recording what the JSON word gives: same pools, same names.
+TEST(RecordBill, TheCaptureWordSaidWithItsFieldsRecordsWhatTheJsonWordRecords) {
   const auto run = [](bool typed) {
     program p(name_source::nvtx);
-    const auto captured = [&](const char* pool) {
+    const auto capture = [&](std::uint64_t graph, const char* previous, const char* pool, const char* site,
+                             std::uint64_t bytes) {
       if (typed) {
-        p.s.companion_captured(pool, 0);
+        p.s.companion_next_capture(previous, pool, 0, site, "cudagraph tree node 7");
       } else {
-        p.s.nvtx_mark(("gmem:captured {\"pool\":\"" + std::string(pool) + "\",\"device\":0}").c_str());
+        p.s.nvtx_mark(("gmem:capture {\"pool\":\"" + std::string(pool) + "\",\"device\":0,\"site\":\"" + site +
+                       "\",\"label\":\"cudagraph tree node 7\",\"previous_pool\":\"" + previous + "\"}")
+                          .c_str());
       }
-    };
-    const auto capture = [&](std::uint64_t graph, const char* pool, const char* site, std::uint64_t bytes) {
-      if (typed) {
-        p.s.companion_capture(pool, 0, site, "cudagraph tree node 7");
-        p.s.capture_begin(0xA);
-        p.s.capture_began(0xA, true);
-        p.use(static_cast<std::int64_t>(bytes));
-        p.s.device_alloc(graph << 20, bytes, 0);
-        {
-          std::lock_guard<std::mutex> l(p.gpu.mutex);
-          p.gpu.graphs[graph] = kernels();
-        }
-        p.s.capture_end(0xA, graph);
-      } else {
-        native_capture(p, graph, pool, site, {bytes}, "cudagraph tree node 7");
+      p.s.capture_begin(0xA);
+      p.s.capture_began(0xA, true);
+      p.use(static_cast<std::int64_t>(bytes));
+      p.s.device_alloc(graph << 20, bytes, 0);
+      {
+        std::lock_guard<std::mutex> l(p.gpu.mutex);
+        p.gpu.graphs[graph] = kernels();
       }
+      p.s.capture_end(0xA, graph);
     };
-    capture(0x10, "", "a.py:3 in f", 64 * MiB);
-    captured("(0, 5)");
+    capture(0x10, "", "", "a.py:3 in f", 64 * MiB);
     instantiate(p, 0x100, 0x10, 0);
-    capture(0x11, "(0, 5)", "a.py:9 in g", 32 * MiB);
-    captured("(0, 5)");
+    p.s.graph_destroy(0x10);  // as PyTorch's capture_end: instantiated, then destroyed
+    capture(0x11, "(0, 5)", "(0, 5)", "a.py:9 in g", 32 * MiB);
     instantiate(p, 0x101, 0x11, 0);
     return p.finish();
   };
@@ -206,6 +202,42 @@ TEST(RecordBill, TheCaptureWordsSaidWithTheirFieldsRecordWhatTheJsonWordsRecord)
   }
 }
 
+// PyTorch's capture_end instantiates the graph and destroys it before the companion could speak:
+// the pool PyTorch made for a capture is told with the thread's next capture word, and the last
+// capture's at the end, and each names that capture's pool though its graph is gone. Pools made
+// for captures on one thread stay apart; PyTorch's figures at the end are each pool's.
+TEST(RecordBill, PoolsPyTorchMadeAreNamedAtTheNextCaptureAndAtTheEndOnceTheirGraphsAreGone) {
+  program p(name_source::nvtx);
+  const auto capture = [&](std::uint64_t graph, const char* previous, std::uint64_t bytes) {
+    p.s.companion_next_capture(previous, "", -1, "serve.py:7 in capture", "");
+    p.s.capture_begin(0xA);
+    p.s.capture_began(0xA, true);
+    p.use(static_cast<std::int64_t>(bytes));
+    p.s.device_alloc(graph << 20, bytes, 0);
+    {
+      std::lock_guard<std::mutex> l(p.gpu.mutex);
+      p.gpu.graphs[graph] = kernels();
+    }
+    p.s.capture_end(0xA, graph);
+    instantiate(p, graph << 4, graph, 0);
+    p.s.graph_destroy(graph);
+  };
+  capture(0x10, "", 64 * MiB);
+  capture(0x11, "(0, 1)", 32 * MiB);
+  capture(0x12, "(0, 2)", 16 * MiB);
+  p.s.nvtx_mark("gmem:end {\"why\":\"the program's end\",\"previous_pool\":\"(0, 3)\",\"pools\":["
+                "{\"pool\":\"(0, 1)\",\"device\":0,\"bytes\":67108864},"
+                "{\"pool\":\"(0, 3)\",\"device\":0,\"bytes\":16777216}]}");
+  const profiler::report r = p.finish();
+  std::map<std::string, std::pair<std::uint64_t, std::int64_t>> pools;  // id: capture bytes, snapshot
+  for (const profiler::framework_pool& f : r.recorded->framework_pools) pools[f.id] = {f.capture_bytes, f.snapshot_bytes};
+  const std::map<std::string, std::pair<std::uint64_t, std::int64_t>> expected{
+      {"(0, 1)", {64 * MiB, static_cast<std::int64_t>(64 * MiB)}},
+      {"(0, 2)", {32 * MiB, -1}},
+      {"(0, 3)", {16 * MiB, static_cast<std::int64_t>(16 * MiB)}}};
+  EXPECT_EQ(pools, expected);
+}
+
 // The companion leaves the device to the library (device -1: no torch.cuda.current_device() in
 // the program's capture): the capturing thread's current device, read where the capture begins
 // and where its pool is named, is the pool's device, so PyTorch's figure for the pool on that
@@ -213,7 +245,7 @@ TEST(RecordBill, TheCaptureWordsSaidWithTheirFieldsRecordWhatTheJsonWordsRecord)
 TEST(RecordBill, ACaptureWordWithoutADeviceIsTheCapturingThreadsDevice) {
   program p(name_source::nvtx);
   p.gpu.device = 1;
-  p.s.companion_capture("", -1, "a.py:3 in f", "");
+  p.s.companion_next_capture("", "", -1, "a.py:3 in f", "");
   p.s.capture_begin(0xA);
   p.s.capture_began(0xA, true);
   p.use(static_cast<std::int64_t>(64 * MiB));
@@ -223,9 +255,9 @@ TEST(RecordBill, ACaptureWordWithoutADeviceIsTheCapturingThreadsDevice) {
     p.gpu.graphs[0x10] = kernels();
   }
   p.s.capture_end(0xA, 0x10);
-  p.s.companion_captured("(1, 5)", -1);
   instantiate(p, 0x100, 0x10, 0);
-  p.s.nvtx_mark("gmem:end {\"why\":\"the program's end\",\"pools\":[{\"pool\":\"(1, 5)\",\"device\":1,\"bytes\":67108864}]}");
+  p.s.nvtx_mark("gmem:end {\"why\":\"the program's end\",\"previous_pool\":\"(1, 5)\","
+                "\"pools\":[{\"pool\":\"(1, 5)\",\"device\":1,\"bytes\":67108864}]}");
   const profiler::report r = p.finish();
   ASSERT_EQ(r.recorded->framework_pools.size(), 1u);
   const profiler::framework_pool& pool = r.recorded->framework_pools[0];

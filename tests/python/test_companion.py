@@ -68,10 +68,12 @@ FAKE_TORCH = {
                 self.g, self.pool = g, pool
             def __enter__(self): self.g.capture_begin(pool=self.pool)
             def __exit__(self, *exc): self.g.capture_end()
+        _graphed = []  # PyTorch's graphed callables hold their graphs
         def make_graphed_callables(fn, sample_args):
             g = CUDAGraph()
             with graph(g):
                 pass
+            _graphed.append(g)
             return fn
     """,
     "torch/_inductor/__init__.py": "",
@@ -110,7 +112,7 @@ capture_here()
 assert torch.cuda.make_graphed_callables(len, ()) is len
 trees.warm_up()
 assert trees.CUDAGraphNode()._record(None, [None, trees._tensor((8, 64))]) == "recorded"
-assert torch.cuda.CUDAGraph().capture_begin() == "began"
+last = torch.cuda.CUDAGraph(); assert last.capture_begin() == "began"; last.capture_end()
 import atexit
 atexit.register(lambda: json.dump({"marks": torch.cuda.nvtx.marks, "calls": [list(map(str, c)) for c in torch._C.calls]},
                                   open(sys.argv[1], "w")))
@@ -152,18 +154,19 @@ def test_captures_warmups_and_the_end_are_told_and_pytorch_is_unchanged(tmp_path
     captures = [b for v, b in said if v == "capture"]
     # The device is left to the library (-1): it reads the capturing thread's own, with no torch
     # call in the program's capture.
-    assert captures[0] == {"pool": "(0, 1)", "device": -1, "site": "program.py:7 in capture_here", "label": ""}
+    assert captures[0] == {"pool": "(0, 1)", "device": -1, "site": "program.py:7 in capture_here", "label": "",
+                           "previous_pool": ""}
     assert captures[1]["label"] == "make_graphed_callables"
     assert captures[2]["pool"] == "(0, 7)"
     assert captures[2]["label"] == "cudagraph tree node 3 [[8, 64]]"
     assert captures[3]["label"] == "" and captures[3]["site"] == "program.py:13 in <module>"
     assert ("warmup-begin", {"pool": "(0, 7)", "device": 0}) in said
     assert ("warmup-end", {}) in said
-    # Each capture is told about before it begins and after it ends (its pool by then).
-    verbs = [v for v, _ in said]
-    assert verbs[:2] == ["capture", "captured"]
-    assert [b for v, b in said if v == "captured"][0] == {"pool": "(0, 1)", "device": -1}
-    assert [b for v, b in said if v == "captured"][-1]["pool"].startswith("(0, ")
+    # Each capture is told about before it begins; the pool PyTorch made for a capture that named
+    # none (make_graphed_callables' in the stand-in, then the last one's) is told at the thread's
+    # next capture and at the end. PyTorch's capture_end is not wrapped.
+    assert "captured" not in [v for v, _ in said]
+    assert [b["previous_pool"] for b in captures] == ["", "", "(0, 1)", ""]
     # PyTorch's own functions still ran, with their arguments.
     assert doc["calls"] == [["begin", "0", "(0, 7)"], ["end", "0", "(0, 7)"]]
 
@@ -199,6 +202,8 @@ def test_the_end_tells_pytorchs_figure_for_each_graph_pool(tmp_path):
     verb, end = last_word(tmp_path, PROGRAM.replace("import atexit\n", "import atexit, os\n"))
     assert verb == "end"
     assert sorted((x["pool"], x["bytes"]) for x in end["pools"]) == [("(0, 1)", 22 << 20), ("(0, 2)", 4 << 20)]
+    # The pool PyTorch made for the last capture, which no later capture word told.
+    assert end["previous_pool"] == "(0, 2)"
 
 
 def test_the_end_is_told_where_pytorch_has_no_snapshot(tmp_path):
@@ -210,7 +215,8 @@ def test_the_end_is_told_where_pytorch_has_no_snapshot(tmp_path):
     """
     verb, end = last_word(tmp_path, PROGRAM, **{"torch/cuda/memory.py": no_snapshot})
     assert verb == "end"
-    assert end == {"why": "the program's end (Python's atexit, before the interpreter's teardown)"}
+    assert end == {"why": "the program's end (Python's atexit, before the interpreter's teardown)",
+                   "previous_pool": "(0, 2)"}
 
 
 def test_an_environments_own_sitecustomize_still_runs(tmp_path):
@@ -238,13 +244,12 @@ void gmem_record_say(const char* message) {
   FILE* f = fopen(getenv("SAID_OUT"), "a");
   if (f) { fprintf(f, "%s\n", message); fclose(f); }
 }
-void gmem_record_capture(const char* pool, int device, const char* site, const char* label) {
+void gmem_record_next_capture(const char* previous, const char* pool, int device, const char* site, const char* label) {
   FILE* f = fopen(getenv("SAID_OUT"), "a");
-  if (f) { fprintf(f, "gmem:capture pool=%s|device=%d|site=%s|label=%s\n", pool, device, site, label); fclose(f); }
-}
-void gmem_record_captured(const char* pool, int device) {
-  FILE* f = fopen(getenv("SAID_OUT"), "a");
-  if (f) { fprintf(f, "gmem:captured pool=%s|device=%d\n", pool, device); fclose(f); }
+  if (f) {
+    fprintf(f, "gmem:capture previous=%s|pool=%s|device=%d|site=%s|label=%s\n", previous, pool, device, site, label);
+    fclose(f);
+  }
 }
 """
 
@@ -284,21 +289,22 @@ def test_the_companion_says_its_word_directly_once_cuda_loaded_the_library(tmp_p
     if loaded:
         assert doc["marks"] == []
         verbs = [m[len("gmem:"):].partition(" ")[0] for m in direct]
-        assert verbs[:2] == ["capture", "captured"]
-        # The capture words come with their fields (gmem_record_capture, gmem_record_captured).
+        assert "captured" not in verbs
+        # The capture word comes with its fields (gmem_record_next_capture).
         lines = program.splitlines()
         line_of = {k: 1 + next(i for i, t in enumerate(lines) if k in t) for k in ("pool=(0, 1)", "._record(")}
-        assert direct[0] == f"gmem:capture pool=(0, 1)|device=-1|site=program.py:{line_of['pool=(0, 1)']} in capture_here|label="
-        assert direct[1] == "gmem:captured pool=(0, 1)|device=-1"
-        assert (f"gmem:capture pool=(0, 7)|device=-1|site=program.py:{line_of['._record(']} in <module>"
+        assert direct[0] == f"gmem:capture previous=|pool=(0, 1)|device=-1|site=program.py:{line_of['pool=(0, 1)']} in capture_here|label="
+        assert (f"gmem:capture previous=(0, 1)|pool=(0, 7)|device=-1|site=program.py:{line_of['._record(']} in <module>"
                 "|label=cudagraph tree node 3 [[8, 64]]") in direct
-        # make_graphed_callables names no pool: the stand-in makes (0, 1), said after the capture.
+        # make_graphed_callables names no pool: the stand-in makes (0, 1), told at the next capture.
         named_none = next(i for i, m in enumerate(direct) if m.endswith("|label=make_graphed_callables"))
-        assert direct[named_none].startswith("gmem:capture pool=|device=-1|")
-        assert direct[named_none + 1] == "gmem:captured pool=(0, 1)|device=-1"
+        assert direct[named_none].startswith("gmem:capture previous=|pool=|device=-1|")
+        after = next(m for m in direct[named_none + 1:] if m.startswith("gmem:capture "))
+        assert after.startswith("gmem:capture previous=(0, 1)|pool=(0, 7)|")
+        assert json.loads(direct[-1].partition(" ")[2])["previous_pool"] == "(0, 2)"
         assert "warmup-begin" in verbs and verbs[-2:] == ["cost", "end"]
         cost = json.loads(direct[-2].partition(" ")[2])
         assert cost["calls"] == len(direct) - 2 and cost["us"] > 0
     else:
         assert direct == []
-        assert [v for v, _ in marks(doc)][:2] == ["capture", "captured"]
+        assert [v for v, _ in marks(doc)][:2] == ["capture", "capture"]

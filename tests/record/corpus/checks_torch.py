@@ -267,6 +267,32 @@ def check_torch_native_captures(args, self_doc, report):
                 f"(within {mib(tol)})"))
     out.append((True, "info: instances " + ", ".join(f"'{g.get('name')}' {_instances(g)}"
                                                      for g in mine)))
+    return out + _pool_id_checks(own, self_doc.get("pool") == "shared", report)
+
+
+def _pool_id_checks(own, shared, report):
+    """Each of PyTorch's pools the program's graphs were captured into is a framework pool of the
+    report under PyTorch's own id, retaining what PyTorch's snapshot lists for it after the pool's
+    last capture: a pool the program named (told as its capture begins) and a pool PyTorch made
+    (told at the thread's next capture, or at the end: the graph is destroyed in capture_end)."""
+    rec = _recorded(report) or {}
+    pools = {p.get("id"): p for p in rec.get("framework_pools") or [] if isinstance(p, dict)}
+    after = {}  # PyTorch's id: bytes after its last capture
+    for entry in own:
+        pid = entry.get("pool_id")
+        if isinstance(pid, list) and len(pid) == 2:
+            after["(%d, %d)" % tuple(pid)] = _int(entry.get("pool_bytes_after"))
+    out = []
+    for pid, want in after.items():
+        p = pools.get(pid)
+        got = _int(p.get("retained_bytes")) if p else None
+        out.append((got is not None and want is not None and abs(got - want) <= SEGMENT,
+                    f"pool {pid} ({'named by the program' if shared else 'made by PyTorch'}): retained "
+                    f"{mib(got)} recorded, {mib(want)} in PyTorch's snapshot after its last capture (within "
+                    f"2 MiB)" + ("" if p else f"; the report has no framework pool of that id (ids: "
+                                              f"{', '.join(sorted(str(k) for k in pools)) or 'none'})")))
+    if not after:
+        out.append((False, "the program's self JSON names no graph's pool_id"))
     return out
 
 
