@@ -15,7 +15,10 @@ three rounds and the synchronize), "warmup_s" (from the first capture to the end
 collections from the first capture to the end, by generation, and their time), "capture_parts_s"
 (capture_begin, the captured step and capture_end, which instantiates, each summed over the
 graphs), "capture_us_median" (the median of one graph's capture and instantiation: a burst of
-the host's other work slows a few captures, not the median), "main_thread" (while the graphs were
+the host's other work slows a few captures, not the median), "capture_cpu_s" and
+"capture_process_cpu_s" (the CPU time of the captures: the main thread's, and the whole
+process's), "steal_ms" (while they ran, the time the hypervisor gave none of the machine's CPUs
+to it, summed over the CPUs, from /proc/stat), "main_thread" (while the graphs were
 captured: the time the main thread waited for a CPU it was ready to run on and its involuntary
 switches, from /proc; and every 100th capture, whether the recording library's helper thread
 "gmem-readings" was on the main thread's CPU: "shared_cpu_samples" of "samples"), "cpu_probe_ms" (a
@@ -120,6 +123,17 @@ def main_thread_waits():
         return 0, 0
 
 
+def steal_ms():
+    """The time the host's hypervisor gave none of this machine's CPUs to it, summed over its CPUs
+    (/proc/stat's steal, in clock ticks), in ms; None where the kernel does not say."""
+    try:
+        with open("/proc/stat") as f:
+            fields = f.readline().split()
+        return int(fields[8]) * 1000.0 / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def cpus():
     """The CPU the main thread and the helper thread "gmem-readings" last ran on (None: none)."""
     main = helper = None
@@ -143,6 +157,8 @@ samples, shared, sampling_s = 0, 0, 0.0  # the samples' own time is left out of 
 parts_s = [0.0, 0.0, 0.0]  # capture_begin, the captured step, capture_end (which instantiates)
 each_s = []  # each graph's capture_begin to capture_end's return
 waits0 = main_thread_waits()
+steal0 = steal_ms()
+cpu0, process_cpu0 = time.thread_time(), time.process_time()
 t0 = time.perf_counter()
 t0_epoch = time.time()
 for bs in range(graphs_n, 0, -1):   # largest first
@@ -172,6 +188,8 @@ for bs in range(graphs_n, 0, -1):   # largest first
     outputs.append(out)
 torch.cuda.synchronize()
 t1 = time.perf_counter()
+cpu1, process_cpu1 = time.thread_time(), time.process_time()
+steal1 = steal_ms()
 waits1 = main_thread_waits()
 for _ in range(3):
     for g in graphs:
@@ -185,6 +203,11 @@ doc = {"graphs": graphs_n, "layers": layers_n, "capture_s": t1 - t0 - sampling_s
        "gc_s": gc_s[0], "gc_collections": collections,
        "capture_parts_s": {"capture_begin": parts_s[0], "step": parts_s[1], "capture_end": parts_s[2]},
        "capture_us_median": sorted(each_s)[len(each_s) // 2] * 1e6,
+       # The CPU time the captures took: the main thread's, and the process's (the recording's
+       # helper threads too); the samples' own time is in both. And the time the hypervisor gave
+       # none of the machine's CPUs to it while they ran (None where the kernel does not say).
+       "capture_cpu_s": cpu1 - cpu0, "capture_process_cpu_s": process_cpu1 - process_cpu0,
+       "steal_ms": None if steal0 is None or steal1 is None else steal1 - steal0,
        "main_thread": {"runqueue_wait_ms": (waits1[0] - waits0[0]) / 1e6,
                        "involuntary_switches": waits1[1] - waits0[1],
                        "shared_cpu_samples": shared, "samples": samples},
