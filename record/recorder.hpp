@@ -340,7 +340,8 @@ class recorder {
                         const std::string& framework_label);
   /// The allocator's pool the capture of `graph` took memory into, told after the capture where
   /// the program named none (PyTorch made one): the capture's pool is that one. `took` is what
-  /// on_capture_end returned for it: the pool is named even once the graph is destroyed.
+  /// on_capture_end returned for it, the pool named by it even once the graph is destroyed;
+  /// `graph` is looked up only for a capture that took nothing.
   void on_capture_pool_known(std::uint64_t graph, std::size_t took, const std::string& pool, int device);
   /// Device memory a warm-up run took into the allocator's pool `pool` (torch.compile's CUDA graph
   /// trees run a new shape once in the pool before they capture it). `handle` as on_capture_alloc.

@@ -35,18 +35,18 @@ void recorder::pool_took(std::size_t pool, std::uint64_t bytes, bool warmup) {
 
 void recorder::on_capture_pool_known(std::uint64_t graph, std::size_t took, const std::string& pool, int device) {
   if (pool.empty()) return;
-  const auto origin = graph_origin_.find(graph);
-  if (origin != graph_origin_.end()) {
-    capture_origin& o = origin->second;
-    if (o.pool >= pools_.size()) {  // it took nothing: its pool is named all the same
-      o.pool = pool_of(pool, device);  // (a graph instantiated in capture_end was counted, not recorded)
-      return;
+  if (took >= pools_.size()) {
+    // It took nothing: its pool is named all the same while the graph lives (a graph
+    // instantiated in capture_end was counted, not recorded).
+    const auto origin = graph_origin_.find(graph);
+    if (origin != graph_origin_.end() && origin->second.pool >= pools_.size()) {
+      origin->second.pool = pool_of(pool, device);
     }
-    took = o.pool;
+    return;
   }
-  // The graph may be gone (PyTorch destroys it in capture_end, once instantiated): the pool its
-  // capture took memory into is named all the same, on that pool's device.
-  if (took >= pools_.size()) return;
+  // The pool the capture took memory into, named even once the graph is gone (PyTorch destroys
+  // it in capture_end, once instantiated; the driver may give its handle to another graph), on
+  // that pool's device.
   pool_state& from = pools_[took];
   if (from.merged) return;
   device = from.device;

@@ -238,6 +238,38 @@ TEST(RecordBill, PoolsPyTorchMadeAreNamedAtTheNextCaptureAndAtTheEndOnceTheirGra
   EXPECT_EQ(pools, expected);
 }
 
+// The driver may give a destroyed graph's handle to the next graph another thread captures: the
+// pool the companion names at this thread's next capture is this thread's last capture's, not the
+// pool of the graph that holds the handle now.
+TEST(RecordBill, APoolIsNamedForTheCaptureThatTookItThoughItsGraphHandleWasGivenAgain) {
+  program p(name_source::nvtx);
+  const auto capture = [&](std::uint64_t stream, std::uint64_t graph, std::uint64_t exec, const char* previous,
+                           const char* pool, std::uint64_t bytes, bool destroy) {
+    p.s.companion_next_capture(previous, pool, -1, "serve.py:7 in capture", "");
+    p.s.capture_begin(stream);
+    p.s.capture_began(stream, true);
+    p.use(static_cast<std::int64_t>(bytes));
+    p.s.device_alloc(exec << 20, bytes, 0);
+    {
+      std::lock_guard<std::mutex> l(p.gpu.mutex);
+      p.gpu.graphs[graph] = kernels();
+    }
+    p.s.capture_end(stream, graph);
+    instantiate(p, exec, graph, 0);
+    if (destroy) p.s.graph_destroy(graph);
+  };
+  capture(0xA, 0x10, 0x100, "", "", 64 * MiB, true);  // PyTorch makes its pool, (0, 1)
+  // The handle again, for a graph kept alive (keep_graph, or a C++ program's).
+  std::thread([&] { capture(0xB, 0x10, 0x101, "", "(0, 9)", 32 * MiB, false); }).join();
+  capture(0xA, 0x11, 0x102, "(0, 1)", "", 16 * MiB, true);
+  const profiler::report r = p.finish();
+  std::map<std::string, std::uint64_t> pools;  // id: capture bytes
+  for (const profiler::framework_pool& f : r.recorded->framework_pools) {
+    if (f.id == "(0, 1)" || f.id == "(0, 9)") pools[f.id] = f.capture_bytes;
+  }
+  EXPECT_EQ(pools, (std::map<std::string, std::uint64_t>{{"(0, 1)", 64 * MiB}, {"(0, 9)", 32 * MiB}}));
+}
+
 // The companion leaves the device to the library (device -1: no torch.cuda.current_device() in
 // the program's capture): the capturing thread's current device, read where the capture begins
 // and where its pool is named, is the pool's device, so PyTorch's figure for the pool on that
