@@ -28,12 +28,12 @@ profiler::graph_model kernels() {
 
 // A capture as PyTorch makes it with the companion: the companion says its site and pool, the
 // capture begins, the allocator takes segments (the process's memory grows), the capture ends.
-void native_capture(program& p, std::uint64_t graph, const std::string& pool, const std::string& site,
-                    std::vector<std::uint64_t> segments, const std::string& label = "") {
-  p.s.nvtx_mark(("gmem:capture {\"pool\":\"" + pool + "\",\"device\":0,\"site\":\"" + site + "\",\"label\":\"" + label + "\"}").c_str());
-  p.s.capture_begin(0xA);
-  p.s.capture_began(0xA, true);
-  std::uint64_t handle = graph << 20;
+// A capture on `stream` into `graph` whose allocator takes `segments` (handles from `handle` on),
+// once the companion's word for it was said.
+void capture_after_word(program& p, std::uint64_t stream, std::uint64_t graph, std::uint64_t handle,
+                        const std::vector<std::uint64_t>& segments) {
+  p.s.capture_begin(stream);
+  p.s.capture_began(stream, true);
   for (std::uint64_t b : segments) {
     p.use(static_cast<std::int64_t>(b));
     p.s.device_alloc(handle++, b, 0);
@@ -42,7 +42,13 @@ void native_capture(program& p, std::uint64_t graph, const std::string& pool, co
     std::lock_guard<std::mutex> l(p.gpu.mutex);
     p.gpu.graphs[graph] = kernels();
   }
-  p.s.capture_end(0xA, graph);
+  p.s.capture_end(stream, graph);
+}
+
+void native_capture(program& p, std::uint64_t graph, const std::string& pool, const std::string& site,
+                    std::vector<std::uint64_t> segments, const std::string& label = "") {
+  p.s.nvtx_mark(("gmem:capture {\"pool\":\"" + pool + "\",\"device\":0,\"site\":\"" + site + "\",\"label\":\"" + label + "\"}").c_str());
+  capture_after_word(p, 0xA, graph, graph << 20, segments);
 }
 
 // Two graphs captured on stream 0xA, 0x10 and 0x11, for tests of their instantiations' readings.
@@ -171,15 +177,7 @@ TEST(RecordBill, TheCaptureWordSaidWithItsFieldsRecordsWhatTheJsonWordRecords) {
                        "\",\"label\":\"cudagraph tree node 7\",\"previous_pool\":\"" + previous + "\"}")
                           .c_str());
       }
-      p.s.capture_begin(0xA);
-      p.s.capture_began(0xA, true);
-      p.use(static_cast<std::int64_t>(bytes));
-      p.s.device_alloc(graph << 20, bytes, 0);
-      {
-        std::lock_guard<std::mutex> l(p.gpu.mutex);
-        p.gpu.graphs[graph] = kernels();
-      }
-      p.s.capture_end(0xA, graph);
+      capture_after_word(p, 0xA, graph, graph << 20, {bytes});
     };
     capture(0x10, "", "", "a.py:3 in f", 64 * MiB);
     instantiate(p, 0x100, 0x10, 0);
@@ -210,15 +208,7 @@ TEST(RecordBill, PoolsPyTorchMadeAreNamedAtTheNextCaptureAndAtTheEndOnceTheirGra
   program p(name_source::nvtx);
   const auto capture = [&](std::uint64_t graph, const char* previous, std::uint64_t bytes) {
     p.s.companion_next_capture(previous, "", -1, "serve.py:7 in capture", "");
-    p.s.capture_begin(0xA);
-    p.s.capture_began(0xA, true);
-    p.use(static_cast<std::int64_t>(bytes));
-    p.s.device_alloc(graph << 20, bytes, 0);
-    {
-      std::lock_guard<std::mutex> l(p.gpu.mutex);
-      p.gpu.graphs[graph] = kernels();
-    }
-    p.s.capture_end(0xA, graph);
+    capture_after_word(p, 0xA, graph, graph << 20, {bytes});
     instantiate(p, graph << 4, graph, 0);
     p.s.graph_destroy(graph);
   };
@@ -246,15 +236,7 @@ TEST(RecordBill, APoolIsNamedForTheCaptureThatTookItThoughItsGraphHandleWasGiven
   const auto capture = [&](std::uint64_t stream, std::uint64_t graph, std::uint64_t exec, const char* previous,
                            const char* pool, std::uint64_t bytes, bool destroy) {
     p.s.companion_next_capture(previous, pool, -1, "serve.py:7 in capture", "");
-    p.s.capture_begin(stream);
-    p.s.capture_began(stream, true);
-    p.use(static_cast<std::int64_t>(bytes));
-    p.s.device_alloc(exec << 20, bytes, 0);
-    {
-      std::lock_guard<std::mutex> l(p.gpu.mutex);
-      p.gpu.graphs[graph] = kernels();
-    }
-    p.s.capture_end(stream, graph);
+    capture_after_word(p, stream, graph, exec << 20, {bytes});
     instantiate(p, exec, graph, 0);
     if (destroy) p.s.graph_destroy(graph);
   };
