@@ -17,8 +17,8 @@ collections from the first capture to the end, by generation, and their time), "
 graphs), "capture_us_median" (the median of one graph's capture and instantiation: a burst of
 the host's other work slows a few captures, not the median), "capture_cpu_s" and
 "capture_process_cpu_s" (the CPU time of the captures: the main thread's, and the whole
-process's), "steal_ms" (while they ran, the time the hypervisor gave none of the machine's CPUs
-to it, summed over the CPUs, from /proc/stat), "main_thread" (while the graphs were
+process's), "steal_ms" (while they ran, the time the machine's CPUs had work but the host ran
+something else instead, summed over the CPUs: /proc/stat's steal), "main_thread" (while the graphs were
 captured: the time the main thread waited for a CPU it was ready to run on and its involuntary
 switches, from /proc; and every 100th capture, whether the recording library's helper thread
 "gmem-readings" was on the main thread's CPU: "shared_cpu_samples" of "samples"), "cpu_probe_ms" (a
@@ -124,8 +124,8 @@ def main_thread_waits():
 
 
 def steal_ms():
-    """The time the host's hypervisor gave none of this machine's CPUs to it, summed over its CPUs
-    (/proc/stat's steal, in clock ticks), in ms; None where the kernel does not say."""
+    """The time this machine's CPUs had work but the host ran something else instead, summed over
+    the CPUs (/proc/stat's steal, in clock ticks), in ms; None where the kernel does not say."""
     try:
         with open("/proc/stat") as f:
             fields = f.readline().split()
@@ -204,8 +204,8 @@ doc = {"graphs": graphs_n, "layers": layers_n, "capture_s": t1 - t0 - sampling_s
        "capture_parts_s": {"capture_begin": parts_s[0], "step": parts_s[1], "capture_end": parts_s[2]},
        "capture_us_median": sorted(each_s)[len(each_s) // 2] * 1e6,
        # The CPU time the captures took: the main thread's, and the process's (the recording's
-       # helper threads too); the samples' own time is in both. And the time the hypervisor gave
-       # none of the machine's CPUs to it while they ran (None where the kernel does not say).
+       # helper threads too); the samples' own time is in both. And the CPUs' steal while they
+       # ran (None where the kernel does not say).
        "capture_cpu_s": cpu1 - cpu0, "capture_process_cpu_s": process_cpu1 - process_cpu0,
        "steal_ms": None if steal0 is None or steal1 is None else steal1 - steal0,
        "main_thread": {"runqueue_wait_ms": (waits1[0] - waits0[0]) / 1e6,
