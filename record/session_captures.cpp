@@ -17,7 +17,7 @@ void session::capture_begin(std::uint64_t stream) noexcept {
     if (t.capture_told) {  // the companion said where this capture is made, and into which pool
       t.capture_told = false;
       if (!t.told_previous_pool.empty()) {  // and the pool PyTorch made for the capture before it
-        rec_.on_capture_pool_known(t.last_captured, t.last_capture_pool, t.told_previous_pool, told_device(-1));
+        told_captured(t, t.told_previous_pool, -1);
         t.told_previous_pool.clear();
       }
       // A device the companion left to the library: the capturing thread's, as the capture begins.

@@ -8,6 +8,7 @@
 //                                                        the pool PyTorch made for the thread's
 //                                                        capture before it (optional)
 //   gmem:captured {"pool": "(0, 2)", "device": 0}        the pool of the thread's last capture
+//                                                        (an earlier companion's, after capture_end)
 //   gmem:warmup-begin {"pool": "(0, 1)", "device": 0}    a warm-up run into the pool begins
 //   gmem:warmup-end {}                                   and ends
 //   gmem:cost {"calls": N, "us": X}                      at the program's end: the companion's time
@@ -79,9 +80,11 @@ void session::told_capture(thread_state& t, std::string pool, int device, std::s
 }
 
 void session::told_captured(const thread_state& t, const std::string& pool, int device) {
-  // The pool of the thread's last capture, when PyTorch made it (the caller holds the lock).
-  if (t.last_captured == 0) return;
-  rec_.on_capture_pool_known(t.last_captured, t.last_capture_pool, pool, told_device(device));
+  // The pool of the thread's last capture, when PyTorch made it (the caller holds the lock). The
+  // device is read only for a capture that took nothing: a pool that took memory has its own.
+  if (t.last_captured == 0 || pool.empty()) return;
+  const int on = t.last_capture_pool == recorder::no_pool ? told_device(device) : device;
+  rec_.on_capture_pool_known(t.last_captured, t.last_capture_pool, pool, on);
 }
 
 void session::companion_next_capture(const char* previous_pool, const char* pool, int device, const char* site,

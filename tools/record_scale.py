@@ -247,8 +247,8 @@ def main():
             os.makedirs(a.keep, exist_ok=True)
             shutil.copy(os.path.join(tmp, f"record-{n}.json"), os.path.join(a.keep, f"record-scale-{n}.json"))
         summary = {"runs": runs, "settling_runs": settling}
-        for key in ("capture_s", "capture_us_median", "capture_cpu_s", "capture_process_cpu_s", "replay_s", "warmup_s", "process_s", "outside_warmup_s",
-                    "outside_launch_s", "outside_setup_s", "outside_exit_s"):
+        for key in ("capture_s", "capture_us_median", "capture_cpu_s", "capture_process_cpu_s", "replay_s", "warmup_s",
+                    "process_s", "outside_warmup_s", "outside_launch_s", "outside_setup_s", "outside_exit_s"):
             compared = compare(runs, key, modes)
             if compared:
                 summary[key] = compared
