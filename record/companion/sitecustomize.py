@@ -42,7 +42,13 @@ class _companion:
     def __init__(self):
         import threading
         import time
-        self.local = threading.local()  # the label of the capture this thread is about to make
+        class thread_words(threading.local):
+            # Class defaults: a thread's first look finds them without a missed attribute's
+            # error path (about 0.9 us each on an H100 host, two a capture).
+            label = None  # the label of the capture this thread is about to make
+            previous = None  # a weak reference to the thread's last capture, where PyTorch made its pool
+
+        self.local = thread_words()
         self.torch = None
         self.mark = None
         self.torch_dir = None
@@ -209,7 +215,7 @@ class _companion:
             try:
                 pool = kwargs.get("pool", args[0] if args else None)
                 # Device -1: the library reads the capturing thread's own (no torch call here).
-                label = getattr(local, "label", None)
+                label = local.label
                 companion.tell("capture", companion.previous_pool(), companion.pool_name(pool).encode() if pool is not None else b"",
                                -1, companion.site(), label.encode("utf-8", "replace") if label else b"")
             except Exception:
@@ -229,7 +235,7 @@ class _companion:
     def previous_pool(self):
         """The pool PyTorch made for this thread's last capture (UTF-8 bytes; b"" where the
         program named it, or the graph is gone): its capture has ended, so PyTorch tells it."""
-        previous = getattr(self.local, "previous", None)
+        previous = self.local.previous
         if previous is None:
             return b""
         self.local.previous = None
