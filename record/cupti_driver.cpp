@@ -261,8 +261,8 @@ handoff* reading_helper() {
   static handoff* const helper = [] {
     const char* off = std::getenv("GMEM_RECORD_READING_HELPER");
     if (off && std::strcmp(off, "0") == 0) return static_cast<handoff*>(nullptr);
-    // Spinning 2 ms after a reading keeps it up through an instantiation (the first reading's
-    // spinning, and a wake-up's, run into the second) and lets it sleep soon after a burst.
+    // Spinning 2 ms after each reading keeps it up through a warm-up's captures (one every
+    // 0.2 to 0.5 ms on an H100 host) and lets it sleep soon after them.
     auto* h = new handoff(std::chrono::microseconds(2000));
     pthread_atfork(nullptr, nullptr, [] {
       if (handoff* again = reading_helper()) again->forked();
@@ -303,25 +303,7 @@ thread_reading& this_threads_reading() {
   return r;
 }
 
-// GMEM_RECORD_READING_SPIN=always: the helper spins 2 ms after every reading, as it did before
-// 2026-11 (through a warm-up's every capture, a second CPU busy throughout), and is not woken as a
-// capture ends: the two ways compared in one run (tools/record_scale.py --variant).
-bool spins_always() {
-  static const bool always = [] {
-    const char* v = std::getenv("GMEM_RECORD_READING_SPIN");
-    return v && std::strcmp(v, "always") == 0;
-  }();
-  return always;
-}
-
-// The helper sleeps after an instantiation's second reading (the next comes a capture later) and
-// is woken as the next capture ends, ahead of its instantiation's first reading.
-void expect_memory_reading() {
-  if (spins_always()) return;
-  if (handoff* helper = reading_helper()) helper->wake();
-}
-
-void start_memory_reading(bool another_follows) {
+void start_memory_reading() {
   thread_reading& t = this_threads_reading();
   t.call.finish();  // one at a time: an earlier one not finished is let go
   t.job.reset();
@@ -331,8 +313,7 @@ void start_memory_reading(bool another_follows) {
   if (handoff* helper = reading_helper()) {
     auto job = std::make_shared<reading>();
     if (cuCtxGetCurrent(&job->context) == CUDA_SUCCESS && job->context) {
-      t.call = another_follows || spins_always() ? helper->start(read_in_context, job)
-                                                  : helper->start(read_in_context, job, std::chrono::microseconds(0));
+      t.call = helper->start(read_in_context, job);
       if (t.call.taken()) {
         t.job = std::move(job);
         return;
@@ -417,7 +398,6 @@ driver_api real_driver() {
   d.memory_used = memory_used;
   d.start_memory_reading = start_memory_reading;
   d.finish_memory_reading = finish_memory_reading;
-  d.expect_memory_reading = expect_memory_reading;
   d.context_memory_used = context_memory_used;
   return d;
 }

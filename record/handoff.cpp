@@ -67,11 +67,10 @@ void handoff::helper() noexcept {
       // slept, until it is begun).
       if (s == asked && state_.compare_exchange_strong(s, running, std::memory_order_acq_rel)) {
         const std::shared_ptr<void> job = job_;  // alive while it runs, whatever the caller does
-        const auto spin_after = spin_after_;
         call_(job.get());
         handed_.fetch_add(1, std::memory_order_relaxed);
         state_.store(answered, std::memory_order_release);
-        until = clock::now() + spin_after;
+        until = clock::now() + keep_spinning_;
         s = answered;
       }
       if (abandoned_.load(std::memory_order_acquire)) {  // a caller gave up on a call: no more
@@ -92,36 +91,16 @@ void handoff::helper() noexcept {
 }
 
 handoff::in_flight handoff::start(void (*call)(void*), const std::shared_ptr<void>& job) noexcept {
-  return begin(call, job, true, keep_spinning_);
+  return begin(call, job, true);
 }
 
-handoff::in_flight handoff::start(void (*call)(void*), const std::shared_ptr<void>& job,
-                                  std::chrono::microseconds spin_after) noexcept {
-  return begin(call, job, true, spin_after);
-}
-
-void handoff::wake_helper() noexcept {
-  if (wake_pending_.exchange(true, std::memory_order_relaxed)) return;
-  {
-    std::lock_guard<std::mutex> l(sleep_mutex_);
-    wake_asked_ = true;
-  }
-  wake_.notify_one();
-}
-
-void handoff::wake() noexcept {
-  if (state_.load(std::memory_order_acquire) == sleeping) wake_helper();
-}
-
-handoff::in_flight handoff::begin(void (*call)(void*), const std::shared_ptr<void>& job, bool post_while_asleep,
-                                  std::chrono::microseconds spin_after) noexcept {
+handoff::in_flight handoff::begin(void (*call)(void*), const std::shared_ptr<void>& job, bool post_while_asleep) noexcept {
   in_flight f;
   if (state_.load(std::memory_order_acquire) == stopped) return f;  // a forked child too
   std::unique_lock<std::mutex> turn(turn_, std::try_to_lock);
   if (!turn.owns_lock() || abandoned_.load(std::memory_order_acquire)) return f;  // another call
   call_ = call;
   job_ = job;
-  spin_after_ = spin_after;
   int s = spinning;
   bool posted = state_.compare_exchange_strong(s, asked, std::memory_order_acq_rel);
   const bool asleep = !posted && s == sleeping;
@@ -129,7 +108,13 @@ handoff::in_flight handoff::begin(void (*call)(void*), const std::shared_ptr<voi
   if (!posted) job_.reset();
   if (asleep) {
     declined_.fetch_add(1, std::memory_order_relaxed);
-    wake_helper();
+    if (!wake_pending_.exchange(true, std::memory_order_relaxed)) {
+      {
+        std::lock_guard<std::mutex> l(sleep_mutex_);
+        wake_asked_ = true;
+      }
+      wake_.notify_one();
+    }
   }
   if (!posted) return f;
   f.owner_ = this;
@@ -163,7 +148,7 @@ bool handoff::wait_for_answer(std::chrono::microseconds patience, bool take_back
 
 bool handoff::run(void (*call)(void*), const std::shared_ptr<void>& job,
                   std::chrono::microseconds patience) noexcept {
-  return begin(call, job, false, keep_spinning_).finish(patience);
+  return begin(call, job, false).finish(patience);
 }
 
 handoff::in_flight::in_flight(in_flight&& o) noexcept

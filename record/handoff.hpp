@@ -19,11 +19,11 @@
 // program one wait, never a hang.
 //
 // The helper spins only while calls keep coming (a burst of instantiations), for `keep_spinning`
-// after the last one, then sleeps. A call may say how long the helper spins after it instead: the
-// reading after an instantiation says none (the next comes a whole capture later, and a helper
-// spinning through every capture keeps a second CPU busy for the whole warm-up), and wake() gets a
-// sleeping helper up before a call is due (the recording library wakes it as a capture ends, just
-// before the instantiation's first reading). A call run() makes while it sleeps is not taken: run() wakes it
+// after the last one, then sleeps. Through a warm-up's captures it never sleeps, a second CPU busy
+// throughout: a helper that slept after each instantiation and was woken as the next capture ended
+// cost the capturing thread more (H100, 24696b5, one decoder layer a capture: the wake-up 8 us a
+// capture, the readings' wait 16 us a graph against 4; docs/benchmarks.md, "A helper that sleeps
+// between captures"). A call run() makes while it sleeps is not taken: run() wakes it
 // and answers false, and the caller makes the call itself (the first of a burst, or a lone one).
 // A call start() makes while it sleeps is posted and the helper woken: the caller's own work
 // covers the wake-up (a model-sized graph is read in 60 us, its capture taking the helper past its
@@ -80,13 +80,6 @@ class handoff {
   /// it). Not taken (nothing run) where the handoff is stopped, or busy with another thread's
   /// call. `call` must not throw. Throws nothing.
   [[nodiscard]] in_flight start(void (*call)(void*), const std::shared_ptr<void>& job) noexcept;
-  /// start(), the helper spinning `spin_after` once it has answered (0: asleep as soon as the
-  /// caller has the answer) rather than keep_spinning.
-  [[nodiscard]] in_flight start(void (*call)(void*), const std::shared_ptr<void>& job,
-                                std::chrono::microseconds spin_after) noexcept;
-  /// Wakes a sleeping helper, which then spins keep_spinning for a call; nothing where it is up
-  /// or stopped. Throws nothing.
-  void wake() noexcept;
   /// start() and finish(patience): true once the helper has run the call, false where it did not
   /// take it or it did not return within `patience`.
   bool run(void (*call)(void*), const std::shared_ptr<void>& job,
@@ -104,16 +97,13 @@ class handoff {
  private:
   enum state : int { sleeping, spinning, asked, running, answered, stopped };
   void helper() noexcept;
-  in_flight begin(void (*call)(void*), const std::shared_ptr<void>& job, bool post_while_asleep,
-                  std::chrono::microseconds spin_after) noexcept;
-  void wake_helper() noexcept;  // once per sleep: the first caller to find it asleep wakes it
+  in_flight begin(void (*call)(void*), const std::shared_ptr<void>& job, bool post_while_asleep) noexcept;
   bool wait_for_answer(std::chrono::microseconds patience, bool take_back) noexcept;
 
   const std::chrono::microseconds keep_spinning_;
   std::atomic<int> state_{sleeping};
   void (*call_)(void*) = nullptr;
   std::shared_ptr<void> job_;  // the asked call's data, held by the helper while it runs
-  std::chrono::microseconds spin_after_{0};  // the asked call's spinning after it (set with job_)
   std::atomic<bool> abandoned_{false};
   std::mutex turn_;  // one call at a time, held by its in_flight
   std::mutex sleep_mutex_;

@@ -59,9 +59,9 @@ bool session::reads_memory() const noexcept {
   return driver_.memory_used || (driver_.start_memory_reading && driver_.finish_memory_reading);
 }
 
-void session::start_reading(bool another_follows) noexcept {
+void session::start_reading() noexcept {
   if (!driver_.start_memory_reading || !driver_.finish_memory_reading) return;
-  driver_.start_memory_reading(another_follows);
+  driver_.start_memory_reading();
   here(this).pending.reading_open = true;
 }
 

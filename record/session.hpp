@@ -61,14 +61,9 @@ struct driver_api {
   /// recording library's helper thread): `start_memory_reading` begins it, and
   /// `finish_memory_reading` waits for it and answers as memory_used would have at the start.
   /// One at a time per thread, each started one finished. Without them the session calls
-  /// memory_used where it would finish. `another_follows`: a second reading follows soon on
-  /// this thread (the first of an instantiation's two); false for the last one of a call, after
-  /// which the helper sleeps rather than spin through the program's next capture.
-  void (*start_memory_reading)(bool another_follows) = nullptr;
+  /// memory_used where it would finish.
+  void (*start_memory_reading)() = nullptr;
   bool (*finish_memory_reading)(int& device, std::uint64_t& used) = nullptr;
-  /// A reading is due soon on this thread (a capture ended: its instantiation follows): a
-  /// sleeping helper is woken, so that it is up when the reading is asked. Optional.
-  void (*expect_memory_reading)() = nullptr;
   /// The same in context `context` (a CUcontext just made, not yet current), and its device.
   bool (*context_memory_used)(std::uint64_t context, int& device, std::uint64_t& used) = nullptr;
 };
@@ -205,7 +200,7 @@ class session {
   /// the driver gives readings at all. close_reading() answers one a handler began and left
   /// early (an exception): the helper is not kept spinning for it.
   [[nodiscard]] bool reads_memory() const noexcept;
-  void start_reading(bool another_follows) noexcept;
+  void start_reading() noexcept;
   bool finish_reading(int& device, std::uint64_t& used) noexcept;
   void close_reading() noexcept;
   void read_other_devices_before(std::uint64_t exec, int primary);

@@ -69,9 +69,6 @@ void session::capture_end(std::uint64_t stream, std::uint64_t graph) noexcept {
     t.last_captured = graph;
     t.last_capture_pool = recorder::no_pool;
     if (graph == 0) return;
-    // Its instantiation (the first reading) follows, in a framework at once: the readings'
-    // helper, asleep since the last one, gets up meanwhile.
-    if (driver_.expect_memory_reading) driver_.expect_memory_reading();
     lock l(*this);
     t.last_capture_pool = rec_.on_capture_end(stream, graph);
   } catch (...) {

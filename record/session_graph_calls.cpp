@@ -144,7 +144,7 @@ void session::instantiate_enter(std::uint64_t graph) noexcept {
     // the readings marks them; the graph is read while the first reading is taken.
     window_enter();
     const double t0 = driver_.now_us();
-    start_reading(true);  // the second follows the call
+    start_reading();
     const double t1 = driver_.now_us();
     p.model = profiler::graph_model{};
     p.tracked = driver_.read_graph(graph, p.model, p.has_memory_nodes);
@@ -191,7 +191,7 @@ void session::instantiate_exit(std::uint64_t exec, std::uint64_t graph, const st
     if (p.tracked && p.has_memory_nodes) charge(cost_part::instantiate_counters, t1 - end_us + p.enter_counters_us);
     // The reading after the call is taken while the graph is recorded (which allocates nothing
     // on the device): the window closes once it is answered.
-    if (p.have_used) start_reading(false);
+    if (p.have_used) start_reading();
     const double t2 = driver_.now_us();
     // Recorded unless the call failed or the graph is on a device the recording leaves out: the
     // driver's state for it, and the reading.

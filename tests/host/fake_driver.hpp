@@ -59,10 +59,6 @@ struct fake_gpu {
   /// Graph reads and call stacks made while the calling thread's reading of the memory in use
   /// was under way (started, not yet finished: the real driver's helper thread reads meanwhile).
   std::atomic<int> graph_reads_while_reading{0}, stacks_while_reading{0};
-  /// Each reading started, in order: whether another was said to follow it (under `mutex`); and
-  /// how many times a reading was said to be due (a capture's end).
-  std::vector<bool> readings_started;
-  std::atomic<int> readings_expected{0};
   /// Called once inside read_graph, on the reading thread, outside the fake's lock.
   std::function<void()> inside_graph_read;
   /// Called once inside stream_blocking, which the session calls with its lock held (a hook for
@@ -142,12 +138,8 @@ inline driver_api fake_driver() {
     used = current_gpu()->used.load();
     return true;
   };
-  d.start_memory_reading = [](bool another_follows) {
+  d.start_memory_reading = [] {
     fake_reading& r = this_threads_reading();
-    {
-      std::lock_guard<std::mutex> l(current_gpu()->mutex);
-      current_gpu()->readings_started.push_back(another_follows);
-    }
     r = fake_reading{};
     r.under_way = true;
     r.answered = current_gpu()->context;
@@ -164,7 +156,6 @@ inline driver_api fake_driver() {
     used = r.used;
     return answered;
   };
-  d.expect_memory_reading = [] { ++current_gpu()->readings_expected; };
   d.context_memory_used = [](std::uint64_t context, int& device, std::uint64_t& used) {
     if (context == 0) return false;  // a just-made context answers, current or not
     device = current_gpu()->device;

@@ -203,42 +203,6 @@ TEST(Handoff, AHelperGoesBackToSleepOnceCallsStopComing) {
   EXPECT_EQ(j->out, 10);
 }
 
-// A call may say the helper sleeps once it has answered (the second reading of an
-// instantiation: the next call is a capture away), however long the handoff keeps it spinning.
-TEST(Handoff, ACallThatAsksNoSpinningAfterItLeavesTheHelperAsleepOnceAnswered) {
-  handoff h(10s);
-  const auto j = std::make_shared<job>();
-  ASSERT_TRUE(handed_within_2s(h, j));  // up, and spinning for 10 s after that call
-  std::this_thread::sleep_for(100ms);
-  j->in = 4;
-  ASSERT_TRUE(h.run(twice, j));  // still spinning
-  handoff::in_flight call = h.start(twice, j, 0us);
-  ASSERT_TRUE(call.taken());
-  ASSERT_TRUE(call.finish());
-  EXPECT_EQ(j->out, 8);
-  const std::uint64_t declined = h.declined();
-  std::this_thread::sleep_for(200ms);
-  EXPECT_FALSE(h.run(twice, j));  // asleep: declined (and woken)
-  EXPECT_EQ(h.declined(), declined + 1);
-}
-
-// wake() gets a sleeping helper up before a call is due: the call is then taken at once.
-TEST(Handoff, WakeGetsASleepingHelperUpSoThatTheNextCallIsTakenAtOnce) {
-  handoff h(10s);
-  h.wake();
-  std::this_thread::sleep_for(200ms);  // time for the wake-up
-  const auto j = std::make_shared<job>();
-  j->in = 7;
-  EXPECT_TRUE(h.run(twice, j));  // no decline: it was up
-  EXPECT_EQ(j->out, 14);
-  EXPECT_EQ(h.declined(), 0u);
-  h.wake();  // up already: nothing
-  EXPECT_TRUE(h.run(twice, j));
-  h.stop();
-  h.wake();  // stopped: nothing, no wait
-  EXPECT_FALSE(h.run(twice, j));
-}
-
 TEST(Handoff, CallersOnManyThreadsEachGetTheirOwnAnswer) {
   handoff h(1s);
   ASSERT_TRUE(handed_within_2s(h, std::make_shared<job>()));  // up: it stays so while calls come
