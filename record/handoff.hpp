@@ -22,8 +22,8 @@
 // after the last one, then sleeps. Through a warm-up's captures it never sleeps, a second CPU busy
 // throughout: a helper that slept after each instantiation and was woken as the next capture ended
 // cost the capturing thread more (H100, 24696b5, one decoder layer a capture: the wake-up 8 us a
-// capture, the readings' wait 16 us a graph against 4; docs/benchmarks.md, "A helper that sleeps
-// between captures"). A call run() makes while it sleeps is not taken: run() wakes it
+// capture, the readings' wait 16 us a graph against 6 to 12; docs/benchmarks.md, "A helper that
+// sleeps between captures"). A call run() makes while it sleeps is not taken: run() wakes it
 // and answers false, and the caller makes the call itself (the first of a burst, or a lone one).
 // A call start() makes while it sleeps is posted and the helper woken: the caller's own work
 // covers the wake-up (a model-sized graph is read in 60 us, its capture taking the helper past its

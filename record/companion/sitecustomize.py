@@ -44,7 +44,7 @@ class _companion:
         import time
         class thread_words(threading.local):
             # Class defaults: a thread's first look finds them without a missed attribute's
-            # error path (about 0.9 us each on an H100 host, two a capture).
+            # error path (about 0.9 us each on an H100 host, up to two a capture).
             label = None  # the label of the capture this thread is about to make
             previous = None  # a weak reference to the thread's last capture, where PyTorch made its pool
 
