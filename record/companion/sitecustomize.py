@@ -56,7 +56,7 @@ class _companion:
         self.clock = time.perf_counter
         self.said, self.spent, self.errors = {}, 0.0, []
         self.said_directly = None  # the library's gmem_record_say: None until looked for
-        self.capture_words = None  # its gmem_record_next_capture, where it has it
+        self.capture_word = None  # its gmem_record_next_capture, where it has it
         # id(a function's code) -> (the code, its file's name (None: PyTorch's or this file's),
         # its sites' texts by line)
         self.files = {}
@@ -84,7 +84,7 @@ class _companion:
                 # char* and int by default, without converting each through its argtypes.
                 capture = library.gmem_record_next_capture
                 capture.restype = None
-                self.capture_words = {"capture": capture}
+                self.capture_word = capture
             except Exception:
                 pass
         return self.said_directly or None
@@ -109,25 +109,25 @@ class _companion:
             self.errors.append(f"{verb}: {type(e).__name__}: {e}")
         self.said[verb] = self.said.get(verb, 0) + 1
 
-    FIELDS = {"capture": ("previous_pool", "pool", "device", "site", "label")}
+    CAPTURE_FIELDS = ("previous_pool", "pool", "device", "site", "label")
 
-    def tell(self, verb, *fields):
-        """The capture word ("capture": the pool PyTorch made for this thread's capture before,
-        pool, device, site, label; the texts as UTF-8 bytes), said with its fields where the
-        library takes them so (no JSON made or parsed), else as any word. Untimed: the wrappers
-        time the whole of their work."""
+    def tell_capture(self, *fields):
+        """The capture word (the pool PyTorch made for this thread's capture before, pool, device,
+        site, label; the texts as UTF-8 bytes), said with its fields where the library takes them
+        so (no JSON made or parsed), else as any word. Untimed: the wrappers time the whole of
+        their work."""
         if self.said_directly is None:
             self.direct()
-        words = self.capture_words if self.said_directly else None
+        word = self.capture_word if self.said_directly else None
         try:
-            if words is None:
+            if word is None:
                 texts = [f.decode("utf-8", "replace") if type(f) is bytes else f for f in fields]
-                self.say_untimed(verb, dict(zip(self.FIELDS[verb], texts)))
+                self.say_untimed("capture", dict(zip(self.CAPTURE_FIELDS, texts)))
                 return
-            words[verb](*fields)
-            self.said[verb] = self.said.get(verb, 0) + 1
+            word(*fields)
+            self.said["capture"] = self.said.get("capture", 0) + 1
         except Exception as e:
-            self.errors.append(f"{verb}: {type(e).__name__}: {e}")
+            self.errors.append(f"capture: {type(e).__name__}: {e}")
 
     def report(self):
         """GMEM_RECORD_COMPANION_DEBUG=1: what the companion said, what it cost, what failed."""
@@ -216,8 +216,9 @@ class _companion:
                 pool = kwargs.get("pool", args[0] if args else None)
                 # Device -1: the library reads the capturing thread's own (no torch call here).
                 label = local.label
-                companion.tell("capture", companion.previous_pool(), companion.pool_name(pool).encode() if pool is not None else b"",
-                               -1, companion.site(), label.encode("utf-8", "replace") if label else b"")
+                companion.tell_capture(companion.previous_pool(),
+                                       companion.pool_name(pool).encode() if pool is not None else b"",
+                                       -1, companion.site(), label.encode("utf-8", "replace") if label else b"")
             except Exception:
                 pass
             companion.spent += clock() - start
