@@ -156,7 +156,8 @@ const std::vector<command>& commands() {
       {"info", "the GPU(s): name, memory, driver and runtime, graph memory node support",
        "usage: gmemprof info [--device N]\n",
        "Describes device N (every device when omitted) and where the recording library is.\n"
-       "Without a usable GPU it says why in one line and exits 3.\n",
+       "Without a usable GPU it says why on its first line and exits 3; with one it exits 0, so a\n"
+       "script can ask whether this machine has a usable GPU (tools/main.sh does).\n",
        {device_option}, false, info},
       {"run", "run the scenario suite on a GPU and write a JSON report",
        "usage: gmemprof run [SCENARIO...] [--set NAME=VALUE]... [-o PATH] [--device N]\n"

@@ -5,18 +5,27 @@
 #  - without one: says so in one line and checks the committed report against the committed
 #    baseline (both measured on an H100), as a user's CI would check a new report.
 # Arguments go to `gmemprof run` (scenario names, --out PATH, --reps N, --list ...).
+# GMEM_BUILD_DIR names the build folder (default: build).
 set -euo pipefail
 here=$(pwd)
 cd "$(dirname "$0")/.."
-tools/setup.sh build
-gmemprof=$PWD/build/profiler/gmemprof
-if "$gmemprof" info | grep -q "no usable CUDA GPU"; then
-  "$gmemprof" info
+build_dir=${GMEM_BUILD_DIR:-build}
+tools/setup.sh "$build_dir"
+gmemprof=$(cd "$build_dir" && pwd)/profiler/gmemprof
+# `gmemprof info` exits 0 with a usable GPU and 3 without one, saying why on its first line.
+gpu=0
+info=$("$gmemprof" info 2>&1) || gpu=$?
+if ((gpu == 3)); then
+  printf '%s\n' "${info%%$'\n'*}"
   echo "main: the committed baseline (measured on an H100):"
   python3 tools/baseline_table.py reports/baseline/h100.json
   echo
   echo "main: checking the committed report reports/latest/h100.json against reports/baseline/h100.json"
   exec "$gmemprof" check reports/baseline/h100.json reports/latest/h100.json
+elif ((gpu != 0)); then
+  printf '%s\n' "$info" >&2
+  echo "main: gmemprof info failed (exit $gpu); nothing was run" >&2
+  exit "$gpu"
 fi
 cd "$here"  # relative paths in the arguments are the caller's
 out=gmem-report.json
