@@ -128,7 +128,7 @@ gmem::record::driver_api stand_in() {
     return true;
   };
   d.current_device = [] { return 0; };
-  d.stream_blocking = [](std::uint64_t) { return false; };
+  d.stream_blocking = [](std::uint64_t) { return std::optional<bool>(false); };
   d.call_stack = [] {
     return std::vector<std::string>{"libtorch_cuda.so!at::cuda::CUDAGraph::capture_end()+0x4c",
                                     "libtorch_python.so!pybind11::cpp_function::dispatcher+0x3e1",

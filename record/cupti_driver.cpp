@@ -130,11 +130,18 @@ int current_device() {
   return cuCtxGetDevice(&d) == CUDA_SUCCESS ? static_cast<int>(d) : 0;
 }
 
-bool stream_blocking(std::uint64_t stream) {
+// A stream under capture is not asked: cuStreamGetFlags fails there with
+// CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED and invalidates the capture, so that the program's next
+// wait on an event recorded in it returns CUDA_ERROR_INVALID_VALUE (docs/driver-facts.md).
+// cuStreamIsCapturing is made to be asked during a capture.
+std::optional<bool> stream_blocking(std::uint64_t stream) {
   if (stream == legacy_stream || stream == per_thread_stream) return true;
+  const auto s = reinterpret_cast<CUstream>(stream);
+  CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
+  if (cuStreamIsCapturing(s, &capture) != CUDA_SUCCESS || capture != CU_STREAM_CAPTURE_STATUS_NONE) return std::nullopt;
   unsigned int flags = 0;
-  return cuStreamGetFlags(reinterpret_cast<CUstream>(stream), &flags) == CUDA_SUCCESS &&
-         !(flags & CU_STREAM_NON_BLOCKING);
+  if (cuStreamGetFlags(s, &flags) != CUDA_SUCCESS) return std::nullopt;
+  return !(flags & CU_STREAM_NON_BLOCKING);
 }
 
 // One frame as a stack names it: "object!symbol+0xoffset", the offset from the symbol when
@@ -171,8 +178,9 @@ std::string frame_name(void* address) {
 // libtorch_cuda.so or libpython is hundreds of thousands of symbols per frame: each address is
 // named once per process and kept (a warm-up captures thousands of graphs from a few sites).
 std::vector<std::string> call_stack() {
-  static std::mutex names_mutex;
-  static std::unordered_map<void*, std::string> names;
+  // Never destroyed: another thread may instantiate while the process runs its exit handlers.
+  static std::mutex& names_mutex = *new std::mutex;
+  static auto& names = *new std::unordered_map<void*, std::string>;
   constexpr std::size_t names_kept = 1 << 16;  // at most a few MiB, whatever the program does
   void* frames[64];
   const int n = backtrace(frames, 64);

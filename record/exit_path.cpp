@@ -1,20 +1,25 @@
-// How the injected library ends: the report written at exit, a partial one on a fatal signal,
-// nothing in a child of fork().
+// How the injected library ends: the report written at exit, a partial one on a signal that
+// ends the process, nothing in a child of fork().
 //
 // At exit the session never waits on a lock this thread holds: a program whose signal handler
-// calls exit() while a callback of the same thread is recording would deadlock on it (issue
-// 32); another thread's hold is waited for at most 2 s.
+// calls exit() while a callback of the same thread is recording would deadlock on it; another
+// thread's hold is waited for at most 2 s.
 //
-// Signals. A fault the program handles is the program's business: a JVM, Julia, .NET or a wasm
-// runtime faults on purpose and goes on; the handler passes it on at once and writes nothing.
-// Where the default action follows (the process ends), and before the program's own handler of
-// an interrupt or a termination (Python's SIGINT handler), a partial report is written, with
-// skeletons only (no analysis), in a time bounded by the graphs' size; a program that goes on
-// and exits writes the whole report at exit. The handler itself does only what is async-signal-safe: it writes the signal's
-// number to a pipe and waits (poll, up to 5 s) for the writer thread to answer on another pipe,
-// then takes the default action again. The writer thread blocks every signal and takes the
-// session's lock for at most 2 s: a signal that landed while a callback held it loses the
-// partial report, it does not deadlock the process.
+// Signals are the program's. A signal the program handles (a fault a JVM or a wasm runtime
+// takes on purpose, Python's SIGINT, a C++ SIGTERM handler) goes to its handler at once and
+// nothing is written: the program goes on, recorded, and the report is written at its real
+// exit. Only where the default action follows (the process ends) is a partial report written
+// first, with skeletons only (no analysis), in a time bounded by the graphs' size. The handler
+// itself does only what is async-signal-safe: it writes the signal's number to a pipe and waits
+// (poll, up to 5 s) for the writer thread to answer on another pipe, then takes the default
+// action again. The writer thread blocks every signal and takes the session's lock for at most
+// 2 s: a signal that landed while a callback held it loses the partial report, it does not
+// deadlock the process.
+//
+// A report written before exit (Python's end after an uncaught KeyboardInterrupt, which the
+// interpreter ends by raising SIGINT again with no C exit handler run) registers the exit
+// handler again, so that at a real exit it runs before the destructors of anything the early
+// report made; the exit handler writes once.
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
@@ -39,6 +44,7 @@ bool installed[65];
 int wake_pipe[2] = {-1, -1};
 int done_pipe[2] = {-1, -1};
 std::atomic<bool> signal_writing{false};
+std::atomic<bool> exit_written{false};
 
 const char* signal_name(int sig) {
   switch (sig) {
@@ -54,7 +60,7 @@ const char* signal_name(int sig) {
 }
 
 void at_exit() {
-  if (!the_session || the_session->is_forked()) return;
+  if (!the_session || the_session->is_forked() || exit_written.exchange(true)) return;
   std::string why;
   if (!the_session->write_at_exit(&why) && !why.empty()) std::fprintf(stderr, "gmemprof record: %s\n", why.c_str());
 }
@@ -95,14 +101,8 @@ void on_signal(int sig, siginfo_t* info, void* context) {
   const bool with_info = (old.sa_flags & SA_SIGINFO) && old.sa_sigaction;
   const bool with_handler = !(old.sa_flags & SA_SIGINFO) && old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN;
   if (!(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_IGN) return;
-  // A fault the program handles is its business (a runtime that faults on purpose goes on):
-  // nothing is written. An interrupt or a termination it handles may still end the process
-  // without exit() (Python re-raises an uncaught KeyboardInterrupt's SIGINT after its
-  // finalization), so the partial report is written first; the report at exit replaces it.
-  if (!(fault(sig) && (with_info || with_handler))) write_partial(sig);
-  errno = saved;
-  if (with_info || with_handler) {
-    signal_writing = false;  // the program goes on: a later signal writes again
+  if (with_info || with_handler) {  // the program's: nothing is written, its handler runs as it would
+    errno = saved;
     if (with_info) {
       old.sa_sigaction(sig, info, context);
     } else {
@@ -110,6 +110,8 @@ void on_signal(int sig, siginfo_t* info, void* context) {
     }
     return;
   }
+  write_partial(sig);
+  errno = saved;
   // The default action, as without recording: a fault raised by the kernel happens again when
   // the handler returns; any other signal is taken again once this handler returns.
   sigaction(sig, &old, nullptr);
@@ -150,6 +152,16 @@ void install_exit_path() {
   pthread_atfork(nullptr, nullptr, in_forked_child);
   std::atexit(at_exit);
   install_signal_handlers();
+}
+
+void write_before_exit(const char* note) {
+  if (!the_session || the_session->is_forked()) return;
+  std::string why;
+  if (!the_session->write_at_exit(&why, 2.0, note ? note : "")) {
+    if (!why.empty()) std::fprintf(stderr, "gmemprof record: %s\n", why.c_str());
+    return;
+  }
+  std::atexit(at_exit);  // runs before the destructors of what this report made, and writes once
 }
 
 }  // namespace gmem::record::injected

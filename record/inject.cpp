@@ -319,6 +319,34 @@ void CUPTIAPI callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId id, 
 
 void say(const std::string& line) { std::fprintf(stderr, "gmemprof record: %s\n", line.c_str()); }
 
+// CUPTI's functions the recording calls, loaded only where it takes the driver's calls through
+// CUPTI (--hook cupti). With the library's own interception the process never loads CUPTI: once
+// loaded into a process that has a context (here: as the library NVTX loads for its ranges, in
+// an NCCL program), CUPTI took 12 MiB of device memory on an H200, whichever library loaded it.
+struct cupti_functions {
+  decltype(&cuptiSubscribe) subscribe = nullptr;
+  decltype(&cuptiEnableDomain) enable_domain = nullptr;
+  decltype(&cuptiEnableCallback) enable_callback = nullptr;
+  decltype(&cuptiGetResultString) result_string = nullptr;
+  decltype(&cuptiActivitySetAttribute) set_attribute = nullptr;
+  std::string path;  ///< where it was loaded from
+};
+
+std::optional<cupti_functions> load_cupti() {
+  void* h = dlopen(GMEM_CUPTI_SONAME, RTLD_NOW | RTLD_LOCAL);
+  if (!h) return std::nullopt;
+  cupti_functions f;
+  f.subscribe = reinterpret_cast<decltype(f.subscribe)>(dlsym(h, "cuptiSubscribe"));
+  f.enable_domain = reinterpret_cast<decltype(f.enable_domain)>(dlsym(h, "cuptiEnableDomain"));
+  f.enable_callback = reinterpret_cast<decltype(f.enable_callback)>(dlsym(h, "cuptiEnableCallback"));
+  f.result_string = reinterpret_cast<decltype(f.result_string)>(dlsym(h, "cuptiGetResultString"));
+  f.set_attribute = reinterpret_cast<decltype(f.set_attribute)>(dlsym(h, "cuptiActivitySetAttribute"));
+  if (!f.subscribe || !f.enable_domain || !f.enable_callback || !f.result_string || !f.set_attribute) return std::nullopt;
+  Dl_info where{};
+  if (dladdr(reinterpret_cast<void*>(f.subscribe), &where) && where.dli_fname) f.path = where.dli_fname;
+  return f;
+}
+
 // A word said to this library outside CUPTI's callback (the Python companion's exported
 // gmem_record_say and capture words, NVTX's through its injection with --hook interpose): handled
 // as a callback is, and never from inside one of ours. The session's handlers throw nothing.
@@ -389,16 +417,28 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
   // The library's own interception (interpose.cpp) takes the calls instead where it is on: CUDA
   // still loads this library through CUDA_INJECTION64_PATH when a program sets it itself.
   if (interposing() || !start_session()) return 1;
-  // NVTX ranges reach CUPTI only if NVTX is told where CUPTI is, before its first call.
-  Dl_info where{};
-  if (dladdr(reinterpret_cast<void*>(&cuptiSubscribe), &where) && where.dli_fname) {
-    setenv("NVTX_INJECTION64_PATH", where.dli_fname, 0);
+  const std::optional<cupti_functions> cupti = load_cupti();
+  if (!cupti) {
+    const char* error = dlerror();
+    const std::string why = std::string("CUPTI (") + GMEM_CUPTI_SONAME + ") could not be loaded (" +
+                            (error ? error : "?") + ")";
+    say(why + "; nothing is recorded, the program runs unchanged; record with the default hook");
+    the_session->info().notes.push_back(why + "; nothing was recorded");
+    install_exit_path();
+    return 1;
   }
+  // NVTX ranges reach CUPTI only if NVTX is told where CUPTI is, before its first call.
+  if (!cupti->path.empty()) setenv("NVTX_INJECTION64_PATH", cupti->path.c_str(), 0);
+  // No activity is recorded: CUPTI need not pre-allocate device buffers for activity records in
+  // each context it sees (three by default, 12 MiB on an H200), which the program would find
+  // missing.
+  std::size_t none = 0, size = sizeof none;
+  cupti->set_attribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_PRE_ALLOCATE_VALUE, &size, &none);
   CUpti_SubscriberHandle subscriber{};
-  const CUptiResult r = cuptiSubscribe(&subscriber, callback, nullptr);
+  const CUptiResult r = cupti->subscribe(&subscriber, callback, nullptr);
   if (r != CUPTI_SUCCESS) {
     const char* text = nullptr;
-    cuptiGetResultString(r, &text);
+    cupti->result_string(r, &text);
     const std::string why = r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED
         ? "CUPTI is already in use by another tool (a profiler such as Nsight or the PyTorch "
           "profiler)"
@@ -408,8 +448,8 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
     install_exit_path();
     return 1;
   }
-  cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_NVTX);
-  for (const route& rt : routes) cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, rt.id);
+  cupti->enable_domain(1, subscriber, CUPTI_CB_DOMAIN_NVTX);
+  for (const route& rt : routes) cupti->enable_callback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, rt.id);
   install_exit_path();
   return 1;
 }
@@ -428,6 +468,13 @@ extern "C" __attribute__((visibility("default"))) void gmem_record_next_capture(
                                                                                const char* site, const char* label) {
   gmem::record::injected::outside_callbacks(
       [&](gmem::record::session& s) { s.companion_next_capture(previous_pool, pool, device, site, label); });
+}
+
+// The Python companion's word at the interpreter's end when a KeyboardInterrupt was not caught:
+// Python then raises SIGINT again after its teardown, and no C exit handler runs, so the report
+// is written now (exit_path.cpp). NOTE is a line of the report's notes.
+extern "C" __attribute__((visibility("default"))) void gmem_record_write_now(const char* note) {
+  gmem::record::injected::outside_callbacks([note](gmem::record::session&) { gmem::record::injected::write_before_exit(note); });
 }
 
 // The driver calls this library subscribes to, by CUPTI callback id (up to CAPACITY of them into

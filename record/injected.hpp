@@ -22,9 +22,15 @@ extern session* the_session;
 /// Now, as an ISO 8601 UTC date.
 [[nodiscard]] std::string iso_now();
 
-/// Registers the report's writing at exit, the handlers of fatal signals (a partial report when
-/// the default action follows) and the fork handler (a child records nothing).
+/// Registers the report's writing at exit, the handlers of signals (a partial report where the
+/// default action follows; a signal the program handles is passed on, nothing written) and the
+/// fork handler (a child records nothing).
 void install_exit_path();
+
+/// Writes the report now, analysed, as at exit, with `note` among its notes: the program is
+/// ending where no C exit handler will run (Python raises SIGINT again after its teardown when a
+/// KeyboardInterrupt was not caught). A later exit writes it again, once.
+void write_before_exit(const char* note);
 
 /// Makes the process's session from the environment `gmemprof record` sets (its report's path,
 /// the names' source, the device, the command), once: false where one exists already.

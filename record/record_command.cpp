@@ -1,17 +1,21 @@
 #include "record/record_command.hpp"
 
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <cctype>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <ostream>
 #include <set>
@@ -197,6 +201,203 @@ granule_reading granule_for(int device) {
   return r;
 }
 
+// A recording whose command gmemprof record stopped (a signal sent to gmemprof, passed on):
+// partial, with why, after any reason a process's own report gave.
+void mark_stopped(profiler::report& r, const std::string& stopped) {
+  if (!r.recorded) return;
+  auto& rec = *r.recorded;
+  rec.partial_reason = rec.partial && !rec.partial_reason.empty() ? rec.partial_reason + "; " + stopped : stopped;
+  rec.partial = true;
+}
+
+std::string seconds_text(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", s);
+  return buf;
+}
+
+const char* signal_name(int sig) {
+  switch (sig) {
+    case SIGINT: return "SIGINT";
+    case SIGTERM: return "SIGTERM";
+    case SIGHUP: return "SIGHUP";
+    case SIGQUIT: return "SIGQUIT";
+    default: return "a signal";
+  }
+}
+
+std::string signal_text(int sig) { return std::string(signal_name(sig)) + " (" + std::to_string(sig) + ")"; }
+
+// How the command's environment differs from gmemprof's own.
+struct env_change {
+  enum class how { set, set_if_absent, prepend_path, unset };
+  std::string name, value;
+  how kind = how::set;
+};
+
+std::vector<env_change> recording_environment(const std::string& hook, const std::string& preload,
+                                              const std::string& library, const std::string& companion,
+                                              const std::string& out_path, const record_options& options,
+                                              const std::string& granularity, const std::string& granularity_method,
+                                              const std::string& command_line) {
+  using how = env_change::how;
+  std::vector<env_change> env;
+  if (hook == "interpose") {
+    // The library's own interception: its preloaded half (record/preload.cpp) takes the
+    // program's lookups of libcuda's entry points and its calls linked to them, and loads the
+    // library; NVTX loads it for ranges and marks (as CUPTI would be, unless the environment
+    // names another tool).
+    env.push_back({"LD_PRELOAD", preload, how::prepend_path});
+    env.push_back({"NVTX_INJECTION64_PATH", library, how::set_if_absent});
+    env.push_back({"CUDA_INJECTION64_PATH", "", how::unset});
+  } else {
+    env.push_back({"CUDA_INJECTION64_PATH", library, how::set});
+  }
+  env.push_back({"GMEM_RECORD_LIBRARY_LOADED", library, how::set});  // where the companion finds it
+  env.push_back({"GMEM_RECORD_HOOK", hook, how::set});
+  env.push_back({"GMEM_RECORD_OUT", out_path, how::set});
+  env.push_back({"GMEM_RECORD_OUT_PREFIX", out_path, how::set});  // each process: PATH.<pid>.json
+  env.push_back({"GMEM_RECORD_NAME_FROM", options.name_from, how::set});
+  env.push_back({"GMEM_RECORD_COMMAND", command_line, how::set});
+  if (options.device >= 0) env.push_back({"GMEM_RECORD_DEVICE", std::to_string(options.device), how::set});
+  if (!granularity.empty()) {
+    env.push_back({"GMEM_RECORD_GRANULARITY", granularity, how::set});
+    env.push_back({"GMEM_RECORD_GRANULARITY_METHOD", granularity_method, how::set});
+  }
+  // Python programs: the companion runs first (as sitecustomize) and tells the recording what
+  // only PyTorch knows; other programs never read PYTHONPATH.
+  if (!companion.empty()) env.push_back({"PYTHONPATH", companion, how::prepend_path});
+  return env;
+}
+
+// In the command's process, before it is executed.
+void apply(const std::vector<env_change>& env) {
+  using how = env_change::how;
+  for (const env_change& e : env) {
+    const char* old = std::getenv(e.name.c_str());
+    switch (e.kind) {
+      case how::set: setenv(e.name.c_str(), e.value.c_str(), 1); break;
+      case how::set_if_absent: setenv(e.name.c_str(), e.value.c_str(), 0); break;
+      case how::prepend_path:
+        setenv(e.name.c_str(), (e.value + (old && *old ? ":" + std::string(old) : "")).c_str(), 1);
+        break;
+      case how::unset: unsetenv(e.name.c_str()); break;
+    }
+  }
+}
+
+// Whether this process is in the foreground of its controlling terminal: the terminal's Ctrl-C
+// (and Ctrl-\) then reach every process of its group, the command's too.
+bool terminal_foreground() {
+  const int fd = open("/dev/tty", O_RDONLY | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool foreground = tcgetpgrp(fd) == getpgrp();
+  close(fd);
+  return foreground;
+}
+
+// What became of the command.
+struct command_end {
+  int status = 0;             ///< as a shell gives it: 128 + N when signal N ended it
+  bool started = true;        ///< false: it could not be run (status 127)
+  int passed_signal = 0;      ///< the first signal sent to gmemprof record and passed on (0: none)
+  bool killed = false;        ///< it outlived its grace after that signal: SIGKILL
+};
+
+constexpr int passed_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+
+// Runs COMMAND with ENV's changes and waits for it. gmemprof record owns the run: a signal sent
+// to it (SIGINT, SIGTERM, SIGHUP, SIGQUIT) goes to the command's process group (its own, made for
+// it, where gmemprof is not in a terminal's foreground; the command alone otherwise, where the
+// terminal's own Ctrl-C reaches the command directly and is not passed twice); then the command
+// has GRACE_S seconds to end before SIGKILL. The signals are blocked here and taken with
+// sigtimedwait, so that none is lost and none ends gmemprof before its report is collected.
+command_end run_command(const std::vector<std::string>& command, const std::vector<env_change>& env, double grace_s,
+                        std::ostream& err) {
+  command_end end;
+  sigset_t watched, old_mask;
+  sigemptyset(&watched);
+  for (int sig : passed_signals) sigaddset(&watched, sig);
+  sigaddset(&watched, SIGCHLD);
+  // SIGCHLD at its default: where gmemprof's parent ignored it, the command would be reaped unseen.
+  struct sigaction default_action {}, old_child{};
+  default_action.sa_handler = SIG_DFL;
+  sigemptyset(&default_action.sa_mask);
+  sigaction(SIGCHLD, &default_action, &old_child);
+  sigprocmask(SIG_BLOCK, &watched, &old_mask);
+  const auto restore = [&] {
+    sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+    sigaction(SIGCHLD, &old_child, nullptr);
+  };
+  const bool own_group = !terminal_foreground();
+  const pid_t pid = fork();
+  if (pid < 0) {
+    restore();
+    err << "gmemprof record: cannot start '" << command[0] << "': " << std::strerror(errno) << "\n";
+    end.status = 127;
+    end.started = false;
+    return end;
+  }
+  if (pid == 0) {
+    if (own_group) setpgid(0, 0);
+    sigaction(SIGCHLD, &old_child, nullptr);
+    sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+    apply(env);
+    std::vector<char*> argv;
+    for (const auto& a : command) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execvp(argv[0], argv.data());
+    const std::string msg = "gmemprof record: cannot run '" + command[0] + "': " + std::strerror(errno) + "\n";
+    (void)!write(2, msg.data(), msg.size());
+    _exit(127);
+  }
+  if (own_group) setpgid(pid, pid);  // here too: either process may run first
+  const pid_t target = own_group ? -pid : pid;
+  using clock = std::chrono::steady_clock;
+  std::optional<clock::time_point> deadline;
+  // When each signal was last passed on: the same signal again within a second is the same one
+  // sent twice (timeout(1) sends it to gmemprof, then to gmemprof's process group), passed once.
+  std::map<int, clock::time_point> passed_at;
+  int status = 0;
+  for (;;) {
+    const pid_t w = waitpid(pid, &status, WNOHANG);
+    if (w == pid) break;
+    if (w < 0 && errno != EINTR) {
+      status = 0;
+      break;
+    }
+    const auto now = clock::now();
+    if (deadline && now >= *deadline && !end.killed) {
+      err << "gmemprof record: the command did not end within " << seconds_text(grace_s) << " s of "
+          << signal_text(end.passed_signal) << ": killing it (SIGKILL)\n";
+      kill(target, SIGKILL);
+      end.killed = true;
+    }
+    // At most a second's wait: the grace's end is checked between signals.
+    const double wait_s = deadline && !end.killed
+                              ? std::min(1.0, std::max(0.0, std::chrono::duration<double>(*deadline - now).count()))
+                              : 1.0;
+    timespec ts{static_cast<time_t>(wait_s), static_cast<long>((wait_s - static_cast<time_t>(wait_s)) * 1e9)};
+    siginfo_t info{};
+    const int sig = sigtimedwait(&watched, &info, &ts);
+    if (sig <= 0 || sig == SIGCHLD) continue;
+    if (!own_group && info.si_code == SI_KERNEL) continue;  // the terminal's: the command has it too
+    const auto last = passed_at.find(sig);
+    if (last != passed_at.end() && clock::now() - last->second < std::chrono::seconds(1)) continue;
+    passed_at[sig] = clock::now();
+    if (!end.passed_signal) {
+      end.passed_signal = sig;
+      deadline = clock::now() + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(grace_s));
+      err << "gmemprof record: passing " << signal_text(sig) << " to the command and waiting up to "
+          << seconds_text(grace_s) << " s for it to end\n";
+    }
+    kill(target, sig);
+  }
+  restore();
+  end.status = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
+  return end;
+}
+
 }  // namespace
 
 std::string describe_recording_library(const std::string& asked) {
@@ -233,7 +434,7 @@ std::string gpu_unavailable_reason(int& device_count) {
 }
 
 void collect_recordings(const std::string& out_path, const std::vector<std::string>& command, std::ostream& err,
-                        const std::string& hook) {
+                        const std::string& hook, const std::string& stopped) {
   // Every process of the command's tree that used CUDA wrote PATH.<pid>.json: one is renamed
   // to PATH; several are merged into PATH (graphs named by process), each kept beside it.
   const auto written = process_reports(out_path);
@@ -264,9 +465,17 @@ void collect_recordings(const std::string& out_path, const std::vector<std::stri
           err << "gmemprof record: process " << process << "'s report '" << path << "' cannot be read: " << e.what() << "\n";
         }
       }
-      profiler::write_report(merge_recordings(std::move(reports), join(command)), out_path);
+      profiler::report merged = merge_recordings(std::move(reports), join(command));
+      if (!stopped.empty()) mark_stopped(merged, stopped);
+      profiler::write_report(merged, out_path);
       err << "gmemprof record: " << written.size() << " processes wrote reports, merged into " << out_path << ":\n";
       for (const auto& [process, path] : written) err << "gmemprof record:   process " << process << ": " << path << "\n";
+    }
+    if (written.size() == 1 && !stopped.empty()) {  // the library's summary does not say it was stopped
+      profiler::report lone = profiler::read_report(out_path);
+      mark_stopped(lone, stopped);
+      profiler::write_report(lone, out_path);
+      summary.reset();
     }
     for (const auto& line : summary ? *summary : summarize_recording(out_path)) err << "gmemprof record: " << line << "\n";
   } catch (const std::exception& e) {
@@ -312,7 +521,7 @@ int run_record(const record_options& options, const std::vector<std::string>& co
   const granule_reading granule =
       library.empty() ? granule_reading{} : granule_for(granule_device);
   int devices = 0;
-  std::string why = gpu_unavailable_reason(devices);
+  std::string why = options.assume_gpu ? "" : gpu_unavailable_reason(devices);
   if (why.empty() && library.empty()) {
     why = "the recording library libgmem_record.so was not found next to gmemprof (set GMEM_RECORD_LIBRARY)";
   }
@@ -326,7 +535,7 @@ int run_record(const record_options& options, const std::vector<std::string>& co
         << ", which is not there; build or install it with the recording library, or record with --hook cupti\n";
     return 2;
   }
-  if (why.empty() && options.device >= devices) {
+  if (why.empty() && !options.assume_gpu && options.device >= devices) {
     err << "gmemprof record: device " << options.device << " does not exist (this machine has "
         << devices << "); pass --device 0.." << devices - 1 << " or all\n";
     return 2;
@@ -373,71 +582,20 @@ int run_record(const record_options& options, const std::vector<std::string>& co
     }
   }
 
-  // Like `time`: the terminal's Ctrl-C goes to the command; we wait for it to finish.
-  struct sigaction ignore {}, old_int{}, old_quit{};
-  ignore.sa_handler = SIG_IGN;
-  sigemptyset(&ignore.sa_mask);
-  sigaction(SIGINT, &ignore, &old_int);
-  sigaction(SIGQUIT, &ignore, &old_quit);
-  const pid_t pid = fork();
-  if (pid < 0) {
-    err << "gmemprof record: cannot start '" << command[0] << "': " << std::strerror(errno) << "\n";
-    return 127;
+  const std::vector<env_change> environment =
+      why.empty() ? recording_environment(hook, preload, library, companion, out_path, options, granularity,
+                                          granularity_method, join(command))
+                  : std::vector<env_change>{};
+  const command_end end = run_command(command, environment, options.grace_s, err);
+  if (!why.empty() || !end.started) return end.status;
+  std::string stopped;
+  if (end.passed_signal) {
+    stopped = "gmemprof record was sent " + signal_text(end.passed_signal) + " and passed it to the command";
+    if (end.killed) stopped += ", which did not end within " + seconds_text(options.grace_s) + " s and was killed (SIGKILL)";
   }
-  if (pid == 0) {
-    sigaction(SIGINT, &old_int, nullptr);
-    sigaction(SIGQUIT, &old_quit, nullptr);
-    if (why.empty()) {
-      if (hook == "interpose") {
-        // The library's own interception: its preloaded half (record/preload.cpp) takes the
-        // program's lookups of libcuda's entry points and its calls linked to them, and loads the
-        // library; NVTX loads it for
-        // ranges and marks (as CUPTI would be, unless the environment names another tool).
-        const char* old = std::getenv("LD_PRELOAD");
-        setenv("LD_PRELOAD", (preload + (old && *old ? ":" + std::string(old) : "")).c_str(), 1);
-        setenv("NVTX_INJECTION64_PATH", library.c_str(), 0);
-        unsetenv("CUDA_INJECTION64_PATH");
-      } else {
-        setenv("CUDA_INJECTION64_PATH", library.c_str(), 1);
-      }
-      setenv("GMEM_RECORD_LIBRARY_LOADED", library.c_str(), 1);  // where the companion finds it
-      setenv("GMEM_RECORD_HOOK", hook.c_str(), 1);
-      setenv("GMEM_RECORD_OUT", out_path.c_str(), 1);
-      setenv("GMEM_RECORD_OUT_PREFIX", out_path.c_str(), 1);  // each process: PATH.<pid>.json
-      setenv("GMEM_RECORD_NAME_FROM", options.name_from.c_str(), 1);
-      setenv("GMEM_RECORD_COMMAND", join(command).c_str(), 1);
-      if (options.device >= 0) setenv("GMEM_RECORD_DEVICE", std::to_string(options.device).c_str(), 1);
-      if (!granularity.empty()) {
-        setenv("GMEM_RECORD_GRANULARITY", granularity.c_str(), 1);
-        setenv("GMEM_RECORD_GRANULARITY_METHOD", granularity_method.c_str(), 1);
-      }
-      // Python programs: the companion runs first (as sitecustomize) and tells the recording what
-      // only PyTorch knows; other programs never read PYTHONPATH.
-      if (!companion.empty()) {
-        const char* old = std::getenv("PYTHONPATH");
-        setenv("PYTHONPATH", (companion + (old && *old ? ":" + std::string(old) : "")).c_str(), 1);
-      }
-    }
-    std::vector<char*> argv;
-    for (const auto& a : command) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execvp(argv[0], argv.data());
-    const std::string msg = "gmemprof record: cannot run '" + command[0] + "': " + std::strerror(errno) + "\n";
-    (void)!write(2, msg.data(), msg.size());
-    _exit(127);
-  }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  sigaction(SIGINT, &old_int, nullptr);
-  sigaction(SIGQUIT, &old_quit, nullptr);
-  const int code = WIFEXITED(status) ? WEXITSTATUS(status)
-                   : WIFSIGNALED(status) ? 128 + WTERMSIG(status)
-                                         : 1;
-  if (!why.empty()) return code;
-  collect_recordings(out_path, command, err, hook);
+  collect_recordings(out_path, command, err, hook, stopped);
   (void)out;
-  return code;
+  return end.status;
 }
 
 std::string chosen_hook(const std::string& asked, const std::string& preload) {

@@ -20,6 +20,12 @@ struct record_options {
   std::string hook;
   /// The injected library; empty: found next to gmemprof (or $GMEM_RECORD_LIBRARY).
   std::string library;
+  /// After a signal sent to gmemprof record was passed to the command, how long the command has
+  /// to end before it is killed (SIGKILL).
+  double grace_s = 30;
+  /// Tests: record as if a GPU were usable (the command stands in for a recorded program and
+  /// writes its own PATH.<pid>.json).
+  bool assume_gpu = false;
 };
 
 /// Where `gmemprof record` finds the recording library (`asked`, GMEM_RECORD_LIBRARY, beside
@@ -35,6 +41,10 @@ struct record_options {
 /// status (128 + n when a signal n ended it, 127 when it could not be started). Without a GPU
 /// or the library it runs the command unrecorded and says why in one line on `err`. Bad
 /// options (an unwritable --out, a device that does not exist) return 2 before it runs.
+/// SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to this process while the command runs are passed to
+/// the command (its process group, where this process is not a terminal's foreground job); it
+/// then has `options.grace_s` to end before SIGKILL, and what its processes wrote is collected
+/// into a report marked partial with why.
 int run_record(const record_options& options, const std::vector<std::string>& command,
                std::ostream& out, std::ostream& err);
 
@@ -47,8 +57,10 @@ std::string chosen_hook(const std::string& asked, const std::string& preload);
 /// renamed to `out_path`, several are merged into it (each kept beside it); then the summary
 /// lines go to `err`: the recording library's (PATH.<pid>.json.summary, for a lone report of its
 /// size), else those of the report read again. Removes the summaries. Throws nothing.
-/// `hook` ("cupti" or "interpose") says what may have missed a process's calls.
+/// `hook` ("cupti" or "interpose") says what may have missed a process's calls. `stopped`, where
+/// not empty, says why the command ended early (a signal gmemprof passed on): the report is
+/// marked partial with it.
 void collect_recordings(const std::string& out_path, const std::vector<std::string>& command, std::ostream& err,
-                        const std::string& hook = "cupti");
+                        const std::string& hook = "cupti", const std::string& stopped = "");
 
 }  // namespace gmem::record

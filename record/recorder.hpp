@@ -221,6 +221,7 @@ class recorder {
   /// stream, the legacy stream itself, a per-thread default stream): a synchronous copy
   /// completes its work. Unknown streams are taken as non-blocking.
   void set_blocking(std::uint64_t label, bool blocking) { blocking_[label] = blocking; }
+  [[nodiscard]] bool knows_blocking(std::uint64_t label) const { return blocking_.count(label) != 0; }
   /// A capture began on `stream` with `nvtx` the innermost active NVTX range ("" if none).
   void on_capture_begin(std::uint64_t stream, const std::string& nvtx);
   /// A capture on `stream` ended with `graph`. Returns the framework pool it took memory into

@@ -32,11 +32,12 @@ session::session(const driver_api& driver, name_source names, std::string out_pa
     : driver_(driver), rec_(names), out_path_(std::move(out_path)), device_filter_(device_filter) {}
 
 std::uint64_t session::label_of(std::uint64_t stream) {
-  if (rec_.knows_stream(stream)) return rec_.stream_label(stream);
   const std::uint64_t label = rec_.stream_label(stream);
-  // Whether a synchronous copy completes its work: asked once per stream.
-  rec_.set_blocking(label, stream == legacy_stream || stream == per_thread_stream ||
-                               (driver_.stream_blocking && driver_.stream_blocking(stream)));
+  if (rec_.knows_blocking(label)) return label;
+  // Whether a synchronous copy completes its work: asked once per stream, once the driver can say.
+  std::optional<bool> blocking = stream == legacy_stream || stream == per_thread_stream;
+  if (!*blocking) blocking = driver_.stream_blocking ? driver_.stream_blocking(stream) : std::optional<bool>(false);
+  if (blocking) rec_.set_blocking(label, *blocking);
   return label;
 }
 
@@ -175,7 +176,8 @@ std::vector<profiler::record_cost> session::cost() const {
 // ---------------------------------------------------------------------------------------------
 // Writing.
 
-bool session::write(bool partial, const std::string& reason, bool analyse, std::string* why) noexcept {
+bool session::write(bool partial, const std::string& reason, bool analyse, std::string* why,
+                    const std::string& note) noexcept {
   if (out_path_.empty()) return false;
   try {
     using clock = std::chrono::steady_clock;
@@ -186,13 +188,15 @@ bool session::write(bool partial, const std::string& reason, bool analyse, std::
     info_.partial = partial;
     info_.partial_reason = reason;
     info_.cost = cost();
+    recording_info info = info_;  // this report's note is this report's alone
+    if (!note.empty()) info.notes.push_back(note);
     assemble_options options;
     options.analyse = analyse;
     end_times times;
     options.threads_used = &times.threads;
     times.finish_s = since(started);
     const auto t0 = clock::now();
-    profiler::report rep = assemble(rec_, env_, granularity_, info_, options);
+    profiler::report rep = assemble(rec_, env_, granularity_, info, options);
     times.analysis_s = since(t0);
     std::uint64_t bytes = 0;
     // A fatal signal's report stays on the writer thread, as its analysis does.
@@ -243,7 +247,7 @@ bool try_lock_for(std::mutex& m, double wait_s) {
 
 }  // namespace
 
-bool session::write_at_exit(std::string* why, double wait_s) noexcept {
+bool session::write_at_exit(std::string* why, double wait_s, const std::string& note) noexcept {
   if (forked_) return false;
   thread_state& t = here(this);
   if (t.holding) {
@@ -258,7 +262,7 @@ bool session::write_at_exit(std::string* why, double wait_s) noexcept {
     return false;
   }
   t.holding = true;
-  const bool ok = write(false, "", true, why);
+  const bool ok = write(false, "", true, why, note);
   t.holding = false;
   mutex_.unlock();
   return ok;

@@ -41,8 +41,9 @@ struct driver_api {
   /// The calling thread's current device (0 when none).
   int (*current_device)() = nullptr;
   /// Whether a stream (a handle as the program passed it) synchronizes with the legacy default
-  /// stream.
-  bool (*stream_blocking)(std::uint64_t stream) = nullptr;
+  /// stream; nullopt where the driver cannot be asked now: the stream is being captured, and
+  /// asking a capturing stream for its flags invalidates its capture (docs/driver-facts.md).
+  std::optional<bool> (*stream_blocking)(std::uint64_t stream) = nullptr;
   /// The caller's call stack, innermost first, without the driver's, CUPTI's and the
   /// recording library's frames.
   std::vector<std::string> (*call_stack)() = nullptr;
@@ -159,8 +160,10 @@ class session {
   // Writing the report.
   /// At exit: the report, analysed. Never waits on a lock this thread holds (exit() called
   /// from a signal handler that interrupted a callback) and at most `wait_s` for another
-  /// thread's; false (and `why`) when it could not write.
-  bool write_at_exit(std::string* why = nullptr, double wait_s = 2.0) noexcept;
+  /// thread's; false (and `why`) when it could not write. `note`, where given, is a line of this
+  /// report's notes (why it was written where it was). It may be written again later: each
+  /// report replaces the one before.
+  bool write_at_exit(std::string* why = nullptr, double wait_s = 2.0, const std::string& note = "") noexcept;
   /// On a fatal signal whose default action follows: a partial report with skeletons only (no
   /// analysis, no pool model: bounded by the graphs' size), waiting `wait_s` at most for the
   /// lock. False when it could not write.
@@ -191,7 +194,8 @@ class session {
 
  private:
   struct lock;  // the session's lock, marked as held by this thread while held
-  /// The stream's label, its blocking flag read once when it is new (the caller holds the lock).
+  /// The stream's label, its blocking flag read once it can be (the caller holds the lock): not
+  /// while the stream is being captured, but at its first call after.
   std::uint64_t label_of(std::uint64_t stream);
   void window_enter() noexcept;
   bool window_exit() noexcept;
@@ -206,7 +210,8 @@ class session {
   void read_other_devices_before(std::uint64_t exec, int primary);
   void record_other_devices(std::uint64_t exec, int primary, double t_us);
   void describe(int device);
-  bool write(bool partial, const std::string& reason, bool analyse, std::string* why) noexcept;
+  bool write(bool partial, const std::string& reason, bool analyse, std::string* why,
+             const std::string& note = "") noexcept;
   void note_completions() noexcept { completions_matter_.store(rec_.awaiting_completion(), std::memory_order_relaxed); }
 
   driver_api driver_;

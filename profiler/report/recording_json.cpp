@@ -249,7 +249,8 @@ double time_us(const json& o, const char* key, const std::string& path, bool req
 }
 
 const json& array(const json& o, const char* key, const std::string& path, bool required = false) {
-  static const json empty = json::array();
+  // Never destroyed: a recording writes its report from exit handlers (report_json.cpp).
+  static const json& empty = *new json(json::array());
   const json* j = required ? &need(o, key, path) : find(o, key);
   if (!j) return empty;
   if (!j->is_array()) fail(join(path, key), "must be an array");

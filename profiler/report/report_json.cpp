@@ -613,7 +613,9 @@ scenario_result read_scenario(const reader& in, const json& j, const std::string
   if (j.contains("status_message")) s.status_message = in.string(j, "status_message", path);
 
   const std::string counters_path = reader::join(path, "counters_after_phase");
-  static const json none = json::array();
+  // Never destroyed (here and below): a recording may write a report early (on a signal) and
+  // again at exit, after the destructors of statics first made by the early write have run.
+  static const json& none = *new json(json::array());
   // Left out where the recorded graph's events state them (from_json_string derives them).
   const json& counters_json = in.flag(j, "phases_from_events", path) && !j.contains("counters_after_phase")
                                   ? none
@@ -1335,7 +1337,7 @@ read_skeletons expand_skeleton_shapes(const reader& in, const json& root, const 
   // the one a reading in order would stop at (a use whose shape's first failed is never read, as
   // a reading in order stops before it).
   std::vector<std::exception_ptr> failed(uses.size());
-  static const json no_sizes = json::array();
+  static const json& no_sizes = *new json(json::array());
   const auto read = [&](std::size_t u_index, bool firsts) {
     const use& u = uses[u_index];
     const bool valid = u.shape < table.size();

@@ -177,7 +177,8 @@ std::vector<std::string> why_lines(const recorded_pool& p, const recording& rec,
 // What a diagnostic's code says and what to do, in one line, for the first answer (the full
 // message is in the detail); empty for a code without one.
 std::string code_summary(const std::string& code) {
-  static const std::map<std::string, std::string> summaries = {
+  // Never destroyed: a recording summarizes its report from exit handlers (report_json.cpp).
+  static const auto& summaries = *new std::map<std::string, std::string>{
       {"held_outputs", "outputs held between launches pin whole granules each"},
       {"separate_streams", "launches that may run at once cannot share memory"},
       {"remap_contention", "relaunches had to map their memory again"},

@@ -385,8 +385,28 @@ class _after_import:
         return None
 
 
+def _at_python_end():
+    """Python ends a program whose KeyboardInterrupt was not caught by raising SIGINT again after
+    its teardown, where no C exit handler runs: the recording library (where the process loaded
+    it) writes its report now. Registered first, so it runs after every other atexit function."""
+    try:
+        if not isinstance(getattr(sys, "last_value", None), KeyboardInterrupt):
+            return
+        path = os.environ.get("GMEM_RECORD_LIBRARY_LOADED") or os.environ.get("CUDA_INJECTION64_PATH")
+        if not path:
+            return
+        import ctypes
+        library = ctypes.CDLL(path, mode=os.RTLD_NOLOAD | os.RTLD_LAZY)  # fails where it is not loaded
+        library.gmem_record_write_now(b"written at Python's end: a KeyboardInterrupt (SIGINT) was not caught, "
+                                      b"and the interpreter ends the process with SIGINT after its teardown")
+    except Exception:
+        pass
+
+
 def _install():
+    import atexit
     import importlib.abc  # noqa: F401  (used by _after_import's loader)
+    atexit.register(_at_python_end)
     companion = _companion()
 
     def on_import(module):

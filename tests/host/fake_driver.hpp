@@ -50,6 +50,8 @@ struct fake_gpu {
   std::atomic<double> clock_us{0};
   int device = 0;
   std::map<std::uint64_t, bool> blocking;
+  std::set<std::uint64_t> under_capture;              ///< streams whose flags the driver will not give now
+  std::map<std::uint64_t, int> flag_queries;          ///< streams' flags asked, by stream
   std::vector<std::string> stack{"program!main+0x10"};
   std::atomic<std::uint64_t> used{0};  ///< device memory in use (cuMemGetInfo: total - free)
   bool context = true;                 ///< a context is current (memory_used answers)
@@ -113,8 +115,10 @@ inline driver_api fake_driver() {
       once();
     }
     std::lock_guard<std::mutex> l(current_gpu()->mutex);
+    ++current_gpu()->flag_queries[stream];
+    if (current_gpu()->under_capture.count(stream)) return std::optional<bool>();  // as the driver: not now
     const auto it = current_gpu()->blocking.find(stream);
-    return it != current_gpu()->blocking.end() && it->second;
+    return std::optional<bool>(it != current_gpu()->blocking.end() && it->second);
   };
   d.call_stack = [] {
     if (this_threads_reading().under_way) ++current_gpu()->stacks_while_reading;

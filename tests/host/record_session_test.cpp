@@ -518,6 +518,38 @@ TEST(RecordSession, CompletionsTheProgramSawReachTheSequenceOnce) {
   EXPECT_TRUE(upto);
 }
 
+// A stream's blocking flag is not asked while the stream is captured (the driver's answer there
+// invalidates the capture): an event recorded into a capture leaves the flag unknown, and a
+// synchronous copy then completes nothing of that stream; once the capture has ended, the
+// stream's next call asks, and the next copy completes its work.
+TEST(RecordSession, AStreamUnderCaptureIsNotAskedForItsFlagsUntilItsCaptureEnds) {
+  program p;
+  p.gpu.blocking[0xB] = true;
+  p.capture(0xA, 0x10, graph_of("g=w256", base_of(0)));
+  p.instantiate(0x100, 0x10);
+  p.launch(0x100, 0xB, 300, 8 * granule);  // 0xB (label 2) not yet known: asked, blocking
+  EXPECT_EQ(p.gpu.flag_queries[0xB], 1);
+  p.capture(0xC, 0x11, graph_of("g=w256", base_of(1)));
+  p.instantiate(0x101, 0x11);
+  p.launch(0x101, 0xA, 300, 8 * granule);  // work awaiting completion on 0xA (label 1)
+  p.gpu.under_capture.insert(0xD);          // 0xD joins a capture (the program's fork into it)
+  p.s.event_recorded(0xE1, 0xD);
+  p.s.event_recorded(0xE2, 0xD);
+  EXPECT_EQ(p.gpu.flag_queries[0xD], 2) << "asked at each call while the driver cannot say";
+  p.gpu.under_capture.erase(0xD);
+  p.s.event_recorded(0xE3, 0xD);            // its first call after the capture: asked, non-blocking
+  p.s.event_recorded(0xE4, 0xD);
+  EXPECT_EQ(p.gpu.flag_queries[0xD], 3) << "known: never asked again";
+  EXPECT_EQ(p.gpu.flag_queries[0xB], 1);
+  p.s.copied(1ull << 48, true, false);      // completes the blocking stream 0xB only
+  std::vector<std::string> syncs;
+  for (const auto& e : p.s.rec().sequence()) {
+    if (e.op == 'S') syncs.push_back(std::to_string(e.stream) + ":" + std::to_string(e.upto));
+  }
+  // Labels in order of appearance: 0xA 1 (the first capture), 0xB 2, 0xC 3, 0xD 4, legacy 5.
+  EXPECT_EQ(syncs, (std::vector<std::string>{"2:-1"}));
+}
+
 // Told the name gmemprof record gives its report, the session leaves the report's summary beside
 // it (the lines gmemprof would print after reading it again); told nothing, no summary.
 TEST(RecordSession, TheReportsSummaryIsWrittenBesideItForGmemprofRecord) {
@@ -639,6 +671,43 @@ TEST(RecordSession, TheSignalReportIsPartialWithSkeletonsOnlyAndReadsBack) {
     EXPECT_EQ(s.skeletons.size(), 1u);
   }
   EXPECT_TRUE(r.recorded->pools.empty());
+}
+
+// A report written early (a signal, Python's end) makes the statics of the report code; the
+// process's exit handler was registered before them, so their destructors run first. The report
+// written at exit must not use what they destroyed (it crashed there on an H200, reading back a
+// report through a destroyed empty JSON array). Run in a fresh process, where the report code's
+// statics are first made by the early report.
+program* early_program = nullptr;
+
+void write_again_at_exit() {
+  std::string why;
+  const bool wrote = early_program->s.write_at_exit(&why);
+  bool whole = false;
+  try {
+    const profiler::report r = profiler::read_report(early_program->out);
+    whole = r.recorded && !r.recorded->partial && r.scenarios.size() == 2 && !profiler::format_report(r).empty();
+  } catch (const std::exception&) {
+  }
+  std::_Exit(wrote && whole ? 0 : 1);
+}
+
+TEST(RecordSessionDeathTest, AReportWrittenEarlyLeavesTheReportAtExitWhole) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        early_program = new program;  // never destroyed, as the injected session
+        program& p = *early_program;
+        p.capture(0xA, 0x10, graph_of("g=w2", base_of(0)));
+        p.instantiate(0x100, 0x10);
+        p.launch(0x100, 0xA, 300, granule);
+        std::atexit(write_again_at_exit);
+        if (!p.s.write_on_signal(2, "SIGINT")) std::_Exit(2);
+        p.capture(0xA, 0x11, graph_of("g=w4", base_of(1)));
+        p.instantiate(0x101, 0x11);
+        std::exit(0);
+      },
+      ::testing::ExitedWithCode(0), "");
 }
 
 // A child of fork() records nothing and writes nothing: the parent's report is the parent's.

@@ -7,6 +7,12 @@ cudaMallocAsync backend) inside an NVTX range and replays it.
   launchers.py exec               a parent without CUDA; a child that execs a CUDA process
   launchers.py fork_helper        a CUDA parent forks a multiprocessing pool (fork), terminates it
   launchers.py sigint             a CUDA process interrupted by SIGINT (KeyboardInterrupt)
+  launchers.py sigint_handled     replays a graph until SIGINT; catches KeyboardInterrupt,
+                                  synchronizes and exits 7
+  launchers.py sigterm_handled    replays a graph until SIGTERM, which its own handler catches;
+                                  exits 9
+  launchers.py until_signalled    replays a graph for up to 60 s, having said "ready" (for a
+                                  signal sent from outside: SIGTERM ends it, the default action)
 """
 import os
 import signal
@@ -29,6 +35,38 @@ def cuda_step(name, replays=3):
         g.replay()
     torch.cuda.synchronize()
     return float(y[0].item())
+
+
+def step_graph(name):
+    import torch
+    x = torch.ones(4 << 20, device="cuda")
+    torch.cuda.synchronize()
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        y = (x * 2 + 1) * 3
+    return g, y
+
+
+def replay_until_signal(sig, code):
+    """Replays a graph; the process sends itself SIG after 200 replays, whose handler (Python's
+    KeyboardInterrupt for SIGINT, its own for SIGTERM) stops the loop. Returns CODE."""
+    import torch
+    stop = []
+    if sig != signal.SIGINT:
+        signal.signal(sig, lambda *_: stop.append(True))
+    g, y = step_graph("replayed until a signal")
+    replays = 0
+    try:
+        while not stop:
+            g.replay()
+            replays += 1
+            if replays == 200:
+                os.kill(os.getpid(), sig)
+    except KeyboardInterrupt:
+        pass
+    torch.cuda.synchronize()
+    print(f"stopped by {signal.Signals(sig).name} after {replays} replays, y[0] = {float(y[0].item())}")
+    return code
 
 
 def child(i):
@@ -67,6 +105,18 @@ def main():
         import time
         time.sleep(5)  # KeyboardInterrupt arrives here
         print("not reached")
+    elif mode == "sigint_handled":
+        sys.exit(replay_until_signal(signal.SIGINT, 7))
+    elif mode == "sigterm_handled":
+        sys.exit(replay_until_signal(signal.SIGTERM, 9))
+    elif mode == "until_signalled":
+        import time
+        g, _ = step_graph("until signalled")
+        print("ready", flush=True)
+        end = time.monotonic() + 60
+        while time.monotonic() < end:
+            g.replay()
+        print("not signalled")
     else:
         sys.exit("unknown mode " + mode)
 

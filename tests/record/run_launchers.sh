@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Issue 19's cases on the GPU machine: record mode installed, under a shell wrapper, a Python
+# Record mode under launchers on the GPU machine: installed, under a shell wrapper, a Python
 # parent with spawned CUDA children, a child that execs, a CUDA parent that forks helpers, Ctrl-C
-# of a Python program, a crash handled by the program, a launch the driver refuses, a soak.
+# of a Python program (uncaught, and caught by the program), a SIGTERM handler of its own,
+# SIGTERM sent to gmemprof record (one process, torchrun), a crash handled by the program, a
+# launch the driver refuses, a soak.
 # Writes OUT_DIR/launchers.json: {"device", "driver", "commit", "cases": {name: {ok, detail}}}.
 # Usage: tests/record/run_launchers.sh BUILD_DIR OUT_DIR   (BUILD_DIR: a tools/device-build.sh
 # build: profiler/gmemprof, record/libgmem_record.so, tests/gmem_record_client)
@@ -60,13 +62,44 @@ names=$(graphs_in "$out/fork.json")
 ok=1; [ $rc = 0 ] && [ "$extra" = 0 ] && echo "$names" | grep -q "fork parent again" && ok=0
 result fork_helper $ok "exit $rc; the forked helpers wrote $extra report(s); the parent's graphs: $names"
 
-echo "=== Ctrl-C (SIGINT) of a Python program: as without recording, and a partial report"
+recorded_as() {  # REPORT: "partial reason | graphs | notes" of a recording, or "none"
+  python3 -c '
+import report_forms, sys
+r = report_forms.load(sys.argv[1])["recorded"]
+print(r["partial"], r.get("partial_reason", ""), "|", len(r["graphs"]), "graphs |", " / ".join(r.get("notes", [])))' "$1" 2>/dev/null || echo none
+}
+
+echo "=== Ctrl-C (SIGINT) of a Python program that does not catch it: as without recording, the report written at Python's end"
 python3 "$here/launchers.py" sigint > "$out/sigint-plain.log" 2>&1; plain=$?
 "$gmemprof" record --out "$out/sigint.json" -- python3 "$here/launchers.py" sigint > "$out/sigint.log" 2>&1
 rc=$?; tail -5 "$out/sigint.log"
-partial=$(python3 -c 'import report_forms,sys; r=report_forms.load(sys.argv[1])["recorded"]; print(r["partial"], r.get("partial_reason", ""))' "$out/sigint.json" 2>/dev/null)
-ok=1; [ $rc = $plain ] && grep -q KeyboardInterrupt "$out/sigint.log" && [[ "$partial" == True* ]] && ok=0
-result sigint_python $ok "exit $rc recorded, $plain without recording; KeyboardInterrupt: $(grep -c KeyboardInterrupt "$out/sigint.log"); partial: $partial"
+got=$(recorded_as "$out/sigint.json")
+ok=1; [ $rc = $plain ] && grep -q KeyboardInterrupt "$out/sigint.log" && [[ "$got" == False*"1 graphs"*"was not caught"* ]] && ok=0
+result sigint_python $ok "exit $rc recorded, $plain without recording; KeyboardInterrupt: $(grep -c KeyboardInterrupt "$out/sigint.log"); report: $got"
+
+for m in sigint_handled sigterm_handled; do
+  echo "=== $m: the program's own handler; it goes on and exits with its own status, the report whole at exit"
+  python3 "$here/launchers.py" $m > "$out/$m-plain.log" 2>&1; plain=$?
+  for hook in interpose cupti; do
+    "$gmemprof" record --hook $hook --out "$out/$m-$hook.json" -- python3 "$here/launchers.py" $m > "$out/$m-$hook.log" 2>&1
+    rc=$?; tail -3 "$out/$m-$hook.log"
+    got=$(recorded_as "$out/$m-$hook.json")
+    ok=1; [ $rc = $plain ] && [[ "$got" == False*"1 graphs"* ]] && grep -q "^stopped by" "$out/$m-$hook.log" && ok=0
+    result "${m}_$hook" $ok "exit $rc recorded, $plain without recording; report: $got"
+  done
+done
+
+echo "=== SIGTERM to gmemprof record (timeout): passed to the command, whose partial report is collected"
+for launcher in python torchrun; do
+  cmd=(python3 "$here/launchers.py" until_signalled)
+  [ $launcher = torchrun ] && cmd=(torchrun --nproc-per-node 2 "$here/launchers.py" until_signalled)
+  timeout -s TERM 25 "$gmemprof" record --out "$out/term-$launcher.json" -- "${cmd[@]}" > "$out/term-$launcher.log" 2>&1
+  rc=$?; tail -4 "$out/term-$launcher.log"
+  got=$(recorded_as "$out/term-$launcher.json")
+  shown=$("$gmemprof" show "$out/term-$launcher.json" > /dev/null 2>&1 && echo readable || echo unreadable)
+  ok=1; [[ "$got" == True*"gmemprof record was sent SIGTERM (15)"* ]] && [ "$shown" = readable ] && ok=0
+  result "sigterm_gmemprof_$launcher" $ok "exit $rc; report ($shown): $got"
+done
 
 echo "=== a crash the program handles itself (SIGSEGV, SA_SIGINFO)"
 "$client" segv "$out/segv-self.json" > /dev/null 2>&1; plain=$?
