@@ -142,6 +142,7 @@ int record(const arguments& a, const std::string&) {
   options.out_path = a.value("--out", options.out_path);
   options.name_from = a.value("--name-from", options.name_from);
   options.hook = a.value("--hook", options.hook);
+  if (a.has("--grace")) options.grace_s = whole_number("--grace", a.value("--grace"), 0, 86400);
   if (a.has("--device")) {
     options.device = a.value("--device") == "all" ? -1 : whole_number("--device", a.value("--device"), 0, INT_MAX);
   }
@@ -268,7 +269,7 @@ const std::vector<command>& commands() {
        {out_option}, false, trace},
       {"record", "run a program unmodified and record the graph memory of its CUDA graphs",
        "usage: gmemprof record [-o PATH] [--device N|all] [--name-from nvtx|stream|sequence]\n"
-       "                       [--hook cupti|interpose] [--] COMMAND [ARGS...]\n",
+       "                       [--hook cupti|interpose] [--grace SECONDS] [--] COMMAND [ARGS...]\n",
        "Runs COMMAND with gmem's recording library injected and writes, when it exits, a report\n"
        "(default gmem-record.json) of every executable graph with memory nodes and every graph\n"
        "captured into a framework's pool: its nodes and analysis, each instantiate, upload,\n"
@@ -282,8 +283,14 @@ const std::vector<command>& commands() {
        "default where it is built (x86-64), preloads the library (LD_PRELOAD), which wraps the\n"
        "driver's entry points the program looks up or links to, sparing every other driver call\n"
        "any cost; cupti injects it (CUDA_INJECTION64_PATH) and takes them through CUPTI's\n"
-       "callbacks, which every driver call of the process then goes through.\n",
-       {out_option, device_option, {"--name-from", "", true, false}, {"--hook", "", true, false}}, true, record},
+       "callbacks, which every driver call of the process then goes through.\n"
+       "SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to gmemprof go to COMMAND (its process group),\n"
+       "which then has --grace SECONDS (default 30) to end before it is killed; the report holds\n"
+       "what its processes wrote, marked partial. A signal COMMAND handles itself writes nothing\n"
+       "early: its report is written when it exits.\n",
+       {out_option, device_option, {"--name-from", "", true, false}, {"--hook", "", true, false},
+        {"--grace", "", true, false}},
+       true, record},
   };
   return all;
 }

@@ -74,6 +74,16 @@ def git_files(git_dir, ref, folder):
     return [p for p in out.splitlines() if p]
 
 
+def copy_suite(folder, to, source):
+    """A folder of test files copied as it is to TO; its SOURCE file, where it has one, says where
+    it came from (else SOURCE, the default, is returned)."""
+    if os.path.exists(to):
+        shutil.rmtree(to)
+    shutil.copytree(folder, to)
+    named = os.path.join(folder, "SOURCE")
+    return open(named).read().strip() if os.path.exists(named) else source
+
+
 def assemble(a):
     os.makedirs(a.out, exist_ok=True)
     manifest = {"assembled": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -85,7 +95,7 @@ def assemble(a):
         readme = os.path.join(os.path.dirname(a.torch_tests), "README.md")
         source = "PyTorch's test/test_cuda.py, its graph tests"
         if os.path.exists(readme):
-            m = re.search(r"commit ([0-9a-f]{40})", open(readme).read())
+            m = re.search(r"commit\s+([0-9a-f]{40})", open(readme).read())
             if m:
                 source += f" at pytorch/pytorch {m.group(1)}"
         manifest["suites"]["torch"] = {"source": source, "files": ["torch/test_cuda_graphs.py"]}
@@ -99,24 +109,10 @@ def assemble(a):
         manifest["suites"]["cupy"] = {"source": f"cupy/cupy {ref} ({git_commit(a.cupy, ref)}): "
                                                 "tests/cupy_tests/cuda_tests/test_graph.py",
                                       "files": ["cupy/test_graph.py", "cupy/conftest.py"]}
-    if a.cuda_core:
-        d = os.path.join(a.out, "cuda-core")
-        if os.path.exists(d):
-            shutil.rmtree(d)
-        shutil.copytree(a.cuda_core, d)
-        source = "NVIDIA/cuda-python cuda_core/tests (graph tests and their helpers)"
-        if os.path.exists(os.path.join(a.cuda_core, "SOURCE")):
-            source = open(os.path.join(a.cuda_core, "SOURCE")).read().strip()
-        manifest["suites"]["cuda-core"] = {"source": source}
-    if a.jax_tests:
-        d = os.path.join(a.out, "jax")
-        if os.path.exists(d):
-            shutil.rmtree(d)
-        shutil.copytree(a.jax_tests, d)
-        source = "jax-ml/jax tests of XLA's GPU command buffers"
-        if os.path.exists(os.path.join(a.jax_tests, "SOURCE")):
-            source = open(os.path.join(a.jax_tests, "SOURCE")).read().strip()
-        manifest["suites"]["jax"] = {"source": source}
+    for suite, folder, source in (("cuda-core", a.cuda_core, "NVIDIA/cuda-python cuda_core/tests (graph tests and their helpers)"),
+                                  ("jax", a.jax_tests, "jax-ml/jax tests of XLA's GPU command buffers")):
+        if folder:
+            manifest["suites"][suite] = {"source": copy_suite(folder, os.path.join(a.out, suite), source)}
     if a.cuda_samples:
         d = os.path.join(a.out, "samples")
         os.makedirs(d, exist_ok=True)

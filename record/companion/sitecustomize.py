@@ -12,7 +12,9 @@ receives):
     make_graphed_callables);
   - when a warm-up run of torch.compile's CUDA graph trees allocates into a graph pool;
   - at the program's end (Python's atexit, before the interpreter tears graphs and pools down),
-    PyTorch's own figure for each graph pool (its memory snapshot).
+    PyTorch's own figure for each graph pool (its memory snapshot);
+  - in any Python program, where a KeyboardInterrupt was not caught: that the library writes its
+    report now (Python then ends the process with SIGINT, and no C exit handler runs).
 Every wrapper calls PyTorch's own function and swallows its own errors: the program sees
 PyTorch as it is. A `sitecustomize` the environment already had is run after this one.
 GMEM_RECORD_COMPANION=0 (read by `gmemprof record`) leaves this folder off the path;
