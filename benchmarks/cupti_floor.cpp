@@ -1,4 +1,4 @@
-// Issue 35: what CUPTI's callback dispatch alone costs a program, apart from anything the
+// What CUPTI's callback dispatch alone costs a program, apart from anything the
 // recorder does. tools/cupti_floor.py loads this library into a capturing program and switches
 // a CUPTI subscription on and off between blocks of captures: none, a subscription with nothing
 // enabled, the recording library's own set of driver callbacks (gmem_record_route_ids) with an

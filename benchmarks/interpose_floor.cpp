@@ -1,4 +1,4 @@
-// An experiment, not part of gmem (issue 35): what recording would cost a capturing program if it
+// An experiment, not part of gmem: what recording would cost a capturing program if it
 // took the driver's calls itself instead of through CUPTI, whose attachment alone slows every
 // driver call. LD_PRELOADed into an unrecorded program (tools/record_scale.py --variant), it
 // interposes dlsym, so that whoever asks for libcuda's cuGetProcAddress (the CUDA runtime does, for

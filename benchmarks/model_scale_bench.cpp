@@ -1,20 +1,20 @@
-// Host-only scale benchmark of issue 9: analysis, diagnostics, both bounds and the what-if search
+// Host-only scale benchmark: analysis, diagnostics, both bounds and the what-if search
 // on a graph of 10,000 memory nodes (5,000 allocations and their frees) in 100,000 nodes, within
 // 2 s of host time and 1 GiB. Prints one JSON object (time per stage, peak resident memory, the
 // machine).
 // Usage: gmem_model_scale_bench [ALLOCS] [NODES] [--wide K | --layered N | --pool-rounds R]
 //                               [--check MS MIB]  (exit 1 over MS or MIB)
-// --wide K (issue 20): K independent alloc -> empty -> free branches instead of the lanes graph,
+// --wide K: K independent alloc -> empty -> free branches instead of the lanes graph,
 // the widest shape there is: K allocations all live together, every pair of them a candidate.
-// --layered N (issue 35): N allocations each freed by its own free node, the frees unordered
+// --layered N: N allocations each freed by its own free node, the frees unordered
 // among themselves, all joined by one empty node, then N larger allocations after the join, each
 // freed: one component whose order is complete between the layers. Besides the stages above it
 // times what a recording runs at exit per graph (study_alone: analysis, skeleton, pool layout,
 // diagnostics; the lifetimes; the pool layout analyse_pools makes).
-// --pool-rounds R (issue 35): R rounds of add graph / launch / destroy / trim on the pool model,
+// --pool-rounds R: R rounds of add graph / launch / destroy / trim on the pool model,
 // and the same R rounds as a recording's call sequence through analyse_pools.
-// Targets: lanes 2000 ms and 1024 MiB (issue 9); wide 10,000 in 1000 ms and 256 MiB, wide 50,000
-// in 10,000 ms (issue 20); layered 5,000 + 5,000 in 1000 ms and 256 MiB (issue 35).
+// Targets: lanes 2000 ms and 1024 MiB; wide 10,000 in 1000 ms and 256 MiB, wide 50,000
+// in 10,000 ms; layered 5,000 + 5,000 in 1000 ms and 256 MiB.
 #include <sys/resource.h>
 
 #include <chrono>
@@ -381,7 +381,7 @@ int main(int argc, char** argv) {
   std::vector<candidate_change> cands;
   std::optional<plan_result> plan;
   st.run("analyse", [&] { a = analyse(flat, granule); });
-  // What record mode does next at exit (issue 20): the diagnostics, with a reservation high
+  // What record mode does next at exit: the diagnostics, with a reservation high
   // enough above the bound to be reported.
   st.run("diagnose", [&] {
     runtime_facts facts;

@@ -1,5 +1,5 @@
 // What gmem itself costs: building and instantiating a graph of 1000 memory nodes through the
-// allocator layer versus the same raw CUDA calls, the runtime's (goal: at most 1.02x, issue 20)
+// allocator layer versus the same raw CUDA calls, the runtime's (goal: at most 1.02x)
 // and the driver's, one read of the four counters, and a launch loop with the sampler off and
 // on. All host time.
 
@@ -148,8 +148,8 @@ double median(std::vector<double> v) { return profiler::summarize_samples(std::m
 
 // Paired: each iteration builds through gmem, the raw runtime calls, the raw driver calls and
 // the runtime calls with the ledger, in alternating order, so that drift cancels; each ratio is
-// the median of the per-iteration ratios. Manual time: gmem's. `ratio` is the goal's (issue 20:
-// gmem against the raw calls a user writes, the runtime's); `driver_ratio` is gmem against the
+// the median of the per-iteration ratios. Manual time: gmem's. `ratio` is the goal's
+// (gmem against the raw calls a user writes, the runtime's); `driver_ratio` is gmem against the
 // driver's calls, which gmem makes: the cost of gmem's own work.
 void build_instantiate(benchmark::State& state) {
   std::vector<double> with_gmem, raw, ratio, build_ratio, inst_ratio, ledger_ratio, driver_ratio,

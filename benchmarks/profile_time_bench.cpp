@@ -1,4 +1,4 @@
-// Where profile_graph's time goes on a 1000-allocation graph (issue 20): the whole call with its
+// Where profile_graph's time goes on a 1000-allocation graph: the whole call with its
 // advice, without it, each phase alone, reading and analysing the graph, and the advice's
 // skeleton replays. Host time; each part is measured by calling it, not estimated.
 

@@ -1,4 +1,4 @@
-// Host-only benchmark of what the recording session itself costs a serving warm-up (issue 35):
+// Host-only benchmark of what the recording session itself costs a serving warm-up:
 // GRAPHS captures of one site (an MLP step as PyTorch's cudaMallocAsync backend captures it: three
 // allocations, four kernels, two frees, the output held), each instantiated, then ROUNDS rounds of
 // launches of every graph, then the report written at exit. The driver is a stand-in that answers

@@ -1,4 +1,4 @@
-// Issue 35's experiments (cupti_floor.cpp, interpose_floor.cpp): the work a recording cannot move
+// The experiments (cupti_floor.cpp, interpose_floor.cpp): the work a recording cannot move
 // out of an instantiation, done the same way under both interceptions. Before the call: a reading
 // of the device's memory in use (cuMemGetInfo) and the graph's read (its nodes, their kinds, each
 // allocation's and free's parameters, its edges: the calls gmem's recording library makes, without

@@ -360,8 +360,7 @@ bool finish_memory_reading(int& device, std::uint64_t& used) {
 // The device memory in use, read at once (on the helper thread where it is up, while this one
 // waits). It keeps no thread_local state: the session reads at the recording's end too, in the
 // exit handlers, after the thread's thread_local objects were destroyed (a reading through
-// this_threads_reading() there freed a destroyed shared_ptr again: a heap corruption at exit on
-// an H100 at 32458b3).
+// this_threads_reading() there freed a destroyed shared_ptr again: a heap corruption at exit).
 bool memory_used(int& device, std::uint64_t& used) {
   CUdevice d = 0;
   if (cuCtxGetDevice(&d) != CUDA_SUCCESS) return false;

@@ -3,7 +3,7 @@
 // two cuMemGetInfo readings around each instantiation cost a serving warm-up two to three times
 // their own time when taken on the program's thread (the kernel's and the driver's work evict
 // what the interpreter had in its core's caches), and no more than their own time when taken on
-// another core (H100; docs/benchmarks.md, "Record at scale"). The caller stays blocked until the
+// another core (docs/benchmarks.md, "Record at scale"). The caller stays blocked until the
 // call is done, so a reading still falls exactly where the caller asked for it. The helper blocks
 // every signal: the program's signals go to its own threads as without it. It is named
 // "gmem-readings". Both spin loops give the CPU up every 64th turn (sched_yield), so that where
@@ -21,9 +21,8 @@
 // The helper spins only while calls keep coming (a burst of instantiations), for `keep_spinning`
 // after the last one, then sleeps. Through a warm-up's captures it never sleeps, a second CPU busy
 // throughout: a helper that slept after each instantiation and was woken as the next capture ended
-// cost the capturing thread more (H100, 24696b5, one decoder layer a capture: the wake-up 8 us a
-// capture, the readings' wait 16 us a graph against 6 to 12; docs/benchmarks.md, "A helper that
-// sleeps between captures"). A call run() makes while it sleeps is not taken: run() wakes it
+// cost the capturing thread more (measured: docs/benchmarks.md, "A helper that sleeps between
+// captures"). A call run() makes while it sleeps is not taken: run() wakes it
 // and answers false, and the caller makes the call itself (the first of a burst, or a lone one).
 // A call start() makes while it sleeps is posted and the helper woken: the caller's own work
 // covers the wake-up (a model-sized graph is read in 60 us, its capture taking the helper past its

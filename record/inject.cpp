@@ -479,7 +479,7 @@ extern "C" __attribute__((visibility("default"))) void gmem_record_write_now(con
 
 // The driver calls this library subscribes to, by CUPTI callback id (up to CAPACITY of them into
 // IDS; returns how many there are): tools/cupti_floor.py enables the same set with an empty
-// callback, to measure what CUPTI's dispatch alone costs a program (issue 35).
+// callback, to measure what CUPTI's dispatch alone costs a program.
 extern "C" __attribute__((visibility("default"))) int gmem_record_route_ids(unsigned* ids, int capacity) {
   using gmem::record::injected::routes;
   const int n = static_cast<int>(sizeof routes / sizeof routes[0]);

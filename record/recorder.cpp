@@ -250,7 +250,7 @@ void recorder::on_instantiate(std::uint64_t exec, std::uint64_t graph, profiler:
   // A captured graph without memory nodes is a private-pool graph once some capture of the
   // process took memory from the device (an allocator that grows pools while capturing, as
   // PyTorch's native one does): a later capture into a shared pool may add nothing, and
-  // that zero is its figure (issue 22).
+  // that zero is its figure.
   // A capture the Python companion named a pool for is one, whether or not it took memory
   // (torch.compile's graph trees take it in warm-up runs: their captures may take nothing).
   const bool private_pool = devices.empty() && origin != graph_origin_.end() &&

@@ -315,7 +315,7 @@ profiler::report assemble(const recorder& r, const profiler::environment& env,
   // 10,000 independent memory nodes take 0.2 s on a 2-core machine).
   const auto started = std::chrono::steady_clock::now();
   const double budget_s = options.budget_s >= 0 ? options.budget_s : analysis_budget_seconds();
-  // Checked inside each graph's analysis too (issue 35: one graph of 5,000 + 5,000 allocations
+  // Checked inside each graph's analysis too (one graph of 5,000 + 5,000 allocations
   // took 7 s past a budget checked only between graphs); a budget of a year or more is none.
   const profiler::deadline until =
       budget_s < 3.2e7 ? profiler::deadline(started + std::chrono::duration_cast<std::chrono::steady_clock::duration>(

@@ -26,7 +26,7 @@ struct pending_call {
   bool busy_at_enter = false;
   bool windowed = false;
   /// The counters of the call's graph's other devices, read before the call (a graph that
-  /// allocates on several devices maps on each: issue 19).
+  /// allocates on several devices maps on each).
   std::vector<std::pair<int, std::optional<counters>>> others;
   /// The device memory in use before the call (an instantiation or an upload: the driver's
   /// state for the executable graph is what it took beyond a pool's growth).

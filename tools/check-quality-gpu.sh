@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The measurement behind reports/check-quality/ (issue 10), on the GPU machine: RUNS back-to-back
+# The measurement behind reports/check-quality/, on the GPU machine: RUNS back-to-back
 # `gmemprof run --trials K` of one binary, then RUNS runs of each injected regression
 # (GMEM_SUITE_INJECT, a test-only switch of the suite) over the scenarios it touches. Check them
 # with tools/check_quality.py GMEMPROF OUT_DIR (here or there).

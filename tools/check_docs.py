@@ -18,7 +18,7 @@
   uses, in the block or as inline code in the prose, is defined by the package's sources under
   python/ (read with ast, nothing imported; a name gmem takes from its extension module must
   be registered in python/src/*.cpp).
-- No issue numbers: the docs are for users; "issue 12" or an anchor "...-issue-12" is refused.
+- No issue numbers: the docs are for users; the word issue followed by a number, or an anchor ending so, is refused.
 
 Usage: check_docs.py [-v] GMEMPROF SOURCE_DIR    exit 0 when all hold, 1 otherwise (naming
 each); -v lists the commands run.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Completions and orderings a program makes without a device synchronize (issue 32): does the
+# Completions and orderings a program makes without a device synchronize: does the
 # driver let a launch in another stream share the granules of a launch the program waited for
 # through an event, a query, a stream wait or a synchronous copy, or one that finished unseen?
 # And does a launch that waits for room in the launch queue map anything? Runs `pool_probe`

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""What CUPTI's callback dispatch alone costs a serving warm-up's captures (issue 35): the step of
+"""What CUPTI's callback dispatch alone costs a serving warm-up's captures: the step of
 tests/record/scale/warmup.py (PyTorch, cudaMallocAsync backend, an MLP step, its output held),
 captured and instantiated in blocks of GRAPHS graphs (batch GRAPHS down to 1), then replayed
 once. Between blocks, in one process, benchmarks/cupti_floor.cpp switches a CUPTI subscription:

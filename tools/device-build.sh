@@ -14,7 +14,7 @@ fi
 tools/setup.sh "$build_dir"
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 >/dev/null
 cmake --build "$build_dir"
-# An install of it, for the GPU machine's test of an installed gmemprof (issue 19).
+# An install of it, for the GPU machine's test of an installed gmemprof.
 rm -rf "$build_dir/install-prefix"
 cmake --install "$build_dir" --prefix "$build_dir/install-prefix" >/dev/null
 rm -rf "$build_dir/install-prefix/include" "$build_dir/install-prefix"/lib*/*.a

@@ -2,7 +2,7 @@
 """gmem_bench's overhead/build_instantiate in several processes, alternating between builds.
 
 Each process reports the median over 5 repetitions of the median per-iteration ratio of gmem's
-build and instantiate over the raw calls (issue 20). One process's ratio moves with the host's
+build and instantiate over the raw calls. One process's ratio moves with the host's
 speed in that process (0.72 to 1.66 ms for the raw calls were seen in one session on H100s), so
 this runs N processes of each build, interleaved, and writes every run and the medians.
 

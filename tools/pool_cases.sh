@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The pool cases (issue 24; docs/driver-facts.md, "Many graphs, one pool"): runs `pool_probe` on every case;
+# The pool cases (docs/driver-facts.md, "Many graphs, one pool"): runs `pool_probe` on every case;
 # tests/host/pool_model_test.cpp reads the committed output and checks the pool model against
 # every step of every case.
 # Usage: tools/pool_cases.sh PATH/TO/pool_probe [--device N]

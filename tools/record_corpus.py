@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Record mode on programs nobody here wrote (issue 32), on the GPU machine: NVIDIA's
+"""Record mode on programs nobody here wrote, on the GPU machine: NVIDIA's
 cuda-samples graph programs (built elsewhere: pass the folder of their binaries; nothing of
 them is in this repository), PyTorch programs (tests/record/corpus/*.py), plain CUDA C++
 programs (tests/record/corpus_client.cu), one linked to libcuda that calls the driver API

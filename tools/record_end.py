@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The recording's end at scale, one build against another on one host (issue 35).
+"""The recording's end at scale, one build against another on one host.
 
 Runs, in turn for the previous build and this one:
   - `gmemprof record` of 16,000 rounds of two graphs made, launched, destroyed and trimmed

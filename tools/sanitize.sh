@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The host suite under AddressSanitizer and UndefinedBehaviorSanitizer (-fno-sanitize-recover:
-# any finding fails), built with clang, plus a short run of every fuzz target (issue 13), and
+# any finding fails), built with clang, plus a short run of every fuzz target, and
 # the ledger's tests under ThreadSanitizer (other threads' graphs read a graph's allocations
 # through the registry while it records them), and the recording session's.
 # tools/test.sh runs it after the main suite; CI runs that.

@@ -4,7 +4,7 @@
 // Measured on H100 hosts (driver 580.159.04): the runtime's wrappers, cudaGraphAddMemAllocNode
 // and cudaGraphAddMemFreeNode, built 1000 memory nodes 1.07x to 1.14x as slowly as these
 // (reports/bench/issue20-h100-processes-4a6eda7.json), more than all of gmem's bookkeeping
-// costs (issue 20). Each call here asks the driver first; when the entry point is missing or the
+// costs. Each call here asks the driver first; when the entry point is missing or the
 // driver refuses (a dependency from another graph, an address it did not hand out...), it makes
 // the runtime's own call, so that the result and the error (cudaGetLastError included) are
 // exactly the runtime's. A refused call adds nothing, so making it twice changes nothing.

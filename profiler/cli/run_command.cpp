@@ -80,7 +80,7 @@ report run_trials_in_processes(const run_options& options, const std::string& ou
     trials.push_back(std::move(r.scenarios));
   }
   // Scenarios whose trials disagree on a memory counter get more trials (fresh processes too),
-  // of those scenarios only (issue 21).
+  // of those scenarios only.
   const int settle = options.settle_trials < 0 ? 2 * options.trials : options.settle_trials;
   const std::vector<std::string> unsettled =
       settle > 0 ? unsettled_scenarios(trials, tolerances{}.memory) : std::vector<std::string>{};

@@ -71,7 +71,7 @@ scenario_result profile_graph(cudaGraph_t g, const std::string& name,
   const counters footprint = r.counters_after_phase.back().values;
   drive.settle();
 
-  // The cold phases from shared resets (issue 35: one instantiation feeds two samples, one
+  // The cold phases from shared resets (one instantiation feeds two samples, one
   // upload two), then each other phase on its own; reported in the order asked for.
   const settling settle{std::min(options.min_reps, options.reps), options.settled_spread};
   std::map<std::string, launch_cost> costs;
@@ -126,11 +126,11 @@ scenario_result profile_graph(cudaGraph_t g, const std::string& name,
   r.allocations = lifetimes(model, a);
   const flat_graph flat = flatten(model);
   r.diagnostics = diagnose(flat, a, facts);
-  r.skeletons.push_back(skeleton_of(flat, a, name));  // issue 9: for gmemprof replay
+  r.skeletons.push_back(skeleton_of(flat, a, name));  // For gmemprof replay
   if (options.measure_advice && a.alloc_nodes > 0) {
-    // Issue 9: each candidate change replayed as a skeleton (no user kernel runs); kept where
+    // Each candidate change replayed as a skeleton (no user kernel runs); kept where
     // the driver saved at least one granule. Leaves the pool trimmed, as above.
-    // Issue 21: the nodes' GPU durations on the real graph (CUPTI), which price each change
+    // The nodes' GPU durations on the real graph (CUPTI), which price each change
     // that adds dependencies in launch time.
     std::optional<advice_pricing> pricing;
     std::string durations_note;

@@ -373,7 +373,7 @@ std::vector<char> between_memory(const flat_graph& flat, const std::vector<std::
 // max_weight_antichain's network (Fulkerson's: s -> L_x, R_x -> t weighted, R_x -> L_x and
 // L_x -> R_y for covering pairs x < y infinite) needs every covering pair: a layer of k
 // allocations whose frees all precede another layer of k is k^2 pairs (25 million edges and
-// 1.4 GB for 5,000 + 5,000, issue 35). Here the graph's own nodes carry the order: L_x -> x's free
+// 1.4 GB for 5,000 + 5,000). Here the graph's own nodes carry the order: L_x -> x's free
 // node, the graph's edges among nodes between memory nodes, y's alloc node -> R_y, all infinite.
 // L_x reaches R_y through them exactly when x's free node reaches y's alloc node, so the finite
 // cuts, their capacities and the nearest minimum cut's elements are those of Fulkerson's network
@@ -633,7 +633,7 @@ std::uint64_t max_weight_antichain(std::size_t n,
   // Only elements still in u's cover need their closure cleared: one already cleared lies
   // above an element of the cover, whose closure holds its closure too (transitivity). That
   // makes this loop cost (cover edges) x (words) instead of (closure pairs) x (words): 5,000
-  // allocations in a deep order took a second the other way (issue 9's scale benchmark).
+  // allocations in a deep order took a second the other way (the model's scale benchmark).
   for (std::size_t u = 0; u < n; ++u) {
     closure.for_each(u, [&](std::size_t k) {
       if (cover.test(u, k)) cover.and_not_into(u, closure, k);

@@ -92,7 +92,7 @@ std::uint64_t pair_saving(const graph_analysis& a, const allocation& first, cons
 }
 
 // Pairs that can be live together only because a free is not ordered before a later alloc
-// (analysis: reuse_opportunities). Said only where it could matter (issue 21): not when the
+// (analysis: reuse_opportunities). Said only where it could matter: not when the
 // graph already reserves its bound (measured: facts.reserved_high, 0 when not known), not for a
 // pair whose ordering would not save a whole granule, and as one line when more than
 // `listed_pairs` pairs say the same.

@@ -99,7 +99,7 @@ class layout {
   /// first_word + w of the fids): only those that head a range, and only in words that hold a
   /// range large enough. A range's offset, size and pool are kept per fid, so that each one looked
   /// at costs no search of the pool's map (an allocation after a join of k frees looked at k
-  /// ranges in the map: 25 million lookups for 5,000 + 5,000 allocations, issue 35).
+  /// ranges in the map: 25 million lookups for 5,000 + 5,000 allocations).
   [[nodiscard]] std::size_t lowest_fit_by_bits(std::size_t v, const std::vector<std::uint64_t>& ancestors,
                                                std::size_t first_word) const {
     std::size_t best = no_node;
@@ -345,7 +345,7 @@ reuse_prediction predict_valid(const skeleton& s, std::uint64_t granularity,
   // Each node's row: the free nodes among its ancestors at creation (and itself), by fid, as
   // the words from first[v] that span them (empty: none). Rows over all free nodes cost a
   // skeleton of k independent branches k rows of k / 64 words, filled and scanned for every alloc
-  // node (issue 20); spans keep its rows one word wide, and in any skeleton a node's span stops
+  // node; spans keep its rows one word wide, and in any skeleton a node's span stops
   // at the free nodes created before it. A row is dropped once the last node created with it as
   // a dependency exists.
   std::vector<std::size_t> last_use(n, 0);
@@ -665,7 +665,7 @@ namespace {
 // #3 in graph 'g')", for the first few allocations that reuse in `after` and not in `before`.
 // Each label's last node in a skeleton (labels are unique per flat node; a hand-written skeleton
 // may repeat them or leave them empty), made once per search: a map of every label per candidate
-// was half the search's time on 150,000 nodes (issue 20). Keys view the skeleton's labels.
+// was half the search's time on 150,000 nodes. Keys view the skeleton's labels.
 using label_index = std::unordered_map<std::string_view, std::size_t>;
 
 label_index index_of_labels(const skeleton& s) {
@@ -915,7 +915,7 @@ std::optional<plan_result> plan_changes(const skeleton& s, std::uint64_t granula
   // scheduled. Every ready allocation a started node waits for is boosted when another of that
   // node's predecessors is scheduled; looking only at those made ready since the last time finds
   // the same ones as looking at every predecessor each time, which cost a join of k frees k^2
-  // looks (10,000 + 10,000 allocations: 10^8, issue 35).
+  // looks (10,000 + 10,000 allocations: 10^8).
   std::vector<std::vector<std::size_t>> waiting(n);
   const auto make_ready = [&](std::size_t v) {
     const skeleton_node& k = s.nodes[v];

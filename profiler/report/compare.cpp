@@ -122,7 +122,7 @@ std::string format_tolerance(const comparison_row& r) {
   return format_double(r.category == "reuse" ? "-%.1f%%" : "+%.1f%%", r.tolerance * 100.0);
 }
 
-// Issue 21: a time row's trials at the baseline's reference-launch speed. `b_ref` and `c_ref`
+// A time row's trials at the baseline's reference-launch speed. `b_ref` and `c_ref`
 // hold the reference launch (timing.hpp's reference_launch, timed beside the phase in the same
 // process) for every trial. In logarithms, each trial's time minus weight * (its reference's
 // minus the baseline references' median): the weight is the slope of time on reference within
@@ -228,7 +228,7 @@ class comparer {
     // floor: microsecond launches jitter by more than half).
     const bool wide =
         relative(bmax, bmin) > tol && (category != "time" || bmax - bmin > floor_us);
-    // Every row is judged (issue 21): a one-sided Mann-Whitney U test of the trials, where there
+    // Every row is judged: a one-sided Mann-Whitney U test of the trials, where there
     // are enough of them for any p to reach alpha, and a minimum effect; with too few trials the
     // effect alone decides, as with one sample.
     const bool testable = min_p_value(b.size(), c.size()) <= t_.alpha;
@@ -266,7 +266,7 @@ class comparer {
       const auto [up, down] = moved_in(b, c, 1);
       worse = up && significant_up;
       better = down && significant_down;
-      // Against the baseline as the whole suite moved (a host period: issue 21), a row that
+      // Against the baseline as the whole suite moved (a host period), a row that
       // moved no further than its phase did everywhere is not judged. A row judged at the
       // reference's speed must also have moved beyond the suite as measured: the reference and
       // the suite's move are two readings of the host's speed, and a time that grows faster
@@ -563,7 +563,7 @@ std::pair<double, double> reserved_range(const scenario_result& b, const scenari
   return {*low, *high};
 }
 
-// How each time metric moved across the suite (issue 21): the hosts the GPUs are lent on run
+// How each time metric moved across the suite: the hosts the GPUs are lent on run
 // whole suites at 0.6 to 0.75 of their usual instantiate and launch times for seconds at a time
 // (reports/check-quality/), and a baseline made in such a period makes every later run slower.
 // Per metric ("host.instantiate", "wall.steady_launch"), the median over the scenarios both
@@ -1063,7 +1063,7 @@ void compare_recordings(const report& baseline, const report& current, comparer&
                 {static_cast<double>(b.graph->held_granule_bytes)},
                 {static_cast<double>(c.graph->held_granule_bytes)}, true);
     }
-    // A graph whose memory is the allocator's private pool (issue 22): what its capture took is
+    // A graph whose memory is the allocator's private pool: what its capture took is
     // its figure. Compared as memory: a capture that takes more is a regression.
     if (b.graph && c.graph && b.graph->kind == "private_pool" && c.graph->kind == "private_pool") {
       out.judge(label, "capture_pool_growth_bytes", "memory",

@@ -3,7 +3,7 @@
 // be moved without the risk of an exception, so each time an object's vector grows, every member
 // it already holds is copied whole. json::parse builds each object member by member, so in a
 // recording whose `recorded` object holds the graphs, the counter timeline and the call sequence
-// before its seventeenth key, all of them were copied once while it was read (issue 35).
+// before its seventeenth key, all of them were copied once while it was read.
 #pragma once
 
 #include <cstddef>
@@ -22,7 +22,7 @@ namespace gmem::profiler {
 
 /// The same tree, the same exceptions, with the text's large arrays parsed in pieces (of 1/16 of `split_from_bytes` or more) through
 /// `each`: a recording's graphs, calls and counter points are most of its text, and the read-back
-/// at a program's end parsed them on one thread (issue 35). Text shorter than `split_from_bytes`,
+/// at a program's end parsed them on one thread. Text shorter than `split_from_bytes`,
 /// or with no array of that size and 16 elements or more within its first three levels, is parsed
 /// whole. Any piece that does not parse sends the whole text to parse_json_tree(text), so an error
 /// is json::parse's, byte offset and all. `pieces`, where given, is set to the number of pieces

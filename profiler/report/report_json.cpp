@@ -214,7 +214,7 @@ json to_json(const scenario_result& s, const recorded_graph* g = nullptr,
     if (l.warmups) c["warmups"] = l.warmups;
     c["host"] = to_json(l.host);
     if (l.wall.count > 0) c["wall"] = to_json(l.wall);  // a recording measures host time only
-    if (l.reference_host.count > 0) {  // issue 21: optional member
+    if (l.reference_host.count > 0) {  // Optional member
       c["reference"] = {{"host", to_json(l.reference_host)}, {"wall", to_json(l.reference_wall)}};
     }
     costs.push_back(std::move(c));
@@ -259,7 +259,7 @@ json to_json(const scenario_result& s, const recorded_graph* g = nullptr,
     }
     j["allocations"] = std::move(allocs);
   }
-  if (!s.skeletons.empty()) {  // issue 9: optional section
+  if (!s.skeletons.empty()) {  // Optional section
     json skeletons = json::array();
     for (std::size_t k = 0; k < s.skeletons.size(); ++k) {
       const skeleton& sk = s.skeletons[k];
@@ -292,7 +292,7 @@ json to_json(const scenario_result& s, const recorded_graph* g = nullptr,
         json tl{{"phase", l.phase},
                 {"host_median_us", number(l.host_median_us)},
                 {"wall_median_us", number(l.wall_median_us)}};
-        if (l.reference_host_median_us > 0) {  // issue 21: optional members
+        if (l.reference_host_median_us > 0) {  // Optional members
           tl["reference_host_median_us"] = number(l.reference_host_median_us);
           tl["reference_wall_median_us"] = number(l.reference_wall_median_us);
         }
@@ -303,7 +303,7 @@ json to_json(const scenario_result& s, const recorded_graph* g = nullptr,
     }
     j["trials"] = std::move(trials);
   }
-  if (s.advice) {  // issue 9: optional section
+  if (s.advice) {  // Optional section
     const auto change_json = [](const measured_change& c) {
       json out{{"kind", c.kind},
                {"where", c.where},
@@ -643,7 +643,7 @@ scenario_result read_scenario(const reader& in, const json& j, const std::string
     if (c.contains("warmups")) l.warmups = in.size(c, "warmups", p);
     l.host = read_stats(in, c, "host", p);
     if (c.contains("wall")) l.wall = read_stats(in, c, "wall", p);
-    if (c.contains("reference")) {  // issue 21: optional member
+    if (c.contains("reference")) {  // Optional member
       const json& ref = in.object(c, "reference", p);
       const std::string rp = reader::join(p, "reference");
       l.reference_host = read_stats(in, ref, "host", rp);
@@ -694,7 +694,7 @@ scenario_result read_scenario(const reader& in, const json& j, const std::string
     }
   }
 
-  if (j.contains("skeletons")) {  // issue 9: optional section
+  if (j.contains("skeletons")) {  // Optional section
     const std::string sk_path = reader::join(path, "skeletons");
     const json& sk = in.array(j, "skeletons", path);
     for (std::size_t i = 0; i < sk.size(); ++i) {
@@ -763,7 +763,7 @@ scenario_result read_scenario(const reader& in, const json& j, const std::string
     }
   }
 
-  // Optional (issue 10): reports of one sample have no trials.
+  // Optional: reports of one sample have no trials.
   if (j.contains("trials")) {
     const std::string trials_path = reader::join(path, "trials");
     const json& trials_json = in.array(j, "trials", path);
@@ -784,7 +784,7 @@ scenario_result read_scenario(const reader& in, const json& j, const std::string
         const json& l = element(in, launches, k, q);
         trial_sample::launch tl{in.name(l, "phase", q), in.time_us(l, "host_median_us", q),
                                 in.time_us(l, "wall_median_us", q)};
-        if (l.contains("reference_host_median_us")) {  // issue 21: optional members
+        if (l.contains("reference_host_median_us")) {  // Optional members
           tl.reference_host_median_us = in.time_us(l, "reference_host_median_us", q);
           tl.reference_wall_median_us = in.time_us(l, "reference_wall_median_us", q);
         }
@@ -794,7 +794,7 @@ scenario_result read_scenario(const reader& in, const json& j, const std::string
     }
   }
 
-  if (j.contains("advice")) {  // issue 9: optional section
+  if (j.contains("advice")) {  // Optional section
     const std::string ap = reader::join(path, "advice");
     const json& a = in.object(j, "advice", path);
     const auto read_change = [&](const json& c, const std::string& p) {
@@ -1193,7 +1193,7 @@ void fit(const json& j, std::size_t indent, std::size_t width, std::size_t deep,
   };
   if (each && !object && j.size() >= fitted_in_runs_from) {
     // A long array's elements in runs, each run's text made alone and joined in order: a
-    // recording's scenarios, graphs, calls and counter points (issue 35). The same text.
+    // recording's scenarios, graphs, calls and counter points. The same text.
     std::vector<std::string> texts(run_count(j.size(), 8));
     run_ranges(each, j.size(), 8, [&](std::size_t r, std::size_t from, std::size_t to) {
       for (std::size_t i = from; i < to; ++i) {
@@ -1638,7 +1638,7 @@ std::string to_json_string(const report& r, const for_each_index& each, kept_tre
 report from_json_string(const std::string& text, const std::string& source, const for_each_index& each,
                         kept_trees* keep) {
   // Before parsing: nlohmann parses deep text without recursion, but copies and destroys it
-  // recursively (a key after ~100,000 nested arrays overflowed the stack, issue 32).
+  // recursively (a key after ~100,000 nested arrays overflowed the stack).
   if (const auto at = offset_beyond_depth(text, report_max_depth)) {
     throw report_error(report_error::kind::invalid,
                        "report '" + source + "' nests arrays and objects deeper than " +

@@ -1,5 +1,5 @@
 #pragma once
-// What many objects of a written recording say alike, stated once (issue 35: 2000 graphs of a
+// What many objects of a written recording say alike, stated once (2000 graphs of a
 // model's size wrote each scenario's "source": "recorded", and 2000 diagnostics the same 300
 // characters of advice). Each form has its writer and the reader that undoes it, on the JSON
 // text's values. Only the report code's .cpp files see nlohmann's types (json_fwd).

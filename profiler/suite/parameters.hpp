@@ -1,5 +1,5 @@
 #pragma once
-// Scenario parameters (issue 10): what each scenario takes, with its default and range, and the
+// Scenario parameters: what each scenario takes, with its default and range, and the
 // values of `gmemprof run --set NAME=VALUE` parsed and checked against them. Plain C++ (no CUDA):
 // tested on the host.
 

@@ -17,7 +17,7 @@ struct run_options {
   int warmups = 2;
   int reps = 10;
   /// Independent trials per scenario, each from a fresh state (trimmed pool, new streams and
-  /// graphs) with its own warmups and reps (issue 10; the default is chosen by measurement,
+  /// graphs) with its own warmups and reps (the default is chosen by measurement,
   /// reports/check-quality/README.md).
   int trials = 5;
   /// gmemprof runs each trial in a fresh process of its own (run_suite ignores this and runs
@@ -25,7 +25,7 @@ struct run_options {
   bool trials_in_processes = true;
   /// With trials in processes: a scenario whose trials disagree on a memory counter (the
   /// driver's choice depends on a race, e.g. graphs in separate streams) gets this many more
-  /// trials, so that its distribution is judged, not its first few draws (issue 21). -1: twice
+  /// trials, so that its distribution is judged, not its first few draws. -1: twice
   /// `trials`; 0: none.
   int settle_trials = -1;
   /// Scenario names to run (all when empty).

@@ -33,7 +33,7 @@ constexpr std::uint64_t GiB = std::uint64_t{1} << 30;
 /// launch times measure the graph and its mapping, not memory bandwidth.
 constexpr std::uint64_t touch_bytes = MiB;
 
-/// TEST-ONLY regression injection (issue 10), read by the suite and nowhere else: the
+/// TEST-ONLY regression injection, read by the suite and nowhere else: the
 /// environment variable GMEM_SUITE_INJECT set to one of
 ///   extra_granule  single_alloc holds one more granule-sized allocation beside its own;
 ///   free_removed   address_reuse_chain's first free no longer precedes the next allocation
@@ -41,7 +41,7 @@ constexpr std::uint64_t touch_bytes = MiB;
 ///   remap          multi-graph scenarios trim before every steady iteration: each remaps;
 ///   slow_launch    multi-graph scenarios launch their graphs twice per steady iteration;
 ///   slow_steady    single_alloc's graphs of at most 2 MiB launch twice per steady sample (a
-///                  small graph's steady launch twice as slow, issue 21).
+///                  small graph's steady launch twice as slow).
 /// It exists to measure that `gmemprof check` catches such regressions
 /// (reports/check-quality/); unset (always, outside that measurement) it changes nothing.
 std::string injected() {
@@ -140,7 +140,7 @@ class scenario_model {
   std::vector<std::pair<std::string, std::string>> launches_;
 };
 
-/// Issue 9, for a scenario of several graphs: each graph's skeleton, and, where the graphs that
+/// For a scenario of several graphs: each graph's skeleton, and, where the graphs that
 /// allocate were launched into more than one stream, those graphs replayed in one stream against
 /// the footprint measured as launched ("one_stream"; advice only where it saved a granule).
 void measure_launch_advice(scenario_result& r, const scenario_model& set, std::uint64_t reserved_as_launched,

@@ -142,7 +142,7 @@ PYBIND11_MODULE(_core, m) {
       .def_readonly("warmups", &gp::launch_cost::warmups)
       .def_readonly("host", &gp::launch_cost::host)
       .def_readonly("wall", &gp::launch_cost::wall)
-      // issue 21: the reference launch timed beside every sample (count 0: not measured)
+      // The reference launch timed beside every sample (count 0: not measured)
       .def_readonly("reference_host", &gp::launch_cost::reference_host)
       .def_readonly("reference_wall", &gp::launch_cost::reference_wall);
   py::class_<gp::diagnostic>(m, "Diagnostic")

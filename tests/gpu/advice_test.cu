@@ -1,4 +1,4 @@
-// Issue 9: advice measured on the driver. For each advice kind, a real graph (kernels included)
+// Advice measured on the driver. For each advice kind, a real graph (kernels included)
 // where it is printed, the change applied to the real graph as the advice says, and the real
 // saving within one reservation granule of the claim; and graphs where a naive suggestion saves
 // nothing and no advice is printed.
@@ -177,7 +177,7 @@ skeleton skeleton_for(cudaGraph_t g, const std::string& name) {
   return skeleton_of(flat, analyse(flat, granule()), name);
 }
 
-// The advice of `kind` in r (the plan, issue 21, is listed beside the single changes).
+// The advice of `kind` in r (the plan is listed beside the single changes).
 const measured_advice& advice_of(const advice_report& r, const std::string& kind) {
   for (const auto& m : r.advice) {
     if (m.kind == kind) return m;
@@ -320,7 +320,7 @@ void spin_chains(real_graph& r, int k, std::size_t bytes, long long cycles, bool
 }
 
 TEST_F(Advice, ThePlanChainsIndependentAllocationsAndItsPriceIsPredictedFromTheCriticalPath) {
-  // Issue 21: four independent 128 MiB chains reserve 512 MiB. The plan: three dependencies,
+  // Four independent 128 MiB chains reserve 512 MiB. The plan: three dependencies,
   // one allocation's memory, measured; its price: the four kernels in series instead of side by
   // side, predicted from the kernels' durations on the real graph.
   const long long cycles = 400000;  // ~200 us at H100 clocks: the launch's own overhead is ~10 us

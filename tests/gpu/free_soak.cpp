@@ -121,7 +121,7 @@ int main(int argc, char** argv) {
         after.registry.remembered_frees <= gmem::allocation_registry::remembered_frees_max;
 
     std::ostringstream j;
-    j << "{\n  \"kind\": \"gmem issue 14 soak: graph allocations freed in a stream\",\n"
+    j << "{\n  \"kind\": \"gmem soak: graph allocations freed in a stream\",\n"
       << "  \"commit\": " << quoted(run.commit) << ",\n"
       << "  \"date\": " << quoted(gmem::soak::utc_now()) << ",\n"
       << "  \"command\": " << quoted(run.command) << ",\n"

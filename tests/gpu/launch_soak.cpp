@@ -1,4 +1,4 @@
-// Soak of launches (issue 13): one graph shaped like the suite's reuse scenarios (a chain of two
+// Soak of launches: one graph shaped like the suite's reuse scenarios (a chain of two
 // 64 MiB allocations that reuse one another, beside two concurrent 32 MiB ones), launched N
 // times into one stream with the counter sampler running in the background. The graph memory
 // counters must not grow after the first launch, and the process's resident memory must stay
@@ -128,7 +128,7 @@ int main(int argc, char** argv) {
     const bool bounded = !counters_grew && rss_bounded;
 
     json j = {
-        {"kind", "gmem issue 13 soak: launches of one graph with the counter sampler running"},
+        {"kind", "gmem soak: launches of one graph with the counter sampler running"},
         {"commit", run.commit},
         {"date", gmem::soak::utc_now()},
         {"command", run.command},

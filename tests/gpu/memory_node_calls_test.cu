@@ -1,5 +1,5 @@
-// gmem adds memory nodes through the driver's own calls (the runtime's wrappers are slower,
-// issue 20) and makes the runtime's call when the driver refuses: a graph built on threads
+// gmem adds memory nodes through the driver's own calls (the runtime's wrappers are slower)
+// and makes the runtime's call when the driver refuses: a graph built on threads
 // without a current context works, and a refusal is the runtime's and adds nothing.
 #include <cuda.h>
 

@@ -56,7 +56,7 @@ std::vector<std::string> named_steps(const phase_chain& c) {
   return names;
 }
 
-// Issue 35: the cold phases share resets. Each chain's reset leaves the pool trimmed and no
+// The cold phases share resets. Each chain's reset leaves the pool trimmed and no
 // executable graph; the instantiation maps nothing; the upload (or the launch after a bare
 // instantiation) maps; each step is what its phase's own step() is after its own reset.
 TEST_F(PhaseDriver, ColdChainsShareOneResetAndEachStepStartsWhereTheLastEnded) {

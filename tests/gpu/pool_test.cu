@@ -1,4 +1,4 @@
-// Issue 24 on the GPU: a set of graphs in one pool, measured. profile_graphs gives each graph its
+// On the GPU: a set of graphs in one pool, measured. profile_graphs gives each graph its
 // own figures and explains the set's high watermark; the pool model predicts it; replay --set
 // reproduces it from the report alone; and the what-if it prints (outputs outside the graphs) is
 // checked against the real graphs rebuilt as it says.

@@ -46,8 +46,8 @@ TEST_F(Profiler, HighWatermarksResetOnlyToZero) {
   EXPECT_EQ(c.reserved_high, c.reserved_current);
 }
 
-// The report reader refuses counters whose high watermark is below the current value
-// (issue 13): that holds only if a reset with memory still in use sets each high watermark to
+// The report reader refuses counters whose high watermark is below the current value:
+// that holds only if a reset with memory still in use sets each high watermark to
 // the current value, not to 0. Measured here, with 32 MiB live across the reset.
 TEST_F(Profiler, HighWatermarksResetWithMemoryInUseEqualTheCurrentValues) {
   graph g("watermark live");
@@ -166,7 +166,7 @@ TEST_F(Profiler, UnfreedAllocationIsDiagnosedAndEveryPhaseRuns) {
   EXPECT_EQ(read_counters(0).reserved_current, 0u);  // the profiler leaves the pool trimmed
 }
 
-// Issue 21: the reference launch the check compares times with is timed after every sample of
+// The reference launch the check compares times with is timed after every sample of
 // every phase, and touches no graph memory (a plain allocation and a memset node).
 TEST_F(Profiler, ReferenceLaunchIsTimedBesideEveryPhaseWithoutGraphMemory) {
   graph g("referenced");
@@ -176,7 +176,7 @@ TEST_F(Profiler, ReferenceLaunchIsTimedBesideEveryPhaseWithoutGraphMemory) {
   ASSERT_EQ(r.launch_costs.size(), all_phases().size());
   ASSERT_EQ(r.counters_after_phase.size(), all_phases().size() + 3);  // footprint, destroyed, trimmed
   for (std::size_t i = 0; i < all_phases().size(); ++i) {
-    // In the order asked for, though the cold phases are sampled together first (issue 35).
+    // In the order asked for, though the cold phases are sampled together first.
     EXPECT_EQ(r.launch_costs[i].phase, all_phases()[i]);
     EXPECT_EQ(r.counters_after_phase[i + 1].phase, all_phases()[i]);
     EXPECT_GE(r.launch_costs[i].host.count, 3u) << r.launch_costs[i].phase;

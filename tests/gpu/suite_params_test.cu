@@ -1,4 +1,4 @@
-// The scenario suite's parameters on a real device (issue 10): the many_small defaults show
+// The scenario suite's parameters on a real device: the many_small defaults show
 // that concurrent small allocations reserve more than chained ones, and a --set value is the
 // value measured and recorded.
 #include <algorithm>

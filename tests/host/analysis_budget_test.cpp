@@ -1,4 +1,4 @@
-// Issue 35: analyses given a deadline check it inside their loops and stop with budget_exceeded
+// Analyses given a deadline check it inside their loops and stop with budget_exceeded
 // (nothing computed) once it has passed, so that a recording's analysis at exit cannot overrun
 // its budget by a whole graph.
 #include <gtest/gtest.h>

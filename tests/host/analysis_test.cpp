@@ -560,7 +560,7 @@ TEST(Analysis, BoundMatchesBruteForceOverRandomGraphs) {
   }
 }
 
-// Issue 20: a wide graph's bound and pairs come component by component, and the pairs from a
+// A wide graph's bound and pairs come component by component, and the pairs from a
 // bounded selection, not from sorting every pair. Checked against that straightforward
 // computation (reachability by search, one antichain network over all allocations, every pair
 // of the heaviest set sorted) on 300 branches alloc -> kernel -> free: in the first half, later

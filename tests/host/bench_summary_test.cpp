@@ -84,7 +84,7 @@ TEST(BenchSummary, RefusesTextThatIsNotAGmemBenchResult) {
 }
 
 // A number beyond the range of a double (nlohmann's out_of_range) is refused, not a crash
-// (found by fuzzing the report reader, issue 13).
+// (found by fuzzing the report reader).
 TEST(BenchSummary, RefusesANumberBeyondDouble) {
   std::string text = sample();
   const std::string marker = "\"footprint_bytes\":0.000000}";

@@ -1,4 +1,4 @@
-// The check of two recordings of one program (gmemprof record, issue 24): graphs matched by
+// The check of two recordings of one program (gmemprof record): graphs matched by
 // identity whatever the run named them, the pools' figures as rows of their own, each graph's
 // own figures (held granules included, growth not), and no rows a recording cannot have.
 

@@ -1,4 +1,4 @@
-// Times judged at the reference launch's speed (issue 21): the profiler times a fixed one-memset
+// Times judged at the reference launch's speed: the profiler times a fixed one-memset
 // graph beside every sample of a phase, in the same process, and the check scales each trial's
 // time to the baseline's reference speed, by as much as the time moves with the reference within
 // the trials (the slope, 0 to 1). Synthetic trials shaped like the H100

@@ -1,4 +1,4 @@
-// The noise-aware check (issue 10): statistics on synthetic trial distributions, chosen so that
+// The noise-aware check: statistics on synthetic trial distributions, chosen so that
 // a check on medians alone, on a fixed percentage, or with a wrong U statistic gets them wrong.
 #include <gtest/gtest.h>
 
@@ -84,7 +84,7 @@ TEST(CheckTrials, CounterInsideWhatTheBaselineShowedPasses) {
   const auto c = with_trials({512 * MiB, 512 * MiB, 512 * MiB, 512 * MiB, 512 * MiB},
                              {50, 50, 50, 50, 50});
   const comparison cmp = compare_reports(one(b), one(c), tolerances{});
-  EXPECT_EQ(row(cmp, "reserved_high_bytes").verdict, "pass");  // judged (issue 21)
+  EXPECT_EQ(row(cmp, "reserved_high_bytes").verdict, "pass");  // judged
   EXPECT_TRUE(row(cmp, "reserved_high_bytes").wide_baseline);
   EXPECT_FALSE(cmp.regressed());
   // What --strict still fails: the times, whose trials ran against different reservations.
@@ -274,7 +274,7 @@ TEST(CombineTrials, MedianOfTrialMediansAndEveryTrialKept) {
   EXPECT_TRUE(combine_trials({make(10, 1)})[0].trials.empty());  // one trial: schema-1 shape
 }
 
-// Found by the report reader's checks (issue 13): the joined median came from every trial but
+// Found by the report reader's checks: the joined median came from every trial but
 // count, min and max from the first alone, so a median could lie outside [min, max].
 TEST(CombineTrials, CountMinAndMaxCoverEveryTrial) {
   auto make = [](double lo, double mid, double hi) {
@@ -297,7 +297,7 @@ TEST(CombineTrials, CountMinAndMaxCoverEveryTrial) {
   EXPECT_EQ(l.host.max_us, 20);
 }
 
-// A host period (issue 21): on the hosts the GPUs are lent on, whole suite runs took 0.6 to
+// A host period: on the hosts the GPUs are lent on, whole suite runs took 0.6 to
 // 0.75 of their usual times for seconds at a time. `n` scenarios with 5 trials of one launch
 // cost each; scenario `slow` (if any) launches `slow_factor` times slower than the others.
 report suite(int n, double factor, int slow = -1, double slow_factor = 1) {

@@ -1,4 +1,4 @@
-// The launch-time price of ordering changes (issue 21): the longest path through measured node
+// The launch-time price of ordering changes: the longest path through measured node
 // durations, with and without added edges.
 #include <gtest/gtest.h>
 

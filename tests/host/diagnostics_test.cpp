@@ -131,7 +131,7 @@ TEST(Diagnostics, MissedReuseNamesBothAllocationsAndTheEdgeToAdd) {
   EXPECT_TRUE(contains(m, "alloc node #0 in graph 'g' (1.00 MiB at 0x7f0000000000)")) << m;
   EXPECT_TRUE(contains(m, "alloc node #2 in graph 'g' (3.00 MiB at 0x7f0000200000)")) << m;
   EXPECT_TRUE(contains(m, "free node #1 in graph 'g' is not ordered before alloc node #2")) << m;
-  // Issue 9: an edge added later saves nothing on the driver; the advice says to pass it at
+  // An edge added later saves nothing on the driver; the advice says to pass it at
   // creation and promises no saving of its own.
   EXPECT_TRUE(contains(m, "as a dependency when creating alloc node #2")) << m;
   EXPECT_FALSE(contains(m, "saving up to")) << m;
@@ -143,7 +143,7 @@ TEST(Diagnostics, OrderedAllocationsAreNoMissedReuse) {
   EXPECT_TRUE(with_code(diagnose(r.flat, r.a, quiet_facts()), "missed_reuse").empty());
 }
 
-// k unordered alloc/free pairs of `bytes` each, addresses 1 GiB apart (issue 21's shapes).
+// k unordered alloc/free pairs of `bytes` each, addresses 1 GiB apart (the shapes the launch-time price was measured on).
 graph_model independent(int k, std::uint64_t bytes) {
   graph_model g;
   g.name = "wide";
@@ -157,7 +157,7 @@ graph_model independent(int k, std::uint64_t bytes) {
 }
 
 TEST(Diagnostics, MissedReuseIsSilentWhereOrderingCouldNotSaveAGranule) {
-  // Issue 21: 64 concurrent 1 MiB allocations fill two 32 MiB granules; ordering any one pair
+  // 64 concurrent 1 MiB allocations fill two 32 MiB granules; ordering any one pair
   // leaves 63 MiB, still two granules: nothing to say, whatever was reserved.
   const analysed r = analyse_model(independent(64, MiB), 32 * MiB);
   ASSERT_FALSE(r.a.reuse_opportunities.empty());  // the analysis still lists the pairs

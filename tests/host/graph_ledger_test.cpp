@@ -295,7 +295,7 @@ TEST_F(GraphLedger, AllocationsRecordedWhileAnotherThreadsGraphFreesThemAreAllFo
   EXPECT_EQ(owner.unfreed().size(), n);
 }
 
-// The index is made only when a lookup looks past the newest records (issue 20): an address
+// The index is made only when a lookup looks past the newest records: an address
 // at or below the highest one seen is looked up at once, and refused while it is held.
 TEST_F(GraphLedger, AddressBelowTheHighestIsLookedUpAndRefusedWhileHeld) {
   graph_ledger g("g", graph_ledger::kind::ordinary, registry);

@@ -1,5 +1,5 @@
 // parse_json_tree (profiler/report/json_tree.hpp) reads reports in place of json::parse, whose
-// objects copy every member they hold each time they grow (issue 35): it must give the same tree,
+// objects copy every member they hold each time they grow: it must give the same tree,
 // member order and all, and refuse what json::parse refuses with the same exception and message.
 #include <gtest/gtest.h>
 

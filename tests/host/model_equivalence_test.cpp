@@ -1,4 +1,4 @@
-// Issue 35: the analysis and the reuse rule made fast compute exactly what they computed before
+// The analysis and the reuse rule made fast compute exactly what they computed before
 // (model_reference.cpp keeps that code): every field of analyse() and predict_reuse(), and what
 // is built on them, over hundreds of small random graphs of several shapes, the layered one
 // (allocations, unordered frees, a join, larger allocations) among them.
@@ -250,7 +250,7 @@ void expect_same(const skeleton& fast, const skeleton& old, const std::string& w
   }
 }
 
-// The plan (issue 21) of `s` as before: its dependencies, its skeleton, its words and figures,
+// The plan of `s` as before: its dependencies, its skeleton, its words and figures,
 // or the same refusal.
 void expect_same_plan(const skeleton& s, const std::string& where) {
   std::optional<plan_result> fast, old;
@@ -354,7 +354,7 @@ TEST(ModelEquivalence, JoinedAndLaneGraphsAnalyseAndPredictAsBefore) {
   }
 }
 
-// The layered graph of the scale benchmark (issue 35), as a graph model: `per_layer`
+// The layered graph of the scale benchmark, as a graph model: `per_layer`
 // allocations each freed by its own free node, a join, then `per_layer` larger ones, freed.
 graph_model layered(std::size_t per_layer) {
   builder b;
@@ -377,7 +377,7 @@ graph_model layered(std::size_t per_layer) {
   return b.g;
 }
 
-// The layered graph of 500 + 500 allocations as the code before issue 35 analysed it.
+// The layered graph of 500 + 500 allocations as the reference code analyses it.
 TEST(ModelEquivalence, LargeLayeredGraphAsBefore) {
   const graph_model g = layered(500);
   const flat_graph flat = flatten(g);
@@ -441,7 +441,7 @@ TEST(ModelEquivalence, RandomSkeletonsPredictAsBefore) {
   }
 }
 
-// The pool model and the one before issue 35 driven side by side through random programs (graphs
+// The pool model and its reference driven side by side through random programs (graphs
 // added, launched and uploaded into three streams with and without measured growth, outputs
 // freed, graphs destroyed and made again, synchronizes, trims): every step's result and, after
 // each, every device's reservation, used memory, shares and each graph's held allocations.

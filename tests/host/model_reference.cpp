@@ -1,4 +1,4 @@
-// The model's analysis and reuse rule as they were before issue 35 (commit 9f824a4), kept as
+// The model's analysis and reuse rule in their first, slower form, kept as
 // they were so that equivalence tests compare every figure of the faster code with the code it
 // replaced: analyse() with its per-component reachability bit matrices and max_weight_antichain
 // over the transitive reduction, predict_reuse() with its scan of every available ancestor free,
@@ -139,7 +139,7 @@ class disjoint_sets {
 // Which memory nodes reach which, in pieces that never reach each other ("components": the
 // allocations whose nodes are joined by paths through nodes that lie between memory nodes). A row
 // is as wide as its component, so a graph of k independent branches keeps k rows of one word,
-// not k rows of k bits (1.2 GB at k = 10,000, issue 20), and the whole stays exact.
+// not k rows of k bits (1.2 GB at k = 10,000), and the whole stays exact.
 struct memory_reach {
   std::vector<std::size_t> component;  ///< per allocation
   std::vector<std::size_t> local;      ///< per allocation: its rank in its component (allocation order)
@@ -228,7 +228,7 @@ memory_reach reach_of(const flat_graph& flat, const std::vector<std::size_t>& or
   // Rows are filled in reverse topological order, each the union of its successors' rows. Only
   // memory nodes' rows are kept: any other node's row is dropped (and its buffer reused) once
   // all its predecessors have taken it in. A dense matrix over all nodes cost 125 MB and a
-  // second of page faults at 100,000 nodes and 5,000 allocations (issue 9).
+  // second of page faults at 100,000 nodes and 5,000 allocations.
   std::vector<std::size_t> preds_left(n, 0);
   for (std::size_t v = 0; v < n; ++v) {
     if (!between[v]) continue;
@@ -496,7 +496,7 @@ reuse_prediction predict_valid(const skeleton& s, std::uint64_t granularity,
   // Each node's row: the free nodes among its ancestors at creation (and itself), by fid, as
   // the words from first[v] that span them (empty: none). Rows over all free nodes cost a
   // skeleton of k independent branches k rows of k / 64 words, filled and scanned for every alloc
-  // node (issue 20); spans keep its rows one word wide, and in any skeleton a node's span stops
+  // node; spans keep its rows one word wide, and in any skeleton a node's span stops
   // at the free nodes created before it. A row is dropped once the last node created with it as
   // a dependency exists.
   std::vector<std::size_t> last_use(n, 0);
@@ -701,7 +701,7 @@ graph_analysis analyse(const flat_graph& flat, std::uint64_t granularity) {
   // never ordered, so the heaviest antichain of the whole is the union of each component's (the
   // flow network of max_weight_antichain falls apart into the same pieces, and so does its
   // minimum cut). Built as one network, k independent allocations cost k^2 calls of `less` and
-  // two k-by-k bit matrices: 1.2 GB and seconds at k = 10,000 (issue 20).
+  // two k-by-k bit matrices: 1.2 GB and seconds at k = 10,000.
   std::uint64_t sum = 0;
   for (const allocation& al : a.allocations) {
     if (al.bytes > std::numeric_limits<std::uint64_t>::max() - 1 - sum) {

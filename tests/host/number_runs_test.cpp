@@ -1,4 +1,4 @@
-// Lists of sizes and offsets written with their repeats folded (issue 35: a model's layers repeat
+// Lists of sizes and offsets written with their repeats folded (a model's layers repeat
 // their allocations' sizes layer after layer): what is written reads back exactly, folds only
 // where the text gets shorter, and a hand-edited list that would expand past what the reader
 // expects is refused before it is expanded.

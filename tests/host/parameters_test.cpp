@@ -1,4 +1,4 @@
-// Scenario parameters (issue 10): sizes and counts parsed exactly or refused with the reason,
+// Scenario parameters: sizes and counts parsed exactly or refused with the reason,
 // `--set` resolved against the selected scenarios with errors that name the parameter, the value
 // and the scenarios, the trials' processes given the same settings, and defaults that show what
 // each scenario exists to show.

@@ -1,4 +1,4 @@
-// The pool model as it was before issue 35 (commit 9f824a4), for the equivalence tests.
+// The pool model in its first, slower form, for the equivalence tests.
 #include "pool_model_reference.hpp"
 
 #include <algorithm>

@@ -1,5 +1,5 @@
 #pragma once
-// The pool model as it was before issue 35 (commit 9f824a4): used() and shares() walked every
+// The pool model in its first, slower form: used() and shares() walked every
 // graph ever added. The equivalence tests drive it and the library's side by side.
 
 #include <cstddef>

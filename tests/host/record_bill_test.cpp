@@ -1,4 +1,4 @@
-// The bill (issue 33) against a fake driver: what CUDA graphs cost a device by kind. The
+// The bill against a fake driver: what CUDA graphs cost a device by kind. The
 // framework's graph pools as the Python companion names them (warm-up runs and captures into a
 // pool, PyTorch's own figure at the program's end), the executable graphs' state (the device
 // memory in use around each instantiation and upload, less a pool's growth), the memory-node

@@ -1,4 +1,4 @@
-// Issue 19: the reports of a recorded command's processes merged into one, graphs named by
+// The reports of a recorded command's processes merged into one, graphs named by
 // process, pools labelled by process; one process's report is left as it is.
 #include <gtest/gtest.h>
 

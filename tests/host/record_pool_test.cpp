@@ -1,4 +1,4 @@
-// Record mode with several graphs in one pool (issue 24): the recorder is fed what the
+// Record mode with several graphs in one pool: the recorder is fed what the
 // recording library would have seen of the pool probe's cases on an H100 (the counters the
 // driver gave before and after each call, read only where the library reads them), and the
 // report must give each graph its own figures, the growth its own calls caused, and the pool's
@@ -278,7 +278,7 @@ TEST(RecordPool, ALongSteadyLoopKeepsBoundedState) {
 namespace gmem::record {
 namespace {
 
-// Issue 19: a program that makes the same graph again and again (same site, same structure)
+// A program that makes the same graph again and again (same site, same structure)
 // keeps one record with a count: 10,000 graphs captured, launched twice and destroyed leave one
 // graph record, a bounded sequence and a bounded timeline.
 TEST(RecordBounded, TenThousandGraphsMadeAndDestroyedKeepOneRecord) {
@@ -327,7 +327,7 @@ TEST(RecordBounded, GraphsOfAnotherShapeStayApart) {
 namespace gmem::record {
 namespace {
 
-// Issue 22: graphs whose memory is the application's allocator's (PyTorch's native caching
+// Graphs whose memory is the application's allocator's (PyTorch's native caching
 // allocator): what the capturing thread allocated while its capture was active is the graph's
 // pool growth; a later capture into a shared pool may add nothing, and says so.
 TEST(RecordPrivatePool, CaptureTimeAllocationsAreTheGraphsPoolGrowth) {
@@ -379,7 +379,7 @@ TEST(RecordPrivatePool, CaptureTimeAllocationsAreTheGraphsPoolGrowth) {
 namespace gmem::record {
 namespace {
 
-// Issue 19: a graph that allocates on two devices maps memory on each; the call is recorded
+// A graph that allocates on two devices maps memory on each; the call is recorded
 // once per device, and each device's pool has its own growth, high watermark and attribution.
 TEST(RecordDevices, AGraphOnTwoDevicesGrowsEachDevicesPool) {
   recorder r;
@@ -420,7 +420,7 @@ TEST(RecordDevices, AGraphOnTwoDevicesGrowsEachDevicesPool) {
 namespace gmem::record {
 namespace {
 
-// Issue 19: past the analysis budget at exit, a graph keeps its skeleton and is marked
+// Past the analysis budget at exit, a graph keeps its skeleton and is marked
 // deferred; gmemprof show analyses it.
 TEST(RecordBudget, PastTheBudgetAGraphKeepsItsSkeletonAndShowAnalysesIt) {
   recorder r;
@@ -446,7 +446,7 @@ TEST(RecordBudget, PastTheBudgetAGraphKeepsItsSkeletonAndShowAnalysesIt) {
   EXPECT_EQ(in_time.scenarios[0].analysis.reserved_high_bytes, 96u << 20);
 }
 
-// Issue 35: the budget is checked inside a graph's analysis too. A layered graph of 4,000 +
+// The budget is checked inside a graph's analysis too. A layered graph of 4,000 +
 // 4,000 allocations takes tens of milliseconds to analyse; with a budget of 2 ms its analysis
 // stops inside, the graph keeps its skeleton and is deferred (never half-analysed), and so is
 // the small graph after it.

@@ -242,7 +242,7 @@ TEST(RecordRecorder, KeepsEveryNonSteadyEventAndTheSteadyHostTimes) {
   EXPECT_EQ(r.last_counters(0)->reserved_current, 2u << 20);
 }
 
-// The fast path for steady launches (issue 8's overhead) records exactly what on_launch would,
+// The fast path for steady launches (what a recorded launch costs) records exactly what on_launch would,
 // and declines everything else: first launch, the first steady one, slow, after a trim.
 TEST(RecordRecorder, SteadyFastPathMatchesOnLaunchAndDeclinesTheRest) {
   recorder fast, slow_path;
@@ -500,7 +500,7 @@ TEST(RecordReport, GmemprofRecordPrintsTheLibrarysSummaryOfItsReportAndReadsItAg
 }
 
 // A recording whose "recorded" section has the wrong types is refused naming the field (it was
-// an uncaught JSON type error before the readers were fuzzed, issue 13).
+// an uncaught JSON type error before the readers were fuzzed).
 TEST(RecordReport, ARecordedSectionOfTheWrongTypesIsRefusedNamingTheField) {
   recorder r;
   const profiler::report rep = assemble(r, profiler::environment{}, 0);

@@ -1,4 +1,4 @@
-// A recording's compact forms (issue 35: a report of 2000 graphs was 12.7 MB): the counter timeline
+// A recording's compact forms (a report of 2000 graphs was 12.7 MB): the counter timeline
 // rebuilt from the graphs' events where they state it, skeleton shapes several graphs share stored
 // once, four equal counters as one number, flags by name, the common footprint method once, arrays
 // of one kind of object as rows under their field names. Each

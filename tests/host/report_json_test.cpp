@@ -382,7 +382,7 @@ TEST(ReportJson, UnknownStatusIsInvalid) {
   EXPECT_NE(message.find("scenarios[1].status"), std::string::npos) << message;
 }
 
-// Issue 9: the advice measured on the driver travels in the report and reads back exactly; a
+// The advice measured on the driver travels in the report and reads back exactly; a
 // scenario without it has none (an optional section).
 TEST(ReportJson, MeasuredAdviceRoundTrips) {
   const report r = sample_report();
@@ -574,7 +574,7 @@ TEST(ReportJson, WritesTheSampleReportForTheSchemaTest) {
   report r = sample_report();
   // One ratio with no value, so that the schema is checked against a null as well.
   r.scenarios[2].analysis.physical_reuse_ratio = std::nan("");
-  // Issue 9's optional section: a skeleton (alloc, free, a late edge) checked against the schema.
+  // The optional section: a skeleton (alloc, free, a late edge) checked against the schema.
   skeleton sk;
   sk.name = "g";
   sk.nodes.resize(3);

@@ -1,4 +1,4 @@
-// Reports that cannot mean one thing are refused (issue 13): a scenario twice, counters that
+// Reports that cannot mean one thing are refused: a scenario twice, counters that
 // contradict each other, times that are negative or not finite, and, in the check, a report of
 // another schema version. Each refusal is an `invalid` (or `wrong_schema_version`) report_error
 // whose message names the file, the field and the problem; `gmemprof check` exits 2 on it.
@@ -170,7 +170,7 @@ TEST(ReportRefusals, ANumberBeyondDoubleIsARefusalNotACrash) {
   EXPECT_TRUE(has(m, "number overflow")) << m;
 }
 
-// ---- Deep nesting (issue 32) ------------------------------------------------------------------
+// ---- Deep nesting ------------------------------------------------------------------
 // A fuzzed report nested ~120,000 levels deep and followed by another key overflowed the stack
 // (exit 139): nlohmann parses without recursion but copies the document recursively. Text
 // nested deeper than report_max_depth is refused before it is parsed.
@@ -230,7 +230,7 @@ TEST(ReportRefusals, ShowOfA120000LevelDeepFileExits2WithTheReason) {
   fs::remove(path);
 }
 
-// ---- Range errors say the range (issue 32) -----------------------------------------------------
+// ---- Range errors say the range -----------------------------------------------------
 
 using ojson = nlohmann::ordered_json;
 
@@ -324,7 +324,7 @@ TEST(ReportRefusals, AFreeStepBeforeItsAllocStepSaysBoth) {
   EXPECT_TRUE(has(m, "scenarios[0].allocations[0].free_step is 3, but must come after alloc_step 5")) << m;
 }
 
-// ---- The advice fits the report's kind (issue 32) ---------------------------------------------
+// ---- The advice fits the report's kind ---------------------------------------------
 // A recording is made again by recording the program, not by running the suite.
 
 constexpr const char* run_hint = "write it again with `gmemprof run --out FILE`";
@@ -332,7 +332,7 @@ constexpr const char* record_hint = "record it again with `gmemprof record --out
 
 TEST(ReportRefusals, AnInvalidRecordingSaysToRecordItAgainNotToRunTheSuite) {
   ojson j = recorded_json(7);
-  j["recorded"]["sequence"][0]["graph"] = 7;  // the defect issue 32 met in vLLM's recordings
+  j["recorded"]["sequence"][0]["graph"] = 7;  // a defect met in vLLM's recordings
   std::string m = refusal(j);
   EXPECT_TRUE(has(m, record_hint)) << m;
   EXPECT_FALSE(has(m, "gmemprof run")) << m;

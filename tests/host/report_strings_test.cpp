@@ -1,4 +1,4 @@
-// Strings in a report are input from elsewhere (issue 32): graph names, NVTX ranges, stack
+// Strings in a report are input from elsewhere: graph names, NVTX ranges, stack
 // frames, device names and command lines come from other people's programs and files. When a
 // report is read, every string (and key) is made printable: C0 controls, DEL and the C1 controls
 // become visible escapes (`\x1b`, `\u009b`), so nothing a report holds can move a terminal's

@@ -533,7 +533,7 @@ TEST(SkeletonJson, RoundTripsThroughAReportAndRefusesABadSkeletonNamingTheField)
 namespace {
 
 TEST(ReusePlan, FourIndependentChainsGetThreeDependenciesAndOneAllocation) {
-  // Issue 21: four independent 128 MiB alloc/kernel/free chains reserve 512 MiB; the plan
+  // Four independent 128 MiB alloc/kernel/free chains reserve 512 MiB; the plan
   // chains them with three dependencies and reaches one allocation.
   const sk b = chains({2 * S, 2 * S, 2 * S, 2 * S}, 0);
   ASSERT_EQ(predict_reuse(b.s, granule).rounded_bytes, 8 * S);

@@ -1,4 +1,4 @@
-// Cold phases sampled from shared resets (issue 35, measure_chains): the chains run in turn,
+// Cold phases sampled from shared resets (measure_chains): the chains run in turn,
 // each step starts where the one before ended, a phase named in two chains takes its samples
 // from both, and a phase that is done stops recording while its chain runs on for the others.
 // Without a GPU the reference launch cannot be built and the samples carry none.

@@ -1,4 +1,4 @@
-// `gmemprof show` of a recording (issue 24): each graph's figures labelled as its own, and per
+// `gmemprof show` of a recording: each graph's figures labelled as its own, and per
 // device the pool: the measured high watermark and whose call reached it, the model's figure, what
 // was mapped there by graph and why, the growth each graph caused, diagnostics and the mapping
 // events. The P1 recording (the pool probe's case fed to the recorder, as record_pool_test does)

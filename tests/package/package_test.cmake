@@ -30,7 +30,7 @@ foreach(f include/suite/runner.hpp include/cli/commands.hpp include/report/show.
   endif()
 endforeach()
 step("installed gmemprof --version" ${prefix}/bin/gmemprof --version)
-# Issue 19: the recording library is installed where the installed gmemprof finds it, and
+# The recording library is installed where the installed gmemprof finds it, and
 # `gmemprof info` says where it is and whether it loads (here, without a driver, it does not).
 if(EXISTS ${GMEM_BINARY_DIR}/record/libgmem_record.so)
   file(GLOB_RECURSE installed_record ${prefix}/lib*/libgmem_record.so)

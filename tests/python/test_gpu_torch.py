@@ -58,7 +58,7 @@ def test_profile_torch_graph_and_assert_footprint():
     assert "torch_step" in str(e.value) and "diagnostics:" in str(e.value)
     assert "unfreed_allocation" in [d.code for d in report.diagnostics]
     assert {c.phase for c in report.launch_costs} == set(gmem.phases())
-    # issue 21: every phase timed the reference launch beside each of its samples
+    # Every phase timed the reference launch beside each of its samples
     assert all(c.reference_host.count == c.host.count > 0 for c in report.launch_costs)
     # The report checks against itself, and round-trips through JSON.
     assert not gmem.check(report, report).regressed()
@@ -156,7 +156,7 @@ def test_graph_outputs_after_profiling_need_a_replay(mode, record_property):
 
 
 def test_profile_a_set_of_torch_graphs_and_assert_the_pool():
-    """Issue 24: three graphs of a serving warm-up (largest first, outputs held by the script):
+    """Three graphs of a serving warm-up (largest first, outputs held by the script):
     gmem.profile_graphs gives each graph's growth and the set's high watermark, explained."""
     if torch.cuda.get_allocator_backend() != "cudaMallocAsync":
         pytest.skip("needs PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync before importing torch")

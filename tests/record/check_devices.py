@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Issue 19 on two GPUs: a graph that allocates on both devices, recorded. Its growth on each
+"""On two GPUs: a graph that allocates on both devices, recorded. Its growth on each
 device (the recorded first launch's events, one per device) must equal what the program read on
 that device itself, and each device's pool must have that device's high watermark.
 Usage: check_devices.py SELF_JSON REPORT   exit 0 when all hold."""

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Issue 22's acceptance: graphs whose memory lives in PyTorch's native allocator's private pools.
+"""Graphs whose memory lives in PyTorch's native allocator's private pools.
 Compares what the script read from PyTorch's own memory snapshot around each capture (SELF_JSON of
 tests/record/torch_serving.py --allocator native) with what `gmemprof record` wrote (REPORT):
 every graph's capture_pool_growth_bytes equals the growth of its pool across its capture

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Issue 24's acceptance on a recording of several graphs: compares what the program read itself
+"""On a recording of several graphs: compares what the program read itself
 (SELF_JSON of tests/record/torch_serving.py or `gmem_record_client serving|threads`) with what
 `gmemprof record` wrote (REPORT).
 

@@ -1,4 +1,4 @@
-// Record mode's corpus, the C++ programs (issue 32): plain CUDA runtime code as a user writes
+// Record mode's corpus, the C++ programs: plain CUDA runtime code as a user writes
 // it (not gmem's allocator layer), each run recorded and unrecorded by tools/record_corpus.py.
 // Each reads the graph memory counters itself where its checks need them and writes them to
 // SELF_JSON (its last argument); stdout holds only lines that do not vary from run to run.

@@ -1,4 +1,4 @@
-"""Record mode under real launchers (issue 19): programs that start processes the way launchers
+"""Record mode under real launchers: programs that start processes the way launchers
 and frameworks do. Each CUDA process captures one small graph with memory nodes (PyTorch's
 cudaMallocAsync backend) inside an NVTX range and replays it.
 

@@ -6,23 +6,23 @@
 //   record_client multi SELF_JSON    (two GPUs) a graph on device 1 and a peer-mapped one on 0
 //   record_client bench N            N launches of a captured graph with memory nodes; prints
 //                                    the wall time of the loop in microseconds
-//   record_client serving SELF_JSON [largest|smallest] [extra]   (issue 24) six graphs of 512 +
+//   record_client serving SELF_JSON [largest|smallest] [extra] six graphs of 512 +
 //                                    1 ... 16 + 6 MiB (working memory freed inside, an output
 //                                    held), AutoFreeOnLaunch, one stream, three rounds; reads the
 //                                    counters around every launch (extra: a seventh graph that
 //                                    only holds an output, as a regression to catch)
-//   record_client failed SELF_JSON   (issue 19) a graph with an output, no AutoFreeOnLaunch,
+//   record_client failed SELF_JSON a graph with an output, no AutoFreeOnLaunch,
 //                                    launched twice: the driver refuses the second launch
-//   record_client segv SELF_JSON     (issue 19) a program with its own SIGSEGV handler
+//   record_client segv SELF_JSON a program with its own SIGSEGV handler
 //                                    (SA_SIGINFO) that faults: its handler must see the fault
 //                                    address; exits 42 when it does, 43 when not
-//   record_client soak SELF_JSON L G (issue 19) L launches of one graph, then G graphs created,
+//   record_client soak SELF_JSON L G L launches of one graph, then G graphs created,
 //                                    launched and destroyed; writes the process's VmRSS at 10%
 //                                    steps of the graphs
-//   record_client both SELF_JSON     (issue 19, two GPUs) a graph that allocates on device 0 and on
+//   record_client both SELF_JSON     (two GPUs) a graph that allocates on device 0 and on
 //                                    device 1 (an output held there), launched twice; reads
 //                                    both devices' counters around its first launch
-//   record_client threads SELF_JSON  (issue 24) four threads, each a graph of 64, 128, 192 or 256
+//   record_client threads SELF_JSON four threads, each a graph of 64, 128, 192 or 256
 //                                    MiB plus a 1 MiB output in its own stream, launched at once,
 //                                    then 50 more times each
 #include <cuda_runtime_api.h>
@@ -100,7 +100,7 @@ gmem::graph work_and_output(const std::string& name, std::size_t work, std::size
   return g;
 }
 
-// Issue 24's C++ serving warm-up; writes what it read itself around every launch, in the form
+// The C++ serving warm-up; writes what it read itself around every launch, in the form
 // tests/record/check_pool.py compares with the recording.
 int serving(const std::string& path, bool smallest_first, bool extra) {
   std::vector<std::string> names;
@@ -160,7 +160,7 @@ int serving(const std::string& path, bool smallest_first, bool extra) {
   return 0;
 }
 
-// Issue 24's four threads: each thread's first launch maps memory at the same moment as the
+// The four threads: each thread's first launch maps memory at the same moment as the
 // others', so no thread's counter window holds its own growth alone.
 int threads(const std::string& path) {
   constexpr int n = 4;

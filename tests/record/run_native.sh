@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 22's runs on the GPU machine: PyTorch's native allocator, a serving warm-up (batch sizes
+# The runs on the GPU machine: PyTorch's native allocator, a serving warm-up (batch sizes
 # largest first) with one shared graph pool, one pool per graph, and expandable segments, each
 # recorded and compared with PyTorch's own snapshot (tests/record/check_native.py).
 # Usage: tests/record/run_native.sh BUILD_DIR OUT_DIR

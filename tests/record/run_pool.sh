@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 24's record-mode runs on the GPU machine: serving warm-ups (PyTorch, largest and smallest
+# The record-mode runs on the GPU machine: serving warm-ups (PyTorch, largest and smallest
 # first; C++), four threads, each compared with what the program read itself
 # (tests/record/check_pool.py); `gmemprof replay --set`; `gmemprof check` of two recordings of
 # one program (must pass) and of one with an extra held output (must fail on it); `gmemprof check`

@@ -1,4 +1,4 @@
-"""Bill program (issue 33): a small transformer (4 pre-norm blocks, d_model 512, 8 heads, sequence
+"""Bill program: a small transformer (4 pre-norm blocks, d_model 512, 8 heads, sequence
 128, MLP 4x, random weights, nothing downloaded), inference under torch.no_grad(), compiled with
 torch.compile(mode="reduce-overhead") or torch.compile(backend="cudagraphs"), dynamic=False,
 called at each batch size, largest first, 3 times (CUDA graph trees warm the shape up inside the

@@ -1,4 +1,4 @@
-"""Bill program (issue 33): torch.cuda.make_graphed_callables on a small MLP (4 linear layers,
+"""Bill program: torch.cuda.make_graphed_callables on a small MLP (4 linear layers,
 width 2048, GELU; random weights), whose forward and backward are captured into one graph pool,
 then a few training steps (SGD without momentum: no optimizer state) through the graphed module.
 PyTorch's native allocator (PYTORCH_CUDA_ALLOC_CONF unset).

@@ -1,4 +1,4 @@
-"""Bill program (issue 33): a vLLM-style warm-up of piecewise CUDA graphs. For each batch size,
+"""Bill program: a vLLM-style warm-up of piecewise CUDA graphs. For each batch size,
 largest first, one eager run of the whole stack, then one graph per layer piece (layer norm, MLP
 4x and the residual: the part of a transformer layer between two attentions), the same function
 captured from one call site, each layer's input the previous piece's output, every graph alive

@@ -1,4 +1,4 @@
-"""Checks of the bill programs (tests/record/bill/bill_*.py, issue 33): the bill `gmemprof record`
+"""Checks of the bill programs (tests/record/bill/bill_*.py): the bill `gmemprof record`
 wrote (REPORT's recorded.bills, recorded.framework_pools, recorded.graphs) against what the
 program read itself (SELF_JSON: cudaMemGetInfo used bytes at start / before_warmup /
 after_warmup, PyTorch's snapshot per graph pool, and for bill_piecewise.py the used bytes around

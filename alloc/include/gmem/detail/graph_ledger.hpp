@@ -113,7 +113,7 @@ class alignas(64) graph_ledger {
   /// claim_free, add the node, commit_free in one step: `add()` (the driver call, noexcept)
   /// returns the new free node, or nullopt when the driver refused (nothing is recorded then).
   /// For the graph's own allocation the call runs inside the ledger's critical section, so that
-  /// a free node costs one lock, not two (issue 20: the ledger was most of gmem's overhead).
+  /// a free node costs one lock, not two (the ledger was most of gmem's overhead).
   template <typename Add>
   std::optional<node_handle> free_in_one_step(std::uintptr_t address, Add&& add);
 
@@ -229,8 +229,8 @@ class alignas(64) graph_ledger {
   std::uint32_t unfreed_count_ = 0;
   /// Address -> index in allocs_ of its latest record (the unfreed one, if any: an address is
   /// allocated again only after its free), but for the unindexed ones. Keeps add_free O(1).
-  /// Written after every alloc node, its random cache line was much of gmem's cost per node
-  /// (issue 20): a graph whose frees follow their allocations and whose addresses grow (the
+  /// Written after every alloc node, its random cache line was much of gmem's cost per node:
+  /// a graph whose frees follow their allocations and whose addresses grow (the
   /// driver hands them out one after another) never needs it.
   mutable address_index latest_;
   /// The highest address of any record: an alloc node above it needs no lookup.

@@ -43,12 +43,12 @@ struct tolerances {
   double time_floor_us = 10.0;
   /// ... or, with enough trials for the test, every current trial above every baseline trial
   /// by more than this fraction (no floor): a small graph's launch twice as slow is caught
-  /// although it grows by a few microseconds (issue 21; measured in reports/check-quality/).
+  /// although it grows by a few microseconds (measured in reports/check-quality/).
   double time_separation = 0.15;
   /// A time that regresses (improves) only as far as its metric moved across the whole suite
   /// (the median over at least 8 scenarios of current / baseline, held within
   /// [1 / (1 + host_drift), 1 + host_drift]) is "unstable", not judged: the hosts the GPUs are
-  /// lent on run whole suites 0.6 to 0.75 as fast for seconds at a time (issue 21). 0: off.
+  /// lent on run whole suites 0.6 to 0.75 as fast for seconds at a time. 0: off.
   double host_drift = 0.6;
   /// A recording's calls of one class measured fewer than 5 times in either recording (its
   /// instantiations, first launches, remaps) are judged one sample against one: a regression
@@ -92,7 +92,7 @@ struct comparison_row {
   double change = 0;
   /// (current - baseline) / baseline of the medians shown (equals change unless per_reference).
   double raw_change = 0;
-  /// The slope of time on reference within the trials, in [0, 1] (issue 21, docs/checks.md):
+  /// The slope of time on reference within the trials, in [0, 1] (docs/checks.md):
   /// above 0, each trial's time was judged divided by (its reference launch / the baseline's
   /// median reference) to this power.
   double reference_weight = 0;
@@ -103,7 +103,7 @@ struct comparison_row {
   /// reservations, or a recording's concurrent or rare calls; fails only with strict),
   /// "missing" (a regression too) or "skipped".
   std::string verdict;
-  /// The baseline's trials spread beyond the tolerance. Judged all the same (issue 21: a time
+  /// The baseline's trials spread beyond the tolerance. Judged all the same (a time
   /// then regresses only with every current trial beyond the baseline's slowest); for reading.
   bool wide_baseline = false;
   std::size_t baseline_trials = 1;  ///< samples on each side (1 for a report without trials)
@@ -144,7 +144,7 @@ struct comparison {
 /// The same as JSON: {"counts": {...}, "rows": [...], "notes": [...]}.
 [[nodiscard]] std::string format_comparison_json(const comparison& c, bool all);
 
-/// Statistics of the check (issue 10), exposed for tests.
+/// Statistics of the check, exposed for tests.
 /// One-sided exact Mann-Whitney p-value that `current` is stochastically greater than
 /// `baseline` (ties count one half); P(U >= u) under the null of exchangeable samples.
 /// One-sided exact sign test: the chance of `up` or more of `up + down` paired changes being

@@ -1,5 +1,5 @@
 #pragma once
-// The price of an ordering change in launch time (issue 21): a graph's nodes weighted by the
+// The price of an ordering change in launch time: a graph's nodes weighted by the
 // durations measured on the real graph, and the longest path through them, with and without
 // the edges a change adds. Plain C++ (no CUDA): measure/node_durations measures the weights.
 

@@ -1,5 +1,5 @@
 #pragma once
-// How long each node of a graph runs on the GPU (issue 21: the launch-time price of advice),
+// How long each node of a graph runs on the GPU (the launch-time price of advice),
 // from CUPTI's kernel, memset and copy activity records, which carry the executable graph's
 // node id. CUPTI is
 // loaded at run time (dlopen): a process without it gets no durations and a reason, nothing

@@ -43,7 +43,7 @@ struct phase_step {
   std::function<void()> cleanup;
 };
 
-/// Cold phases sampled from one reset (issue 35): the reset destroys the executable graph and
+/// Cold phases sampled from one reset: the reset destroys the executable graph and
 /// trims the pool, and each step starts where the one before ended (instantiated, then
 /// uploaded, then launched). A step with no phase runs untimed in the report (a later step
 /// needs it). What each sample measures is what its phase's own step measures.

@@ -155,7 +155,7 @@ class pool_model {
 
   // Every operation costs the graph it names and the pool's granules, and shares() the graphs
   // holding live allocations: none walks every graph ever added (16,000 graphs made, launched,
-  // destroyed and trimmed one after another, issue 35).
+  // destroyed and trimmed one after another).
 
   [[nodiscard]] std::uint64_t reserved(int device) const;
   [[nodiscard]] std::uint64_t used(int device) const;
@@ -219,7 +219,7 @@ class pool_model {
   std::uint64_t next_chunk_ = 1;
   std::map<std::uint64_t, chunk> chunks_;  ///< by id: ids rise with age
   // Kept as chunks are made, trimmed and marked busy, so that the reservation before and after
-  // each call, and whether other streams run, are not a walk over every chunk (issue 35).
+  // each call, and whether other streams run, are not a walk over every chunk.
   std::map<int, std::uint64_t> chunks_on_;            ///< chunks by device
   std::map<std::uint64_t, std::uint64_t> busy_in_;    ///< busy chunks by stream (none: no entry)
   std::vector<graph_state> graphs_;

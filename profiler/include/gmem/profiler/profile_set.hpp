@@ -1,5 +1,5 @@
 #pragma once
-// A set of graphs in one device's pool, measured (issue 24): what each graph adds, what the set
+// A set of graphs in one device's pool, measured: what each graph adds, what the set
 // costs, and why. `profile_graphs` launches a program's own graphs in a given order into one
 // stream; `replay_set` replays a recording's graphs (skeletons: memory nodes and empty nodes,
 // no user kernel) in the order the program called them, and measures what-if changes of the set.

@@ -103,7 +103,7 @@ struct analysis_summary {
   double bound_ratio = 0;
 };
 
-/// One trial of a scenario (issue 10): the scenario measured again from a fresh state (trimmed
+/// One trial of a scenario: the scenario measured again from a fresh state (trimmed
 /// pool, new streams and graphs). A report's trials are the distribution the regression check
 /// tests; a scenario without trials (schema-1 reports of one sample) counts as one trial.
 struct trial_sample {
@@ -122,7 +122,7 @@ struct trial_sample {
   std::vector<launch> launches;  ///< each launch cost's medians over this trial's repetitions
 };
 
-/// Advice measured on the driver (issue 9): the graph's skeleton and each candidate change
+/// Advice measured on the driver: the graph's skeleton and each candidate change
 /// replayed (memory nodes and empty nodes only), kept only where the change saved at least one
 /// reservation granule there.
 struct measured_change {
@@ -133,7 +133,7 @@ struct measured_change {
   std::uint64_t predicted_bytes = 0;  ///< what the reuse model predicts after the change
   std::uint64_t measured_bytes = 0;   ///< what the driver reserved after the change
   std::uint64_t saving_bytes = 0;     ///< baseline_bytes - measured_bytes (0 when not below)
-  /// Predicted, not measured (issue 21): the launch time with the change, the critical path
+  /// Predicted, not measured: the launch time with the change, the critical path
   /// of the graph through its nodes' GPU durations (measured with CUPTI on the real graph) with
   /// the dependencies the change adds, and what that adds to the graph's own critical path.
   /// Absent where the durations could not be measured or the change adds no dependency.
@@ -176,7 +176,7 @@ struct scenario_result {
   /// Optional: every trial's values (the fields above come from the first trial, launch-cost
   /// medians are the median of the trials' medians). Empty: one trial, the fields above.
   std::vector<trial_sample> trials;
-  /// Optional (issue 9): the advice measured on the driver when the scenario was profiled.
+  /// Optional: the advice measured on the driver when the scenario was profiled.
   std::optional<advice_measurement> advice;
 
   /// name plus its parameters, "single_alloc[bytes=2097152,upload=true]": the key under which

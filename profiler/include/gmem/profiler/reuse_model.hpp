@@ -114,7 +114,7 @@ struct candidate_change {
                                                               std::uint64_t granularity,
                                                               std::size_t max_candidates = 8);
 
-/// A plan (issue 21): the set of added dependencies that brings the skeleton down to the least
+/// A plan: the set of added dependencies that brings the skeleton down to the least
 /// footprint an ordering reaches, found by a serial schedule (list scheduling: among the ready
 /// nodes, frees first, then the other non-alloc nodes, then allocations; the least peak over all
 /// orders is NP-hard in general, so this is a heuristic, exact for independent chains) and made

@@ -57,7 +57,7 @@ struct advice_report {
   std::vector<measured_advice> tried;
 };
 
-/// What prices a change in launch time (issue 21): the graph flattened (skeleton node v is
+/// What prices a change in launch time: the graph flattened (skeleton node v is
 /// flat node v) and its nodes' GPU durations (measure_node_durations, placed by flat_durations).
 struct advice_pricing {
   flat_graph flat;

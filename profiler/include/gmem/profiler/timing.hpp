@@ -73,7 +73,7 @@ struct settling {
 /// steps throw.
 [[nodiscard]] launch_cost measure_phase(const phase_plan& plan, int warmups, int reps, const settling& settle = {});
 
-/// Samples of several phases taken in turn from one reset (issue 35): a cold executable graph is
+/// Samples of several phases taken in turn from one reset: a cold executable graph is
 /// instantiated, uploaded and launched once, and the instantiation, the upload and the launch
 /// are each one phase's sample, as if each had had its own reset. `reset` runs untimed before
 /// the first step, `cleanup` after the last. A step with no phase runs (a later step needs it)
