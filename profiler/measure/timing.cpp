@@ -11,6 +11,7 @@
 #include "gmem/error.hpp"
 #include "gmem/usage_error.hpp"
 #include "measure/nvtx_range.hpp"
+#include "model/statistics.hpp"
 
 namespace gmem::profiler {
 
@@ -76,8 +77,7 @@ bool settled(const std::vector<double>& samples, int n, double spread) {
   if (n <= 0 || samples.size() < static_cast<std::size_t>(n)) return false;
   std::vector<double> last(samples.end() - n, samples.end());
   std::sort(last.begin(), last.end());
-  const double median = n % 2 ? last[n / 2] : 0.5 * (last[n / 2 - 1] + last[n / 2]);
-  return last.back() - last.front() <= spread * median;
+  return last.back() - last.front() <= spread * median_of_sorted(last);
 }
 
 std::vector<launch_cost> measure_chains(const std::vector<chain_plan>& chains, int warmups, int reps,

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gmem/profiler/report_io.hpp"
+#include "model/statistics.hpp"
 #include "report/processes_view.hpp"
 
 namespace gmem::profiler {
@@ -46,12 +47,6 @@ bool is_known_metric(const std::string& name) {
     if (name.size() > p.size() && name.compare(0, p.size(), p) == 0) return true;
   }
   return false;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 // (a - b) / |b|: 0 when equal, +-inf from 0.

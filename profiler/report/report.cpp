@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <type_traits>
 
+#include "model/statistics.hpp"
+
 namespace gmem::profiler {
 namespace {
 
@@ -34,8 +36,7 @@ stats summarize_samples(std::vector<double> samples_us) {
   s.count = samples_us.size();
   if (samples_us.empty()) return s;
   std::sort(samples_us.begin(), samples_us.end());
-  const std::size_t n = samples_us.size();
-  s.median_us = n % 2 ? samples_us[n / 2] : 0.5 * (samples_us[n / 2 - 1] + samples_us[n / 2]);
+  s.median_us = median_of_sorted(samples_us);
   s.min_us = samples_us.front();
   s.max_us = samples_us.back();
   return s;

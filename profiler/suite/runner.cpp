@@ -11,17 +11,11 @@
 #include "gmem/profiler/counters.hpp"
 #include "gmem/profiler/environment.hpp"
 #include "measure/nvtx_range.hpp"
+#include "model/statistics.hpp"
 #include "suite/scenarios.hpp"
 
 namespace gmem::profiler {
 namespace {
-
-double median_of(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 trial_sample sample_of(const scenario_result& r) {
   trial_sample t;
@@ -96,10 +90,10 @@ std::vector<scenario_result> combine_trials(std::vector<std::vector<scenario_res
           }
         }
       }
-      if (!host.empty()) l.host.median_us = median_of(host);
-      if (!wall.empty()) l.wall.median_us = median_of(wall);
-      if (l.reference_host.count > 0) l.reference_host.median_us = median_of(ref_host);
-      if (l.reference_wall.count > 0) l.reference_wall.median_us = median_of(ref_wall);
+      if (!host.empty()) l.host.median_us = median(host);
+      if (!wall.empty()) l.wall.median_us = median(wall);
+      if (l.reference_host.count > 0) l.reference_host.median_us = median(ref_host);
+      if (l.reference_wall.count > 0) l.reference_wall.median_us = median(ref_wall);
     }
   }
   return out;
