@@ -117,8 +117,11 @@ INSTANTIATE_TEST_SUITE_P(Signals, SignalToGmemprof,
 // The signal reaches the command's whole process group: a process it started in the background
 // (a launcher's worker) gets it too, and the command waits for it.
 TEST(SignalToGmemprofTest, ReachesEveryProcessOfTheCommandsGroup) {
+  // The worker says it is ready once its trap is set; the command, once the worker is.
   const std::string script =
-      "sh -c 'trap \"touch \\\"$HERE/worker-stopped\\\"; exit 0\" TERM; while :; do sleep 0.05; done' &\n"
+      "sh -c 'trap \"touch \\\"$HERE/worker-stopped\\\"; exit 0\" TERM; : > \"$HERE/worker-ready\"; "
+      "while :; do sleep 0.05; done' &\n"
+      "while [ ! -e \"$HERE/worker-ready\" ]; do sleep 0.01; done\n"
       "trap 'wait; cp \"$SRC\" \"$GMEM_RECORD_OUT_PREFIX.$$.json\"; exit 3' TERM\n"
       ": > \"$READY\"\nwhile :; do sleep 0.05; done\n";
   const stopped_run r = stop_a_recording("group", script, SIGTERM, 20);
