@@ -43,7 +43,7 @@ std::string read_text(const fs::path& p) {
 // script has written READY, sends `sig` to the child, and waits for it.
 stopped_run stop_a_recording(const std::string& name, const std::string& script, int sig, double grace_s) {
   stopped_run r;
-  r.dir = fs::path(GMEM_BINARY_DIR) / ("record-signals-" + name);
+  r.dir = fs::path(GMEM_BINARY_DIR) / ("record-signals-" + name + "-" + std::to_string(getpid()));
   fs::remove_all(r.dir);
   fs::create_directories(r.dir);
   r.out = r.dir / "run.json";
@@ -107,6 +107,7 @@ TEST_P(SignalToGmemprof, GoesToTheCommandWhoseReportIsWrittenPartialAndItsStatus
   for (const auto& e : fs::directory_iterator(r.dir)) {  // the process's report became the -o report
     EXPECT_EQ(e.path().filename().string().rfind("run.json.", 0), std::string::npos) << e.path();
   }
+  if (!HasFailure()) fs::remove_all(r.dir);  // kept for a failure's reading
 }
 
 INSTANTIATE_TEST_SUITE_P(Signals, SignalToGmemprof,
@@ -128,6 +129,7 @@ TEST(SignalToGmemprofTest, ReachesEveryProcessOfTheCommandsGroup) {
   EXPECT_EQ(r.status, 3) << r.err;
   EXPECT_TRUE(fs::exists(r.dir / "worker-stopped")) << "the worker never got SIGTERM\n" << r.err;
   EXPECT_TRUE(fs::exists(r.out)) << r.err;
+  if (!HasFailure()) fs::remove_all(r.dir);
 }
 
 // A command that ignores the signal is killed once its grace is over; no report was written, and
@@ -143,11 +145,12 @@ TEST(SignalToGmemprofTest, ACommandThatIgnoresItIsKilledAfterItsGraceAndNoReport
   EXPECT_NE(r.err.find("no report was written"), std::string::npos) << r.err;
   EXPECT_EQ(r.err.find("wrote "), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(r.out));
+  if (!HasFailure()) fs::remove_all(r.dir);
 }
 
 // Without a signal the report is the command's own, not partial.
 TEST(SignalToGmemprofTest, ACommandThatEndsByItselfLeavesAWholeReport) {
-  const std::string dir = std::string(GMEM_BINARY_DIR) + "/record-signals-none";
+  const std::string dir = std::string(GMEM_BINARY_DIR) + "/record-signals-none-" + std::to_string(getpid());
   fs::remove_all(dir);
   fs::create_directories(dir);
   std::ofstream(dir + "/libgmem_record.so") << "";
@@ -165,6 +168,7 @@ TEST(SignalToGmemprofTest, ACommandThatEndsByItselfLeavesAWholeReport) {
   ASSERT_TRUE(rep.recorded);
   EXPECT_FALSE(rep.recorded->partial);
   EXPECT_EQ(err.str().find("passing"), std::string::npos) << err.str();
+  if (!HasFailure()) fs::remove_all(dir);
 }
 
 }  // namespace
