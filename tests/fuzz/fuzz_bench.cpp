@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <sstream>
 
-#include "cli/commands.hpp"
+#include "gmemprof/commands.hpp"
 #include "fuzz_support.hpp"
 #include "gmem/profiler/report_io.hpp"
 #include "report/bench_summary.hpp"

@@ -6,7 +6,7 @@
 
 #include "fuzz_support.hpp"
 #include "gmem/profiler/report_io.hpp"
-#include "record/record_command.hpp"
+#include "gmemprof/record_command.hpp"
 #include "record/recording_summary.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

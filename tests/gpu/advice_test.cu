@@ -21,7 +21,7 @@
 #include "gmem/profiler/profile.hpp"
 #include "gmem/profiler/reuse_model.hpp"
 #include "gmem/profiler/skeleton_replay.hpp"
-#include "cli/commands.hpp"
+#include "gmemprof/commands.hpp"
 #include "report/show.hpp"
 #include "gpu_test_support.cuh"
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/commands.hpp"
+#include "gmemprof/commands.hpp"
 #include "gmem/profiler/compare.hpp"
 #include "gmem/profiler/report.hpp"
 #include "gmem/profiler/report_io.hpp"

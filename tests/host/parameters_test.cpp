@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/commands.hpp"
+#include "gmemprof/commands.hpp"
 #include "gmem/profiler/analysis.hpp"
 #include "gmem/profiler/graph_model.hpp"
 #include "gmem/usage_error.hpp"

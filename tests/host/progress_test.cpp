@@ -7,7 +7,7 @@
 #include <sstream>
 #include <thread>
 
-#include "cli/progress.hpp"
+#include "gmemprof/progress.hpp"
 
 namespace gmem::profiler {
 namespace {

@@ -18,7 +18,7 @@
 #include <thread>
 
 #include "gmem/profiler/report_io.hpp"
-#include "record/record_command.hpp"
+#include "gmemprof/record_command.hpp"
 
 namespace gmem::record {
 namespace {

@@ -16,7 +16,7 @@
 #include <sstream>
 
 #include "gmem/profiler/report_io.hpp"
-#include "record/record_command.hpp"
+#include "gmemprof/record_command.hpp"
 #include "record/recording_summary.hpp"
 #include "record/recording_report.hpp"
 

@@ -14,7 +14,7 @@
 #include <sstream>
 #include <string>
 
-#include "cli/commands.hpp"
+#include "gmemprof/commands.hpp"
 #include "gmem/profiler/report.hpp"
 #include "gmem/profiler/report_io.hpp"
 #include "report/report_json.hpp"

@@ -14,10 +14,10 @@
 #include <string>
 #include <vector>
 
-#include "cli/commands.hpp"
+#include "gmemprof/commands.hpp"
 #include "gmem/profiler/report.hpp"
 #include "gmem/profiler/report_io.hpp"
-#include "record/record_command.hpp"
+#include "gmemprof/record_command.hpp"
 #include "record/recording_summary.hpp"
 #include "report/show.hpp"
 

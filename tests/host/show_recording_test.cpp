@@ -12,7 +12,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "cli/commands.hpp"
+#include "gmemprof/commands.hpp"
 #include "gmem/profiler/size_text.hpp"
 #include "report/show.hpp"
 #include "report/text_layout.hpp"

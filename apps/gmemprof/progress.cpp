@@ -1,4 +1,4 @@
-#include "cli/progress.hpp"
+#include "gmemprof/progress.hpp"
 
 #include <unistd.h>
 

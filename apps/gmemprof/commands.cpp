@@ -2,7 +2,7 @@
 #include <ostream>
 
 #include "report/bench_summary.hpp"
-#include "cli/commands.hpp"
+#include "gmemprof/commands.hpp"
 #include "gmem/profiler/report_io.hpp"
 #include "report/show.hpp"
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/commands.hpp"
+#include "gmemprof/commands.hpp"
 #include "gmem/capability.hpp"
 #include "gmem/error.hpp"
 #include "gmem/profiler/compare.hpp"

@@ -4,7 +4,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "cli/commands.hpp"
+#include "gmemprof/commands.hpp"
 #include "gmem/capability.hpp"
 #include "gmem/error.hpp"
 #include "gmem/profiler/analysis.hpp"

@@ -15,13 +15,13 @@
 #include <string>
 #include <vector>
 
-#include "cli/arguments.hpp"
-#include "cli/commands.hpp"
-#include "cli/progress.hpp"
+#include "gmemprof/arguments.hpp"
+#include "gmemprof/commands.hpp"
+#include "gmemprof/progress.hpp"
 #include "gmem/error.hpp"
 #include "gmem/profiler/device_info.hpp"
 #include "gmem/profiler/report_io.hpp"
-#include "record/record_command.hpp"
+#include "gmemprof/record_command.hpp"
 #include "suite/scenarios.hpp"
 
 namespace {

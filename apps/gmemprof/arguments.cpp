@@ -1,4 +1,4 @@
-#include "cli/arguments.hpp"
+#include "gmemprof/arguments.hpp"
 
 #include <cerrno>
 #include <climits>

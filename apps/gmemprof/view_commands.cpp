@@ -5,7 +5,7 @@
 #include <ostream>
 #include <sstream>
 
-#include "cli/commands.hpp"
+#include "gmemprof/commands.hpp"
 #include "gmem/profiler/report_io.hpp"
 #include "report/views.hpp"
 

@@ -1,4 +1,4 @@
-#include "record/record_command.hpp"
+#include "gmemprof/record_command.hpp"
 
 #include <dlfcn.h>
 #include <fcntl.h>
