@@ -398,6 +398,52 @@ command_end run_command(const std::vector<std::string>& command, const std::vect
   return end;
 }
 
+// The hook asked for: --hook, else GMEM_RECORD_HOOK, else empty (chosen once the library is
+// found: its own interception where its preloaded half is built, x86-64; CUPTI elsewhere).
+// nullopt, said on ERR, for a hook that does not exist.
+std::optional<std::string> asked_hook(const record_options& options, std::ostream& err) {
+  std::string hook = options.hook;
+  if (hook.empty()) {
+    const char* h = std::getenv("GMEM_RECORD_HOOK");
+    hook = h && *h ? h : "";
+  }
+  if (!hook.empty() && hook != "cupti" && hook != "interpose") {
+    err << "gmemprof record: --hook takes cupti or interpose, not '" << hook << "'"
+        << (options.hook.empty() ? " (from GMEM_RECORD_HOOK)" : "") << "\n";
+    return std::nullopt;
+  }
+  return hook;
+}
+
+// The -o report's absolute path, checked writable, with any report of an earlier run at it (and
+// its processes' PATH.<pid>.json) removed: a stale report must not pass for this run's. nullopt,
+// said on ERR, where it cannot be written.
+std::optional<std::string> fresh_out_path(const std::string& asked, std::ostream& err) {
+  try {
+    profiler::check_writable(asked);
+  } catch (const profiler::report_error& e) {
+    err << "gmemprof record: " << e.what() << "\n";
+    return std::nullopt;
+  }
+  std::error_code ec;
+  const std::string out_path = fs::absolute(asked, ec).string();
+  fs::remove(out_path, ec);
+  for (const auto& [pid, stale] : process_reports(out_path)) {
+    fs::remove(stale, ec);
+    fs::remove(stale + ".summary", ec);
+  }
+  return out_path;
+}
+
+// How the granule passed to the recording was had: measured now, or from the cache.
+std::string granule_method(const granule_reading& granule, int device) {
+  return granule.method + (granule.cached_in.empty()
+                               ? ", measured by gmemprof record on device " + std::to_string(device) +
+                                     " before the command started"
+                               : ", measured by gmemprof record on this GPU model and driver earlier (cached in " +
+                                     granule.cached_in + ")");
+}
+
 }  // namespace
 
 std::string describe_recording_library(const std::string& asked) {
@@ -494,18 +540,9 @@ int run_record(const record_options& options, const std::vector<std::string>& co
     err << "gmemprof record: --name-from takes nvtx, stream or sequence, not '" << options.name_from << "'\n";
     return 2;
   }
-  // The hook: --hook, else GMEM_RECORD_HOOK, else chosen below (the library's own interception
-  // where its preloaded half is built, x86-64; CUPTI elsewhere).
-  std::string hook = options.hook;
-  if (hook.empty()) {
-    const char* h = std::getenv("GMEM_RECORD_HOOK");
-    hook = h && *h ? h : "";
-  }
-  if (!hook.empty() && hook != "cupti" && hook != "interpose") {
-    err << "gmemprof record: --hook takes cupti or interpose, not '" << hook << "'"
-        << (options.hook.empty() ? " (from GMEM_RECORD_HOOK)" : "") << "\n";
-    return 2;
-  }
+  std::optional<std::string> asked = asked_hook(options, err);
+  if (!asked) return 2;
+  std::string hook = *asked;
   // The granule the driver reserves graph memory in is measured before the command starts (the
   // recording library inside it must not allocate graph memory of its own) and passed on. It is
   // measured in a child process, so that no CUDA context of gmemprof's exists while the command
@@ -542,19 +579,9 @@ int run_record(const record_options& options, const std::vector<std::string>& co
   }
   std::string out_path;
   if (why.empty()) {
-    try {
-      profiler::check_writable(options.out_path);
-    } catch (const profiler::report_error& e) {
-      err << "gmemprof record: " << e.what() << "\n";
-      return 2;
-    }
-    std::error_code ec;
-    out_path = fs::absolute(options.out_path, ec).string();
-    fs::remove(out_path, ec);  // a stale report must not pass for this run's
-    for (const auto& [pid, stale] : process_reports(out_path)) {
-      fs::remove(stale, ec);
-      fs::remove(stale + ".summary", ec);
-    }
+    const std::optional<std::string> fresh = fresh_out_path(options.out_path, err);
+    if (!fresh) return 2;
+    out_path = *fresh;
   } else {
     err << "gmemprof record: nothing recorded: " << why << "; running the command anyway\n";
   }
@@ -562,13 +589,7 @@ int run_record(const record_options& options, const std::vector<std::string>& co
   if (why.empty()) {
     if (granule.bytes) {
       granularity = std::to_string(granule.bytes);
-      granularity_method =
-          granule.method +
-          (granule.cached_in.empty()
-               ? ", measured by gmemprof record on device " + std::to_string(granule_device) +
-                     " before the command started"
-               : ", measured by gmemprof record on this GPU model and driver earlier (cached in " +
-                     granule.cached_in + ")");
+      granularity_method = granule_method(granule, granule_device);
     } else {
       err << "gmemprof record: the reservation granularity could not be measured (" << granule.method
           << "); bounds are rounded to cuMemGetAllocationGranularity's figure instead\n";
