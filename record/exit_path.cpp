@@ -38,7 +38,7 @@
 namespace gmem::record::injected {
 namespace {
 
-constexpr int handled_signals[] = {SIGTERM, SIGINT, SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL};
+constexpr int handled_signals[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL};
 struct sigaction previous[65];
 bool installed[65];
 int wake_pipe[2] = {-1, -1};
@@ -50,6 +50,8 @@ const char* signal_name(int sig) {
   switch (sig) {
     case SIGTERM: return "SIGTERM";
     case SIGINT: return "SIGINT";
+    case SIGHUP: return "SIGHUP";
+    case SIGQUIT: return "SIGQUIT";
     case SIGSEGV: return "SIGSEGV";
     case SIGABRT: return "SIGABRT";
     case SIGBUS: return "SIGBUS";
@@ -95,15 +97,23 @@ void write_partial(int sig) {
   }
 }
 
+// The program's action for a signal as it set it: ignored, the default, or a handler. SIG_IGN
+// and SIG_DFL are told apart from a handler whatever the flags (sa_handler and sa_sigaction share
+// their storage).
+bool ignored(const struct sigaction& a) { return a.sa_handler == SIG_IGN; }
+bool by_default(const struct sigaction& a) { return a.sa_handler == SIG_DFL; }
+
 void on_signal(int sig, siginfo_t* info, void* context) {
   const int saved = errno;
-  const struct sigaction& old = previous[sig];
-  const bool with_info = (old.sa_flags & SA_SIGINFO) && old.sa_sigaction;
-  const bool with_handler = !(old.sa_flags & SA_SIGINFO) && old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN;
-  if (!(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_IGN) return;
-  if (with_info || with_handler) {  // the program's: nothing is written, its handler runs as it would
+  const struct sigaction old = previous[sig];
+  if (ignored(old)) return;
+  if (!by_default(old)) {  // the program's: nothing is written, its handler runs as it would
+    if (old.sa_flags & SA_RESETHAND) {  // a handler for one signal: the next one takes the default
+      previous[sig] = {};
+      previous[sig].sa_handler = SIG_DFL;
+    }
     errno = saved;
-    if (with_info) {
+    if (old.sa_flags & SA_SIGINFO) {
       old.sa_sigaction(sig, info, context);
     } else {
       old.sa_handler(sig);
@@ -125,7 +135,7 @@ void install_signal_handlers() {
   for (int sig : handled_signals) {
     struct sigaction old {};
     if (sigaction(sig, nullptr, &old) != 0) continue;
-    if (!(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_IGN) continue;  // ignored: stays so
+    if (ignored(old)) continue;  // ignored: stays so
     struct sigaction sa {};
     sa.sa_sigaction = on_signal;
     sa.sa_mask = old.sa_mask;

@@ -270,20 +270,38 @@ std::vector<env_change> recording_environment(const std::string& hook, const std
   return env;
 }
 
-// In the command's process, before it is executed.
-void apply(const std::vector<env_change>& env) {
+// The command's environment: gmemprof's own with ENV's changes, as "NAME=VALUE" entries, made
+// before the fork (the child only executes: no allocation after fork in a process that may have
+// threads).
+std::vector<std::string> environment_with(const std::vector<env_change>& env) {
   using how = env_change::how;
-  for (const env_change& e : env) {
-    const char* old = std::getenv(e.name.c_str());
-    switch (e.kind) {
-      case how::set: setenv(e.name.c_str(), e.value.c_str(), 1); break;
-      case how::set_if_absent: setenv(e.name.c_str(), e.value.c_str(), 0); break;
-      case how::prepend_path:
-        setenv(e.name.c_str(), (e.value + (old && *old ? ":" + std::string(old) : "")).c_str(), 1);
-        break;
-      case how::unset: unsetenv(e.name.c_str()); break;
-    }
+  std::map<std::string, std::string> vars;
+  std::vector<std::string> order;
+  for (char** e = environ; e && *e; ++e) {
+    const std::string entry = *e;
+    const auto eq = entry.find('=');
+    if (eq == std::string::npos) continue;
+    if (vars.emplace(entry.substr(0, eq), entry.substr(eq + 1)).second) order.push_back(entry.substr(0, eq));
   }
+  for (const env_change& c : env) {
+    const auto it = vars.find(c.name);
+    const bool had = it != vars.end();
+    if (c.kind == how::unset) {
+      if (had) vars.erase(it);
+      continue;
+    }
+    if (c.kind == how::set_if_absent && had) continue;
+    std::string value = c.value;
+    if (c.kind == how::prepend_path && had && !it->second.empty()) value += ":" + it->second;
+    if (!had) order.push_back(c.name);
+    vars[c.name] = value;
+  }
+  std::vector<std::string> out;
+  for (const std::string& name : order) {
+    const auto it = vars.find(name);
+    if (it != vars.end()) out.push_back(name + "=" + it->second);
+  }
+  return out;
 }
 
 // Whether this process is in the foreground of its controlling terminal: the terminal's Ctrl-C
@@ -301,38 +319,93 @@ struct command_end {
   int status = 0;             ///< as a shell gives it: 128 + N when signal N ended it
   bool started = true;        ///< false: it could not be run (status 127)
   int passed_signal = 0;      ///< the first signal sent to gmemprof record and passed on (0: none)
-  bool killed = false;        ///< it outlived its grace after that signal: SIGKILL
+  bool asked_to_end = false;  ///< it outlived its grace after that signal: SIGTERM
+  bool killed = false;        ///< and then SIGKILL
 };
 
 constexpr int passed_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 
-// Runs COMMAND with ENV's changes and waits for it. gmemprof record owns the run: a signal sent
-// to it (SIGINT, SIGTERM, SIGHUP, SIGQUIT) goes to the command's process group (its own, made for
-// it, where gmemprof is not in a terminal's foreground; the command alone otherwise, where the
+// The signals gmemprof record takes itself while its command runs, blocked from the start (before
+// the driver is initialised, which may start threads of its own) to the end (after the report is
+// collected), and taken with sigtimedwait, so that none ends gmemprof before its report is
+// collected. A signal gmemprof's parent set to be ignored (nohup's SIGHUP, a background job's
+// SIGINT) stays ignored and is not passed on: the command ignores it too. SIGCHLD is at its
+// default meanwhile: where gmemprof's parent ignored it, the command would be reaped unseen. At
+// the end, signals still pending are taken (not delivered: they would end gmemprof now).
+class signal_guard {
+ public:
+  signal_guard() {
+    sigemptyset(&watched_);
+    for (int sig : passed_signals) {
+      struct sigaction now {};
+      if (sigaction(sig, nullptr, &now) == 0 && !(now.sa_flags & SA_SIGINFO) && now.sa_handler == SIG_IGN) continue;
+      sigaddset(&watched_, sig);
+    }
+    sigaddset(&watched_, SIGCHLD);
+    struct sigaction default_action {};
+    default_action.sa_handler = SIG_DFL;
+    sigemptyset(&default_action.sa_mask);
+    sigaction(SIGCHLD, &default_action, &old_child_);
+    sigprocmask(SIG_BLOCK, &watched_, &old_mask_);
+  }
+  ~signal_guard() {
+    const timespec now{0, 0};
+    while (sigtimedwait(&watched_, nullptr, &now) > 0) {
+    }
+    sigprocmask(SIG_SETMASK, &old_mask_, nullptr);
+    sigaction(SIGCHLD, &old_child_, nullptr);
+  }
+  signal_guard(const signal_guard&) = delete;
+  signal_guard& operator=(const signal_guard&) = delete;
+
+  [[nodiscard]] const sigset_t& watched() const { return watched_; }
+  /// In the command's process, before it is executed: as gmemprof's parent left them.
+  void restore_in_child() const {
+    sigaction(SIGCHLD, &old_child_, nullptr);
+    sigprocmask(SIG_SETMASK, &old_mask_, nullptr);
+  }
+
+ private:
+  sigset_t watched_{}, old_mask_{};
+  struct sigaction old_child_ {};
+};
+
+// The next step once the command outlived its deadline: SIGTERM where the signal passed on was
+// another (a program that took SIGINT as its own may still end on SIGTERM, with its report),
+// 5 s later SIGKILL.
+void past_deadline(pid_t target, double grace_s, command_end& end, std::optional<std::chrono::steady_clock::time_point>& deadline,
+                   std::ostream& err) {
+  if (!end.asked_to_end && end.passed_signal != SIGTERM) {
+    err << "gmemprof record: the command did not end within " << seconds_text(grace_s) << " s of "
+        << signal_text(end.passed_signal) << ": sending SIGTERM (15), then SIGKILL after 5 s\n";
+    kill(target, SIGTERM);
+    end.asked_to_end = true;
+    deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    return;
+  }
+  err << "gmemprof record: the command did not end within " << seconds_text(grace_s) << " s of "
+      << signal_text(end.passed_signal) << (end.asked_to_end ? " and 5 s of SIGTERM" : "") << ": killing it (SIGKILL)\n";
+  kill(target, SIGKILL);
+  end.killed = true;
+}
+
+// Runs COMMAND in ENVIRONMENT and waits for it. gmemprof record owns the run: a signal sent to it
+// (SIGINT, SIGTERM, SIGHUP, SIGQUIT; GUARD's) goes to the command's process group (its own, made
+// for it, where gmemprof is not in a terminal's foreground; the command alone otherwise, where the
 // terminal's own Ctrl-C reaches the command directly and is not passed twice); then the command
-// has GRACE_S seconds to end before SIGKILL. The signals are blocked here and taken with
-// sigtimedwait, so that none is lost and none ends gmemprof before its report is collected.
-command_end run_command(const std::vector<std::string>& command, const std::vector<env_change>& env, double grace_s,
-                        std::ostream& err) {
+// has GRACE_S seconds to end (past_deadline).
+command_end run_command(const std::vector<std::string>& command, const std::vector<std::string>& environment,
+                        double grace_s, const signal_guard& guard, std::ostream& err) {
   command_end end;
-  sigset_t watched, old_mask;
-  sigemptyset(&watched);
-  for (int sig : passed_signals) sigaddset(&watched, sig);
-  sigaddset(&watched, SIGCHLD);
-  // SIGCHLD at its default: where gmemprof's parent ignored it, the command would be reaped unseen.
-  struct sigaction default_action {}, old_child{};
-  default_action.sa_handler = SIG_DFL;
-  sigemptyset(&default_action.sa_mask);
-  sigaction(SIGCHLD, &default_action, &old_child);
-  sigprocmask(SIG_BLOCK, &watched, &old_mask);
-  const auto restore = [&] {
-    sigprocmask(SIG_SETMASK, &old_mask, nullptr);
-    sigaction(SIGCHLD, &old_child, nullptr);
-  };
+  std::vector<char*> argv, envp;
+  for (const auto& a : command) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  for (const auto& e : environment) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
+  const std::string cannot_run = "gmemprof record: cannot run '" + command[0] + "': ";
   const bool own_group = !terminal_foreground();
   const pid_t pid = fork();
   if (pid < 0) {
-    restore();
     err << "gmemprof record: cannot start '" << command[0] << "': " << std::strerror(errno) << "\n";
     end.status = 127;
     end.started = false;
@@ -340,15 +413,12 @@ command_end run_command(const std::vector<std::string>& command, const std::vect
   }
   if (pid == 0) {
     if (own_group) setpgid(0, 0);
-    sigaction(SIGCHLD, &old_child, nullptr);
-    sigprocmask(SIG_SETMASK, &old_mask, nullptr);
-    apply(env);
-    std::vector<char*> argv;
-    for (const auto& a : command) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execvp(argv[0], argv.data());
-    const std::string msg = "gmemprof record: cannot run '" + command[0] + "': " + std::strerror(errno) + "\n";
-    (void)!write(2, msg.data(), msg.size());
+    guard.restore_in_child();
+    execvpe(argv[0], argv.data(), envp.data());
+    const char* why = std::strerror(errno);
+    (void)!write(2, cannot_run.data(), cannot_run.size());
+    (void)!write(2, why, std::strlen(why));
+    (void)!write(2, "\n", 1);
     _exit(127);
   }
   if (own_group) setpgid(pid, pid);  // here too: either process may run first
@@ -363,23 +433,19 @@ command_end run_command(const std::vector<std::string>& command, const std::vect
     const pid_t w = waitpid(pid, &status, WNOHANG);
     if (w == pid) break;
     if (w < 0 && errno != EINTR) {
-      status = 0;
-      break;
+      err << "gmemprof record: lost track of the command (waitpid: " << std::strerror(errno) << ")\n";
+      end.status = 1;
+      return end;
     }
     const auto now = clock::now();
-    if (deadline && now >= *deadline && !end.killed) {
-      err << "gmemprof record: the command did not end within " << seconds_text(grace_s) << " s of "
-          << signal_text(end.passed_signal) << ": killing it (SIGKILL)\n";
-      kill(target, SIGKILL);
-      end.killed = true;
-    }
-    // At most a second's wait: the grace's end is checked between signals.
+    if (deadline && now >= *deadline && !end.killed) past_deadline(target, grace_s, end, deadline, err);
+    // At most a second's wait: the deadline is checked between signals.
     const double wait_s = deadline && !end.killed
-                              ? std::min(1.0, std::max(0.0, std::chrono::duration<double>(*deadline - now).count()))
+                              ? std::min(1.0, std::max(0.0, std::chrono::duration<double>(*deadline - clock::now()).count()))
                               : 1.0;
     timespec ts{static_cast<time_t>(wait_s), static_cast<long>((wait_s - static_cast<time_t>(wait_s)) * 1e9)};
     siginfo_t info{};
-    const int sig = sigtimedwait(&watched, &info, &ts);
+    const int sig = sigtimedwait(&guard.watched(), &info, &ts);
     if (sig <= 0 || sig == SIGCHLD) continue;
     if (!own_group && info.si_code == SI_KERNEL) continue;  // the terminal's: the command has it too
     const auto last = passed_at.find(sig);
@@ -393,7 +459,6 @@ command_end run_command(const std::vector<std::string>& command, const std::vect
     }
     kill(target, sig);
   }
-  restore();
   end.status = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
   return end;
 }
@@ -543,6 +608,7 @@ int run_record(const record_options& options, const std::vector<std::string>& co
   std::optional<std::string> asked = asked_hook(options, err);
   if (!asked) return 2;
   std::string hook = *asked;
+  const signal_guard signals;  // from here until the report is collected
   // The granule the driver reserves graph memory in is measured before the command starts (the
   // recording library inside it must not allocate graph memory of its own) and passed on. It is
   // measured in a child process, so that no CUDA context of gmemprof's exists while the command
@@ -603,16 +669,20 @@ int run_record(const record_options& options, const std::vector<std::string>& co
     }
   }
 
-  const std::vector<env_change> environment =
+  const std::vector<std::string> environment = environment_with(
       why.empty() ? recording_environment(hook, preload, library, companion, out_path, options, granularity,
                                           granularity_method, join(command))
-                  : std::vector<env_change>{};
-  const command_end end = run_command(command, environment, options.grace_s, err);
+                  : std::vector<env_change>{});
+  const command_end end = run_command(command, environment, options.grace_s, signals, err);
   if (!why.empty() || !end.started) return end.status;
   std::string stopped;
   if (end.passed_signal) {
     stopped = "gmemprof record was sent " + signal_text(end.passed_signal) + " and passed it to the command";
-    if (end.killed) stopped += ", which did not end within " + seconds_text(options.grace_s) + " s and was killed (SIGKILL)";
+    if (end.asked_to_end || end.killed) {
+      stopped += ", which did not end within " + seconds_text(options.grace_s) + " s and was " +
+                 (end.killed ? std::string(end.asked_to_end ? "sent SIGTERM, then killed (SIGKILL)" : "killed (SIGKILL)")
+                             : std::string("sent SIGTERM"));
+    }
   }
   collect_recordings(out_path, command, err, hook, stopped);
   (void)out;

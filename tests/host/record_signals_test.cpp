@@ -16,6 +16,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "gmem/profiler/report_io.hpp"
 #include "gmemprof/record_command.hpp"
@@ -39,9 +40,11 @@ std::string read_text(const fs::path& p) {
   return s.str();
 }
 
-// Runs `gmemprof record` (run_record) on `script` in a child of this process, waits until the
-// script has written READY, sends `sig` to the child, and waits for it.
-stopped_run stop_a_recording(const std::string& name, const std::string& script, int sig, double grace_s) {
+// Runs `gmemprof record` (run_record) on `script` in a child of this process (with `ignored`
+// set to be ignored there first, as nohup does), waits until the script has written READY, sends
+// `signals` to the child a quarter of a second apart, and waits for it.
+stopped_run stop_a_recording(const std::string& name, const std::string& script, std::vector<int> signals,
+                             double grace_s, std::vector<int> ignored = {}) {
   stopped_run r;
   r.dir = fs::path(GMEM_BINARY_DIR) / ("record-signals-" + name + "-" + std::to_string(getpid()));
   fs::remove_all(r.dir);
@@ -52,6 +55,7 @@ stopped_run stop_a_recording(const std::string& name, const std::string& script,
   const pid_t gmemprof = fork();
   if (gmemprof == 0) {
     setsid();  // no terminal: as under CI, a timeout or a job runner
+    for (int sig : ignored) signal(sig, SIG_IGN);
     std::FILE* e = std::freopen(err.c_str(), "w", stderr);
     (void)e;
     setenv("GMEM_RECORD_COMPANION", "0", 1);
@@ -75,7 +79,10 @@ stopped_run stop_a_recording(const std::string& name, const std::string& script,
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   EXPECT_TRUE(fs::exists(ready)) << "the command never started";
-  kill(gmemprof, sig);
+  for (std::size_t k = 0; k < signals.size(); ++k) {
+    if (k) std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    kill(gmemprof, signals[k]);
+  }
   int status = 0;
   waitpid(gmemprof, &status, 0);
   r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
@@ -93,7 +100,7 @@ class SignalToGmemprof : public ::testing::TestWithParam<std::pair<int, const ch
 
 TEST_P(SignalToGmemprof, GoesToTheCommandWhoseReportIsWrittenPartialAndItsStatusIsGmemprofs) {
   const auto [sig, name] = GetParam();
-  const stopped_run r = stop_a_recording(name, writes_its_report_on(name + 3, 64 + sig), sig, 20);  // trap: "TERM"
+  const stopped_run r = stop_a_recording(name, writes_its_report_on(name + 3, 64 + sig), {sig}, 20);  // trap: "TERM"
   EXPECT_EQ(r.status, 64 + sig) << r.err;
   ASSERT_TRUE(fs::exists(r.out)) << r.err;
   const profiler::report rep = profiler::read_report(r.out.string());
@@ -112,7 +119,7 @@ TEST_P(SignalToGmemprof, GoesToTheCommandWhoseReportIsWrittenPartialAndItsStatus
 
 INSTANTIATE_TEST_SUITE_P(Signals, SignalToGmemprof,
                          ::testing::Values(std::make_pair(SIGTERM, "SIGTERM"), std::make_pair(SIGHUP, "SIGHUP"),
-                                           std::make_pair(SIGINT, "SIGINT")),
+                                           std::make_pair(SIGINT, "SIGINT"), std::make_pair(SIGQUIT, "SIGQUIT")),
                          [](const auto& param) { return std::string(param.param.second); });
 
 // The signal reaches the command's whole process group: a process it started in the background
@@ -125,7 +132,7 @@ TEST(SignalToGmemprofTest, ReachesEveryProcessOfTheCommandsGroup) {
       "while [ ! -e \"$HERE/worker-ready\" ]; do sleep 0.01; done\n"
       "trap 'wait; cp \"$SRC\" \"$GMEM_RECORD_OUT_PREFIX.$$.json\"; exit 3' TERM\n"
       ": > \"$READY\"\nwhile :; do sleep 0.05; done\n";
-  const stopped_run r = stop_a_recording("group", script, SIGTERM, 20);
+  const stopped_run r = stop_a_recording("group", script, {SIGTERM}, 20);
   EXPECT_EQ(r.status, 3) << r.err;
   EXPECT_TRUE(fs::exists(r.dir / "worker-stopped")) << "the worker never got SIGTERM\n" << r.err;
   EXPECT_TRUE(fs::exists(r.out)) << r.err;
@@ -137,7 +144,7 @@ TEST(SignalToGmemprofTest, ReachesEveryProcessOfTheCommandsGroup) {
 TEST(SignalToGmemprofTest, ACommandThatIgnoresItIsKilledAfterItsGraceAndNoReportIsNamed) {
   const auto t = std::chrono::steady_clock::now();
   const stopped_run r = stop_a_recording("ignored", "trap '' TERM\n: > \"$READY\"\nwhile :; do sleep 0.05; done\n",
-                                         SIGTERM, 1.0);
+                                         {SIGTERM}, 1.0);
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
   EXPECT_EQ(r.status, 128 + SIGKILL) << r.err;
   EXPECT_LT(took, 30.0);
@@ -145,6 +152,33 @@ TEST(SignalToGmemprofTest, ACommandThatIgnoresItIsKilledAfterItsGraceAndNoReport
   EXPECT_NE(r.err.find("no report was written"), std::string::npos) << r.err;
   EXPECT_EQ(r.err.find("wrote "), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(r.out));
+  if (!HasFailure()) fs::remove_all(r.dir);
+}
+
+// A command that takes SIGINT as its own and goes on is sent SIGTERM once its grace is over,
+// which it may still end on, writing its report; SIGKILL would have lost it.
+TEST(SignalToGmemprofTest, ACommandThatOutlivesItsGraceIsSentSigtermBeforeSigkill) {
+  const stopped_run r = stop_a_recording("escalated", "trap '' INT\n" + writes_its_report_on("TERM", 143), {SIGINT}, 1.0);
+  EXPECT_EQ(r.status, 143) << r.err;
+  EXPECT_NE(r.err.find("did not end within 1 s of SIGINT (2): sending SIGTERM (15), then SIGKILL after 5 s"),
+            std::string::npos)
+      << r.err;
+  ASSERT_TRUE(fs::exists(r.out)) << r.err;
+  EXPECT_EQ(profiler::read_report(r.out.string()).recorded->partial_reason,
+            "gmemprof record was sent SIGINT (2) and passed it to the command, which did not end within 1 s and was "
+            "sent SIGTERM");
+  if (!HasFailure()) fs::remove_all(r.dir);
+}
+
+// A signal gmemprof was started to ignore (nohup's SIGHUP) is not passed on: the command, which
+// ignores it too, is not made to end by it.
+TEST(SignalToGmemprofTest, ASignalGmemprofIgnoresIsNotPassedOn) {
+  const std::string script = "trap 'touch \"$HERE/got-hup\"' HUP\n" + writes_its_report_on("TERM", 143);
+  const stopped_run r = stop_a_recording("nohup", script, {SIGHUP, SIGTERM}, 20, {SIGHUP});
+  EXPECT_EQ(r.status, 143) << r.err;
+  EXPECT_FALSE(fs::exists(r.dir / "got-hup")) << r.err;
+  EXPECT_EQ(r.err.find("passing SIGHUP"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("passing SIGTERM"), std::string::npos) << r.err;
   if (!HasFailure()) fs::remove_all(r.dir);
 }
 
