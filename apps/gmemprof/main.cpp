@@ -285,9 +285,9 @@ const std::vector<command>& commands() {
        "any cost; cupti injects it (CUDA_INJECTION64_PATH) and takes them through CUPTI's\n"
        "callbacks, which every driver call of the process then goes through.\n"
        "SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to gmemprof go to COMMAND (its process group),\n"
-       "which then has --grace SECONDS (default 30) to end before it is killed; the report holds\n"
-       "what its processes wrote, marked partial. A signal COMMAND handles itself writes nothing\n"
-       "early: its report is written when it exits.\n",
+       "which then has --grace SECONDS (default 30) to end, then SIGTERM and 5 s later SIGKILL; the\n"
+       "report holds what its processes wrote, marked partial. A signal COMMAND handles itself\n"
+       "writes nothing early: its report is written when it exits.\n",
        {out_option, device_option, {"--name-from", "", true, false}, {"--hook", "", true, false},
         {"--grace", "", true, false}},
        true, record},
