@@ -34,6 +34,7 @@
 #include <thread>
 
 #include "record/injected.hpp"
+#include "record/signal_names.hpp"
 
 namespace gmem::record::injected {
 namespace {
@@ -45,21 +46,6 @@ int wake_pipe[2] = {-1, -1};
 int done_pipe[2] = {-1, -1};
 std::atomic<bool> signal_writing{false};
 std::atomic<bool> exit_written{false};
-
-const char* signal_name(int sig) {
-  switch (sig) {
-    case SIGTERM: return "SIGTERM";
-    case SIGINT: return "SIGINT";
-    case SIGHUP: return "SIGHUP";
-    case SIGQUIT: return "SIGQUIT";
-    case SIGSEGV: return "SIGSEGV";
-    case SIGABRT: return "SIGABRT";
-    case SIGBUS: return "SIGBUS";
-    case SIGFPE: return "SIGFPE";
-    case SIGILL: return "SIGILL";
-    default: return "?";
-  }
-}
 
 void at_exit() {
   if (!the_session || the_session->is_forked() || exit_written.exchange(true)) return;

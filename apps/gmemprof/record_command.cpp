@@ -28,6 +28,7 @@
 #include "record/recorder.hpp"
 #include "record/recording_merge.hpp"
 #include "record/recording_summary.hpp"
+#include "record/signal_names.hpp"
 
 namespace gmem::record {
 namespace {
@@ -214,16 +215,6 @@ std::string seconds_text(double s) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%g", s);
   return buf;
-}
-
-const char* signal_name(int sig) {
-  switch (sig) {
-    case SIGINT: return "SIGINT";
-    case SIGTERM: return "SIGTERM";
-    case SIGHUP: return "SIGHUP";
-    case SIGQUIT: return "SIGQUIT";
-    default: return "a signal";
-  }
 }
 
 std::string signal_text(int sig) { return std::string(signal_name(sig)) + " (" + std::to_string(sig) + ")"; }
