@@ -36,8 +36,10 @@ import re
 import shutil
 import subprocess
 import sys
-import time
 import xml.etree.ElementTree as ET
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import record_corpus  # noqa: E402  (its run and device)
 
 # The cuda-samples programs that make CUDA graphs, by their folder under Samples/; each is built
 # from its folder's .cu and .cpp files with the repository's Common/ headers. Extra link flags:
@@ -180,15 +182,6 @@ def sample_outcome(exit_code, stdout):
     return "passed" if exit_code == 0 else "failed", f"exit {exit_code}" + (f", says {sorted(words)}" if words else "")
 
 
-def run_command(argv, timeout, env=None, cwd=None):
-    t0 = time.monotonic()
-    try:
-        p = subprocess.run(argv, capture_output=True, text=True, errors="replace", timeout=timeout, env=env, cwd=cwd)
-        return {"exit": p.returncode, "stdout": p.stdout, "stderr": p.stderr, "seconds": round(time.monotonic() - t0, 1),
-                "timed_out": False}
-    except subprocess.TimeoutExpired as e:
-        out = e.stdout.decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
-        return {"exit": None, "stdout": out, "stderr": "", "seconds": round(time.monotonic() - t0, 1), "timed_out": True}
 
 
 def python_suites(peer):
@@ -222,7 +215,7 @@ def run_suite(name, folder, target, extra_env, a, gmemprof, out):
             if a.hook:
                 env["GMEM_RECORD_HOOK"] = a.hook
             argv = [gmemprof, "record", "--out", report, "--"] + argv
-        r = run_command(argv, a.timeout, env=env, cwd=os.path.join(os.path.abspath(a.peer), folder))
+        r = record_corpus.run(argv, a.timeout, env=env, cwd=os.path.join(os.path.abspath(a.peer), folder))
         tail = (r["stdout"].strip().splitlines() or [""])[-1]
         entry["runs"][mode] = {"exit": r["exit"], "seconds": r["seconds"], "timed_out": r["timed_out"], "summary": tail}
         if mode == "recorded":
@@ -252,7 +245,7 @@ def run_samples(a, gmemprof, out):
                         env["GMEM_RECORD_HOOK"] = a.hook
                     safe = re.sub(r"[^A-Za-z0-9_.-]", "_", case)
                     argv = [gmemprof, "record", "--out", os.path.join(out, f"sample-{safe}.json"), "--"] + argv
-                r = run_command(argv, a.timeout, env=env, cwd=os.path.join(os.path.abspath(a.peer), "samples"))
+                r = record_corpus.run(argv, a.timeout, env=env, cwd=os.path.join(os.path.abspath(a.peer), "samples"))
                 results[mode][case] = ("timed out", "") if r["timed_out"] else sample_outcome(r["exit"], r["stdout"])
             print(f"samples {case}: {results['unrecorded'][case][0]} / {results['recorded'][case][0]}", flush=True)
     for name, why in manifest.get("skipped", {}).items():
@@ -277,13 +270,6 @@ def compare(entry, results):
     return entry
 
 
-def device():
-    smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
-                         capture_output=True, text=True).stdout.strip().splitlines()
-    name, driver = (smi[0].split(", ") + ["?"])[:2] if smi else ("?", "?")
-    return name, driver
-
-
 def versions():
     out = {}
     for module in ("torch", "cupy", "cuda.core", "jax"):
@@ -297,7 +283,8 @@ def run(a):
     os.makedirs(a.out, exist_ok=True)
     gmemprof = os.path.join(os.path.abspath(a.build), "profiler", "gmemprof")
     commit_file = os.path.join(a.build, "COMMIT")
-    name, driver = device()
+    smi = record_corpus.device()
+    name, driver = smi["name"], smi["driver"]
     manifest = json.load(open(os.path.join(a.peer, "MANIFEST.json")))
     summary = {"device": name, "driver": driver,
                "commit": open(commit_file).read().strip() if os.path.exists(commit_file) else "?",

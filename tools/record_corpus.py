@@ -113,10 +113,10 @@ def shown_path(arg):
     return os.path.relpath(full, root) if full and full.startswith(root + os.sep) else arg
 
 
-def run(argv, timeout, env=None):
+def run(argv, timeout, env=None, cwd=None):
     t0 = time.monotonic()
     try:
-        p = subprocess.run(argv, capture_output=True, text=True, errors="replace", timeout=timeout, env=env)
+        p = subprocess.run(argv, capture_output=True, text=True, errors="replace", timeout=timeout, env=env, cwd=cwd)
         return {"exit": p.returncode, "stdout": p.stdout, "stderr": p.stderr,
                 "seconds": round(time.monotonic() - t0, 3), "timed_out": False}
     except subprocess.TimeoutExpired as e:
