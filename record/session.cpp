@@ -35,8 +35,10 @@ std::uint64_t session::label_of(std::uint64_t stream) {
   const std::uint64_t label = rec_.stream_label(stream);
   if (rec_.knows_blocking(label)) return label;
   // Whether a synchronous copy completes its work: asked once per stream, once the driver can say.
-  std::optional<bool> blocking = stream == legacy_stream || stream == per_thread_stream;
-  if (!*blocking) blocking = driver_.stream_blocking ? driver_.stream_blocking(stream) : std::optional<bool>(false);
+  std::optional<bool> blocking = true;
+  if (stream != legacy_stream && stream != per_thread_stream) {
+    blocking = driver_.stream_blocking ? driver_.stream_blocking(stream) : std::optional<bool>(false);
+  }
   if (blocking) rec_.set_blocking(label, *blocking);
   return label;
 }

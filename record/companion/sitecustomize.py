@@ -75,10 +75,7 @@ class _companion:
             self.said_directly = False
             try:
                 import ctypes
-                # The library's path as gmemprof record loads it (CUDA_INJECTION64_PATH, or
-                # LD_PRELOAD with --hook interpose).
-                path = os.environ.get("GMEM_RECORD_LIBRARY_LOADED") or os.environ["CUDA_INJECTION64_PATH"]
-                library = ctypes.CDLL(path, mode=os.RTLD_NOLOAD | os.RTLD_LAZY)
+                library = _recording_library()
                 function = library.gmem_record_say
                 function.argtypes, function.restype = [ctypes.c_char_p], None
                 self.said_directly = function
@@ -387,6 +384,15 @@ class _after_import:
         return None
 
 
+def _recording_library():
+    """The recording library, where this process has loaded it (ctypes); raises where it has not.
+    Its path is the one gmemprof record loads it from (CUDA_INJECTION64_PATH, or LD_PRELOAD with
+    --hook interpose)."""
+    import ctypes
+    path = os.environ.get("GMEM_RECORD_LIBRARY_LOADED") or os.environ["CUDA_INJECTION64_PATH"]
+    return ctypes.CDLL(path, mode=os.RTLD_NOLOAD | os.RTLD_LAZY)
+
+
 def _at_python_end():
     """Python ends a program whose KeyboardInterrupt was not caught by raising SIGINT again after
     its teardown, where no C exit handler runs: the recording library (where the process loaded
@@ -394,12 +400,7 @@ def _at_python_end():
     try:
         if not isinstance(getattr(sys, "last_value", None), KeyboardInterrupt):
             return
-        path = os.environ.get("GMEM_RECORD_LIBRARY_LOADED") or os.environ.get("CUDA_INJECTION64_PATH")
-        if not path:
-            return
-        import ctypes
-        library = ctypes.CDLL(path, mode=os.RTLD_NOLOAD | os.RTLD_LAZY)  # fails where it is not loaded
-        library.gmem_record_write_now(b"written at Python's end: a KeyboardInterrupt (SIGINT) was not caught, "
+        _recording_library().gmem_record_write_now(b"written at Python's end: a KeyboardInterrupt (SIGINT) was not caught, "
                                       b"and the interpreter ends the process with SIGINT after its teardown")
     except Exception:
         pass
