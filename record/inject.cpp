@@ -393,6 +393,7 @@ bool start_session() {
   the_session = new session(real_driver(), source.value_or(name_source::nvtx), path, d ? std::atoi(d) : -1);
   if (prefix) the_session->summarize_as(prefix);  // the name gmemprof record gives a lone report
   the_session->info().pid = pid;
+  the_session->info().hook = interposing() ? "interpose" : "cupti";
   // A launcher's rank (torchrun sets RANK and LOCAL_RANK for each worker): the merged recording
   // names each process by it, so that two runs pair their processes rank by rank.
   if (const char* rank = std::getenv("RANK")) {

@@ -382,6 +382,14 @@ profiler::report assemble(const recorder& r, const profiler::environment& env,
     if (const auto last = r.last_counters(pool.device)) pool.end_bytes = last->reserved_current;
   }
   r.bills(rec.bills, rec.framework_pools, rec.pools);
+  // The library's own interception makes no context, module, stream or allocation on the device;
+  // CUPTI's memory shares the driver's pieces with the executable graphs' state (docs/record.md,
+  // "gmem's own").
+  for (profiler::graph_bill& b : rec.bills) {
+    b.own_hook = info.hook;
+    b.own_apart = info.hook == "interpose";
+    b.own_bytes = 0;
+  }
   for (std::size_t gi = 0; gi < rec.graphs.size(); ++gi) {
     add_launch_costs(rep.scenarios[gi], rec.graphs[gi], r.graphs()[gi]);
   }

@@ -22,6 +22,8 @@ struct recording_info {
   std::string rank;                ///< RANK, else LOCAL_RANK, where the launcher set one
   std::vector<std::string> notes;  ///< one line each, e.g. CUPTI was taken
   std::vector<profiler::record_cost> cost;  ///< what recording cost the program, by part
+  /// How the driver's calls were taken: "interpose" (the library's own interception) or "cupti".
+  std::string hook;
 };
 
 /// How much analysis a report gets.

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Record is invisible, on the GPU machine: others' test suites unrecorded and recorded
 # (tools/peer_suites.py over a .peer folder assembled here), the device memory a program reads
-# itself unrecorded and recorded (both hooks; one process, one torchrun rank with NCCL), and how
+# itself unrecorded and recorded and the recorded bill against the program's own change (both hooks;
+# PyTorch, a driver-API program, a torchrun rank with NCCL: tests/record/check_own_memory.py), and how
 # signals end recorded programs (handled, unhandled, SIGTERM sent to gmemprof record by timeout).
 # Writes into OUT_DIR: device.txt (device, driver, commit), suites.json and suites.txt,
 # suite-logs.tgz, memory.txt, signals.txt (reports/record/invisible-*).
@@ -15,12 +16,7 @@ timeout 330 python3 tools/peer_suites.py run --build $B --peer "$P" --out /tmp/s
 cp /tmp/suites/suites.json "$O"/ 2>/dev/null
 rm -f /tmp/suites/*.json.*.json; tar czf "$O"/suite-logs.tgz -C /tmp suites
 {
-python3 tests/record/own_memory.py plain
-$G record -o /tmp/m.json -- python3 tests/record/own_memory.py recorded 2>/dev/null
-$G record --hook cupti -o /tmp/m.json -- python3 tests/record/own_memory.py recorded-cupti 2>/dev/null
-torchrun --nproc-per-node 1 tests/record/own_memory_nccl.py nccl-plain 2>/dev/null | grep MEM
-$G record -o /tmp/n.json -- torchrun --nproc-per-node 1 tests/record/own_memory_nccl.py nccl-recorded 2>/dev/null | grep MEM
-$G record --hook cupti -o /tmp/n.json -- torchrun --nproc-per-node 1 tests/record/own_memory_nccl.py nccl-recorded-cupti 2>/dev/null | grep MEM
+python3 tests/record/check_own_memory.py $G; echo "check_own_memory: exit $?"
 } > "$O"/memory.txt 2>&1
 L=tests/record/launchers.py
 {

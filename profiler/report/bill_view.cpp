@@ -50,6 +50,13 @@ std::vector<std::string> bill_lines(const graph_bill& b) {
   if (b.node_pool_seen || b.framework_seen || b.exec_state_measured) {
     out.push_back("  graph memory in all      " + size_text(graph_memory_bytes(b)));
   }
+  if (b.own_apart) {
+    out.push_back("  gmem's own               " + size_text(b.own_bytes) +
+                  " (the recording makes no context, module, stream or allocation on the device)");
+  } else if (b.own_hook == "cupti") {
+    out.push_back("  gmem's own               not told apart: CUPTI's own device memory shares the driver's "
+                  "pieces with the executable-graph state, which may be that much off (the default hook takes none)");
+  }
   if (b.process_measured) {
     out.push_back("  not graph memory         " + signed_size_text(b.not_graph_bytes) +
                   " (the program's other allocations: weights, activations, libraries' workspaces)");

@@ -246,6 +246,9 @@ function why(w) { return WHY[w] || [w, "#8e6c8a"]; }
     }
     if (es) { rows.push(["executable-graph state", es.bytes, es.instantiations + " instantiation(s) and upload(s), outside every pool"]); graphs += es.bytes; }
     if (rows.length) rows.push(["graph memory in all", graphs, ""]);
+    const own = b.own;
+    if (own && own.bytes !== undefined) rows.push(["gmem's own", own.bytes, "the recording makes no context, module, stream or allocation on the device"]);
+    else if (own) rows.push(["gmem's own", null, "not told apart: CUPTI's own device memory shares the driver's pieces with the executable-graph state (the default hook takes none)"]);
     if (pm) {
       rows.push(["not graph memory", pm.not_graph_bytes, "the program's other allocations"]);
       rows.push(["the process's change", pm.delta_bytes, "cuMemGetInfo, from before its first allocation"]);
@@ -256,7 +259,7 @@ function why(w) { return WHY[w] || [w, "#8e6c8a"]; }
     for (const [kind, bytes, what] of rows) {
       const tr = h(table, "tr", {});
       h(tr, "td", {}, kind);
-      h(tr, "td", {}, sizeText(bytes));
+      h(tr, "td", {}, bytes === null ? "—" : sizeText(bytes));
       h(tr, "td", {style: "text-align:left"}, what);
     }
     counts.bill_rows = (counts.bill_rows || 0) + rows.length;

@@ -474,6 +474,10 @@ json bill_json(const graph_bill& b) {
   if (b.process_measured) {
     j["process_memory"] = {{"delta_bytes", b.process_delta_bytes}, {"not_graph_bytes", b.not_graph_bytes}};
   }
+  if (!b.own_hook.empty()) {
+    j["own"] = {{"hook", b.own_hook}};
+    if (b.own_apart) j["own"]["bytes"] = b.own_bytes;
+  }
   return j;
 }
 
@@ -534,6 +538,14 @@ graph_bill read_bill(const json& j, const std::string& path) {
     b.process_measured = true;
     b.process_delta_bytes = i64(*p, "delta_bytes", pp);
     b.not_graph_bytes = i64(*p, "not_graph_bytes", pp);
+  }
+  if (const json* o = find(j, "own")) {
+    const std::string op = join(path, "own");
+    if (!o->is_object()) fail(op, "must be an object");
+    b.own_hook = text(*o, "hook", op, true);
+    if (b.own_hook != "interpose" && b.own_hook != "cupti") fail(join(op, "hook"), "must be \"interpose\" or \"cupti\"");
+    b.own_apart = find(*o, "bytes") != nullptr;
+    b.own_bytes = b.own_apart ? u64(*o, "bytes", op) : 0;
   }
   return b;
 }

@@ -7,11 +7,13 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "fake_driver.hpp"
 #include "report/bill_view.hpp"
 #include "report/show.hpp"
+#include "gmem/profiler/report_io.hpp"
 #include "gmem/profiler/size_text.hpp"
 
 namespace gmem::record::test {
@@ -490,6 +492,52 @@ TEST(RecordBill, AnExitThatFailsWhileRecordingStillClosesTheCallsWindow) {
   p.s.instantiate_exit(0x100, 0x10, "", upload, std::uint64_t{0xB});
   EXPECT_FALSE(this_threads_reading().under_way);
   expect_the_next_instantiation_measured_alone(p);
+}
+
+// gmem's own line says what the way the calls were taken costs the device: nothing with the
+// library's own interception (the bill's other figures are the program's), not told apart under
+// CUPTI; a report that does not say (an older one) has no line, never a zero standing in.
+TEST(RecordBill, GmemsOwnIsNothingUnderTheOwnInterceptionAndNotToldApartUnderCupti) {
+  const auto bill_of = [](const std::string& hook) {
+    program p;
+    p.gpu.used = 500 * MiB;
+    p.s.first_reading();
+    p.s.info().hook = hook;
+    capture_two(p);
+    instantiate(p, 0x100, 0x10, 2 * MiB);
+    return p.finish();
+  };
+  const profiler::report own = bill_of("interpose");
+  ASSERT_EQ(own.recorded->bills.size(), 1u);
+  const profiler::graph_bill& b = own.recorded->bills[0];
+  EXPECT_EQ(b.own_hook, "interpose");
+  EXPECT_TRUE(b.own_apart);
+  EXPECT_EQ(b.own_bytes, 0u);
+  EXPECT_EQ(b.not_graph_bytes, 0);
+  std::string shown = profiler::format_report(own);
+  EXPECT_NE(shown.find("gmem's own               0 B (the recording makes no context, module, stream or allocation"),
+            std::string::npos) << shown;
+
+  const profiler::report cupti = bill_of("cupti");
+  EXPECT_EQ(cupti.recorded->bills[0].own_hook, "cupti");
+  EXPECT_FALSE(cupti.recorded->bills[0].own_apart);
+  shown = profiler::format_report(cupti);
+  EXPECT_NE(shown.find("gmem's own               not told apart: CUPTI's own device memory"), std::string::npos) << shown;
+  EXPECT_EQ(shown.find("gmem's own               0 B"), std::string::npos) << shown;
+
+  // A hook the report format does not know is named, not read as either.
+  nlohmann::ordered_json j = nlohmann::ordered_json::parse(profiler::to_json_string(own));
+  j["recorded"]["bills"][0]["own"]["hook"] = "nvbit";
+  try {
+    (void)profiler::from_json_string(j.dump(), "own.json");
+    ADD_FAILURE() << "read an unknown hook";
+  } catch (const profiler::report_error& e) {
+    EXPECT_NE(std::string(e.what()).find("bills[0].own.hook must be \"interpose\" or \"cupti\""), std::string::npos) << e.what();
+  }
+
+  const profiler::report unsaid = bill_of("");
+  EXPECT_TRUE(unsaid.recorded->bills[0].own_hook.empty());
+  EXPECT_EQ(profiler::format_report(unsaid).find("gmem's own"), std::string::npos);
 }
 
 TEST(SizeText, ThreeSignificantDigitsInTheUnitThatReadsBest) {

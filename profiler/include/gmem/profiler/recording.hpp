@@ -156,6 +156,13 @@ struct graph_bill {
   /// The process's change less the graph kinds above: what the program's other allocations
   /// (weights, activations, libraries' workspaces) took.
   std::int64_t not_graph_bytes = 0;
+  /// What the recording itself took of the device ("gmem's own"), by the way it took the calls:
+  /// "interpose" (the library's own interception: nothing on the device, own_bytes 0) or "cupti"
+  /// (CUPTI's own memory shares the driver's pieces with the executable graphs' state: not told
+  /// apart, own_apart false). Empty: the report does not say (written before it was recorded).
+  std::string own_hook;
+  bool own_apart = false;
+  std::uint64_t own_bytes = 0;
 };
 
 /// A point of a device's pool timeline: a call that changed the reservation, or a trim.
