@@ -198,7 +198,8 @@ def python_suites(peer):
     if os.path.exists(os.path.join(peer, "cupy", "test_graph.py")):
         out.append(("cupy", "cupy", "test_graph.py", {}))
     if os.path.isdir(os.path.join(peer, "cuda-core")):
-        out.append(("cuda-core", "cuda-core", "graph", {}))
+        # Its PDL test compiles a kernel with NVRTC, finding the headers through CUDA_PATH.
+        out.append(("cuda-core", "cuda-core", "graph", {"CUDA_PATH": "/usr/local/cuda"}))
     if os.path.isdir(os.path.join(peer, "jax")):
         out.append(("jax", "jax", ".", {"XLA_PYTHON_CLIENT_PREALLOCATE": "false"}))
     return out
