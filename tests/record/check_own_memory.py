@@ -30,12 +30,15 @@ def readings(stdout):
     return out
 
 
-def bill_of(report, rank, merged):
-    bills = json.load(open(report))["recorded"]["bills"]
+def bill_of(report, rank):
+    """Device 0's bill of the process of RANK: a merged recording names each process by its
+    rank; a launcher's one CUDA process is not merged, its bill names none."""
+    bills = [b for b in json.load(open(report))["recorded"]["bills"] if b["device"] == 0]
     for b in bills:
-        if b["device"] == 0 and (not merged or b.get("process") == f"rank {rank}"):
+        if b.get("process") == f"rank {rank}":
             return b
-    return None
+    unnamed = [b for b in bills if "process" not in b]
+    return unnamed[0] if len(unnamed) == 1 else None
 
 
 def main():
@@ -69,7 +72,7 @@ def main():
                     failures += 1
                     continue
                 apart = {k: round(rec[k] - v, 4) for k, v in own_readings.items() if k in rec and rec[k] != v}
-                bill = bill_of(report, rank, name == "nccl")
+                bill = bill_of(report, rank)
                 own_change = (own_readings["end"] - own_readings["start"]) * MiB
                 delta = bill["process_memory"]["delta_bytes"] if bill and "process_memory" in bill else None
                 own = bill.get("own", {}) if bill else {}
