@@ -31,12 +31,15 @@ def readings(stdout):
 
 
 def bill_of(report, rank):
-    """Device 0's bill of the process of RANK: a merged recording names each process by its
-    rank; a launcher's one CUDA process is not merged, its bill names none."""
-    bills = [b for b in json.load(open(report))["recorded"]["bills"] if b["device"] == 0]
-    for b in bills:
-        if b.get("process") == f"rank {rank}":
-            return b
+    """Device 0's bill of the process of RANK. A merged recording names each process by its rank
+    where two or more had one, else p1, p2, ... in the order of its processes (torchrun and its
+    one rank); a recording of one process names none."""
+    rec = json.load(open(report))["recorded"]
+    bills = [b for b in rec["bills"] if b["device"] == 0]
+    names = {f"rank {rank}"} | {f"p{k + 1}" for k, p in enumerate(rec.get("processes", [])) if p.get("rank") == str(rank)}
+    named = [b for b in bills if b.get("process") in names]
+    if named:
+        return named[0]
     unnamed = [b for b in bills if "process" not in b]
     return unnamed[0] if len(unnamed) == 1 else None
 
