@@ -1,6 +1,6 @@
 # `cmake --install`: public headers, the static libraries, gmemprof, and a CMake package
 # (gmemConfig.cmake, gmemConfigVersion.cmake, gmemTargets.cmake) exporting gmem::alloc,
-# gmem::profiler (and gmem::profiler_core, which gmem::profiler links).
+# gmem::profiler (and gmem::profiler_core and gmem::model, which gmem::profiler links).
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -9,8 +9,10 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/alloc/include/gmem
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.hpp")
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/profiler/include/gmem
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.hpp")
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/profiler/model/include/gmem
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.hpp")
 
-install(TARGETS gmem_alloc gmem_profiler_core gmem_profiler EXPORT gmemTargets
+install(TARGETS gmem_alloc gmem_model gmem_profiler_core gmem_profiler EXPORT gmemTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(TARGETS gmemprof RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})

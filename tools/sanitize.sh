@@ -42,12 +42,12 @@ TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1}" "$tsan" --gtest_brief=1 || statu
 # graphs analysed on several threads at exit (record/parallel_for.hpp).
 echo "sanitize: the recording session's tests under ThreadSanitizer" >&2
 tsan_record="$build/gmem_record_tsan"
-profiler_core=$(sed -n '/^add_library(gmem_profiler_core STATIC/,/)/p' profiler/CMakeLists.txt |
+profiler_core=$(sed -n '/^add_library(gmem_\(model\|profiler_core\) STATIC/,/)/p' profiler/CMakeLists.txt |
   grep -oE '(model|report)/[a-z_]+\.cpp' | sed 's|^|profiler/|')
 record_core=$(sed -n '/^add_library(gmem_record_core STATIC/,/)/p' record/CMakeLists.txt |
   grep -oE '[a-z_]+\.cpp' | sed 's|^|record/|')
 # shellcheck disable=SC2086  # the lists are words
-clang++ -std=c++17 -O1 -g -fsanitize=thread -I. -Iprofiler -Iprofiler/include -Itests/host \
+clang++ -std=c++17 -O1 -g -fsanitize=thread -I. -Iprofiler -Iprofiler/include -Iprofiler/model/include -Itests/host \
   -DGMEM_SOURCE_DIR="\"$PWD\"" tests/host/record_session_test.cpp $profiler_core $record_core \
   -lgtest -lgtest_main -pthread -o "$tsan_record" || status=1
 TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1}" "$tsan_record" --gtest_brief=1 \
@@ -57,7 +57,7 @@ TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1}" "$tsan_record" --gtest_brief=1 \
 echo "sanitize: reports written and read on threads under ThreadSanitizer" >&2
 tsan_reports="$build/gmem_reports_tsan"
 # shellcheck disable=SC2086  # the list is words
-clang++ -std=c++17 -O1 -g -fsanitize=thread -I. -Iprofiler -Iprofiler/include -Itests/host \
+clang++ -std=c++17 -O1 -g -fsanitize=thread -I. -Iprofiler -Iprofiler/include -Iprofiler/model/include -Itests/host \
   tests/host/json_tree_test.cpp tests/host/recording_forms_test.cpp $profiler_core \
   -lgtest -lgtest_main -pthread -o "$tsan_reports" || status=1
 TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1}" "$tsan_reports" --gtest_brief=1 \

@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <string>
 
+#include "gmem/profiler/model_results.hpp"
+
 namespace gmem::profiler {
 
 /// The four cudaGraphMemAttr counters at one moment.
@@ -20,11 +22,5 @@ inline bool operator==(const counters& a, const counters& b) {
 }
 inline bool operator!=(const counters& a, const counters& b) { return !(a == b); }
 
-struct diagnostic {
-  std::string code;      ///< stable identifier, e.g. "unfreed_allocation"
-  std::string severity;  ///< "info", "warning"
-  std::string message;   ///< words a user can act on
-  std::uint64_t bytes = 0;  ///< memory involved (excess or unfreed), 0 when not applicable
-};
 
 }  // namespace gmem::profiler

@@ -33,7 +33,7 @@
 
 #include "gmem/profiler/budget.hpp"
 #include "gmem/profiler/graph_model.hpp"
-#include "gmem/profiler/report.hpp"
+#include "gmem/profiler/model_results.hpp"
 
 namespace gmem::profiler {
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "gmem/profiler/analysis.hpp"
-#include "gmem/profiler/report.hpp"
+#include "gmem/profiler/model_results.hpp"
 
 namespace gmem::profiler {
 

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "gmem/profiler/analysis.hpp"
-#include "gmem/profiler/report.hpp"
+#include "gmem/profiler/model_results.hpp"
 #include "gmem/profiler/skeleton.hpp"
 
 namespace gmem::profiler {

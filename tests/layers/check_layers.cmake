@@ -1,0 +1,35 @@
+# The layers the build enforces: a file compiled with a layer's include directories (those of its
+# CMake target, as the build gives them) finds that layer's headers and those of the layers below
+# it, and no header of a layer above: the model's files cannot include the report's.
+# Usage: cmake -DCXX=... -DINCLUDES="dir;dir" -DHERE=tests/layers -DWORK=dir -P check_layers.cmake
+set(flags -std=c++17 -fsyntax-only)
+foreach(d ${INCLUDES})
+  list(APPEND flags -I${d})
+endforeach()
+file(MAKE_DIRECTORY ${WORK})
+function(compile header expect_ok)
+  string(MAKE_C_IDENTIFIER ${header} id)
+  set(src ${WORK}/${id}.cpp)
+  file(WRITE ${src} "#include \"${header}\"\nint main() { return 0; }\n")
+  execute_process(COMMAND ${CXX} ${flags} ${src} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+  if(expect_ok AND NOT rc EQUAL 0)
+    message(FATAL_ERROR "the model's include directories do not find its own header ${header}:\n${out}")
+  elseif(NOT expect_ok)
+    if(rc EQUAL 0)
+      message(FATAL_ERROR "a model file could include ${header}, a header of a layer above the model")
+    endif()
+    string(FIND "${out}" "${header}" named)
+    if(named EQUAL -1)
+      message(FATAL_ERROR "including ${header} failed, but not for the header:\n${out}")
+    endif()
+  endif()
+endfunction()
+foreach(h gmem/profiler/analysis.hpp gmem/profiler/pool_model.hpp gmem/profiler/graph_alone.hpp
+          gmem/profiler/diagnostics.hpp gmem/profiler/lifetime.hpp gmem/profiler/model_results.hpp)
+  compile(${h} TRUE)
+endforeach()
+foreach(h gmem/profiler/report.hpp gmem/profiler/recording.hpp gmem/profiler/report_io.hpp
+          gmem/profiler/pool_analysis.hpp report/show.hpp record/recorder.hpp gmem/pool.hpp)
+  compile(${h} FALSE)
+endforeach()
+message(STATUS "the model's include directories: its own headers only")
