@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <stdexcept>
 
@@ -182,179 +183,204 @@ report profile_graphs(const std::vector<std::pair<cudaGraph_t, std::string>>& gr
   }
 }
 
-set_replay_result replay_set(const report& r, int device) {
+namespace {
+
+// What a set's replay works on: the recording's graphs with memory nodes and skeletons, and the
+// calls between them, renumbered for those graphs.
+struct replayed_set {
+  std::vector<skeleton> graphs;
+  std::vector<bool> auto_free;
+  std::vector<std::int64_t> index;  ///< recording graph -> replayed graph, -1 where not replayed
+  std::vector<sequence_step> steps;
+  int device = 0;
+  std::uint64_t granularity = 0;
+};
+
+replayed_set set_of(const report& r, int device) {
   if (!r.recorded || r.recorded->graphs.empty()) {
     throw std::invalid_argument("the report has no recorded graphs: `gmemprof replay --set` replays a "
                                 "report of `gmemprof record` or gmem.profile_graphs");
   }
   const recording& rec = *r.recorded;
-  std::vector<skeleton> graphs;
-  std::vector<bool> auto_free;
-  std::vector<std::int64_t> index(rec.graphs.size(), -1);  // recording graph -> replayed graph
+  replayed_set set;
+  set.device = device;
+  set.index.assign(rec.graphs.size(), -1);
   for (std::size_t i = 0; i < rec.graphs.size() && i < r.scenarios.size(); ++i) {
     if (rec.graphs[i].kind != "memory_nodes" || r.scenarios[i].skeletons.empty()) continue;
-    index[i] = static_cast<std::int64_t>(graphs.size());
-    graphs.push_back(r.scenarios[i].skeletons.front());
-    auto_free.push_back(rec.graphs[i].flags.auto_free_on_launch);
+    set.index[i] = static_cast<std::int64_t>(set.graphs.size());
+    set.graphs.push_back(r.scenarios[i].skeletons.front());
+    set.auto_free.push_back(rec.graphs[i].flags.auto_free_on_launch);
   }
-  if (graphs.empty()) {
+  if (set.graphs.empty()) {
     throw std::invalid_argument("the report's recorded graphs carry no skeletons: record it again with this gmemprof");
   }
-  std::vector<sequence_step> steps;
   for (const sequence_step& st : rec.sequence) {
     sequence_step s = st;
     if (st.graph >= 0) {
-      if (index[static_cast<std::size_t>(st.graph)] < 0) continue;
-      s.graph = index[static_cast<std::size_t>(st.graph)];
+      if (set.index[static_cast<std::size_t>(st.graph)] < 0) continue;
+      s.graph = set.index[static_cast<std::size_t>(st.graph)];
     }
     if (s.op == "trim") s.device = device;
     s.event = -1;
-    steps.push_back(s);
+    set.steps.push_back(s);
   }
+  return set;
+}
+
+// A change to the calls, predicted by the pool model and measured by replaying them.
+measured_change changed_calls(const replayed_set& set, const std::vector<sequence_step>& steps, std::string kind,
+                              std::string where) {
+  measured_change c;
+  c.kind = std::move(kind);
+  c.where = std::move(where);
+  c.predicted_bytes = predict_high(set.graphs, set.auto_free, steps, set.granularity, set.device);
+  c.measured_bytes = replay_steps(set.graphs, set.auto_free, steps, set.device, nullptr);
+  return c;
+}
+
+// The allocations graphs hold between launches, allocated outside them: the skeletons without
+// those alloc nodes, and the buffers the caller would own instead, allocated for real.
+std::optional<measured_change> outputs_outside(const replayed_set& set) {
+  std::vector<skeleton> outside = set.graphs;
+  std::size_t buffers = 0;
+  std::uint64_t requested = 0;
+  std::string names;
+  std::vector<std::size_t> bytes;
+  for (skeleton& sk : outside) {
+    std::vector<bool> freed(sk.nodes.size(), false);
+    for (const skeleton_node& n : sk.nodes) {
+      if (n.kind == skeleton_kind::free) freed[n.frees] = true;
+    }
+    bool any = false;
+    for (std::size_t v = 0; v < sk.nodes.size(); ++v) {
+      if (sk.nodes[v].kind != skeleton_kind::alloc || freed[v]) continue;
+      bytes.push_back(sk.nodes[v].bytes);
+      requested += sk.nodes[v].bytes;
+      sk.nodes[v].kind = skeleton_kind::empty;
+      sk.nodes[v].bytes = 0;
+      any = true;
+    }
+    if (any && ++buffers <= 8) names += std::string(names.empty() ? "" : ", ") + "'" + sk.name + "'";
+  }
+  if (bytes.empty()) return std::nullopt;
+  std::vector<sequence_step> no_frees;
+  for (const sequence_step& st : set.steps) {
+    if (st.op != "free") no_frees.push_back(st);
+  }
+  std::size_t free_before = 0, free_after = 0, total = 0;
+  GMEM_CUDA_TRY_CTX(cudaMemGetInfo(&free_before, &total), "replay --set");
+  std::vector<void*> held;
+  try {
+    for (std::size_t b : bytes) {
+      void* p = nullptr;
+      GMEM_CUDA_TRY_CTX(cudaMalloc(&p, b), "replay --set: allocating an output outside the graphs");
+      held.push_back(p);
+    }
+    GMEM_CUDA_TRY_CTX(cudaMemGetInfo(&free_after, &total), "replay --set");
+    measured_change c;
+    c.kind = "outputs_outside";
+    c.where = "allocate the " + std::to_string(bytes.size()) + " allocation(s) that graphs " + names +
+              (buffers > 8 ? " and others" : "") + " leave allocated between launches (" + size_text(requested) +
+              ") outside the graphs, as buffers the caller owns and the graphs write; measured "
+              "as the pool's high watermark plus what cudaMalloc took for them";
+    c.predicted_bytes = predict_high(outside, set.auto_free, no_frees, set.granularity, set.device) + requested;
+    c.measured_bytes = replay_steps(outside, set.auto_free, no_frees, set.device, nullptr) + (free_before - free_after);
+    for (void* p : held) GMEM_CUDA_TRY(cudaFree(p));
+    held.clear();
+    return c;
+  } catch (...) {
+    for (void* p : held) (void)cudaFree(p);
+    throw;
+  }
+}
+
+// The graphs first launched largest first (their footprint alone, replayed).
+std::optional<measured_change> largest_first(const replayed_set& set, const std::vector<std::uint64_t>& alone_bytes) {
+  std::vector<std::size_t> firsts;
+  std::set<std::int64_t> seen;
+  for (std::size_t k = 0; k < set.steps.size(); ++k) {
+    if (set.steps[k].op == "launch" && seen.insert(set.steps[k].graph).second) firsts.push_back(k);
+  }
+  std::vector<std::int64_t> order;
+  for (std::size_t k : firsts) order.push_back(set.steps[k].graph);
+  std::vector<std::int64_t> largest = order;
+  std::stable_sort(largest.begin(), largest.end(), [&](std::int64_t a, std::int64_t b) {
+    return alone_bytes[static_cast<std::size_t>(a)] > alone_bytes[static_cast<std::size_t>(b)];
+  });
+  if (largest == order) return std::nullopt;
+  std::vector<sequence_step> reordered = set.steps;
+  for (std::size_t k = 0; k < firsts.size(); ++k) reordered[firsts[k]].graph = largest[k];
+  return changed_calls(set, reordered, "launch_order",
+                       "launch (or capture and launch) the graphs largest first the first time: '" +
+                           set.graphs[static_cast<std::size_t>(largest.front())].name + "' first");
+}
+
+// Every call in one stream.
+std::optional<measured_change> one_stream(const replayed_set& set) {
+  std::set<std::string> streams;
+  for (const sequence_step& st : set.steps) {
+    if (!st.stream.empty()) streams.insert(st.stream);
+  }
+  if (streams.size() <= 1) return std::nullopt;
+  std::vector<sequence_step> one = set.steps;
+  for (sequence_step& st : one) {
+    if (!st.stream.empty()) st.stream = *streams.begin();
+  }
+  return changed_calls(set, one, "one_stream",
+                       "launch the graphs into one stream (" + std::to_string(streams.size()) +
+                           " streams were used), or make each launch's stream wait on an event recorded "
+                           "after the previous launch");
+}
+
+// A trim before the call that reached the high watermark.
+std::optional<measured_change> trim_before_high(const replayed_set& set, const recording& rec) {
+  if (rec.pools.empty() || rec.pools.front().high_graph.empty()) return std::nullopt;
+  const recorded_pool& pool = rec.pools.front();
+  std::int64_t at = -1, seen = 0;
+  for (const sequence_step& st : rec.sequence) {
+    if (st.graph >= 0 && st.event >= 0 && set.index[static_cast<std::size_t>(st.graph)] >= 0) {
+      const recorded_graph& g = rec.graphs[static_cast<std::size_t>(st.graph)];
+      if (g.name == pool.high_graph && g.events[static_cast<std::size_t>(st.event)].t_us == pool.high_t_us) at = seen;
+    }
+    if (st.graph < 0 || set.index[static_cast<std::size_t>(st.graph)] >= 0) ++seen;
+  }
+  if (at <= 0) return std::nullopt;
+  std::vector<sequence_step> trimmed = set.steps;
+  sequence_step t;
+  t.op = "trim";
+  t.device = set.device;
+  trimmed.insert(trimmed.begin() + at, t);
+  return changed_calls(set, trimmed, "trim",
+                       "call cudaDeviceGraphMemTrim before the launch of '" + pool.high_graph +
+                           "' that reached the high watermark");
+}
+
+}  // namespace
+
+set_replay_result replay_set(const report& r, int device) {
+  replayed_set set = set_of(r, device);
+  const recording& rec = *r.recorded;
   GMEM_CUDA_TRY_CTX(cudaSetDevice(device), "replay --set");
-  const std::uint64_t granularity = measure_granularity(device).bytes;
+  set.granularity = measure_granularity(device).bytes;
   set_replay_result out;
-  out.calls = steps.size();
+  out.calls = set.steps.size();
   if (!rec.pools.empty()) out.recorded_high_bytes = rec.pools.front().high_bytes;
   recording replayed;
-  out.high_bytes = replay_steps(graphs, auto_free, steps, device, &replayed);
-  analyse_pools(replayed, graphs, granularity);
+  out.high_bytes = replay_steps(set.graphs, set.auto_free, set.steps, device, &replayed);
+  analyse_pools(replayed, set.graphs, set.granularity);
   for (const recorded_graph& g : replayed.graphs) out.growth_bytes.push_back(g.growth_bytes);
-  for (const skeleton& g : graphs) out.alone_bytes.push_back(replay(g, device).reserved_bytes);
+  for (const skeleton& g : set.graphs) out.alone_bytes.push_back(replay(g, device).reserved_bytes);
 
-  const auto consider = [&](measured_change c) {
-    c.saving_bytes = c.measured_bytes < out.high_bytes ? out.high_bytes - c.measured_bytes : 0;
-    (c.saving_bytes >= granularity ? out.changes : out.tried).push_back(std::move(c));
+  // Each change measured in turn; kept where it saves at least a granule.
+  const auto consider = [&](std::optional<measured_change> c) {
+    if (!c) return;
+    c->saving_bytes = c->measured_bytes < out.high_bytes ? out.high_bytes - c->measured_bytes : 0;
+    (c->saving_bytes >= set.granularity ? out.changes : out.tried).push_back(std::move(*c));
   };
-  // The allocations graphs hold between launches, allocated outside them: the skeletons without
-  // those alloc nodes, and the buffers the caller would own instead, allocated for real.
-  {
-    std::vector<skeleton> outside = graphs;
-    std::size_t buffers = 0;
-    std::uint64_t requested = 0;
-    std::string names;
-    std::vector<std::size_t> bytes;
-    for (skeleton& sk : outside) {
-      std::vector<bool> freed(sk.nodes.size(), false);
-      for (const skeleton_node& n : sk.nodes) {
-        if (n.kind == skeleton_kind::free) freed[n.frees] = true;
-      }
-      bool any = false;
-      for (std::size_t v = 0; v < sk.nodes.size(); ++v) {
-        if (sk.nodes[v].kind != skeleton_kind::alloc || freed[v]) continue;
-        bytes.push_back(sk.nodes[v].bytes);
-        requested += sk.nodes[v].bytes;
-        sk.nodes[v].kind = skeleton_kind::empty;
-        sk.nodes[v].bytes = 0;
-        any = true;
-      }
-      if (any && ++buffers <= 8) names += std::string(names.empty() ? "" : ", ") + "'" + sk.name + "'";
-    }
-    if (!bytes.empty()) {
-      std::vector<sequence_step> no_frees;
-      for (const sequence_step& st : steps) {
-        if (st.op != "free") no_frees.push_back(st);
-      }
-      std::size_t free_before = 0, free_after = 0, total = 0;
-      GMEM_CUDA_TRY_CTX(cudaMemGetInfo(&free_before, &total), "replay --set");
-      std::vector<void*> held;
-      try {
-        for (std::size_t b : bytes) {
-          void* p = nullptr;
-          GMEM_CUDA_TRY_CTX(cudaMalloc(&p, b), "replay --set: allocating an output outside the graphs");
-          held.push_back(p);
-        }
-        GMEM_CUDA_TRY_CTX(cudaMemGetInfo(&free_after, &total), "replay --set");
-        measured_change c;
-        c.kind = "outputs_outside";
-        c.where = "allocate the " + std::to_string(bytes.size()) + " allocation(s) that graphs " + names +
-                  (buffers > 8 ? " and others" : "") + " leave allocated between launches (" +
-                  size_text(requested) +
-                  ") outside the graphs, as buffers the caller owns and the graphs write; measured "
-                  "as the pool's high watermark plus what cudaMalloc took for them";
-        c.predicted_bytes = predict_high(outside, auto_free, no_frees, granularity, device) + requested;
-        c.measured_bytes = replay_steps(outside, auto_free, no_frees, device, nullptr) + (free_before - free_after);
-        for (void* p : held) GMEM_CUDA_TRY(cudaFree(p));
-        held.clear();
-        consider(std::move(c));
-      } catch (...) {
-        for (void* p : held) (void)cudaFree(p);
-        throw;
-      }
-    }
-  }
-  // The graphs first launched largest first (their footprint alone, replayed).
-  {
-    std::vector<std::size_t> firsts;
-    std::set<std::int64_t> seen;
-    for (std::size_t k = 0; k < steps.size(); ++k) {
-      if (steps[k].op == "launch" && seen.insert(steps[k].graph).second) firsts.push_back(k);
-    }
-    std::vector<std::int64_t> order;
-    for (std::size_t k : firsts) order.push_back(steps[k].graph);
-    std::vector<std::int64_t> largest = order;
-    std::stable_sort(largest.begin(), largest.end(), [&](std::int64_t a, std::int64_t b) {
-      return out.alone_bytes[static_cast<std::size_t>(a)] > out.alone_bytes[static_cast<std::size_t>(b)];
-    });
-    if (largest != order) {
-      std::vector<sequence_step> reordered = steps;
-      for (std::size_t k = 0; k < firsts.size(); ++k) reordered[firsts[k]].graph = largest[k];
-      measured_change c;
-      c.kind = "launch_order";
-      c.where = "launch (or capture and launch) the graphs largest first the first time: '" +
-                graphs[static_cast<std::size_t>(largest.front())].name + "' first";
-      c.predicted_bytes = predict_high(graphs, auto_free, reordered, granularity, device);
-      c.measured_bytes = replay_steps(graphs, auto_free, reordered, device, nullptr);
-      consider(std::move(c));
-    }
-  }
-  // Every call in one stream.
-  {
-    std::set<std::string> streams;
-    for (const sequence_step& st : steps) {
-      if (!st.stream.empty()) streams.insert(st.stream);
-    }
-    if (streams.size() > 1) {
-      std::vector<sequence_step> one = steps;
-      for (sequence_step& st : one) {
-        if (!st.stream.empty()) st.stream = *streams.begin();
-      }
-      measured_change c;
-      c.kind = "one_stream";
-      c.where = "launch the graphs into one stream (" + std::to_string(streams.size()) +
-                " streams were used), or make each launch's stream wait on an event recorded "
-                "after the previous launch";
-      c.predicted_bytes = predict_high(graphs, auto_free, one, granularity, device);
-      c.measured_bytes = replay_steps(graphs, auto_free, one, device, nullptr);
-      consider(std::move(c));
-    }
-  }
-  // A trim before the call that reached the high watermark.
-  if (!rec.pools.empty() && !rec.pools.front().high_graph.empty()) {
-    const recorded_pool& pool = rec.pools.front();
-    std::int64_t at = -1, seen = 0;
-    for (const sequence_step& st : rec.sequence) {
-      if (st.graph >= 0 && st.event >= 0 && index[static_cast<std::size_t>(st.graph)] >= 0) {
-        const recorded_graph& g = rec.graphs[static_cast<std::size_t>(st.graph)];
-        if (g.name == pool.high_graph && g.events[static_cast<std::size_t>(st.event)].t_us == pool.high_t_us) at = seen;
-      }
-      if (st.graph < 0 || index[static_cast<std::size_t>(st.graph)] >= 0) ++seen;
-    }
-    if (at > 0) {
-      std::vector<sequence_step> trimmed = steps;
-      sequence_step t;
-      t.op = "trim";
-      t.device = device;
-      trimmed.insert(trimmed.begin() + at, t);
-      measured_change c;
-      c.kind = "trim";
-      c.where = "call cudaDeviceGraphMemTrim before the launch of '" + pool.high_graph +
-                "' that reached the high watermark";
-      c.predicted_bytes = predict_high(graphs, auto_free, trimmed, granularity, device);
-      c.measured_bytes = replay_steps(graphs, auto_free, trimmed, device, nullptr);
-      consider(std::move(c));
-    }
-  }
+  consider(outputs_outside(set));
+  consider(largest_first(set, out.alone_bytes));
+  consider(one_stream(set));
+  consider(trim_before_high(set, rec));
   std::sort(out.changes.begin(), out.changes.end(),
             [](const measured_change& a, const measured_change& b) { return a.saving_bytes > b.saving_bytes; });
   return out;
