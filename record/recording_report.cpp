@@ -273,13 +273,8 @@ profiler::sequence_step to_step(const sequence_entry& e) {
   return st;
 }
 
-}  // namespace
-
-profiler::report assemble(const recorder& r, const profiler::environment& env,
-                          std::uint64_t granularity, const recording_info& info,
-                          const assemble_options& options) {
-  profiler::report rep;
-  rep.env = env;
+// The recording's own fields and notes: what was recorded, by whom, and what it lacks.
+profiler::recording recording_head(const recorder& r, const recording_info& info, const assemble_options& options) {
   profiler::recording rec;
   rec.partial = info.partial;
   rec.partial_reason = info.partial_reason;
@@ -308,8 +303,13 @@ profiler::report assemble(const recorder& r, const profiler::environment& env,
     rec.notes.push_back("the counter timeline keeps its first " + std::to_string(max_timeline) + " points");
   }
   if (!options.analyse) rec.notes.push_back("written on a fatal signal: graphs not analysed, no pool model");
-  std::vector<profiler::skeleton> skeletons;  // by graph, for the pools' analysis
-  std::vector<bool> has_skeleton;             // by graph: its scenario keeps its skeleton
+  return rec;
+}
+
+// Each graph's figures, analysed alone on threads where the report is analysed (a signal's report
+// is not) within the analysis's budget; a graph's failure is thrown once all are done.
+std::vector<graph_figures> all_figures(const recorder& r, std::uint64_t granularity, const recording_info& info,
+                                       const assemble_options& options, unsigned& threads) {
   // The analysis runs at exit, inside the program: past its budget the graphs left keep their
   // skeletons and `gmemprof show` analyses them (GMEM_RECORD_ANALYSIS_BUDGET_S, default 30 s;
   // 10,000 independent memory nodes take 0.2 s on a 2-core machine).
@@ -340,7 +340,7 @@ profiler::report assemble(const recorder& r, const profiler::environment& env,
   // Each graph is analysed alone, so graphs are shared among threads (2000 graphs of a model's
   // size: most of the recording's end). A signal's report (no analysis) and graphs too large to
   // analyse several at once (their analysis may take hundreds of MiB) stay on this thread.
-  const unsigned threads = options.analyse ? (options.threads ? options.threads : analysis_threads()) : 1;
+  threads = options.analyse ? (options.threads ? options.threads : analysis_threads()) : 1;
   std::vector<std::size_t> here;
   std::vector<std::size_t> shared;
   for (std::size_t i = 0; i < graphs.size(); ++i) {
@@ -352,6 +352,21 @@ profiler::report assemble(const recorder& r, const profiler::environment& env,
   for (std::size_t i = 0; i < graphs.size(); ++i) {
     if (failed[i]) std::rethrow_exception(failed[i]);
   }
+  return figures;
+}
+
+}  // namespace
+
+profiler::report assemble(const recorder& r, const profiler::environment& env,
+                          std::uint64_t granularity, const recording_info& info,
+                          const assemble_options& options) {
+  profiler::report rep;
+  rep.env = env;
+  profiler::recording rec = recording_head(r, info, options);
+  std::vector<profiler::skeleton> skeletons;  // by graph, for the pools' analysis
+  std::vector<bool> has_skeleton;             // by graph: its scenario keeps its skeleton
+  unsigned threads = 1;
+  std::vector<graph_figures> figures = all_figures(r, granularity, info, options, threads);
   for (graph_figures& f : figures) {
     if (f.deferred) rec.analysis_deferred = true;
     skeletons.push_back(std::move(f.skeleton));
