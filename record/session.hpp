@@ -4,7 +4,7 @@
 // or on a fatal signal. It sees the driver only through `driver_api`, a table of plain function
 // pointers, and CUPTI only as the plain arguments inject.cpp decodes from CUPTI's parameter
 // structs: a host test drives it with a fake driver, call by call, on as many threads as it
-// likes (tests/host/record_session_test.cpp).
+// likes (tests/host/record/record_session_test.cpp).
 //
 // Every handler is safe to call from any thread, takes the session's lock for a few map
 // look-ups at most, and throws nothing (the program must never see the recorder fail).

@@ -3,7 +3,7 @@
 # driver let a launch in another stream share the granules of a launch the program waited for
 # through an event, a query, a stream wait or a synchronous copy, or one that finished unseen?
 # And does a launch that waits for room in the launch queue map anything? Runs `pool_probe`
-# (tools/pool_probe.cu); tests/host/pool_model_test.cpp checks the pool model against the
+# (tools/pool_probe.cu); tests/host/model/pool_model_test.cpp checks the pool model against the
 # committed output, step by step, as for tools/pool_cases.sh.
 # Usage: tools/completion_cases.sh PATH/TO/pool_probe [--device N]
 set -euo pipefail

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The pool cases (docs/driver-facts.md, "Many graphs, one pool"): runs `pool_probe` on every case;
-# tests/host/pool_model_test.cpp reads the committed output and checks the pool model against
+# tests/host/model/pool_model_test.cpp reads the committed output and checks the pool model against
 # every step of every case.
 # Usage: tools/pool_cases.sh PATH/TO/pool_probe [--device N]
 # (build the probe: nvcc -std=c++17 -O2 -arch=sm_90 -cudart static tools/pool_probe.cu -o pool_probe)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The layout cases of the driver's reuse rule (README, "The driver's reuse rule"): runs
-# `reuse_probe --layout` on every case; tests/host/reuse_model_test.cpp holds the model's answers.
+# `reuse_probe --layout` on every case; tests/host/report/reuse_model_test.cpp holds the model's answers.
 # Usage: tools/reuse_layouts.sh PATH/TO/reuse_probe [--device N]
 # (build the probe: nvcc -std=c++17 -O2 -arch=sm_90 -cudart static tools/reuse_probe.cu -o reuse_probe)
 set -euo pipefail

@@ -17,7 +17,7 @@ command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 cmake -S . -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Sanitize \
   -DCMAKE_CXX_FLAGS="-O1 -g" -DGMEM_SANITIZE=ON -DGMEM_FUZZ=ON -DGMEM_FUZZ_SECONDS="$seconds" \
   -DGMEM_BUILD_BENCHMARKS=OFF -DGMEM_BUILD_PYTHON=OFF "${launcher[@]}" >/dev/null
-targets=(gmem_host_tests gmemprof)
+targets=(gmem_alloc_tests gmem_model_tests gmem_report_tests gmem_profiler_tests gmem_record_tests gmem_app_tests gmemprof)
 for f in report check bench skeleton recorded; do targets+=("gmem_fuzz_$f"); done
 cmake --build "$build" --target "${targets[@]}"
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:strict_string_checks=1}"
@@ -33,7 +33,7 @@ ctest --test-dir "$build" --output-on-failure -L fuzz -j "$(nproc)" || status=1
 echo "sanitize: the ledger's tests under ThreadSanitizer" >&2
 tsan="$build/gmem_ledger_tsan"
 clang++ -std=c++17 -O1 -g -fsanitize=thread -Ialloc/include \
-  tests/host/graph_ledger_test.cpp tests/host/address_index_test.cpp tests/host/free_paths_test.cpp \
+  tests/host/alloc/graph_ledger_test.cpp tests/host/alloc/address_index_test.cpp tests/host/alloc/free_paths_test.cpp \
   alloc/src/graph_ledger.cpp alloc/src/allocation_registry.cpp alloc/src/format.cpp \
   -lgtest -lgtest_main -pthread -o "$tsan" || status=1
 TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1}" "$tsan" --gtest_brief=1 || status=1
@@ -47,8 +47,8 @@ profiler_core=$(sed -n '/^add_library(gmem_\(model\|profiler_core\) STATIC/,/)/p
 record_core=$(sed -n '/^add_library(gmem_record_core STATIC/,/)/p' record/CMakeLists.txt |
   grep -oE '[a-z_]+\.cpp' | sed 's|^|record/|')
 # shellcheck disable=SC2086  # the lists are words
-clang++ -std=c++17 -O1 -g -fsanitize=thread -I. -Iprofiler -Iprofiler/include -Iprofiler/model/include -Itests/host \
-  -DGMEM_SOURCE_DIR="\"$PWD\"" tests/host/record_session_test.cpp $profiler_core $record_core \
+clang++ -std=c++17 -O1 -g -fsanitize=thread -I. -Iprofiler -Iprofiler/include -Iprofiler/model/include -Itests/host -Itests/host/record \
+  -DGMEM_SOURCE_DIR="\"$PWD\"" tests/host/record/record_session_test.cpp $profiler_core $record_core \
   -lgtest -lgtest_main -pthread -o "$tsan_record" || status=1
 TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1}" "$tsan_record" --gtest_brief=1 \
   --gtest_filter='RecordSession.Threads*:RecordSession.Exit*:RecordSession.Completions*:RecordSession.TheReportIsTheSame*:RecordSession.SharedWork*' || status=1
@@ -57,15 +57,15 @@ TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1}" "$tsan_record" --gtest_brief=1 \
 echo "sanitize: reports written and read on threads under ThreadSanitizer" >&2
 tsan_reports="$build/gmem_reports_tsan"
 # shellcheck disable=SC2086  # the list is words
-clang++ -std=c++17 -O1 -g -fsanitize=thread -I. -Iprofiler -Iprofiler/include -Iprofiler/model/include -Itests/host \
-  tests/host/json_tree_test.cpp tests/host/recording_forms_test.cpp $profiler_core \
+clang++ -std=c++17 -O1 -g -fsanitize=thread -I. -Iprofiler -Iprofiler/include -Iprofiler/model/include -Itests/host -Itests/host/record \
+  tests/host/report/json_tree_test.cpp tests/host/report/recording_forms_test.cpp $profiler_core \
   -lgtest -lgtest_main -pthread -o "$tsan_reports" || status=1
 TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1}" "$tsan_reports" --gtest_brief=1 \
   --gtest_filter='JsonTree.*:RecordingForms.LongArrays*:RecordingForms.TheTextAndWhatIsReadBack*' || status=1
 # The handoff of the recording library's readings to its helper thread (record/handoff.cpp).
 echo "sanitize: the readings' handoff under ThreadSanitizer" >&2
 tsan_handoff="$build/gmem_handoff_tsan"
-clang++ -std=c++17 -O1 -g -fsanitize=thread -I. tests/host/handoff_test.cpp record/handoff.cpp \
+clang++ -std=c++17 -O1 -g -fsanitize=thread -I. tests/host/record/handoff_test.cpp record/handoff.cpp \
   -lgtest -lgtest_main -pthread -o "$tsan_handoff" || status=1
 TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1}" "$tsan_handoff" --gtest_brief=1 || status=1
 exit "$status"

@@ -1,7 +1,7 @@
 """Host tests of tools/report_forms.py, the expander scripts use to read a recording's compact
 forms without gmemprof: folded repeats ([[values...], times]) in skeleton sizes and allocation
 offsets expand to the plain lists gmemprof's reader gives (the C++ side is tested in
-tests/host/number_runs_test.cpp and recording_forms_test.cpp)."""
+tests/host/report/number_runs_test.cpp and recording_forms_test.cpp)."""
 
 import os
 import sys
