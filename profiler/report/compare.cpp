@@ -160,6 +160,61 @@ double to_reference_speed(std::vector<double>& b, std::vector<double>& c,
   return weight;
 }
 
+// How the trials of one report's side were judged: whether the metric regressed or improved.
+struct movement {
+  bool worse = false, better = false;
+};
+
+// What a one-sided test of the trials allows: without enough trials for any p to reach alpha,
+// the effect alone decides.
+struct trial_test {
+  bool testable = false;
+  bool significant_up = true, significant_down = true;
+};
+
+// Whether a time moved up and down from the edge of what the baseline's trials `bs` showed,
+// scaled by `scale` (its slowest trial for a regression, its fastest for an improvement):
+// processes of one binary settle in different modes (e.g. 1.7 or 2.8 us for one launch), and a
+// current run entirely in a mode the baseline saw once is not a regression. Either the median
+// moved beyond that edge by the tolerance and the floor (against a wide baseline: with every
+// current trial beyond it), or every trial did by `separation`.
+std::pair<bool, bool> time_moved(const std::vector<double>& bs, const std::vector<double>& cs, double scale,
+                                 double tol, double floor_us, double separation, bool testable) {
+  const auto [b_lo, b_hi] = std::minmax_element(bs.begin(), bs.end());
+  const auto [c_lo, c_hi] = std::minmax_element(cs.begin(), cs.end());
+  const double hi = *b_hi * scale, lo = *b_lo * scale, mid = median(cs);
+  const bool spread = relative(*b_hi, *b_lo) > tol && *b_hi - *b_lo > floor_us;
+  const bool median_up = relative(mid, hi) > tol && mid - hi > floor_us &&
+                         (!spread || *c_lo > hi);
+  const bool median_down = relative(lo, mid) > tol && lo - mid > floor_us &&
+                           (!spread || *c_hi < lo);
+  const bool all_up = testable && *c_lo > hi && relative(*c_lo, hi) > separation;
+  const bool all_down = testable && *c_hi < lo && relative(lo, *c_hi) > separation;
+  return std::pair<bool, bool>{median_up || all_up, median_down || all_down};
+}
+
+// Counters: the current median outside every value the baseline's trials showed, by more
+// than the tolerance, and the test: a counter the driver sets by a race between streams
+// (graphs_in_separate_streams) lands in a mode the baseline's few trials did not see.
+// Where either side's trials spread beyond the tolerance (the race shows), only a current
+// run entirely beyond every baseline trial counts: on an H200 the five trials of one run
+// all reserved 256 MiB (the least; other runs 256 to 512), and the next runs' 15 trials,
+// a third of them at 256 MiB too, would each have been a regression against it.
+movement counter_moved(const std::vector<double>& b, const std::vector<double>& c, double tol,
+                       bool growth_regresses, const trial_test& test) {
+  const double bmin = *std::min_element(b.begin(), b.end());
+  const double bmax = *std::max_element(b.begin(), b.end());
+  const double current = median(c);
+  const auto [c_lo, c_hi] = std::minmax_element(c.begin(), c.end());
+  const bool raced = relative(bmax, bmin) > tol || relative(*c_hi, *c_lo) > tol;
+  const double up_from = raced ? *c_lo : current, down_from = raced ? *c_hi : current;
+  const bool above = up_from > bmax && relative(up_from, bmax) > tol;
+  const bool below = down_from < bmin && relative(bmin, down_from) > tol;
+  movement m;
+  m.worse = growth_regresses ? above && test.significant_up : below && test.significant_down;
+  m.better = growth_regresses ? below && test.significant_down : above && test.significant_up;
+  return m;
+}
 class comparer {
  public:
   comparer(const tolerances& t, comparison& out) : t_(t), out_(out) {}
@@ -199,20 +254,8 @@ class comparer {
     const double tol = row.tolerance + slack;
     const double floor_us = few ? std::max(t_.few_samples_floor_us, t_.time_floor_us) : t_.time_floor_us;
 
-    if (b.empty()) {
-      row.change = std::numeric_limits<double>::quiet_NaN();
-      row.verdict = "skipped";
-      note(scenario + ": " + metric + " has no value in the baseline; not compared");
-      out_.rows.push_back(std::move(row));
-      return;
-    }
-    if (c.empty()) {
-      row.change = std::numeric_limits<double>::quiet_NaN();
-      row.verdict = "regression";
-      note(scenario + ": " + metric +
-           " has no value in the current report (it had one in the "
-           "baseline); counted as a regression");
-      out_.rows.push_back(std::move(row));
+    if (b.empty() || c.empty()) {
+      judge_one_sided(std::move(row), b.empty());
       return;
     }
     const double baseline = median(b), current = median(c);
@@ -226,87 +269,21 @@ class comparer {
     // Every row is judged: a one-sided Mann-Whitney U test of the trials, where there
     // are enough of them for any p to reach alpha, and a minimum effect; with too few trials the
     // effect alone decides, as with one sample.
-    const bool testable = min_p_value(b.size(), c.size()) <= t_.alpha;
-    if (testable) row.p_value = mann_whitney_greater(b, c);
-    const double p_less = testable ? mann_whitney_greater(c, b) : 0;
-    const bool significant_up = !testable || row.p_value <= t_.alpha;
-    const bool significant_down = !testable || p_less <= t_.alpha;
-    bool worse = false, better = false, with_phase = false;
+    trial_test test;
+    test.testable = min_p_value(b.size(), c.size()) <= t_.alpha;
+    if (test.testable) row.p_value = mann_whitney_greater(b, c);
+    const double p_less = test.testable ? mann_whitney_greater(c, b) : 0;
+    test.significant_up = !test.testable || row.p_value <= t_.alpha;
+    test.significant_down = !test.testable || p_less <= t_.alpha;
+    bool with_phase = false;
     double drift = 1;
-    if (category == "time") {
-      // How this metric moved across the whole suite (set_drift): a time that regresses or
-      // improves only by as much as its phase did everywhere is "unstable".
-      if (const auto d = drift_.find(metric); d != drift_.end()) drift = d->second;
-      // The effect is measured from the edge of what the baseline's trials showed (its slowest
-      // trial for a regression, its fastest for an improvement): processes of one binary settle
-      // in different modes (e.g. 1.7 or 2.8 us for one launch), and a current run entirely in
-      // a mode the baseline saw once is not a regression. Either the median moved beyond that
-      // edge by the tolerance and the floor (against a wide baseline: with every current trial
-      // beyond it), or every trial did by time_separation. `scale`: the baseline's edges scaled.
-      const auto moved_in = [&](const std::vector<double>& bs, const std::vector<double>& cs,
-                                double scale) {
-        const auto [b_lo, b_hi] = std::minmax_element(bs.begin(), bs.end());
-        const auto [c_lo, c_hi] = std::minmax_element(cs.begin(), cs.end());
-        const double hi = *b_hi * scale, lo = *b_lo * scale, mid = median(cs);
-        const bool spread = relative(*b_hi, *b_lo) > tol && *b_hi - *b_lo > floor_us;
-        const bool median_up = relative(mid, hi) > tol && mid - hi > floor_us &&
-                               (!spread || *c_lo > hi);
-        const bool median_down = relative(lo, mid) > tol && lo - mid > floor_us &&
-                                 (!spread || *c_hi < lo);
-        const double sep = t_.time_separation + slack;
-        const bool all_up = testable && *c_lo > hi && relative(*c_lo, hi) > sep;
-        const bool all_down = testable && *c_hi < lo && relative(lo, *c_hi) > sep;
-        return std::pair<bool, bool>{median_up || all_up, median_down || all_down};
-      };
-      const auto [up, down] = moved_in(b, c, 1);
-      worse = up && significant_up;
-      better = down && significant_down;
-      // Against the baseline as the whole suite moved (a host period), a row that
-      // moved no further than its phase did everywhere is not judged. A row judged at the
-      // reference's speed must also have moved beyond the suite as measured: the reference and
-      // the suite's move are two readings of the host's speed, and a time that grows faster
-      // than its reference between two speeds (an H200's upload then launch on another stream:
-      // 4.1 us at the fast speed, 7.1 to 7.9 us at a slower one) is explained by the second.
-      const auto moved = [&](double scale) {
-        return row.per_reference() ? moved_in(b_measured, c_measured, scale) : moved_in(b, c, scale);
-      };
-      if ((worse && drift > 1 && !moved(drift).first) ||
-          (better && drift < 1 && !moved(drift).second)) {
-        worse = better = false;
-        with_phase = true;
-      }
-    } else {
-      // Counters: the current median outside every value the baseline's trials showed, by more
-      // than the tolerance, and the test: a counter the driver sets by a race between streams
-      // (graphs_in_separate_streams) lands in a mode the baseline's few trials did not see.
-      // Where either side's trials spread beyond the tolerance (the race shows), only a current
-      // run entirely beyond every baseline trial counts: on an H200 the five trials of one run
-      // all reserved 256 MiB (the least; other runs 256 to 512), and the next runs' 15 trials,
-      // a third of them at 256 MiB too, would each have been a regression against it.
-      const auto [c_lo, c_hi] = std::minmax_element(c.begin(), c.end());
-      const bool raced = relative(bmax, bmin) > tol || relative(*c_hi, *c_lo) > tol;
-      const double up_from = raced ? *c_lo : current, down_from = raced ? *c_hi : current;
-      const bool above = up_from > bmax && relative(up_from, bmax) > tol;
-      const bool below = down_from < bmin && relative(bmin, down_from) > tol;
-      worse = growth_regresses ? above && significant_up : below && significant_down;
-      better = growth_regresses ? below && significant_down : above && significant_up;
-    }
-    if (!comparable) worse = better = false;
-    // A time judged at the reference's speed regresses only if it also grew as measured, and
-    // improves only if it also fell: the slope is learned within each report's trials, and
-    // carried to a process speed that only the other report saw it can turn a faster launch
-    // into a slower one (an H200: wall.first_launch_after_upload 10.6 -> 9.2 us as measured,
-    // +29% at the reference's speed). Such a row is not judged.
-    bool disagree = false;
-    if (row.per_reference() && ((worse && !(row.raw_change > 0)) || (better && !(row.raw_change < 0)))) {
-      worse = better = false;
-      disagree = true;
-      note(scenario + ": " + metric + " changed " + format_double("%+.0f%%", 100 * row.change) +
-           " at the baseline's reference speed but " + format_double("%+.0f%%", 100 * row.raw_change) +
-           " as measured: the two disagree, so it is not judged (unstable)");
-    }
-    row.verdict = worse                                   ? "regression"
-                  : better                                ? "improvement"
+    movement m = category == "time"
+                     ? time_movement(row, b, c, b_measured, c_measured, tol, floor_us, test, with_phase, drift)
+                     : counter_moved(b, c, tol, growth_regresses, test);
+    if (!comparable) m.worse = m.better = false;
+    const bool disagree = judged_apart(row, m);
+    row.verdict = m.worse                                 ? "regression"
+                  : m.better                              ? "improvement"
                   : !comparable || with_phase || disagree ? "unstable"
                                                           : "pass";
     if (with_phase) {
@@ -316,7 +293,7 @@ class comparer {
            (row.per_reference() ? " as measured" : "") + drift_words(metric, drift));
     }
     row.wide_baseline = wide;
-    if (worse && baseline == 0) {
+    if (m.worse && baseline == 0) {
       note(scenario + ": " + metric + " was 0 in the baseline and is " +
            (ends_with(metric, "_bytes") ? format_bytes(current) : format_double("%g", current)) +
            " now; growth from 0 exceeds any tolerance");
@@ -390,6 +367,68 @@ class comparer {
   }
 
  private:
+  // A row one of whose reports has no value: skipped where the baseline has none, otherwise a
+  // regression.
+  void judge_one_sided(comparison_row row, bool no_baseline) {
+    row.change = std::numeric_limits<double>::quiet_NaN();
+    if (no_baseline) {
+      row.verdict = "skipped";
+      note(row.scenario + ": " + row.metric + " has no value in the baseline; not compared");
+    } else {
+      row.verdict = "regression";
+      note(row.scenario + ": " + row.metric +
+           " has no value in the current report (it had one in the "
+           "baseline); counted as a regression");
+    }
+    out_.rows.push_back(std::move(row));
+  }
+
+  // A time's movement (time_moved), and whether it moved only with its phase across the suite
+  // (`with_phase`, by `drift`: set_drift).
+  movement time_movement(const comparison_row& row, const std::vector<double>& b, const std::vector<double>& c,
+                         const std::vector<double>& b_measured, const std::vector<double>& c_measured,
+                         double tol, double floor_us, const trial_test& test, bool& with_phase, double& drift) const {
+    // How this metric moved across the whole suite (set_drift): a time that regresses or
+    // improves only by as much as its phase did everywhere is "unstable".
+    if (const auto d = drift_.find(row.metric); d != drift_.end()) drift = d->second;
+    const double separation = t_.time_separation + slack;
+    const auto [up, down] = time_moved(b, c, 1, tol, floor_us, separation, test.testable);
+    movement m;
+    m.worse = up && test.significant_up;
+    m.better = down && test.significant_down;
+    // Against the baseline as the whole suite moved (a host period), a row that
+    // moved no further than its phase did everywhere is not judged. A row judged at the
+    // reference's speed must also have moved beyond the suite as measured: the reference and
+    // the suite's move are two readings of the host's speed, and a time that grows faster
+    // than its reference between two speeds (an H200's upload then launch on another stream:
+    // 4.1 us at the fast speed, 7.1 to 7.9 us at a slower one) is explained by the second.
+    const auto moved = [&](double scale) {
+      return row.per_reference() ? time_moved(b_measured, c_measured, scale, tol, floor_us, separation, test.testable)
+                                 : time_moved(b, c, scale, tol, floor_us, separation, test.testable);
+    };
+    if ((m.worse && drift > 1 && !moved(drift).first) ||
+        (m.better && drift < 1 && !moved(drift).second)) {
+      m.worse = m.better = false;
+      with_phase = true;
+    }
+    return m;
+  }
+
+  // A time judged at the reference's speed regresses only if it also grew as measured, and
+  // improves only if it also fell: the slope is learned within each report's trials, and
+  // carried to a process speed that only the other report saw it can turn a faster launch
+  // into a slower one (an H200: wall.first_launch_after_upload 10.6 -> 9.2 us as measured,
+  // +29% at the reference's speed). Such a row is not judged: returns true, `m` cleared.
+  bool judged_apart(const comparison_row& row, movement& m) {
+    if (!row.per_reference() || !((m.worse && !(row.raw_change > 0)) || (m.better && !(row.raw_change < 0)))) {
+      return false;
+    }
+    m.worse = m.better = false;
+    note(row.scenario + ": " + row.metric + " changed " + format_double("%+.0f%%", 100 * row.change) +
+         " at the baseline's reference speed but " + format_double("%+.0f%%", 100 * row.raw_change) +
+         " as measured: the two disagree, so it is not judged (unstable)");
+    return true;
+  }
   struct pooled {
     std::string site, metric;
     std::vector<std::string> graphs;
