@@ -700,70 +700,142 @@ bool concurrent_in_phase(const recorded_graph* g, const std::string& phase) {
   return false;
 }
 
-// `rec` non-null: a recorded graph (rows as the header of compare.hpp lists for recordings).
-void compare_scenario(const std::string& key, const scenario_result& b, const scenario_result& c,
-                      comparer& out, const recorded_pair* rec = nullptr) {
+// A scenario's memory and reuse rows: its high watermarks and reuse ratios.
+void judge_footprint(const std::string& key, const scenario_result& b, const scenario_result& c, comparer& out) {
   using a_t = analysis_summary;
   using t_t = trial_sample;
   const std::vector<double> b_reserved = reserved_samples(b), c_reserved = reserved_samples(c);
-  if (!rec || rec->analysed) {
-    out.judge(key, "used_high_bytes", "memory",
-              samples(b, [](const a_t& a) { return a.used_high_bytes; },
-                      [](const t_t& t) { return t.used_high_bytes; }),
-              samples(c, [](const a_t& a) { return a.used_high_bytes; },
-                      [](const t_t& t) { return t.used_high_bytes; }),
-              true);
-    out.judge(key, "reserved_high_bytes", "memory", b_reserved, c_reserved, true);
-    out.judge(key, "va_reuse_ratio", "reuse",
-              samples(b, [](const a_t& a) { return a.va_reuse_ratio; },
-                      [](const t_t& t) { return t.va_reuse_ratio; }),
-              samples(c, [](const a_t& a) { return a.va_reuse_ratio; },
-                      [](const t_t& t) { return t.va_reuse_ratio; }),
-              false);
-    out.judge(key, "physical_reuse_ratio", "reuse",
-              samples(b, [](const a_t& a) { return a.physical_reuse_ratio; },
-                      [](const t_t& t) { return t.physical_reuse_ratio; }),
-              samples(c, [](const a_t& a) { return a.physical_reuse_ratio; },
-                      [](const t_t& t) { return t.physical_reuse_ratio; }),
-              false);
-  }
+  out.judge(key, "used_high_bytes", "memory",
+            samples(b, [](const a_t& a) { return a.used_high_bytes; },
+                    [](const t_t& t) { return t.used_high_bytes; }),
+            samples(c, [](const a_t& a) { return a.used_high_bytes; },
+                    [](const t_t& t) { return t.used_high_bytes; }),
+            true);
+  out.judge(key, "reserved_high_bytes", "memory", b_reserved, c_reserved, true);
+  out.judge(key, "va_reuse_ratio", "reuse",
+            samples(b, [](const a_t& a) { return a.va_reuse_ratio; },
+                    [](const t_t& t) { return t.va_reuse_ratio; }),
+            samples(c, [](const a_t& a) { return a.va_reuse_ratio; },
+                    [](const t_t& t) { return t.va_reuse_ratio; }),
+            false);
+  out.judge(key, "physical_reuse_ratio", "reuse",
+            samples(b, [](const a_t& a) { return a.physical_reuse_ratio; },
+                    [](const t_t& t) { return t.physical_reuse_ratio; }),
+            samples(c, [](const a_t& a) { return a.physical_reuse_ratio; },
+                    [](const t_t& t) { return t.physical_reuse_ratio; }),
+            false);
+}
 
-  // A launch's cost depends on the reservation it runs against (a launch that must map memory
-  // takes hundreds of microseconds more). Where the trials reserved different amounts (graphs in
-  // several streams overlap by chance: 288 to 512 MiB for one scenario on an H100), their times
-  // were measured in different states and are not compared. A recorded graph's figures are its
-  // own footprint, not the state its calls met: what its calls mapped decides (below).
-  bool comparable = true;
-  if (!rec) {
-    const auto [low, high] = reserved_range(b, c);
-    comparable = relative(high, low) <= out.memory_tolerance() + slack;
-    if (!comparable && !b.launch_costs.empty()) {
-      out.note(key + ": its trials reserved from " + format_bytes(low) + " to " +
-               format_bytes(high) +
-               ": launch costs measured against different reservations are not compared "
-               "(unstable)");
+// A launch's cost depends on the reservation it runs against (a launch that must map memory
+// takes hundreds of microseconds more). Where the trials reserved different amounts (graphs in
+// several streams overlap by chance: 288 to 512 MiB for one scenario on an H100), their times
+// were measured in different states and are not compared.
+bool same_reservations(const std::string& key, const scenario_result& b, const scenario_result& c, comparer& out) {
+  const auto [low, high] = reserved_range(b, c);
+  const bool comparable = relative(high, low) <= out.memory_tolerance() + slack;
+  if (!comparable && !b.launch_costs.empty()) {
+    out.note(key + ": its trials reserved from " + format_bytes(low) + " to " +
+             format_bytes(high) +
+             ": launch costs measured against different reservations are not compared "
+             "(unstable)");
+  }
+  return comparable;
+}
+
+// Launch costs pair by phase and, where a phase appears more than once, by occurrence counted
+// from the last: a recording names both its steady launches' aggregate (appended last) and a
+// steady-class launch recorded as an event (after a trim or a stream switch) "steady". The
+// last keeps the plain name, so that "host.steady" is the aggregate in every report.
+std::vector<const launch_cost*> costs_of_phase(const scenario_result& s, const std::string& phase) {
+  std::vector<const launch_cost*> v;
+  for (const auto& l : s.launch_costs) {
+    if (l.phase == phase) v.push_back(&l);
+  }
+  return v;
+}
+
+// The row name of the `k`th of `n` launch costs of one phase.
+std::string occurrence_name(const std::string& phase, std::size_t k, std::size_t n) {
+  return k + 1 == n ? phase : phase + " #" + std::to_string(k + 1);
+}
+
+// The rows of one launch cost of a recorded graph (`bl` in the baseline, `cl` now), named `phase`.
+void judge_recorded_launch(const std::string& key, const scenario_result& b, const scenario_result& c,
+                           const launch_cost& bl, const launch_cost& cl, const std::string& phase,
+                           const recorded_pair& rec, comparer& out) {
+  // Which graph's first launch (or upload) maps memory depends on the order the program's
+  // graphs first ran in, which threads racing change from run to run: a call that mapped
+  // memory in one run and not in the other measured another thing (1.1 ms against 12 us on
+  // an H100), so that row is "unstable", like trials against different reservations.
+  const std::uint64_t b_mapped = mapped_in_phase(rec.baseline, bl.phase);
+  const std::uint64_t c_mapped = mapped_in_phase(rec.current, bl.phase);
+  const bool same_state =
+      relative(static_cast<double>(std::max(b_mapped, c_mapped)),
+               static_cast<double>(std::min(b_mapped, c_mapped))) <=
+      out.memory_tolerance() + slack;
+  if (!same_state) {
+    out.note(key + ": its '" + phase + "' calls mapped " + format_bytes(b_mapped) +
+             " in the baseline and " + format_bytes(c_mapped) +
+             " now (the launch order decides which graph maps): their times are not compared "
+             "(unstable)");
+  }
+  const bool alone = !concurrent_in_phase(rec.baseline, bl.phase) && !concurrent_in_phase(rec.current, bl.phase);
+  if (same_state && !alone) {
+    out.note(key + ": its '" + phase + "' calls overlapped other threads' calls in " +
+             (concurrent_in_phase(rec.baseline, bl.phase) ? "the baseline" : "the current recording") +
+             " (concurrent): their times hold the wait for the others and are not compared (unstable)");
+  }
+  // A recording has host times only (measuring wall time would synchronize the program's
+  // streams): its wall statistics have no samples, and rows of nothing are not printed.
+  if (bl.host.count > 0 && cl.host.count > 0) {
+    // A recording measures each call once, as the program made it: a phase of a few calls
+    // (first launches, remaps) is one or two samples, whose cost varies by 2x between runs of
+    // one program on an H100 (a remap of 32 MiB: 25 us in one run, 60 us in the next). Such a
+    // phase is judged one sample against one, with the few-samples tolerance and floor, or,
+    // in a graph of a site of several, with the site's other graphs (comparer::pool);
+    // `gmemprof run` measures launch costs with repetitions and trials.
+    const bool enough = bl.host.count >= min_recorded_samples && cl.host.count >= min_recorded_samples;
+    if (!enough && same_state && b_mapped > 0) {
+      // A rare call that mapped memory stands for the bytes it mapped: its time is the driver's
+      // mapping under whatever else the device did meanwhile (a first launch of 32 MiB took 0.1 ms
+      // in one run and 1.1 ms in the next on an H100, another process mapping on the device).
+      out.judge(key, "mapped." + phase, "memory", {static_cast<double>(b_mapped)}, {static_cast<double>(c_mapped)},
+                true);
+    } else if (!enough && rec.shared_device) {
+      // Two ranks sharing an H100: one instantiation took 106 us in one run and 377 us in the
+      // next, the other process's captures running beside it.
+      out.note(key + ": its '" + phase + "' calls are " + std::to_string(std::min(bl.host.count, cl.host.count)) +
+               " sample(s) of a process that shares its device with another recorded process: their time "
+               "holds the other's driver work, so it is not judged (unstable)");
+      out.judge(key, "host." + phase, "time", time_samples(b, bl, false), time_samples(c, cl, false), true, false);
+    } else if (!enough && same_state && alone && !rec.pool_site.empty()) {
+      out.pool(rec.pool_site, key, "host." + phase, median(time_samples(b, bl, false)),
+               median(time_samples(c, cl, false)));
+    } else {
+      out.judge(key, "host." + phase, "time", time_samples(b, bl, false), time_samples(c, cl, false), true,
+                same_state && alone, {}, {}, !enough);
     }
   }
-  // Launch costs pair by phase and, where a phase appears more than once, by occurrence counted
-  // from the last: a recording names both its steady launches' aggregate (appended last) and a
-  // steady-class launch recorded as an event (after a trim or a stream switch) "steady". The
-  // last keeps the plain name, so that "host.steady" is the aggregate in every report.
-  const auto of_phase = [](const scenario_result& s, const std::string& phase) {
-    std::vector<const launch_cost*> v;
-    for (const auto& l : s.launch_costs) {
-      if (l.phase == phase) v.push_back(&l);
-    }
-    return v;
-  };
-  const auto name_of = [](const std::string& phase, std::size_t k, std::size_t n) {
-    return k + 1 == n ? phase : phase + " #" + std::to_string(k + 1);
-  };
+  if (bl.wall.count > 0 && cl.wall.count > 0) {
+    out.judge(key, "wall." + phase, "time", time_samples(b, bl, true),
+              time_samples(c, cl, true), true, same_state);
+  }
+}
+
+// `rec` non-null: a recorded graph (rows as the header of compare.hpp lists for recordings).
+void compare_scenario(const std::string& key, const scenario_result& b, const scenario_result& c,
+                      comparer& out, const recorded_pair* rec = nullptr) {
+  if (!rec || rec->analysed) judge_footprint(key, b, c, out);
+
+  // A recorded graph's figures are its own footprint, not the state its calls met: what its
+  // calls mapped decides (judge_recorded_launch).
+  const bool comparable = rec ? true : same_reservations(key, b, c, out);
   for (const auto& bl : b.launch_costs) {
-    const auto b_same = of_phase(b, bl.phase), c_same = of_phase(c, bl.phase);
+    const auto b_same = costs_of_phase(b, bl.phase), c_same = costs_of_phase(c, bl.phase);
     const std::size_t k = static_cast<std::size_t>(
         std::find(b_same.begin(), b_same.end(), &bl) - b_same.begin());
     const std::size_t from_last = b_same.size() - 1 - k;
-    const std::string phase = name_of(bl.phase, k, b_same.size());
+    const std::string phase = occurrence_name(bl.phase, k, b_same.size());
     if (from_last >= c_same.size()) {
       out.graph_note(rec ? rec->pool_site : std::string(), key,
                      "launch cost '" + phase + "' is in the baseline only; not compared");
@@ -778,71 +850,15 @@ void compare_scenario(const std::string& key, const scenario_result& b, const sc
       }
       continue;
     }
-    // Which graph's first launch (or upload) maps memory depends on the order the program's
-    // graphs first ran in, which threads racing change from run to run: a call that mapped
-    // memory in one run and not in the other measured another thing (1.1 ms against 12 us on
-    // an H100), so that row is "unstable", like trials against different reservations.
-    const std::uint64_t b_mapped = mapped_in_phase(rec->baseline, bl.phase);
-    const std::uint64_t c_mapped = mapped_in_phase(rec->current, bl.phase);
-    const bool same_state =
-        relative(static_cast<double>(std::max(b_mapped, c_mapped)),
-                 static_cast<double>(std::min(b_mapped, c_mapped))) <=
-        out.memory_tolerance() + slack;
-    if (!same_state) {
-      out.note(key + ": its '" + phase + "' calls mapped " + format_bytes(b_mapped) +
-               " in the baseline and " + format_bytes(c_mapped) +
-               " now (the launch order decides which graph maps): their times are not compared "
-               "(unstable)");
-    }
-    const bool alone = !concurrent_in_phase(rec->baseline, bl.phase) && !concurrent_in_phase(rec->current, bl.phase);
-    if (same_state && !alone) {
-      out.note(key + ": its '" + phase + "' calls overlapped other threads' calls in " +
-               (concurrent_in_phase(rec->baseline, bl.phase) ? "the baseline" : "the current recording") +
-               " (concurrent): their times hold the wait for the others and are not compared (unstable)");
-    }
-    // A recording has host times only (measuring wall time would synchronize the program's
-    // streams): its wall statistics have no samples, and rows of nothing are not printed.
-    if (bl.host.count > 0 && cl.host.count > 0) {
-      // A recording measures each call once, as the program made it: a phase of a few calls
-      // (first launches, remaps) is one or two samples, whose cost varies by 2x between runs of
-      // one program on an H100 (a remap of 32 MiB: 25 us in one run, 60 us in the next). Such a
-      // phase is judged one sample against one, with the few-samples tolerance and floor, or,
-      // in a graph of a site of several, with the site's other graphs (comparer::pool);
-      // `gmemprof run` measures launch costs with repetitions and trials.
-      const bool enough = bl.host.count >= min_recorded_samples && cl.host.count >= min_recorded_samples;
-      if (!enough && same_state && b_mapped > 0) {
-        // A rare call that mapped memory stands for the bytes it mapped: its time is the driver's
-        // mapping under whatever else the device did meanwhile (a first launch of 32 MiB took 0.1 ms
-        // in one run and 1.1 ms in the next on an H100, another process mapping on the device).
-        out.judge(key, "mapped." + phase, "memory", {static_cast<double>(b_mapped)}, {static_cast<double>(c_mapped)},
-                  true);
-      } else if (!enough && rec->shared_device) {
-        // Two ranks sharing an H100: one instantiation took 106 us in one run and 377 us in the
-        // next, the other process's captures running beside it.
-        out.note(key + ": its '" + phase + "' calls are " + std::to_string(std::min(bl.host.count, cl.host.count)) +
-                 " sample(s) of a process that shares its device with another recorded process: their time "
-                 "holds the other's driver work, so it is not judged (unstable)");
-        out.judge(key, "host." + phase, "time", time_samples(b, bl, false), time_samples(c, cl, false), true, false);
-      } else if (!enough && same_state && alone && !rec->pool_site.empty()) {
-        out.pool(rec->pool_site, key, "host." + phase, median(time_samples(b, bl, false)),
-                 median(time_samples(c, cl, false)));
-      } else {
-        out.judge(key, "host." + phase, "time", time_samples(b, bl, false), time_samples(c, cl, false), true,
-                  same_state && alone, {}, {}, !enough);
-      }
-    }
-    if (bl.wall.count > 0 && cl.wall.count > 0) {
-      out.judge(key, "wall." + phase, "time", time_samples(b, bl, true),
-                time_samples(c, cl, true), true, same_state);
-    }
+    judge_recorded_launch(key, b, c, bl, cl, phase, *rec, out);
   }
   for (const auto& cl : c.launch_costs) {
-    const auto b_same = of_phase(b, cl.phase), c_same = of_phase(c, cl.phase);
+    const auto b_same = costs_of_phase(b, cl.phase), c_same = costs_of_phase(c, cl.phase);
     const std::size_t k = static_cast<std::size_t>(
         std::find(c_same.begin(), c_same.end(), &cl) - c_same.begin());
     if (c_same.size() - 1 - k >= b_same.size()) {
       out.graph_note(rec ? rec->pool_site : std::string(), key,
-                     "launch cost '" + name_of(cl.phase, k, c_same.size()) + "' is new (not in the baseline); not compared");
+                     "launch cost '" + occurrence_name(cl.phase, k, c_same.size()) + "' is new (not in the baseline); not compared");
     }
   }
 }
