@@ -1016,6 +1016,60 @@ std::map<const recorded_entry*, const recorded_entry*> pair_entries(
   return pairs;
 }
 
+// Whether graphs are matched by identity (both recordings give them), noting why not otherwise.
+bool graphs_match_by_identity(const report& baseline, const report& current, comparer& out) {
+  const std::string b_why = no_identities(baseline), c_why = no_identities(current);
+  const bool by_identity = b_why.empty() && c_why.empty();
+  if (!by_identity) {
+    out.note("graphs matched by name, which differ between runs when threads race to capture: "
+             "the " + std::string(b_why.empty() ? "current" : "baseline") + " recording " +
+             (b_why.empty() ? c_why : b_why) + "; record it again with this gmemprof");
+  }
+  return by_identity;
+}
+
+// One baseline graph `b` paired with `c`, whose scenario is ok in the baseline: the current
+// one's state, then its rows (compare_scenario, held granules, a private pool's growth).
+void compare_paired_graph(const recorded_entry& b, const recorded_entry& c, bool by_identity, bool analysed,
+                          bool shared, const std::string& pool_site, comparer& out) {
+  const scenario_result& bs = *b.scenario;
+  if (c.key != b.key) {
+    out.note(c.scenario->name + ": identity " + b.key + " in the baseline and " + c.key +
+             " now, made where and as the other was (site " + b.site +
+             ") with other sizes: compared as one graph");
+  }
+  const scenario_result& cs = *c.scenario;
+  // The current run's name, which the current report's views show; the baseline's beside it
+  // where the run named the graph otherwise.
+  const std::string label =
+      cs.name + (cs.name == bs.name ? std::string() : " (baseline: " + bs.name + ")");
+  if (cs.status != scenario_status::ok) {
+    out.missing(label, std::string(to_string(cs.status)) + " in the current recording" +
+                           (cs.status_message.empty() ? "" : " (" + cs.status_message + ")"));
+    return;
+  }
+  const recorded_pair pair{b.graph, c.graph, analysed, shared, pool_site};
+  compare_scenario(label, bs, cs, out, &pair);
+  // A graph that holds one more output between launches pins one more granule for the whole
+  // run; in a pool of many GiB that is within the pool's tolerance, so it is its own row.
+  // Only with identities: older recordings did not record held granules (0, not "none").
+  if (by_identity && analysed && b.graph && c.graph) {
+    out.judge(label, "held_granule_bytes", "memory",
+              {static_cast<double>(b.graph->held_granule_bytes)},
+              {static_cast<double>(c.graph->held_granule_bytes)}, true);
+  }
+  // A graph whose memory is the allocator's private pool: what its capture took is
+  // its figure. Compared as memory: a capture that takes more is a regression.
+  if (b.graph && c.graph && b.graph->kind == "private_pool" && c.graph->kind == "private_pool") {
+    out.judge(label, "capture_pool_growth_bytes", "memory",
+              {static_cast<double>(b.graph->capture_pool_growth_bytes)},
+              {static_cast<double>(c.graph->capture_pool_growth_bytes)}, true);
+  }
+  // Not growth_bytes: a graph's growth is what the pool lacked when its calls ran, and the
+  // launch order decides which graph that is (largest first: the largest graph grows it by
+  // its whole working set and the others by nothing); with another order the same growth
+  // moves to other graphs. The pool's high watermark is the order-free total compared above.
+}
 // Two recordings of one program: pools, then graphs matched by identity. A graph's name comes
 // from its capturing stream's number when no NVTX range names it, and threads that race to
 // capture number their streams in another order each run: by name, "stream 1 #1" is one graph
@@ -1033,13 +1087,7 @@ void compare_recordings(const report& baseline, const report& current, comparer&
   compare_pools(br, cr, out);
   compare_bills(br, cr, out);
 
-  const std::string b_why = no_identities(baseline), c_why = no_identities(current);
-  const bool by_identity = b_why.empty() && c_why.empty();
-  if (!by_identity) {
-    out.note("graphs matched by name, which differ between runs when threads race to capture: "
-             "the " + std::string(b_why.empty() ? "current" : "baseline") + " recording " +
-             (b_why.empty() ? c_why : b_why) + "; record it again with this gmemprof");
-  }
+  const bool by_identity = graphs_match_by_identity(baseline, current, out);
   const bool analysed = !br.analysis_deferred && !cr.analysis_deferred;
   if (!analysed) {
     out.note(std::string("the ") + (br.analysis_deferred ? "baseline" : "current") +
@@ -1084,46 +1132,11 @@ void compare_recordings(const report& baseline, const report& current, comparer&
       continue;
     }
     const recorded_entry& c = *it->second;
-    if (c.key != b.key) {
-      out.note(c.scenario->name + ": identity " + b.key + " in the baseline and " + c.key +
-               " now, made where and as the other was (site " + b.site +
-               ") with other sizes: compared as one graph");
-    }
-    const scenario_result& cs = *c.scenario;
-    // The current run's name, which the current report's views show; the baseline's beside it
-    // where the run named the graph otherwise.
-    const std::string label =
-        cs.name + (cs.name == bs.name ? std::string() : " (baseline: " + bs.name + ")");
-    if (cs.status != scenario_status::ok) {
-      out.missing(label, std::string(to_string(cs.status)) + " in the current recording" +
-                             (cs.status_message.empty() ? "" : " (" + cs.status_message + ")"));
-      continue;
-    }
     const bool shared = b.graph && c.graph &&
                         (shared_b.count(process_of(*b.graph)) || shared_c.count(process_of(*c.graph)));
     const auto site = per_site.find(b.site);
-    const recorded_pair pair{b.graph, c.graph, analysed, shared,
-                             site != per_site.end() && site->second >= 2 ? b.site : std::string()};
-    compare_scenario(label, bs, cs, out, &pair);
-    // A graph that holds one more output between launches pins one more granule for the whole
-    // run; in a pool of many GiB that is within the pool's tolerance, so it is its own row.
-    // Only with identities: older recordings did not record held granules (0, not "none").
-    if (by_identity && analysed && b.graph && c.graph) {
-      out.judge(label, "held_granule_bytes", "memory",
-                {static_cast<double>(b.graph->held_granule_bytes)},
-                {static_cast<double>(c.graph->held_granule_bytes)}, true);
-    }
-    // A graph whose memory is the allocator's private pool: what its capture took is
-    // its figure. Compared as memory: a capture that takes more is a regression.
-    if (b.graph && c.graph && b.graph->kind == "private_pool" && c.graph->kind == "private_pool") {
-      out.judge(label, "capture_pool_growth_bytes", "memory",
-                {static_cast<double>(b.graph->capture_pool_growth_bytes)},
-                {static_cast<double>(c.graph->capture_pool_growth_bytes)}, true);
-    }
-    // Not growth_bytes: a graph's growth is what the pool lacked when its calls ran, and the
-    // launch order decides which graph that is (largest first: the largest graph grows it by
-    // its whole working set and the others by nothing); with another order the same growth
-    // moves to other graphs. The pool's high watermark is the order-free total compared above.
+    compare_paired_graph(b, c, by_identity, analysed, shared,
+                         site != per_site.end() && site->second >= 2 ? b.site : std::string(), out);
   }
   out.judge_pooled();
   std::set<const recorded_entry*> paired;
