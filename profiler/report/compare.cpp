@@ -215,6 +215,7 @@ movement counter_moved(const std::vector<double>& b, const std::vector<double>& 
   m.better = growth_regresses ? below && test.significant_down : above && test.significant_up;
   return m;
 }
+
 class comparer {
  public:
   comparer(const tolerances& t, comparison& out) : t_(t), out_(out) {}
@@ -1070,6 +1071,7 @@ void compare_paired_graph(const recorded_entry& b, const recorded_entry& c, bool
   // its whole working set and the others by nothing); with another order the same growth
   // moves to other graphs. The pool's high watermark is the order-free total compared above.
 }
+
 // Two recordings of one program: pools, then graphs matched by identity. A graph's name comes
 // from its capturing stream's number when no NVTX range names it, and threads that race to
 // capture number their streams in another order each run: by name, "stream 1 #1" is one graph
