@@ -716,56 +716,28 @@ skeleton with_late_edges_at_creation(const skeleton& s) {
   return out;
 }
 
-}  // namespace
-
-std::vector<candidate_change> candidate_changes(const skeleton& s, const graph_analysis& a,
-                                                std::uint64_t granularity,
-                                                std::size_t max_candidates) {
-  const reuse_prediction base = predict_reuse(s, granularity);
-  const label_index base_index = index_of_labels(s);
-  std::vector<candidate_change> out;
-  // Every changed skeleton below is valid by construction (a copy of the validated `s` with a
-  // dependency on an earlier node, or the output of recreated()): predicted without validating,
-  // and not again where the caller has predicted it already (`known`).
-  const auto consider = [&](std::string kind, skeleton changed, const std::string& how,
-                            const reuse_prediction* known = nullptr) {
-    const reuse_prediction p = known ? *known : predict_valid(changed, granularity);
-    if (p.rounded_bytes >= base.rounded_bytes) return;
-    std::string where = how;
-    const std::string shared = newly_shared(changed, base, base_index, p);
-    if (!shared.empty()) where += (where.empty() ? "" : ": ") + shared;
-    out.push_back({std::move(kind), std::move(where), std::move(changed), p.rounded_bytes, {}});
-  };
-  bool late_forward = false, late_backward = false;
-  for (const auto& [from, to] : s.late_edges) (from < to ? late_forward : late_backward) = true;
-  if (late_forward) {
-    consider("dependency_at_creation", with_late_edges_at_creation(s),
-             "give these dependencies when the alloc nodes are created (the pDependencies of "
-             "cudaGraphAddMemAllocNode / cudaGraphAddNode), not afterwards with "
-             "cudaGraphAddDependencies; in a stream capture, make the stream wait on an event "
-             "recorded after the free (cudaStreamWaitEvent) before calling cudaMallocAsync");
-  }
-  // Frees first: a candidate of its own and the start of the combined set below, so re-created
-  // and predicted once.
-  skeleton frees_first = recreated(s, true);
-  const reuse_prediction frees_first_predicted = predict_valid(frees_first, granularity);
-  consider("creation_order", frees_first,
-           "create each free node as soon as its last user exists, before the allocations that "
-           "follow it (in a capture: call cudaFreeAsync right after the last kernel that uses the "
-           "buffer, before the next cudaMallocAsync)",
-           &frees_first_predicted);
-  // Both directions of each pair: a smaller allocation fits into a larger one's block only when
-  // it comes after it, whichever the graph created first.
+// Both directions of each reuse opportunity: a smaller allocation fits into a larger one's block
+// only when it comes after it, whichever the graph created first.
+std::vector<std::pair<std::size_t, std::size_t>> ordered_reuse_pairs(const graph_analysis& a) {
   std::vector<std::pair<std::size_t, std::size_t>> ordered_pairs;
   for (const auto& [i, j] : a.reuse_opportunities) {
     ordered_pairs.emplace_back(i, j);
     ordered_pairs.emplace_back(j, i);
   }
+  return ordered_pairs;
+}
+
+// The "add_dependency" candidates: for each pair (i, j), j's alloc node made to depend on i's
+// free node when it is created, through `consider`. Returns the pairs whose change helped.
+template <typename Consider>
+std::vector<std::pair<std::size_t, std::size_t>> try_added_dependencies(
+    const skeleton& s, const graph_analysis& a, std::uint64_t granularity, std::size_t max_candidates,
+    const reuse_prediction& base, std::vector<candidate_change>& out, Consider consider) {
   // At most max_candidates pairs are tried (the largest first: reuse_opportunities is sorted by
   // the smaller allocation's size): each try copies and re-creates the whole skeleton.
   std::vector<std::pair<std::size_t, std::size_t>> helped;
   std::size_t tried = 0, recreations = 0;
-  for (const auto& [i, j] : ordered_pairs) {
+  for (const auto& [i, j] : ordered_reuse_pairs(a)) {
     const allocation& ai = a.allocations[i];
     const allocation& aj = a.allocations[j];
     if (!ai.free_node || *ai.free_node >= s.nodes.size() || aj.alloc_node >= s.nodes.size()) continue;
@@ -804,14 +776,17 @@ std::vector<candidate_change> candidate_changes(const skeleton& s, const graph_a
       helped.emplace_back(i, j);
     }
   }
-  std::stable_sort(out.begin(), out.end(), [](const candidate_change& l, const candidate_change& r) {
-    return l.predicted_bytes < r.predicted_bytes;
-  });
-  if (out.size() > max_candidates - 1) out.resize(max_candidates - 1);
-  // The combined set: all edges at creation, frees first, then dependencies added greedily
-  // from the reuse opportunities while they lower the prediction.
+  return helped;
+}
+
+// The combined set: all edges at creation, frees first (`frees_first`, predicted to reserve
+// `frees_first_bytes`), then dependencies added greedily from the pairs that `helped` while they
+// lower the prediction.
+candidate_change combined_change(const skeleton& s, const graph_analysis& a, std::uint64_t granularity,
+                                 const std::vector<std::pair<std::size_t, std::size_t>>& helped,
+                                 skeleton frees_first, std::uint64_t frees_first_bytes) {
   skeleton combined = std::move(frees_first);
-  std::uint64_t best = frees_first_predicted.rounded_bytes;
+  std::uint64_t best = frees_first_bytes;
   std::string added;
   std::size_t added_count = 0;
   // The original nodes' positions in `combined`, by label (labels are unique per flat node);
@@ -845,9 +820,56 @@ std::vector<candidate_change> candidate_changes(const skeleton& s, const graph_a
                " depend on " + node_name(s, *ai.free_node) + " when it is created";
     }
   }
-  out.push_back({"combined", "give every dependency at creation and create each free node as soon as "
-                             "its last user exists" + (added.empty() ? std::string() : "; " + added),
-                 std::move(combined), best, {}});
+  return {"combined", "give every dependency at creation and create each free node as soon as "
+                      "its last user exists" + (added.empty() ? std::string() : "; " + added),
+          std::move(combined), best, {}};
+}
+
+}  // namespace
+
+std::vector<candidate_change> candidate_changes(const skeleton& s, const graph_analysis& a,
+                                                std::uint64_t granularity,
+                                                std::size_t max_candidates) {
+  const reuse_prediction base = predict_reuse(s, granularity);
+  const label_index base_index = index_of_labels(s);
+  std::vector<candidate_change> out;
+  // Every changed skeleton below is valid by construction (a copy of the validated `s` with a
+  // dependency on an earlier node, or the output of recreated()): predicted without validating,
+  // and not again where the caller has predicted it already (`known`).
+  const auto consider = [&](std::string kind, skeleton changed, const std::string& how,
+                            const reuse_prediction* known = nullptr) {
+    const reuse_prediction p = known ? *known : predict_valid(changed, granularity);
+    if (p.rounded_bytes >= base.rounded_bytes) return;
+    std::string where = how;
+    const std::string shared = newly_shared(changed, base, base_index, p);
+    if (!shared.empty()) where += (where.empty() ? "" : ": ") + shared;
+    out.push_back({std::move(kind), std::move(where), std::move(changed), p.rounded_bytes, {}});
+  };
+  bool late_forward = false, late_backward = false;
+  for (const auto& [from, to] : s.late_edges) (from < to ? late_forward : late_backward) = true;
+  if (late_forward) {
+    consider("dependency_at_creation", with_late_edges_at_creation(s),
+             "give these dependencies when the alloc nodes are created (the pDependencies of "
+             "cudaGraphAddMemAllocNode / cudaGraphAddNode), not afterwards with "
+             "cudaGraphAddDependencies; in a stream capture, make the stream wait on an event "
+             "recorded after the free (cudaStreamWaitEvent) before calling cudaMallocAsync");
+  }
+  // Frees first: a candidate of its own and the start of the combined set below, so re-created
+  // and predicted once.
+  skeleton frees_first = recreated(s, true);
+  const reuse_prediction frees_first_predicted = predict_valid(frees_first, granularity);
+  consider("creation_order", frees_first,
+           "create each free node as soon as its last user exists, before the allocations that "
+           "follow it (in a capture: call cudaFreeAsync right after the last kernel that uses the "
+           "buffer, before the next cudaMallocAsync)",
+           &frees_first_predicted);
+  const std::vector<std::pair<std::size_t, std::size_t>> helped =
+      try_added_dependencies(s, a, granularity, max_candidates, base, out, consider);
+  std::stable_sort(out.begin(), out.end(), [](const candidate_change& l, const candidate_change& r) {
+    return l.predicted_bytes < r.predicted_bytes;
+  });
+  if (out.size() > max_candidates - 1) out.resize(max_candidates - 1);
+  out.push_back(combined_change(s, a, granularity, helped, std::move(frees_first), frees_first_predicted.rounded_bytes));
   return out;
 }
 
@@ -896,18 +918,21 @@ std::string plan_where(const skeleton& s, const std::vector<std::pair<std::size_
   return out;
 }
 
-}  // namespace
+// A serial schedule of a skeleton: the (free, alloc) edges that order its allocations one after
+// another, and each pool's peak of live bytes along it.
+struct serial_schedule {
+  std::vector<std::pair<std::size_t, std::size_t>> edges;
+  std::vector<std::uint64_t> peak;  // by pool
+};
 
-std::optional<plan_result> plan_changes(const skeleton& s, std::uint64_t granularity) {
-  validate(s);
+// The serial schedule: among ready nodes, frees first, then other non-alloc nodes, then
+// allocations that a started node waits for (so that work in progress finishes before new
+// memory is taken), then the other allocations; allocations the largest first (a smaller one
+// fits into a larger one's freed range, not the other way round: measured, README), each
+// class by index. Each allocation depends on the frees of its pool since the pool's last one.
+serial_schedule schedule_serially(const skeleton& s, const reuse_prediction& base) {
   const std::size_t n = s.nodes.size();
-  const reuse_prediction base = predict_valid(s, granularity);
   const edge_lists e = edges_of(s);
-  // The serial schedule: among ready nodes, frees first, then other non-alloc nodes, then
-  // allocations that a started node waits for (so that work in progress finishes before new
-  // memory is taken), then the other allocations; allocations the largest first (a smaller one
-  // fits into a larger one's freed range, not the other way round: measured, README), each
-  // class by index.
   std::vector<std::size_t> indegree(n);
   using key = std::tuple<int, std::uint64_t, std::size_t>;
   std::priority_queue<key, std::vector<key>, std::greater<>> ready;
@@ -931,9 +956,10 @@ std::optional<plan_result> plan_changes(const skeleton& s, std::uint64_t granula
     if (indegree[v] == 0) make_ready(v);
   }
   const std::size_t pools = base.pool_mapped.size();
-  std::vector<std::uint64_t> live(pools, 0), peak(pools, 0);
+  serial_schedule out;
+  std::vector<std::uint64_t> live(pools, 0);
+  out.peak.assign(pools, 0);
   std::vector<std::vector<std::size_t>> pending(pools);  // frees since the pool's last allocation
-  std::vector<std::pair<std::size_t, std::size_t>> edges;
   std::vector<bool> scheduled(n, false), boosted(n, false);
   while (!ready.empty()) {
     const std::size_t v = std::get<2>(ready.top());
@@ -944,9 +970,9 @@ std::optional<plan_result> plan_changes(const skeleton& s, std::uint64_t granula
     if (node.kind == skeleton_kind::alloc && base.pool[v] < pools) {
       const std::size_t pool = base.pool[v];
       live[pool] += node.bytes;
-      peak[pool] = std::max(peak[pool], live[pool]);
+      out.peak[pool] = std::max(out.peak[pool], live[pool]);
       for (std::size_t f : pending[pool]) {
-        if (std::find(node.deps.begin(), node.deps.end(), f) == node.deps.end()) edges.emplace_back(f, v);
+        if (std::find(node.deps.begin(), node.deps.end(), f) == node.deps.end()) out.edges.emplace_back(f, v);
       }
       pending[pool].clear();
     } else if (node.kind == skeleton_kind::free && node.frees < n && base.pool[node.frees] < pools) {
@@ -969,31 +995,46 @@ std::optional<plan_result> plan_changes(const skeleton& s, std::uint64_t granula
       waiting[w].clear();
     }
   }
+  return out;
+}
+
+// Drops what the prediction does not need from `edges`, last edge first, on plans of at most 256
+// edges (each try predicts a copy of the skeleton); `changed`, `recreate` and `predicted` follow.
+void drop_unneeded_edges(const skeleton& s, std::uint64_t granularity,
+                         std::vector<std::pair<std::size_t, std::size_t>>& edges, skeleton& changed,
+                         bool& recreate, std::uint64_t& predicted) {
+  if (edges.size() > 256) return;
+  for (std::size_t i = edges.size(); i-- > 0;) {
+    std::vector<std::pair<std::size_t, std::size_t>> fewer = edges;
+    fewer.erase(fewer.begin() + static_cast<std::ptrdiff_t>(i));
+    if (fewer.empty()) break;
+    bool r = false;
+    skeleton trial = with_plan_edges(s, fewer, r);
+    const std::uint64_t p = predict_valid(trial, granularity).rounded_bytes;
+    if (p <= predicted) {
+      edges = std::move(fewer);
+      changed = std::move(trial);
+      recreate = r;
+      predicted = p;
+    }
+  }
+}
+
+}  // namespace
+
+std::optional<plan_result> plan_changes(const skeleton& s, std::uint64_t granularity) {
+  validate(s);
+  const reuse_prediction base = predict_valid(s, granularity);
+  serial_schedule schedule = schedule_serially(s, base);
+  std::vector<std::pair<std::size_t, std::size_t>>& edges = schedule.edges;
   if (edges.empty()) return std::nullopt;
   std::uint64_t serial_peak = 0;
-  for (std::uint64_t p : peak) serial_peak += round_up(p, granularity);
+  for (std::uint64_t p : schedule.peak) serial_peak += round_up(p, granularity);
   bool recreate = false;
   skeleton changed = with_plan_edges(s, edges, recreate);
   std::uint64_t predicted = predict_valid(changed, granularity).rounded_bytes;
   if (predicted >= base.rounded_bytes) return std::nullopt;
-  // Drop what the prediction does not need, last edge first, on plans of at most 256 edges
-  // (each try predicts a copy of the skeleton).
-  if (edges.size() <= 256) {
-    for (std::size_t i = edges.size(); i-- > 0;) {
-      std::vector<std::pair<std::size_t, std::size_t>> fewer = edges;
-      fewer.erase(fewer.begin() + static_cast<std::ptrdiff_t>(i));
-      if (fewer.empty()) break;
-      bool r = false;
-      skeleton trial = with_plan_edges(s, fewer, r);
-      const std::uint64_t p = predict_valid(trial, granularity).rounded_bytes;
-      if (p <= predicted) {
-        edges = std::move(fewer);
-        changed = std::move(trial);
-        recreate = r;
-        predicted = p;
-      }
-    }
-  }
+  drop_unneeded_edges(s, granularity, edges, changed, recreate, predicted);
   plan_result out;
   out.serial_peak_bytes = serial_peak;
   out.recreated = recreate;

@@ -159,8 +159,23 @@ double benchmark_real_time_us(const json& row) {
   return v;
 }
 
-std::string bench_summary_markdown(const std::string& json_text, const std::string& source) {
-  const json doc = parse_benchmark_json(json_text, source);
+namespace {
+
+// The medians and spreads of a gmem_bench run by (family, bytes, allocs), and the sizes and
+// allocation counts its graph benchmarks ran at.
+struct bench_results {
+  std::map<key, measured> by_key;
+  std::set<std::uint64_t> sizes;  // of the graph benchmarks of one allocation
+  std::set<int> counts;
+  // Nothing measured (NaN) where the run has no such benchmark.
+  [[nodiscard]] measured get(const std::string& family, std::uint64_t bytes, int allocs) const {
+    const auto it = by_key.find({family, bytes, allocs});
+    return it == by_key.end() ? measured{} : it->second;
+  }
+};
+
+// The run's context, refused where it is not gmem_bench's.
+const json& bench_context(const json& doc, const std::string& source) {
   if (!doc.contains("context") || !doc["context"].is_object()) {
     throw report_error(report_error::kind::invalid,
                        "benchmark result '" + source +
@@ -172,8 +187,13 @@ std::string bench_summary_markdown(const std::string& json_text, const std::stri
                        "benchmark result '" + source +
                            "' has no device_name in its context: it was not made by gmem_bench");
   }
+  return context;
+}
 
-  std::map<key, measured> m;
+// The median and stddev aggregates of each benchmark.
+bench_results read_bench_results(const json& doc) {
+  bench_results r;
+  std::map<key, measured>& m = r.by_key;
   for (const json& b : doc["benchmarks"]) {
     if (benchmark_string(b, "run_type", "") != "aggregate") continue;
     const std::string agg = benchmark_string(b, "aggregate_name", "");
@@ -195,19 +215,16 @@ std::string bench_summary_markdown(const std::string& json_text, const std::stri
       e.stddev_us = t;
     }
   }
-  const auto get = [&](const std::string& family, std::uint64_t bytes, int allocs) {
-    const auto it = m.find({family, bytes, allocs});
-    return it == m.end() ? measured{} : it->second;
-  };
-  std::set<std::uint64_t> sizes;
-  std::set<int> counts;
   for (const auto& [k, v] : m) {
     if (std::get<0>(k).rfind("graph/", 0) != 0) continue;
-    if (std::get<2>(k) == 1) sizes.insert(std::get<1>(k));
-    counts.insert(std::get<2>(k));
+    if (std::get<2>(k) == 1) r.sizes.insert(std::get<1>(k));
+    r.counts.insert(std::get<2>(k));
   }
+  return r;
+}
 
-  std::ostringstream out;
+// The title and what the run measured on: device, driver, runtime, granularity, mode.
+void write_bench_header(std::ostringstream& out, const json& context, const std::string& source) {
   const auto ctx_str = [&](const char* name) {
     return context.contains(name) && context[name].is_string() ? context[name].get<std::string>()
                                                                 : std::string("?");
@@ -224,7 +241,9 @@ std::string bench_summary_markdown(const std::string& json_text, const std::stri
       << "Times are medians over repetitions of GPU time (CUDA events around the call; the GPU "
          "waits while the host maps memory inside the call), except where marked host. Every "
          "cold sample starts from an untimed reset (destroy, trim, re-instantiate).\n\n";
+}
 
+void write_first_launch_table(std::ostringstream& out, const bench_results& r) {
   out << "## First launch, upload and the floor, by allocation size (one allocation)\n\n"
       << "*Mapping per GiB* is the first launch without upload over the size; *to floor* is that "
          "launch over cuMemCreate + cuMemMap + cuMemSetAccess of the same bytes; *upload saves* "
@@ -232,12 +251,12 @@ std::string bench_summary_markdown(const std::string& json_text, const std::stri
          "same mapping).\n\n";
   table t1({"bytes", "first launch (no upload)", "upload", "first launch after upload",
             "steady launch", "floor (host)", "mapping per GiB", "to floor", "upload saves"});
-  for (std::uint64_t b : sizes) {
-    const measured cold = get("graph/first_launch_no_upload", b, 1);
-    const measured up = get("graph/upload", b, 1);
-    const measured after = get("graph/first_launch_after_upload", b, 1);
-    const measured steady = get("graph/steady_launch", b, 1);
-    const measured floor = get("floor/map", b, 1);
+  for (std::uint64_t b : r.sizes) {
+    const measured cold = r.get("graph/first_launch_no_upload", b, 1);
+    const measured up = r.get("graph/upload", b, 1);
+    const measured after = r.get("graph/first_launch_after_upload", b, 1);
+    const measured steady = r.get("graph/steady_launch", b, 1);
+    const measured floor = r.get("floor/map", b, 1);
     const double gib = static_cast<double>(b) / (1024.0 * 1024 * 1024);
     t1.add({fmt_bytes(static_cast<double>(b)), fmt_time(cold.median_us), fmt_time(up.median_us),
             fmt_time(after.median_us), fmt_time(steady.median_us), fmt_time(floor.median_us),
@@ -246,34 +265,40 @@ std::string bench_summary_markdown(const std::string& json_text, const std::stri
             fmt_time(cold.median_us - after.median_us)});
   }
   out << t1.str() << "\n";
+}
 
+void write_remap_table(std::ostringstream& out, const bench_results& r) {
   out << "## What remaps, by allocation size\n\n";
   table t2({"bytes", "steady launch", "after a stream switch",
             "uploaded in one stream, launched in another", "after a trim",
             "with another graph's unfreed allocation"});
-  for (std::uint64_t b : sizes) {
-    t2.add({fmt_bytes(static_cast<double>(b)), fmt_time(get("graph/steady_launch", b, 1).median_us),
-            fmt_time(get("graph/launch_after_stream_switch", b, 1).median_us),
-            fmt_time(get("graph/upload_then_launch_other_stream", b, 1).median_us),
-            fmt_time(get("graph/launch_after_trim", b, 1).median_us),
-            fmt_time(get("graph/launch_with_unfreed_contention", b, 1).median_us)});
+  for (std::uint64_t b : r.sizes) {
+    t2.add({fmt_bytes(static_cast<double>(b)), fmt_time(r.get("graph/steady_launch", b, 1).median_us),
+            fmt_time(r.get("graph/launch_after_stream_switch", b, 1).median_us),
+            fmt_time(r.get("graph/upload_then_launch_other_stream", b, 1).median_us),
+            fmt_time(r.get("graph/launch_after_trim", b, 1).median_us),
+            fmt_time(r.get("graph/launch_with_unfreed_contention", b, 1).median_us)});
   }
   out << t2.str() << "\n";
+}
 
+void write_allocations_table(std::ostringstream& out, const bench_results& r) {
   out << "## Allocations per graph (2 MiB each, all live together)\n\n";
   table t3({"allocations", "instantiate (host)", "upload", "first launch (no upload)",
             "steady launch", "after a trim", "reserved"});
-  for (int k : counts) {
+  for (int k : r.counts) {
     const std::uint64_t b = 2ull << 20;
-    t3.add({std::to_string(k), fmt_time(get("graph/instantiate", b, k).median_us),
-            fmt_time(get("graph/upload", b, k).median_us),
-            fmt_time(get("graph/first_launch_no_upload", b, k).median_us),
-            fmt_time(get("graph/steady_launch", b, k).median_us),
-            fmt_time(get("graph/launch_after_trim", b, k).median_us),
-            fmt_bytes(get("graph/first_launch_no_upload", b, k).footprint)});
+    t3.add({std::to_string(k), fmt_time(r.get("graph/instantiate", b, k).median_us),
+            fmt_time(r.get("graph/upload", b, k).median_us),
+            fmt_time(r.get("graph/first_launch_no_upload", b, k).median_us),
+            fmt_time(r.get("graph/steady_launch", b, k).median_us),
+            fmt_time(r.get("graph/launch_after_trim", b, k).median_us),
+            fmt_bytes(r.get("graph/first_launch_no_upload", b, k).footprint)});
   }
   out << t3.str() << "\n";
+}
 
+void write_alternatives_table(std::ostringstream& out, const bench_results& r) {
   out << "## The alternatives at the same sizes\n\n"
       << "Graph memory nodes (first and steady launch; graph memory is reserved only while "
          "mapped), stream-ordered cudaMallocFromPoolAsync + cudaFreeAsync without a graph (cold: "
@@ -282,24 +307,26 @@ std::string bench_summary_markdown(const std::string& json_text, const std::stri
          "buffer is held all the time).\n\n";
   table t4({"bytes", "graph first launch", "graph steady", "pool cold", "pool warm",
             "prealloc graph steady", "footprint: graph", "pool", "prealloc"});
-  for (std::uint64_t b : sizes) {
-    const measured cold = get("graph/first_launch_no_upload", b, 1);
-    const measured pool_cold = get("pool/malloc_free_cold", b, 1);
-    const measured pool_warm = get("pool/malloc_free_warm", b, 1);
-    const measured pre = get("prealloc/steady_launch", b, 1);
+  for (std::uint64_t b : r.sizes) {
+    const measured cold = r.get("graph/first_launch_no_upload", b, 1);
+    const measured pool_cold = r.get("pool/malloc_free_cold", b, 1);
+    const measured pool_warm = r.get("pool/malloc_free_warm", b, 1);
+    const measured pre = r.get("prealloc/steady_launch", b, 1);
     t4.add({fmt_bytes(static_cast<double>(b)), fmt_time(cold.median_us),
-            fmt_time(get("graph/steady_launch", b, 1).median_us), fmt_time(pool_cold.median_us),
+            fmt_time(r.get("graph/steady_launch", b, 1).median_us), fmt_time(pool_cold.median_us),
             fmt_time(pool_warm.median_us), fmt_time(pre.median_us), fmt_bytes(cold.footprint),
             fmt_bytes(pool_warm.footprint), fmt_bytes(pre.footprint)});
   }
   out << t4.str() << "\n";
+}
 
+void write_overhead_table(std::ostringstream& out, const bench_results& r) {
   out << "## What gmem costs\n\n"
       << "Paired measurements: each iteration runs the variants back to back in rotating "
          "order, and the ratio is the median of the per-iteration ratios.\n\n";
-  const measured build = get("overhead/build_instantiate/nodes:1000", 0, 0);
-  const measured reads = get("overhead/read_counters", 0, 0);
-  const measured loop = get("overhead/launch_loop_with_sampler", 0, 0);
+  const measured build = r.get("overhead/build_instantiate/nodes:1000", 0, 0);
+  const measured reads = r.get("overhead/read_counters", 0, 0);
+  const measured loop = r.get("overhead/launch_loop_with_sampler", 0, 0);
   table t5({"what", "median (host)", "note"});
   t5.add({"build + instantiate 1000 memory nodes through gmem", fmt_time(build.counter("gmem_us")),
           fmt("%.3fx the same raw CUDA calls (goal: at most 1.05x); ", build.counter("ratio")) +
@@ -313,6 +340,21 @@ std::string bench_summary_markdown(const std::string& json_text, const std::stri
   t5.add({"1000 launches, sampler every 1 ms", fmt_time(loop.counter("sampler_1ms_us")),
           fmt("%+.2f%% against no sampler", loop.counter("overhead_1ms_pct"))});
   out << t5.str();
+}
+
+}  // namespace
+
+std::string bench_summary_markdown(const std::string& json_text, const std::string& source) {
+  const json doc = parse_benchmark_json(json_text, source);
+  const json& context = bench_context(doc, source);
+  const bench_results results = read_bench_results(doc);
+  std::ostringstream out;
+  write_bench_header(out, context, source);
+  write_first_launch_table(out, results);
+  write_remap_table(out, results);
+  write_allocations_table(out, results);
+  write_alternatives_table(out, results);
+  write_overhead_table(out, results);
   return out.str();
 }
 

@@ -160,6 +160,62 @@ double to_reference_speed(std::vector<double>& b, std::vector<double>& c,
   return weight;
 }
 
+// How the trials of one report's side were judged: whether the metric regressed or improved.
+struct movement {
+  bool worse = false, better = false;
+};
+
+// What a one-sided test of the trials allows: without enough trials for any p to reach alpha,
+// the effect alone decides.
+struct trial_test {
+  bool testable = false;
+  bool significant_up = true, significant_down = true;
+};
+
+// Whether a time moved up and down from the edge of what the baseline's trials `bs` showed,
+// scaled by `scale` (its slowest trial for a regression, its fastest for an improvement):
+// processes of one binary settle in different modes (e.g. 1.7 or 2.8 us for one launch), and a
+// current run entirely in a mode the baseline saw once is not a regression. Either the median
+// moved beyond that edge by the tolerance and the floor (against a wide baseline: with every
+// current trial beyond it), or every trial did by `separation`.
+std::pair<bool, bool> time_moved(const std::vector<double>& bs, const std::vector<double>& cs, double scale,
+                                 double tol, double floor_us, double separation, bool testable) {
+  const auto [b_lo, b_hi] = std::minmax_element(bs.begin(), bs.end());
+  const auto [c_lo, c_hi] = std::minmax_element(cs.begin(), cs.end());
+  const double hi = *b_hi * scale, lo = *b_lo * scale, mid = median(cs);
+  const bool spread = relative(*b_hi, *b_lo) > tol && *b_hi - *b_lo > floor_us;
+  const bool median_up = relative(mid, hi) > tol && mid - hi > floor_us &&
+                         (!spread || *c_lo > hi);
+  const bool median_down = relative(lo, mid) > tol && lo - mid > floor_us &&
+                           (!spread || *c_hi < lo);
+  const bool all_up = testable && *c_lo > hi && relative(*c_lo, hi) > separation;
+  const bool all_down = testable && *c_hi < lo && relative(lo, *c_hi) > separation;
+  return std::pair<bool, bool>{median_up || all_up, median_down || all_down};
+}
+
+// Counters: the current median outside every value the baseline's trials showed, by more
+// than the tolerance, and the test: a counter the driver sets by a race between streams
+// (graphs_in_separate_streams) lands in a mode the baseline's few trials did not see.
+// Where either side's trials spread beyond the tolerance (the race shows), only a current
+// run entirely beyond every baseline trial counts: on an H200 the five trials of one run
+// all reserved 256 MiB (the least; other runs 256 to 512), and the next runs' 15 trials,
+// a third of them at 256 MiB too, would each have been a regression against it.
+movement counter_moved(const std::vector<double>& b, const std::vector<double>& c, double tol,
+                       bool growth_regresses, const trial_test& test) {
+  const double bmin = *std::min_element(b.begin(), b.end());
+  const double bmax = *std::max_element(b.begin(), b.end());
+  const double current = median(c);
+  const auto [c_lo, c_hi] = std::minmax_element(c.begin(), c.end());
+  const bool raced = relative(bmax, bmin) > tol || relative(*c_hi, *c_lo) > tol;
+  const double up_from = raced ? *c_lo : current, down_from = raced ? *c_hi : current;
+  const bool above = up_from > bmax && relative(up_from, bmax) > tol;
+  const bool below = down_from < bmin && relative(bmin, down_from) > tol;
+  movement m;
+  m.worse = growth_regresses ? above && test.significant_up : below && test.significant_down;
+  m.better = growth_regresses ? below && test.significant_down : above && test.significant_up;
+  return m;
+}
+
 class comparer {
  public:
   comparer(const tolerances& t, comparison& out) : t_(t), out_(out) {}
@@ -199,20 +255,8 @@ class comparer {
     const double tol = row.tolerance + slack;
     const double floor_us = few ? std::max(t_.few_samples_floor_us, t_.time_floor_us) : t_.time_floor_us;
 
-    if (b.empty()) {
-      row.change = std::numeric_limits<double>::quiet_NaN();
-      row.verdict = "skipped";
-      note(scenario + ": " + metric + " has no value in the baseline; not compared");
-      out_.rows.push_back(std::move(row));
-      return;
-    }
-    if (c.empty()) {
-      row.change = std::numeric_limits<double>::quiet_NaN();
-      row.verdict = "regression";
-      note(scenario + ": " + metric +
-           " has no value in the current report (it had one in the "
-           "baseline); counted as a regression");
-      out_.rows.push_back(std::move(row));
+    if (b.empty() || c.empty()) {
+      judge_one_sided(std::move(row), b.empty());
       return;
     }
     const double baseline = median(b), current = median(c);
@@ -226,87 +270,21 @@ class comparer {
     // Every row is judged: a one-sided Mann-Whitney U test of the trials, where there
     // are enough of them for any p to reach alpha, and a minimum effect; with too few trials the
     // effect alone decides, as with one sample.
-    const bool testable = min_p_value(b.size(), c.size()) <= t_.alpha;
-    if (testable) row.p_value = mann_whitney_greater(b, c);
-    const double p_less = testable ? mann_whitney_greater(c, b) : 0;
-    const bool significant_up = !testable || row.p_value <= t_.alpha;
-    const bool significant_down = !testable || p_less <= t_.alpha;
-    bool worse = false, better = false, with_phase = false;
+    trial_test test;
+    test.testable = min_p_value(b.size(), c.size()) <= t_.alpha;
+    if (test.testable) row.p_value = mann_whitney_greater(b, c);
+    const double p_less = test.testable ? mann_whitney_greater(c, b) : 0;
+    test.significant_up = !test.testable || row.p_value <= t_.alpha;
+    test.significant_down = !test.testable || p_less <= t_.alpha;
+    bool with_phase = false;
     double drift = 1;
-    if (category == "time") {
-      // How this metric moved across the whole suite (set_drift): a time that regresses or
-      // improves only by as much as its phase did everywhere is "unstable".
-      if (const auto d = drift_.find(metric); d != drift_.end()) drift = d->second;
-      // The effect is measured from the edge of what the baseline's trials showed (its slowest
-      // trial for a regression, its fastest for an improvement): processes of one binary settle
-      // in different modes (e.g. 1.7 or 2.8 us for one launch), and a current run entirely in
-      // a mode the baseline saw once is not a regression. Either the median moved beyond that
-      // edge by the tolerance and the floor (against a wide baseline: with every current trial
-      // beyond it), or every trial did by time_separation. `scale`: the baseline's edges scaled.
-      const auto moved_in = [&](const std::vector<double>& bs, const std::vector<double>& cs,
-                                double scale) {
-        const auto [b_lo, b_hi] = std::minmax_element(bs.begin(), bs.end());
-        const auto [c_lo, c_hi] = std::minmax_element(cs.begin(), cs.end());
-        const double hi = *b_hi * scale, lo = *b_lo * scale, mid = median(cs);
-        const bool spread = relative(*b_hi, *b_lo) > tol && *b_hi - *b_lo > floor_us;
-        const bool median_up = relative(mid, hi) > tol && mid - hi > floor_us &&
-                               (!spread || *c_lo > hi);
-        const bool median_down = relative(lo, mid) > tol && lo - mid > floor_us &&
-                                 (!spread || *c_hi < lo);
-        const double sep = t_.time_separation + slack;
-        const bool all_up = testable && *c_lo > hi && relative(*c_lo, hi) > sep;
-        const bool all_down = testable && *c_hi < lo && relative(lo, *c_hi) > sep;
-        return std::pair<bool, bool>{median_up || all_up, median_down || all_down};
-      };
-      const auto [up, down] = moved_in(b, c, 1);
-      worse = up && significant_up;
-      better = down && significant_down;
-      // Against the baseline as the whole suite moved (a host period), a row that
-      // moved no further than its phase did everywhere is not judged. A row judged at the
-      // reference's speed must also have moved beyond the suite as measured: the reference and
-      // the suite's move are two readings of the host's speed, and a time that grows faster
-      // than its reference between two speeds (an H200's upload then launch on another stream:
-      // 4.1 us at the fast speed, 7.1 to 7.9 us at a slower one) is explained by the second.
-      const auto moved = [&](double scale) {
-        return row.per_reference() ? moved_in(b_measured, c_measured, scale) : moved_in(b, c, scale);
-      };
-      if ((worse && drift > 1 && !moved(drift).first) ||
-          (better && drift < 1 && !moved(drift).second)) {
-        worse = better = false;
-        with_phase = true;
-      }
-    } else {
-      // Counters: the current median outside every value the baseline's trials showed, by more
-      // than the tolerance, and the test: a counter the driver sets by a race between streams
-      // (graphs_in_separate_streams) lands in a mode the baseline's few trials did not see.
-      // Where either side's trials spread beyond the tolerance (the race shows), only a current
-      // run entirely beyond every baseline trial counts: on an H200 the five trials of one run
-      // all reserved 256 MiB (the least; other runs 256 to 512), and the next runs' 15 trials,
-      // a third of them at 256 MiB too, would each have been a regression against it.
-      const auto [c_lo, c_hi] = std::minmax_element(c.begin(), c.end());
-      const bool raced = relative(bmax, bmin) > tol || relative(*c_hi, *c_lo) > tol;
-      const double up_from = raced ? *c_lo : current, down_from = raced ? *c_hi : current;
-      const bool above = up_from > bmax && relative(up_from, bmax) > tol;
-      const bool below = down_from < bmin && relative(bmin, down_from) > tol;
-      worse = growth_regresses ? above && significant_up : below && significant_down;
-      better = growth_regresses ? below && significant_down : above && significant_up;
-    }
-    if (!comparable) worse = better = false;
-    // A time judged at the reference's speed regresses only if it also grew as measured, and
-    // improves only if it also fell: the slope is learned within each report's trials, and
-    // carried to a process speed that only the other report saw it can turn a faster launch
-    // into a slower one (an H200: wall.first_launch_after_upload 10.6 -> 9.2 us as measured,
-    // +29% at the reference's speed). Such a row is not judged.
-    bool disagree = false;
-    if (row.per_reference() && ((worse && !(row.raw_change > 0)) || (better && !(row.raw_change < 0)))) {
-      worse = better = false;
-      disagree = true;
-      note(scenario + ": " + metric + " changed " + format_double("%+.0f%%", 100 * row.change) +
-           " at the baseline's reference speed but " + format_double("%+.0f%%", 100 * row.raw_change) +
-           " as measured: the two disagree, so it is not judged (unstable)");
-    }
-    row.verdict = worse                                   ? "regression"
-                  : better                                ? "improvement"
+    movement m = category == "time"
+                     ? time_movement(row, b, c, b_measured, c_measured, tol, floor_us, test, with_phase, drift)
+                     : counter_moved(b, c, tol, growth_regresses, test);
+    if (!comparable) m.worse = m.better = false;
+    const bool disagree = judged_apart(row, m);
+    row.verdict = m.worse                                 ? "regression"
+                  : m.better                              ? "improvement"
                   : !comparable || with_phase || disagree ? "unstable"
                                                           : "pass";
     if (with_phase) {
@@ -316,7 +294,7 @@ class comparer {
            (row.per_reference() ? " as measured" : "") + drift_words(metric, drift));
     }
     row.wide_baseline = wide;
-    if (worse && baseline == 0) {
+    if (m.worse && baseline == 0) {
       note(scenario + ": " + metric + " was 0 in the baseline and is " +
            (ends_with(metric, "_bytes") ? format_bytes(current) : format_double("%g", current)) +
            " now; growth from 0 exceeds any tolerance");
@@ -390,6 +368,68 @@ class comparer {
   }
 
  private:
+  // A row one of whose reports has no value: skipped where the baseline has none, otherwise a
+  // regression.
+  void judge_one_sided(comparison_row row, bool no_baseline) {
+    row.change = std::numeric_limits<double>::quiet_NaN();
+    if (no_baseline) {
+      row.verdict = "skipped";
+      note(row.scenario + ": " + row.metric + " has no value in the baseline; not compared");
+    } else {
+      row.verdict = "regression";
+      note(row.scenario + ": " + row.metric +
+           " has no value in the current report (it had one in the "
+           "baseline); counted as a regression");
+    }
+    out_.rows.push_back(std::move(row));
+  }
+
+  // A time's movement (time_moved), and whether it moved only with its phase across the suite
+  // (`with_phase`, by `drift`: set_drift).
+  movement time_movement(const comparison_row& row, const std::vector<double>& b, const std::vector<double>& c,
+                         const std::vector<double>& b_measured, const std::vector<double>& c_measured,
+                         double tol, double floor_us, const trial_test& test, bool& with_phase, double& drift) const {
+    // How this metric moved across the whole suite (set_drift): a time that regresses or
+    // improves only by as much as its phase did everywhere is "unstable".
+    if (const auto d = drift_.find(row.metric); d != drift_.end()) drift = d->second;
+    const double separation = t_.time_separation + slack;
+    const auto [up, down] = time_moved(b, c, 1, tol, floor_us, separation, test.testable);
+    movement m;
+    m.worse = up && test.significant_up;
+    m.better = down && test.significant_down;
+    // Against the baseline as the whole suite moved (a host period), a row that
+    // moved no further than its phase did everywhere is not judged. A row judged at the
+    // reference's speed must also have moved beyond the suite as measured: the reference and
+    // the suite's move are two readings of the host's speed, and a time that grows faster
+    // than its reference between two speeds (an H200's upload then launch on another stream:
+    // 4.1 us at the fast speed, 7.1 to 7.9 us at a slower one) is explained by the second.
+    const auto moved = [&](double scale) {
+      return row.per_reference() ? time_moved(b_measured, c_measured, scale, tol, floor_us, separation, test.testable)
+                                 : time_moved(b, c, scale, tol, floor_us, separation, test.testable);
+    };
+    if ((m.worse && drift > 1 && !moved(drift).first) ||
+        (m.better && drift < 1 && !moved(drift).second)) {
+      m.worse = m.better = false;
+      with_phase = true;
+    }
+    return m;
+  }
+
+  // A time judged at the reference's speed regresses only if it also grew as measured, and
+  // improves only if it also fell: the slope is learned within each report's trials, and
+  // carried to a process speed that only the other report saw it can turn a faster launch
+  // into a slower one (an H200: wall.first_launch_after_upload 10.6 -> 9.2 us as measured,
+  // +29% at the reference's speed). Such a row is not judged: returns true, `m` cleared.
+  bool judged_apart(const comparison_row& row, movement& m) {
+    if (!row.per_reference() || !((m.worse && !(row.raw_change > 0)) || (m.better && !(row.raw_change < 0)))) {
+      return false;
+    }
+    m.worse = m.better = false;
+    note(row.scenario + ": " + row.metric + " changed " + format_double("%+.0f%%", 100 * row.change) +
+         " at the baseline's reference speed but " + format_double("%+.0f%%", 100 * row.raw_change) +
+         " as measured: the two disagree, so it is not judged (unstable)");
+    return true;
+  }
   struct pooled {
     std::string site, metric;
     std::vector<std::string> graphs;
@@ -661,70 +701,142 @@ bool concurrent_in_phase(const recorded_graph* g, const std::string& phase) {
   return false;
 }
 
-// `rec` non-null: a recorded graph (rows as the header of compare.hpp lists for recordings).
-void compare_scenario(const std::string& key, const scenario_result& b, const scenario_result& c,
-                      comparer& out, const recorded_pair* rec = nullptr) {
+// A scenario's memory and reuse rows: its high watermarks and reuse ratios.
+void judge_footprint(const std::string& key, const scenario_result& b, const scenario_result& c, comparer& out) {
   using a_t = analysis_summary;
   using t_t = trial_sample;
   const std::vector<double> b_reserved = reserved_samples(b), c_reserved = reserved_samples(c);
-  if (!rec || rec->analysed) {
-    out.judge(key, "used_high_bytes", "memory",
-              samples(b, [](const a_t& a) { return a.used_high_bytes; },
-                      [](const t_t& t) { return t.used_high_bytes; }),
-              samples(c, [](const a_t& a) { return a.used_high_bytes; },
-                      [](const t_t& t) { return t.used_high_bytes; }),
-              true);
-    out.judge(key, "reserved_high_bytes", "memory", b_reserved, c_reserved, true);
-    out.judge(key, "va_reuse_ratio", "reuse",
-              samples(b, [](const a_t& a) { return a.va_reuse_ratio; },
-                      [](const t_t& t) { return t.va_reuse_ratio; }),
-              samples(c, [](const a_t& a) { return a.va_reuse_ratio; },
-                      [](const t_t& t) { return t.va_reuse_ratio; }),
-              false);
-    out.judge(key, "physical_reuse_ratio", "reuse",
-              samples(b, [](const a_t& a) { return a.physical_reuse_ratio; },
-                      [](const t_t& t) { return t.physical_reuse_ratio; }),
-              samples(c, [](const a_t& a) { return a.physical_reuse_ratio; },
-                      [](const t_t& t) { return t.physical_reuse_ratio; }),
-              false);
-  }
+  out.judge(key, "used_high_bytes", "memory",
+            samples(b, [](const a_t& a) { return a.used_high_bytes; },
+                    [](const t_t& t) { return t.used_high_bytes; }),
+            samples(c, [](const a_t& a) { return a.used_high_bytes; },
+                    [](const t_t& t) { return t.used_high_bytes; }),
+            true);
+  out.judge(key, "reserved_high_bytes", "memory", b_reserved, c_reserved, true);
+  out.judge(key, "va_reuse_ratio", "reuse",
+            samples(b, [](const a_t& a) { return a.va_reuse_ratio; },
+                    [](const t_t& t) { return t.va_reuse_ratio; }),
+            samples(c, [](const a_t& a) { return a.va_reuse_ratio; },
+                    [](const t_t& t) { return t.va_reuse_ratio; }),
+            false);
+  out.judge(key, "physical_reuse_ratio", "reuse",
+            samples(b, [](const a_t& a) { return a.physical_reuse_ratio; },
+                    [](const t_t& t) { return t.physical_reuse_ratio; }),
+            samples(c, [](const a_t& a) { return a.physical_reuse_ratio; },
+                    [](const t_t& t) { return t.physical_reuse_ratio; }),
+            false);
+}
 
-  // A launch's cost depends on the reservation it runs against (a launch that must map memory
-  // takes hundreds of microseconds more). Where the trials reserved different amounts (graphs in
-  // several streams overlap by chance: 288 to 512 MiB for one scenario on an H100), their times
-  // were measured in different states and are not compared. A recorded graph's figures are its
-  // own footprint, not the state its calls met: what its calls mapped decides (below).
-  bool comparable = true;
-  if (!rec) {
-    const auto [low, high] = reserved_range(b, c);
-    comparable = relative(high, low) <= out.memory_tolerance() + slack;
-    if (!comparable && !b.launch_costs.empty()) {
-      out.note(key + ": its trials reserved from " + format_bytes(low) + " to " +
-               format_bytes(high) +
-               ": launch costs measured against different reservations are not compared "
-               "(unstable)");
+// A launch's cost depends on the reservation it runs against (a launch that must map memory
+// takes hundreds of microseconds more). Where the trials reserved different amounts (graphs in
+// several streams overlap by chance: 288 to 512 MiB for one scenario on an H100), their times
+// were measured in different states and are not compared.
+bool same_reservations(const std::string& key, const scenario_result& b, const scenario_result& c, comparer& out) {
+  const auto [low, high] = reserved_range(b, c);
+  const bool comparable = relative(high, low) <= out.memory_tolerance() + slack;
+  if (!comparable && !b.launch_costs.empty()) {
+    out.note(key + ": its trials reserved from " + format_bytes(low) + " to " +
+             format_bytes(high) +
+             ": launch costs measured against different reservations are not compared "
+             "(unstable)");
+  }
+  return comparable;
+}
+
+// Launch costs pair by phase and, where a phase appears more than once, by occurrence counted
+// from the last: a recording names both its steady launches' aggregate (appended last) and a
+// steady-class launch recorded as an event (after a trim or a stream switch) "steady". The
+// last keeps the plain name, so that "host.steady" is the aggregate in every report.
+std::vector<const launch_cost*> costs_of_phase(const scenario_result& s, const std::string& phase) {
+  std::vector<const launch_cost*> v;
+  for (const auto& l : s.launch_costs) {
+    if (l.phase == phase) v.push_back(&l);
+  }
+  return v;
+}
+
+// The row name of the `k`th of `n` launch costs of one phase.
+std::string occurrence_name(const std::string& phase, std::size_t k, std::size_t n) {
+  return k + 1 == n ? phase : phase + " #" + std::to_string(k + 1);
+}
+
+// The rows of one launch cost of a recorded graph (`bl` in the baseline, `cl` now), named `phase`.
+void judge_recorded_launch(const std::string& key, const scenario_result& b, const scenario_result& c,
+                           const launch_cost& bl, const launch_cost& cl, const std::string& phase,
+                           const recorded_pair& rec, comparer& out) {
+  // Which graph's first launch (or upload) maps memory depends on the order the program's
+  // graphs first ran in, which threads racing change from run to run: a call that mapped
+  // memory in one run and not in the other measured another thing (1.1 ms against 12 us on
+  // an H100), so that row is "unstable", like trials against different reservations.
+  const std::uint64_t b_mapped = mapped_in_phase(rec.baseline, bl.phase);
+  const std::uint64_t c_mapped = mapped_in_phase(rec.current, bl.phase);
+  const bool same_state =
+      relative(static_cast<double>(std::max(b_mapped, c_mapped)),
+               static_cast<double>(std::min(b_mapped, c_mapped))) <=
+      out.memory_tolerance() + slack;
+  if (!same_state) {
+    out.note(key + ": its '" + phase + "' calls mapped " + format_bytes(b_mapped) +
+             " in the baseline and " + format_bytes(c_mapped) +
+             " now (the launch order decides which graph maps): their times are not compared "
+             "(unstable)");
+  }
+  const bool alone = !concurrent_in_phase(rec.baseline, bl.phase) && !concurrent_in_phase(rec.current, bl.phase);
+  if (same_state && !alone) {
+    out.note(key + ": its '" + phase + "' calls overlapped other threads' calls in " +
+             (concurrent_in_phase(rec.baseline, bl.phase) ? "the baseline" : "the current recording") +
+             " (concurrent): their times hold the wait for the others and are not compared (unstable)");
+  }
+  // A recording has host times only (measuring wall time would synchronize the program's
+  // streams): its wall statistics have no samples, and rows of nothing are not printed.
+  if (bl.host.count > 0 && cl.host.count > 0) {
+    // A recording measures each call once, as the program made it: a phase of a few calls
+    // (first launches, remaps) is one or two samples, whose cost varies by 2x between runs of
+    // one program on an H100 (a remap of 32 MiB: 25 us in one run, 60 us in the next). Such a
+    // phase is judged one sample against one, with the few-samples tolerance and floor, or,
+    // in a graph of a site of several, with the site's other graphs (comparer::pool);
+    // `gmemprof run` measures launch costs with repetitions and trials.
+    const bool enough = bl.host.count >= min_recorded_samples && cl.host.count >= min_recorded_samples;
+    if (!enough && same_state && b_mapped > 0) {
+      // A rare call that mapped memory stands for the bytes it mapped: its time is the driver's
+      // mapping under whatever else the device did meanwhile (a first launch of 32 MiB took 0.1 ms
+      // in one run and 1.1 ms in the next on an H100, another process mapping on the device).
+      out.judge(key, "mapped." + phase, "memory", {static_cast<double>(b_mapped)}, {static_cast<double>(c_mapped)},
+                true);
+    } else if (!enough && rec.shared_device) {
+      // Two ranks sharing an H100: one instantiation took 106 us in one run and 377 us in the
+      // next, the other process's captures running beside it.
+      out.note(key + ": its '" + phase + "' calls are " + std::to_string(std::min(bl.host.count, cl.host.count)) +
+               " sample(s) of a process that shares its device with another recorded process: their time "
+               "holds the other's driver work, so it is not judged (unstable)");
+      out.judge(key, "host." + phase, "time", time_samples(b, bl, false), time_samples(c, cl, false), true, false);
+    } else if (!enough && same_state && alone && !rec.pool_site.empty()) {
+      out.pool(rec.pool_site, key, "host." + phase, median(time_samples(b, bl, false)),
+               median(time_samples(c, cl, false)));
+    } else {
+      out.judge(key, "host." + phase, "time", time_samples(b, bl, false), time_samples(c, cl, false), true,
+                same_state && alone, {}, {}, !enough);
     }
   }
-  // Launch costs pair by phase and, where a phase appears more than once, by occurrence counted
-  // from the last: a recording names both its steady launches' aggregate (appended last) and a
-  // steady-class launch recorded as an event (after a trim or a stream switch) "steady". The
-  // last keeps the plain name, so that "host.steady" is the aggregate in every report.
-  const auto of_phase = [](const scenario_result& s, const std::string& phase) {
-    std::vector<const launch_cost*> v;
-    for (const auto& l : s.launch_costs) {
-      if (l.phase == phase) v.push_back(&l);
-    }
-    return v;
-  };
-  const auto name_of = [](const std::string& phase, std::size_t k, std::size_t n) {
-    return k + 1 == n ? phase : phase + " #" + std::to_string(k + 1);
-  };
+  if (bl.wall.count > 0 && cl.wall.count > 0) {
+    out.judge(key, "wall." + phase, "time", time_samples(b, bl, true),
+              time_samples(c, cl, true), true, same_state);
+  }
+}
+
+// `rec` non-null: a recorded graph (rows as the header of compare.hpp lists for recordings).
+void compare_scenario(const std::string& key, const scenario_result& b, const scenario_result& c,
+                      comparer& out, const recorded_pair* rec = nullptr) {
+  if (!rec || rec->analysed) judge_footprint(key, b, c, out);
+
+  // A recorded graph's figures are its own footprint, not the state its calls met: what its
+  // calls mapped decides (judge_recorded_launch).
+  const bool comparable = rec ? true : same_reservations(key, b, c, out);
   for (const auto& bl : b.launch_costs) {
-    const auto b_same = of_phase(b, bl.phase), c_same = of_phase(c, bl.phase);
+    const auto b_same = costs_of_phase(b, bl.phase), c_same = costs_of_phase(c, bl.phase);
     const std::size_t k = static_cast<std::size_t>(
         std::find(b_same.begin(), b_same.end(), &bl) - b_same.begin());
     const std::size_t from_last = b_same.size() - 1 - k;
-    const std::string phase = name_of(bl.phase, k, b_same.size());
+    const std::string phase = occurrence_name(bl.phase, k, b_same.size());
     if (from_last >= c_same.size()) {
       out.graph_note(rec ? rec->pool_site : std::string(), key,
                      "launch cost '" + phase + "' is in the baseline only; not compared");
@@ -739,71 +851,15 @@ void compare_scenario(const std::string& key, const scenario_result& b, const sc
       }
       continue;
     }
-    // Which graph's first launch (or upload) maps memory depends on the order the program's
-    // graphs first ran in, which threads racing change from run to run: a call that mapped
-    // memory in one run and not in the other measured another thing (1.1 ms against 12 us on
-    // an H100), so that row is "unstable", like trials against different reservations.
-    const std::uint64_t b_mapped = mapped_in_phase(rec->baseline, bl.phase);
-    const std::uint64_t c_mapped = mapped_in_phase(rec->current, bl.phase);
-    const bool same_state =
-        relative(static_cast<double>(std::max(b_mapped, c_mapped)),
-                 static_cast<double>(std::min(b_mapped, c_mapped))) <=
-        out.memory_tolerance() + slack;
-    if (!same_state) {
-      out.note(key + ": its '" + phase + "' calls mapped " + format_bytes(b_mapped) +
-               " in the baseline and " + format_bytes(c_mapped) +
-               " now (the launch order decides which graph maps): their times are not compared "
-               "(unstable)");
-    }
-    const bool alone = !concurrent_in_phase(rec->baseline, bl.phase) && !concurrent_in_phase(rec->current, bl.phase);
-    if (same_state && !alone) {
-      out.note(key + ": its '" + phase + "' calls overlapped other threads' calls in " +
-               (concurrent_in_phase(rec->baseline, bl.phase) ? "the baseline" : "the current recording") +
-               " (concurrent): their times hold the wait for the others and are not compared (unstable)");
-    }
-    // A recording has host times only (measuring wall time would synchronize the program's
-    // streams): its wall statistics have no samples, and rows of nothing are not printed.
-    if (bl.host.count > 0 && cl.host.count > 0) {
-      // A recording measures each call once, as the program made it: a phase of a few calls
-      // (first launches, remaps) is one or two samples, whose cost varies by 2x between runs of
-      // one program on an H100 (a remap of 32 MiB: 25 us in one run, 60 us in the next). Such a
-      // phase is judged one sample against one, with the few-samples tolerance and floor, or,
-      // in a graph of a site of several, with the site's other graphs (comparer::pool);
-      // `gmemprof run` measures launch costs with repetitions and trials.
-      const bool enough = bl.host.count >= min_recorded_samples && cl.host.count >= min_recorded_samples;
-      if (!enough && same_state && b_mapped > 0) {
-        // A rare call that mapped memory stands for the bytes it mapped: its time is the driver's
-        // mapping under whatever else the device did meanwhile (a first launch of 32 MiB took 0.1 ms
-        // in one run and 1.1 ms in the next on an H100, another process mapping on the device).
-        out.judge(key, "mapped." + phase, "memory", {static_cast<double>(b_mapped)}, {static_cast<double>(c_mapped)},
-                  true);
-      } else if (!enough && rec->shared_device) {
-        // Two ranks sharing an H100: one instantiation took 106 us in one run and 377 us in the
-        // next, the other process's captures running beside it.
-        out.note(key + ": its '" + phase + "' calls are " + std::to_string(std::min(bl.host.count, cl.host.count)) +
-                 " sample(s) of a process that shares its device with another recorded process: their time "
-                 "holds the other's driver work, so it is not judged (unstable)");
-        out.judge(key, "host." + phase, "time", time_samples(b, bl, false), time_samples(c, cl, false), true, false);
-      } else if (!enough && same_state && alone && !rec->pool_site.empty()) {
-        out.pool(rec->pool_site, key, "host." + phase, median(time_samples(b, bl, false)),
-                 median(time_samples(c, cl, false)));
-      } else {
-        out.judge(key, "host." + phase, "time", time_samples(b, bl, false), time_samples(c, cl, false), true,
-                  same_state && alone, {}, {}, !enough);
-      }
-    }
-    if (bl.wall.count > 0 && cl.wall.count > 0) {
-      out.judge(key, "wall." + phase, "time", time_samples(b, bl, true),
-                time_samples(c, cl, true), true, same_state);
-    }
+    judge_recorded_launch(key, b, c, bl, cl, phase, *rec, out);
   }
   for (const auto& cl : c.launch_costs) {
-    const auto b_same = of_phase(b, cl.phase), c_same = of_phase(c, cl.phase);
+    const auto b_same = costs_of_phase(b, cl.phase), c_same = costs_of_phase(c, cl.phase);
     const std::size_t k = static_cast<std::size_t>(
         std::find(c_same.begin(), c_same.end(), &cl) - c_same.begin());
     if (c_same.size() - 1 - k >= b_same.size()) {
       out.graph_note(rec ? rec->pool_site : std::string(), key,
-                     "launch cost '" + name_of(cl.phase, k, c_same.size()) + "' is new (not in the baseline); not compared");
+                     "launch cost '" + occurrence_name(cl.phase, k, c_same.size()) + "' is new (not in the baseline); not compared");
     }
   }
 }
@@ -961,6 +1017,61 @@ std::map<const recorded_entry*, const recorded_entry*> pair_entries(
   return pairs;
 }
 
+// Whether graphs are matched by identity (both recordings give them), noting why not otherwise.
+bool graphs_match_by_identity(const report& baseline, const report& current, comparer& out) {
+  const std::string b_why = no_identities(baseline), c_why = no_identities(current);
+  const bool by_identity = b_why.empty() && c_why.empty();
+  if (!by_identity) {
+    out.note("graphs matched by name, which differ between runs when threads race to capture: "
+             "the " + std::string(b_why.empty() ? "current" : "baseline") + " recording " +
+             (b_why.empty() ? c_why : b_why) + "; record it again with this gmemprof");
+  }
+  return by_identity;
+}
+
+// One baseline graph `b` paired with `c`, whose scenario is ok in the baseline: the current
+// one's state, then its rows (compare_scenario, held granules, a private pool's growth).
+void compare_paired_graph(const recorded_entry& b, const recorded_entry& c, bool by_identity, bool analysed,
+                          bool shared, const std::string& pool_site, comparer& out) {
+  const scenario_result& bs = *b.scenario;
+  if (c.key != b.key) {
+    out.note(c.scenario->name + ": identity " + b.key + " in the baseline and " + c.key +
+             " now, made where and as the other was (site " + b.site +
+             ") with other sizes: compared as one graph");
+  }
+  const scenario_result& cs = *c.scenario;
+  // The current run's name, which the current report's views show; the baseline's beside it
+  // where the run named the graph otherwise.
+  const std::string label =
+      cs.name + (cs.name == bs.name ? std::string() : " (baseline: " + bs.name + ")");
+  if (cs.status != scenario_status::ok) {
+    out.missing(label, std::string(to_string(cs.status)) + " in the current recording" +
+                           (cs.status_message.empty() ? "" : " (" + cs.status_message + ")"));
+    return;
+  }
+  const recorded_pair pair{b.graph, c.graph, analysed, shared, pool_site};
+  compare_scenario(label, bs, cs, out, &pair);
+  // A graph that holds one more output between launches pins one more granule for the whole
+  // run; in a pool of many GiB that is within the pool's tolerance, so it is its own row.
+  // Only with identities: older recordings did not record held granules (0, not "none").
+  if (by_identity && analysed && b.graph && c.graph) {
+    out.judge(label, "held_granule_bytes", "memory",
+              {static_cast<double>(b.graph->held_granule_bytes)},
+              {static_cast<double>(c.graph->held_granule_bytes)}, true);
+  }
+  // A graph whose memory is the allocator's private pool: what its capture took is
+  // its figure. Compared as memory: a capture that takes more is a regression.
+  if (b.graph && c.graph && b.graph->kind == "private_pool" && c.graph->kind == "private_pool") {
+    out.judge(label, "capture_pool_growth_bytes", "memory",
+              {static_cast<double>(b.graph->capture_pool_growth_bytes)},
+              {static_cast<double>(c.graph->capture_pool_growth_bytes)}, true);
+  }
+  // Not growth_bytes: a graph's growth is what the pool lacked when its calls ran, and the
+  // launch order decides which graph that is (largest first: the largest graph grows it by
+  // its whole working set and the others by nothing); with another order the same growth
+  // moves to other graphs. The pool's high watermark is the order-free total compared above.
+}
+
 // Two recordings of one program: pools, then graphs matched by identity. A graph's name comes
 // from its capturing stream's number when no NVTX range names it, and threads that race to
 // capture number their streams in another order each run: by name, "stream 1 #1" is one graph
@@ -978,13 +1089,7 @@ void compare_recordings(const report& baseline, const report& current, comparer&
   compare_pools(br, cr, out);
   compare_bills(br, cr, out);
 
-  const std::string b_why = no_identities(baseline), c_why = no_identities(current);
-  const bool by_identity = b_why.empty() && c_why.empty();
-  if (!by_identity) {
-    out.note("graphs matched by name, which differ between runs when threads race to capture: "
-             "the " + std::string(b_why.empty() ? "current" : "baseline") + " recording " +
-             (b_why.empty() ? c_why : b_why) + "; record it again with this gmemprof");
-  }
+  const bool by_identity = graphs_match_by_identity(baseline, current, out);
   const bool analysed = !br.analysis_deferred && !cr.analysis_deferred;
   if (!analysed) {
     out.note(std::string("the ") + (br.analysis_deferred ? "baseline" : "current") +
@@ -1029,46 +1134,11 @@ void compare_recordings(const report& baseline, const report& current, comparer&
       continue;
     }
     const recorded_entry& c = *it->second;
-    if (c.key != b.key) {
-      out.note(c.scenario->name + ": identity " + b.key + " in the baseline and " + c.key +
-               " now, made where and as the other was (site " + b.site +
-               ") with other sizes: compared as one graph");
-    }
-    const scenario_result& cs = *c.scenario;
-    // The current run's name, which the current report's views show; the baseline's beside it
-    // where the run named the graph otherwise.
-    const std::string label =
-        cs.name + (cs.name == bs.name ? std::string() : " (baseline: " + bs.name + ")");
-    if (cs.status != scenario_status::ok) {
-      out.missing(label, std::string(to_string(cs.status)) + " in the current recording" +
-                             (cs.status_message.empty() ? "" : " (" + cs.status_message + ")"));
-      continue;
-    }
     const bool shared = b.graph && c.graph &&
                         (shared_b.count(process_of(*b.graph)) || shared_c.count(process_of(*c.graph)));
     const auto site = per_site.find(b.site);
-    const recorded_pair pair{b.graph, c.graph, analysed, shared,
-                             site != per_site.end() && site->second >= 2 ? b.site : std::string()};
-    compare_scenario(label, bs, cs, out, &pair);
-    // A graph that holds one more output between launches pins one more granule for the whole
-    // run; in a pool of many GiB that is within the pool's tolerance, so it is its own row.
-    // Only with identities: older recordings did not record held granules (0, not "none").
-    if (by_identity && analysed && b.graph && c.graph) {
-      out.judge(label, "held_granule_bytes", "memory",
-                {static_cast<double>(b.graph->held_granule_bytes)},
-                {static_cast<double>(c.graph->held_granule_bytes)}, true);
-    }
-    // A graph whose memory is the allocator's private pool: what its capture took is
-    // its figure. Compared as memory: a capture that takes more is a regression.
-    if (b.graph && c.graph && b.graph->kind == "private_pool" && c.graph->kind == "private_pool") {
-      out.judge(label, "capture_pool_growth_bytes", "memory",
-                {static_cast<double>(b.graph->capture_pool_growth_bytes)},
-                {static_cast<double>(c.graph->capture_pool_growth_bytes)}, true);
-    }
-    // Not growth_bytes: a graph's growth is what the pool lacked when its calls ran, and the
-    // launch order decides which graph that is (largest first: the largest graph grows it by
-    // its whole working set and the others by nothing); with another order the same growth
-    // moves to other graphs. The pool's high watermark is the order-free total compared above.
+    compare_paired_graph(b, c, by_identity, analysed, shared,
+                         site != per_site.end() && site->second >= 2 ? b.site : std::string(), out);
   }
   out.judge_pooled();
   std::set<const recorded_entry*> paired;

@@ -640,6 +640,142 @@ json point_json(const recording::point& p) {
   return jp;
 }
 
+// The call stacks that graphs name by index: each an array of frames.
+std::vector<std::vector<std::string>> read_stacks(const json& j, const std::string& path) {
+  std::vector<std::vector<std::string>> stacks;
+  const json& stack_list = array(j, "stacks", path);
+  for (std::size_t i = 0; i < stack_list.size(); ++i) {
+    const std::string sp = at(join(path, "stacks"), i);
+    if (!stack_list[i].is_array()) fail(sp, "must be an array of frames");
+    stacks.emplace_back();
+    for (std::size_t f = 0; f < stack_list[i].size(); ++f) {
+      if (!stack_list[i][f].is_string()) fail(at(sp, f), "must be a string");
+      stacks.back().push_back(stack_list[i][f].get<std::string>());
+    }
+  }
+  return stacks;
+}
+
+// By site, the values its graphs share (shared_site_fields), checked; nullptr where none.
+const json* read_site_fields(const json& j, const std::string& path) {
+  const json* site_fields = find(j, "site_fields");
+  if (site_fields) {
+    const std::string sp = join(path, "site_fields");
+    if (!site_fields->is_object()) fail(sp, "must be an object: by site, the values its graphs share");
+    for (const auto& [site, fields] : site_fields->items()) {
+      if (!fields.is_object()) fail(join(sp, site.c_str()), "must be an object of the values the site's graphs share");
+      for (const auto& [key, value] : fields.items()) {
+        if (own_key(key)) fail(join(join(sp, site.c_str()), key.c_str()), "is stated by each graph itself, not by its site");
+      }
+    }
+  }
+  return site_fields;
+}
+
+// One graph, with the values its site's graphs share (`site_fields`) where it states none of
+// its own.
+recorded_graph read_graph_of_site(const json& g, const std::string& gp, const json* site_fields,
+                                  const std::vector<std::vector<std::string>>& stacks,
+                                  const std::string& common_method) {
+  const json* shared = nullptr;
+  if (const auto site = g.find("site"); site_fields && site != g.end() && site->is_string()) {
+    if (const auto it = site_fields->find(site->get<std::string>()); it != site_fields->end()) shared = &*it;
+  }
+  recorded_graph read;
+  if (shared) {
+    // The site's values where the graph states none of its own; its events, the bulk of it, are
+    // read where they are.
+    json whole = object_with_room(g.size() + shared->size());
+    for (const auto& [key, value] : g.items()) {
+      if (key != "events") whole[key] = value;
+    }
+    for (const auto& [key, value] : shared->items()) {
+      if (!g.contains(key)) whole[key] = value;
+    }
+    read = read_graph(whole, gp, stacks, common_method);
+  } else {
+    read = read_graph(g, gp, stacks, common_method);
+  }
+  read_events(g, gp, read);
+  return read;
+}
+
+recording::point read_point(const json& t, const std::string& ip) {
+  recording::point p;
+  p.t_us = time_us(t, "t_us", ip, true);
+  p.device = small(t, "device", ip);
+  p.event = text(t, "event", ip);
+  p.graph = text(t, "graph", ip);
+  const json* values = find(t, "counters");
+  p.values = values ? read_counters(*values, join(ip, "counters")) : read_counters(t, ip);
+  return p;
+}
+
+// One step of the call sequence, whose graph and event must be among `graphs`.
+sequence_step read_step(const json& s, const std::string& ip, const std::string& path,
+                        const std::vector<recorded_graph>& graphs) {
+  sequence_step st;
+  st.op = text(s, "op", ip, true);
+  st.graph = find(s, "graph") ? i64(s, "graph", ip) : -1;
+  if (st.graph >= static_cast<std::int64_t>(graphs.size()) || st.graph < -1) {
+    fail(join(ip, "graph"), "names graph " + std::to_string(st.graph) + "; " + join(path, "graphs") +
+                                " has " + valid_indexes(graphs.size(), "graph", "graphs"));
+  }
+  st.stream = text(s, "stream", ip);
+  st.device = find(s, "device") ? small(s, "device", ip) : -1;
+  st.count = find(s, "count") ? u64(s, "count", ip) : 1;
+  st.address = u64(s, "address", ip);
+  st.held = find(s, "held") ? i64(s, "held", ip) : -1;
+  st.event = find(s, "event") ? i64(s, "event", ip) : -1;
+  st.upto = find(s, "upto") ? i64(s, "upto", ip) : -1;
+  if (st.upto < -1 || (st.upto >= 0 && (st.op != "sync" || st.stream.empty()))) {
+    fail(join(ip, "upto"), "is " + std::to_string(st.upto) +
+                               ": only a sync of one stream names the launch it completes up to (1 or more)");
+  }
+  if (st.event >= 0 && st.graph < 0) {
+    fail(join(ip, "event"), "names event " + std::to_string(st.event) + ", but the step names no graph");
+  }
+  if (st.event >= 0) {
+    const std::size_t events = graphs[static_cast<std::size_t>(st.graph)].events.size();
+    if (static_cast<std::size_t>(st.event) >= events) {
+      fail(join(ip, "event"), "names event " + std::to_string(st.event) + " of graph " +
+                                  std::to_string(st.graph) + ", which has " +
+                                  valid_indexes(events, "event", "events"));
+    }
+  }
+  return st;
+}
+
+recorded_process read_process(const json& p, const std::string& ip) {
+  recorded_process rp;
+  rp.pid = static_cast<long>(i64(p, "pid", ip));
+  rp.rank = text(p, "rank", ip);
+  rp.command = text(p, "command", ip);
+  rp.report = text(p, "report", ip);
+  rp.graphs = static_cast<std::size_t>(u64(p, "graphs", ip));
+  return rp;
+}
+
+record_cost read_record_cost(const json& c, const std::string& ip) {
+  record_cost rc;
+  rc.part = text(c, "part", ip, true);
+  rc.process = text(c, "process", ip);
+  rc.calls = u64(c, "calls", ip);
+  rc.us = time_us(c, "us", ip, true);
+  return rc;
+}
+
+// Each object of the array `key`, read by `read_one` in order.
+template <typename Read>
+auto read_list(const json& j, const char* key, const std::string& path, Read read_one) {
+  std::vector<decltype(read_one(j, path))> out;
+  const json& list = array(j, key, path);
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    out.push_back(read_one(object_at(list, i, join(path, key)), at(join(path, key), i)));
+  }
+  return out;
+}
+
 }  // namespace
 
 json recording_to_json(const recording& r, const for_each_index& each) {
@@ -755,29 +891,9 @@ recording recording_from_json(const json& j, const std::string& path, const for_
   r.graphs_without_memory_nodes = u64(j, "graphs_without_memory_nodes", path);
   r.notes = strings(j, "notes", path);
   r.analysis_deferred = flag(j, "analysis_deferred", path);
-  std::vector<std::vector<std::string>> stacks;
-  const json& stack_list = array(j, "stacks", path);
-  for (std::size_t i = 0; i < stack_list.size(); ++i) {
-    const std::string sp = at(join(path, "stacks"), i);
-    if (!stack_list[i].is_array()) fail(sp, "must be an array of frames");
-    stacks.emplace_back();
-    for (std::size_t f = 0; f < stack_list[i].size(); ++f) {
-      if (!stack_list[i][f].is_string()) fail(at(sp, f), "must be a string");
-      stacks.back().push_back(stack_list[i][f].get<std::string>());
-    }
-  }
+  const std::vector<std::vector<std::string>> stacks = read_stacks(j, path);
   const std::string common_method = text(j, "own_footprint_method", path);
-  const json* site_fields = find(j, "site_fields");
-  if (site_fields) {
-    const std::string sp = join(path, "site_fields");
-    if (!site_fields->is_object()) fail(sp, "must be an object: by site, the values its graphs share");
-    for (const auto& [site, fields] : site_fields->items()) {
-      if (!fields.is_object()) fail(join(sp, site.c_str()), "must be an object of the values the site's graphs share");
-      for (const auto& [key, value] : fields.items()) {
-        if (own_key(key)) fail(join(join(sp, site.c_str()), key.c_str()), "is stated by each graph itself, not by its site");
-      }
-    }
-  }
+  const json* site_fields = read_site_fields(j, path);
   // The graphs, the counter points and the calls are read in runs on `each`'s threads (a
   // recording of 16,000 rounds: tens of thousands of each); what is read, and the first error in
   // order, are the same.
@@ -785,118 +901,30 @@ recording recording_from_json(const json& j, const std::string& path, const for_
   const std::string graphs_path = join(path, "graphs");
   r.graphs.resize(graphs.size());
   run_in_runs(each, graphs.size(), 64, [&](std::size_t i) {
-    const json& g = object_at(graphs, i, graphs_path);
-    const json* shared = nullptr;
-    if (const auto site = g.find("site"); site_fields && site != g.end() && site->is_string()) {
-      if (const auto it = site_fields->find(site->get<std::string>()); it != site_fields->end()) shared = &*it;
-    }
-    const std::string gp = at(graphs_path, i);
-    if (shared) {
-      // The site's values where the graph states none of its own; its events, the bulk of it, are
-      // read where they are.
-      json whole = object_with_room(g.size() + shared->size());
-      for (const auto& [key, value] : g.items()) {
-        if (key != "events") whole[key] = value;
-      }
-      for (const auto& [key, value] : shared->items()) {
-        if (!g.contains(key)) whole[key] = value;
-      }
-      r.graphs[i] = read_graph(whole, gp, stacks, common_method);
-    } else {
-      r.graphs[i] = read_graph(g, gp, stacks, common_method);
-    }
-    read_events(g, gp, r.graphs[i]);
+    r.graphs[i] = read_graph_of_site(object_at(graphs, i, graphs_path), at(graphs_path, i), site_fields, stacks,
+                                     common_method);
   });
   const json& timeline = array(j, "timeline", path);
   const std::string tp = join(path, "timeline");
   r.timeline.resize(timeline.size());
   run_in_runs(each, timeline.size(), 512, [&](std::size_t i) {
     const std::string ip = at(tp, i);
-    const json& t = object_at(timeline, i, tp);
-    recording::point p;
-    p.t_us = time_us(t, "t_us", ip, true);
-    p.device = small(t, "device", ip);
-    p.event = text(t, "event", ip);
-    p.graph = text(t, "graph", ip);
-    const json* values = find(t, "counters");
-    p.values = values ? read_counters(*values, join(ip, "counters")) : read_counters(t, ip);
-    r.timeline[i] = std::move(p);
+    r.timeline[i] = read_point(object_at(timeline, i, tp), ip);
   });
   if (flag(j, "timeline_from_events", path)) r.timeline = merge_points(event_points(r), r.timeline);
-  const json& pools = array(j, "pools", path);
-  for (std::size_t i = 0; i < pools.size(); ++i) {
-    r.pools.push_back(read_pool(object_at(pools, i, join(path, "pools")), at(join(path, "pools"), i)));
-  }
+  r.pools = read_list(j, "pools", path, read_pool);
   const json& sequence = array(j, "sequence", path);
   const std::string sp = join(path, "sequence");
   r.sequence.resize(sequence.size());
   run_in_runs(each, sequence.size(), 512, [&](std::size_t i) {
     const std::string ip = at(sp, i);
-    const json& s = object_at(sequence, i, sp);
-    sequence_step st;
-    st.op = text(s, "op", ip, true);
-    st.graph = find(s, "graph") ? i64(s, "graph", ip) : -1;
-    if (st.graph >= static_cast<std::int64_t>(r.graphs.size()) || st.graph < -1) {
-      fail(join(ip, "graph"), "names graph " + std::to_string(st.graph) + "; " + join(path, "graphs") +
-                                  " has " + valid_indexes(r.graphs.size(), "graph", "graphs"));
-    }
-    st.stream = text(s, "stream", ip);
-    st.device = find(s, "device") ? small(s, "device", ip) : -1;
-    st.count = find(s, "count") ? u64(s, "count", ip) : 1;
-    st.address = u64(s, "address", ip);
-    st.held = find(s, "held") ? i64(s, "held", ip) : -1;
-    st.event = find(s, "event") ? i64(s, "event", ip) : -1;
-    st.upto = find(s, "upto") ? i64(s, "upto", ip) : -1;
-    if (st.upto < -1 || (st.upto >= 0 && (st.op != "sync" || st.stream.empty()))) {
-      fail(join(ip, "upto"), "is " + std::to_string(st.upto) +
-                                 ": only a sync of one stream names the launch it completes up to (1 or more)");
-    }
-    if (st.event >= 0 && st.graph < 0) {
-      fail(join(ip, "event"), "names event " + std::to_string(st.event) + ", but the step names no graph");
-    }
-    if (st.event >= 0) {
-      const std::size_t events = r.graphs[static_cast<std::size_t>(st.graph)].events.size();
-      if (static_cast<std::size_t>(st.event) >= events) {
-        fail(join(ip, "event"), "names event " + std::to_string(st.event) + " of graph " +
-                                    std::to_string(st.graph) + ", which has " +
-                                    valid_indexes(events, "event", "events"));
-      }
-    }
-    r.sequence[i] = std::move(st);
+    r.sequence[i] = read_step(object_at(sequence, i, sp), ip, path, r.graphs);
   });
   r.sequence_truncated = flag(j, "sequence_truncated", path);
-  const json& fpools = array(j, "framework_pools", path);
-  for (std::size_t i = 0; i < fpools.size(); ++i) {
-    r.framework_pools.push_back(read_framework_pool(object_at(fpools, i, join(path, "framework_pools")),
-                                                    at(join(path, "framework_pools"), i)));
-  }
-  const json& bills = array(j, "bills", path);
-  for (std::size_t i = 0; i < bills.size(); ++i) {
-    r.bills.push_back(read_bill(object_at(bills, i, join(path, "bills")), at(join(path, "bills"), i)));
-  }
-  const json& processes = array(j, "processes", path);
-  for (std::size_t i = 0; i < processes.size(); ++i) {
-    const std::string ip = at(join(path, "processes"), i);
-    const json& p = object_at(processes, i, join(path, "processes"));
-    recorded_process rp;
-    rp.pid = static_cast<long>(i64(p, "pid", ip));
-    rp.rank = text(p, "rank", ip);
-    rp.command = text(p, "command", ip);
-    rp.report = text(p, "report", ip);
-    rp.graphs = static_cast<std::size_t>(u64(p, "graphs", ip));
-    r.processes.push_back(std::move(rp));
-  }
-  const json& cost = array(j, "record_cost", path);
-  for (std::size_t i = 0; i < cost.size(); ++i) {
-    const std::string ip = at(join(path, "record_cost"), i);
-    const json& c = object_at(cost, i, join(path, "record_cost"));
-    record_cost rc;
-    rc.part = text(c, "part", ip, true);
-    rc.process = text(c, "process", ip);
-    rc.calls = u64(c, "calls", ip);
-    rc.us = time_us(c, "us", ip, true);
-    r.cost.push_back(std::move(rc));
-  }
+  r.framework_pools = read_list(j, "framework_pools", path, read_framework_pool);
+  r.bills = read_list(j, "bills", path, read_bill);
+  r.processes = read_list(j, "processes", path, read_process);
+  r.cost = read_list(j, "record_cost", path, read_record_cost);
   return r;
 }
 

@@ -177,6 +177,156 @@ bool skeleton_states_allocations(const scenario_result& s) {
   }
 }
 
+json phase_counters_json(const std::vector<phase_counters>& list) {
+  json phases = json::array();
+  for (const auto& p : list) {
+    json c;
+    c["phase"] = p.phase;
+    c["used_current"] = p.values.used_current;
+    c["used_high"] = p.values.used_high;
+    c["reserved_current"] = p.values.reserved_current;
+    c["reserved_high"] = p.values.reserved_high;
+    phases.push_back(std::move(c));
+  }
+  return phases;
+}
+
+// The launch costs from the `first` on (those before it the graph's events state).
+json launch_costs_json(const std::vector<launch_cost>& list, std::size_t first) {
+  json costs = json::array();
+  for (std::size_t k = first; k < list.size(); ++k) {
+    const launch_cost& l = list[k];
+    json c;
+    c["phase"] = l.phase;
+    if (l.warmups) c["warmups"] = l.warmups;
+    c["host"] = to_json(l.host);
+    if (l.wall.count > 0) c["wall"] = to_json(l.wall);  // a recording measures host time only
+    if (l.reference_host.count > 0) {  // Optional member
+      c["reference"] = {{"host", to_json(l.reference_host)}, {"wall", to_json(l.reference_wall)}};
+    }
+    costs.push_back(std::move(c));
+  }
+  return costs;
+}
+
+json diagnostics_json(const std::vector<diagnostic>& list) {
+  json diags = json::array();
+  for (const auto& d : list) {
+    json c;
+    c["code"] = d.code;
+    c["severity"] = d.severity;
+    c["message"] = d.message;
+    c["bytes"] = d.bytes;
+    diags.push_back(std::move(c));
+  }
+  return diags;
+}
+
+// A recording's compact form: the skeleton states each allocation's size and steps, and
+// each address is the lowest one's plus an offset (a model's layers at addresses of 12 or more
+// digits came to half the report of 2000 graphs).
+void write_allocation_offsets(const std::vector<allocation_lifetime>& allocations, json& j) {
+  std::uint64_t base = allocations.front().address;
+  for (const auto& a : allocations) base = std::min(base, a.address);
+  std::vector<std::uint64_t> offsets;
+  offsets.reserve(allocations.size());
+  for (const auto& a : allocations) offsets.push_back(a.address - base);
+  // In the unit that divides them all where the text is shorter for it (an H100's driver placed
+  // a model's allocations at multiples of 512 bytes from the lowest).
+  const std::uint64_t unit = shortening_unit(offsets, std::strlen("\"allocation_offset_unit\": ,"));
+  for (std::uint64_t& o : offsets) o /= unit;
+  j["allocation_base"] = base;
+  if (unit > 1) j["allocation_offset_unit"] = unit;
+  j["allocation_offsets"] = runs_of(offsets);
+}
+
+json allocations_json(const std::vector<allocation_lifetime>& allocations) {
+  json allocs = json::array();
+  for (const auto& a : allocations) {
+    allocs.push_back({{"address", a.address},
+                      {"bytes", a.bytes},
+                      {"alloc_step", a.alloc_step},
+                      {"free_step", a.free_step < 0 ? json(nullptr) : json(a.free_step)}});
+  }
+  return allocs;
+}
+
+// Each skeleton whole, or as the place of its shared shape and its allocations' sizes.
+json skeletons_json(const scenario_result& s, const std::vector<std::size_t>* shapes) {
+  json skeletons = json::array();
+  for (std::size_t k = 0; k < s.skeletons.size(); ++k) {
+    const skeleton& sk = s.skeletons[k];
+    const std::size_t shape = shapes && k < shapes->size() ? (*shapes)[k] : no_node;
+    if (shape == no_node) {
+      skeletons.push_back(skeleton_to_json(sk));
+      continue;
+    }
+    std::vector<std::uint64_t> bytes;
+    for (const skeleton_node& n : sk.nodes) {
+      if (n.kind == skeleton_kind::alloc) bytes.push_back(n.bytes);
+    }
+    json named = sk.name == s.name ? json::object() : json{{"graph", sk.name}};  // the scenario's name by default
+    named["shape"] = shape;
+    named["bytes"] = runs_of(bytes);
+    skeletons.push_back(std::move(named));
+  }
+  return skeletons;
+}
+
+json trials_json(const std::vector<trial_sample>& list) {
+  json trials = json::array();
+  for (const auto& t : list) {
+    json c;
+    c["used_high_bytes"] = t.used_high_bytes;
+    c["reserved_high_bytes"] = t.reserved_high_bytes;
+    c["va_reuse_ratio"] = number(t.va_reuse_ratio);
+    c["physical_reuse_ratio"] = number(t.physical_reuse_ratio);
+    json launches = json::array();
+    for (const auto& l : t.launches) {
+      json tl{{"phase", l.phase},
+              {"host_median_us", number(l.host_median_us)},
+              {"wall_median_us", number(l.wall_median_us)}};
+      if (l.reference_host_median_us > 0) {  // Optional members
+        tl["reference_host_median_us"] = number(l.reference_host_median_us);
+        tl["reference_wall_median_us"] = number(l.reference_wall_median_us);
+      }
+      launches.push_back(std::move(tl));
+    }
+    c["launches"] = std::move(launches);
+    trials.push_back(std::move(c));
+  }
+  return trials;
+}
+
+json change_json(const measured_change& c) {
+  json out{{"kind", c.kind},
+           {"where", c.where},
+           {"predicted_bytes", c.predicted_bytes},
+           {"measured_bytes", c.measured_bytes},
+           {"saving_bytes", c.saving_bytes}};
+  if (c.added_dependencies) out["added_dependencies"] = c.added_dependencies;
+  if (c.predicted_launch_us) out["predicted_launch_us"] = *c.predicted_launch_us;
+  if (c.predicted_price_us) out["predicted_price_us"] = *c.predicted_price_us;
+  return out;
+}
+
+json changes_json(const std::vector<measured_change>& list) {
+  json out = json::array();
+  for (const auto& c : list) out.push_back(change_json(c));
+  return out;
+}
+
+json advice_json(const advice_measurement& advice) {
+  json out = {{"baseline_bytes", advice.baseline_bytes},
+              {"changes", changes_json(advice.changes)},
+              {"combined", change_json(advice.combined)},
+              {"combined_reaches_order_free_bound", advice.combined_reaches_order_free_bound},
+              {"tried", changes_json(advice.tried)}};
+  if (advice.critical_path_us) out["critical_path_us"] = *advice.critical_path_us;
+  if (!advice.durations_note.empty()) out["durations_note"] = advice.durations_note;
+  return out;
+}
+
 // `g`: the recorded graph of a recording's scenario, whose events state the scenario's counters
 // after each call and the launch costs of its calls: those are left out ("phases_from_events")
 // and derived again when the report is read.
@@ -194,140 +344,18 @@ json to_json(const scenario_result& s, const recorded_graph* g = nullptr,
   if (!s.status_message.empty()) j["status_message"] = s.status_message;
 
   if (derived) j["phases_from_events"] = true;
-  json phases = json::array();
-  for (const auto& p : derived ? std::vector<phase_counters>{} : s.counters_after_phase) {
-    json c;
-    c["phase"] = p.phase;
-    c["used_current"] = p.values.used_current;
-    c["used_high"] = p.values.used_high;
-    c["reserved_current"] = p.values.reserved_current;
-    c["reserved_high"] = p.values.reserved_high;
-    phases.push_back(std::move(c));
-  }
-  if (!derived) j["counters_after_phase"] = std::move(phases);
-
-  json costs = json::array();
-  for (std::size_t k = derived.value_or(0); k < s.launch_costs.size(); ++k) {
-    const launch_cost& l = s.launch_costs[k];
-    json c;
-    c["phase"] = l.phase;
-    if (l.warmups) c["warmups"] = l.warmups;
-    c["host"] = to_json(l.host);
-    if (l.wall.count > 0) c["wall"] = to_json(l.wall);  // a recording measures host time only
-    if (l.reference_host.count > 0) {  // Optional member
-      c["reference"] = {{"host", to_json(l.reference_host)}, {"wall", to_json(l.reference_wall)}};
-    }
-    costs.push_back(std::move(c));
-  }
-  j["launch_costs"] = std::move(costs);
-
+  if (!derived) j["counters_after_phase"] = phase_counters_json(s.counters_after_phase);
+  j["launch_costs"] = launch_costs_json(s.launch_costs, derived.value_or(0));
   j["analysis"] = to_json(s.analysis);
-
-  json diags = json::array();
-  for (const auto& d : s.diagnostics) {
-    json c;
-    c["code"] = d.code;
-    c["severity"] = d.severity;
-    c["message"] = d.message;
-    c["bytes"] = d.bytes;
-    diags.push_back(std::move(c));
-  }
-  j["diagnostics"] = std::move(diags);
+  j["diagnostics"] = diagnostics_json(s.diagnostics);
   if (g && skeleton_states_allocations(s)) {
-    // A recording's compact form: the skeleton states each allocation's size and steps, and
-    // each address is the lowest one's plus an offset (a model's layers at addresses of 12 or more
-    // digits came to half the report of 2000 graphs).
-    std::uint64_t base = s.allocations.front().address;
-    for (const auto& a : s.allocations) base = std::min(base, a.address);
-    std::vector<std::uint64_t> offsets;
-    offsets.reserve(s.allocations.size());
-    for (const auto& a : s.allocations) offsets.push_back(a.address - base);
-    // In the unit that divides them all where the text is shorter for it (an H100's driver placed
-    // a model's allocations at multiples of 512 bytes from the lowest).
-    const std::uint64_t unit = shortening_unit(offsets, std::strlen("\"allocation_offset_unit\": ,"));
-    for (std::uint64_t& o : offsets) o /= unit;
-    j["allocation_base"] = base;
-    if (unit > 1) j["allocation_offset_unit"] = unit;
-    j["allocation_offsets"] = runs_of(offsets);
+    write_allocation_offsets(s.allocations, j);
   } else if (!s.allocations.empty()) {  // optional section, written only when recorded
-    json allocs = json::array();
-    for (const auto& a : s.allocations) {
-      allocs.push_back({{"address", a.address},
-                        {"bytes", a.bytes},
-                        {"alloc_step", a.alloc_step},
-                        {"free_step", a.free_step < 0 ? json(nullptr) : json(a.free_step)}});
-    }
-    j["allocations"] = std::move(allocs);
+    j["allocations"] = allocations_json(s.allocations);
   }
-  if (!s.skeletons.empty()) {  // Optional section
-    json skeletons = json::array();
-    for (std::size_t k = 0; k < s.skeletons.size(); ++k) {
-      const skeleton& sk = s.skeletons[k];
-      const std::size_t shape = shapes && k < shapes->size() ? (*shapes)[k] : no_node;
-      if (shape == no_node) {
-        skeletons.push_back(skeleton_to_json(sk));
-        continue;
-      }
-      std::vector<std::uint64_t> bytes;
-      for (const skeleton_node& n : sk.nodes) {
-        if (n.kind == skeleton_kind::alloc) bytes.push_back(n.bytes);
-      }
-      json named = sk.name == s.name ? json::object() : json{{"graph", sk.name}};  // the scenario's name by default
-      named["shape"] = shape;
-      named["bytes"] = runs_of(bytes);
-      skeletons.push_back(std::move(named));
-    }
-    j["skeletons"] = std::move(skeletons);
-  }
-  if (!s.trials.empty()) {
-    json trials = json::array();
-    for (const auto& t : s.trials) {
-      json c;
-      c["used_high_bytes"] = t.used_high_bytes;
-      c["reserved_high_bytes"] = t.reserved_high_bytes;
-      c["va_reuse_ratio"] = number(t.va_reuse_ratio);
-      c["physical_reuse_ratio"] = number(t.physical_reuse_ratio);
-      json launches = json::array();
-      for (const auto& l : t.launches) {
-        json tl{{"phase", l.phase},
-                {"host_median_us", number(l.host_median_us)},
-                {"wall_median_us", number(l.wall_median_us)}};
-        if (l.reference_host_median_us > 0) {  // Optional members
-          tl["reference_host_median_us"] = number(l.reference_host_median_us);
-          tl["reference_wall_median_us"] = number(l.reference_wall_median_us);
-        }
-        launches.push_back(std::move(tl));
-      }
-      c["launches"] = std::move(launches);
-      trials.push_back(std::move(c));
-    }
-    j["trials"] = std::move(trials);
-  }
-  if (s.advice) {  // Optional section
-    const auto change_json = [](const measured_change& c) {
-      json out{{"kind", c.kind},
-               {"where", c.where},
-               {"predicted_bytes", c.predicted_bytes},
-               {"measured_bytes", c.measured_bytes},
-               {"saving_bytes", c.saving_bytes}};
-      if (c.added_dependencies) out["added_dependencies"] = c.added_dependencies;
-      if (c.predicted_launch_us) out["predicted_launch_us"] = *c.predicted_launch_us;
-      if (c.predicted_price_us) out["predicted_price_us"] = *c.predicted_price_us;
-      return out;
-    };
-    const auto list_json = [&](const std::vector<measured_change>& list) {
-      json out = json::array();
-      for (const auto& c : list) out.push_back(change_json(c));
-      return out;
-    };
-    j["advice"] = {{"baseline_bytes", s.advice->baseline_bytes},
-                   {"changes", list_json(s.advice->changes)},
-                   {"combined", change_json(s.advice->combined)},
-                   {"combined_reaches_order_free_bound", s.advice->combined_reaches_order_free_bound},
-                   {"tried", list_json(s.advice->tried)}};
-    if (s.advice->critical_path_us) j["advice"]["critical_path_us"] = *s.advice->critical_path_us;
-    if (!s.advice->durations_note.empty()) j["advice"]["durations_note"] = s.advice->durations_note;
-  }
+  if (!s.skeletons.empty()) j["skeletons"] = skeletons_json(s, shapes);  // Optional section
+  if (!s.trials.empty()) j["trials"] = trials_json(s.trials);
+  if (s.advice) j["advice"] = advice_json(*s.advice);  // Optional section
   return j;
 }
 
@@ -595,6 +623,264 @@ const json& element(const reader& in, const json& array, std::size_t i, const st
   return c;
 }
 
+// A scenario's counters after each phase. Left out where the recorded graph's events state them
+// (from_json_string derives them).
+std::vector<phase_counters> read_phase_counters(const reader& in, const json& j, const std::string& path) {
+  const std::string counters_path = reader::join(path, "counters_after_phase");
+  // Never destroyed (here and below): a recording may write a report early (on a signal) and
+  // again at exit, after the destructors of statics first made by the early write have run.
+  static const json& none = *new json(json::array());
+  const json& counters_json = in.flag(j, "phases_from_events", path) && !j.contains("counters_after_phase")
+                                  ? none
+                                  : in.array(j, "counters_after_phase", path);
+  std::vector<phase_counters> out;
+  for (std::size_t i = 0; i < counters_json.size(); ++i) {
+    const std::string p = reader::at(counters_path, i);
+    const json& c = element(in, counters_json, i, p);
+    phase_counters pc;
+    pc.phase = in.name(c, "phase", p);
+    pc.values.used_current = in.u64(c, "used_current", p);
+    pc.values.used_high = in.u64(c, "used_high", p);
+    pc.values.reserved_current = in.u64(c, "reserved_current", p);
+    pc.values.reserved_high = in.u64(c, "reserved_high", p);
+    check_counters(in, pc.values, p);
+    out.push_back(std::move(pc));
+  }
+  return out;
+}
+
+std::vector<launch_cost> read_launch_costs(const reader& in, const json& j, const std::string& path) {
+  const std::string costs_path = reader::join(path, "launch_costs");
+  const json& costs_json = in.array(j, "launch_costs", path);
+  std::vector<launch_cost> out;
+  for (std::size_t i = 0; i < costs_json.size(); ++i) {
+    const std::string p = reader::at(costs_path, i);
+    const json& c = element(in, costs_json, i, p);
+    launch_cost l;
+    l.phase = in.name(c, "phase", p);
+    if (c.contains("warmups")) l.warmups = in.size(c, "warmups", p);
+    l.host = read_stats(in, c, "host", p);
+    if (c.contains("wall")) l.wall = read_stats(in, c, "wall", p);
+    if (c.contains("reference")) {  // Optional member
+      const json& ref = in.object(c, "reference", p);
+      const std::string rp = reader::join(p, "reference");
+      l.reference_host = read_stats(in, ref, "host", rp);
+      l.reference_wall = read_stats(in, ref, "wall", rp);
+    }
+    out.push_back(std::move(l));
+  }
+  return out;
+}
+
+std::vector<diagnostic> read_diagnostics(const reader& in, const json& j, const std::string& path) {
+  const std::string diags_path = reader::join(path, "diagnostics");
+  const json& diags_json = in.array(j, "diagnostics", path);
+  std::vector<diagnostic> out;
+  for (std::size_t i = 0; i < diags_json.size(); ++i) {
+    const std::string p = reader::at(diags_path, i);
+    const json& c = element(in, diags_json, i, p);
+    diagnostic d;
+    d.code = in.name(c, "code", p);
+    d.severity = in.string(c, "severity", p);
+    if (d.severity != "info" && d.severity != "warning" && d.severity != "error") {
+      in.fail(p + ".severity",
+              "must be \"info\", \"warning\" or \"error\", is \"" + d.severity + "\"");
+    }
+    d.message = in.string(c, "message", p);
+    d.bytes = in.u64(c, "bytes", p);
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+// The optional section "allocations" (gmem 0.2): each allocation written whole.
+std::vector<allocation_lifetime> read_allocations(const reader& in, const json& j, const std::string& path) {
+  const std::string allocs_path = reader::join(path, "allocations");
+  const json& allocs_json = in.array(j, "allocations", path);
+  std::vector<allocation_lifetime> out;
+  for (std::size_t i = 0; i < allocs_json.size(); ++i) {
+    const std::string p = reader::at(allocs_path, i);
+    const json& c = element(in, allocs_json, i, p);
+    allocation_lifetime a;
+    a.address = in.u64(c, "address", p);
+    a.bytes = in.u64(c, "bytes", p);
+    a.alloc_step = in.u64(c, "alloc_step", p);
+    const json& f = in.field(c, "free_step", p);
+    if (!f.is_null()) {
+      const std::uint64_t step = in.u64(c, "free_step", p);
+      if (step <= a.alloc_step) {
+        in.fail(p + ".free_step", "is " + std::to_string(step) + ", but must come after alloc_step " +
+                                      std::to_string(a.alloc_step));
+      }
+      a.free_step = static_cast<std::int64_t>(step);
+    }
+    out.push_back(a);
+  }
+  return out;
+}
+
+// The optional section "skeletons": those made whole from shared shapes are taken from
+// `skeletons`, the others read here.
+std::vector<skeleton> read_skeleton_section(const reader& in, const json& j, const std::string& path,
+                                            std::vector<std::optional<skeleton>>* skeletons) {
+  const std::string sk_path = reader::join(path, "skeletons");
+  const json& sk = in.array(j, "skeletons", path);
+  std::vector<skeleton> out;
+  for (std::size_t i = 0; i < sk.size(); ++i) {
+    const std::string p = reader::at(sk_path, i);
+    if (skeletons && i < skeletons->size() && (*skeletons)[i]) {
+      out.push_back(std::move(*(*skeletons)[i]));
+      continue;
+    }
+    try {
+      out.push_back(skeleton_from_json(element(in, sk, i, p), p));
+    } catch (const std::invalid_argument& e) {
+      in.fail(p, std::string("is not a valid skeleton (") + e.what() + ")");
+    }
+  }
+  return out;
+}
+
+// The addresses of allocation_offsets (at `p`): each the base plus its offset in the unit.
+void read_allocation_offsets(const reader& in, const json& j, const std::string& path, const std::string& p,
+                             std::vector<allocation_lifetime>& allocations) {
+  const std::uint64_t base = in.u64(j, "allocation_base", path);
+  const std::uint64_t unit = j.contains("allocation_offset_unit") ? in.u64(j, "allocation_offset_unit", path) : 1;
+  if (unit == 0) in.fail(reader::join(path, "allocation_offset_unit"), "must be 1 or more: the bytes each offset counts");
+  std::vector<std::uint64_t> from_base;
+  try {
+    from_base = values_of_runs(j["allocation_offsets"], allocations.size(), p);
+  } catch (const std::invalid_argument& e) {
+    in.fail(p, std::string("must give one offset per alloc node of the scenario's skeleton (") +
+                   std::to_string(allocations.size()) + ", in the skeleton's order): " + e.what());
+  }
+  for (std::size_t i = 0; i < from_base.size(); ++i) {
+    if (from_base[i] > (std::numeric_limits<std::uint64_t>::max() - base) / unit) {
+      in.fail(reader::at(p, i), "puts the address past 2^64 - 1");
+    }
+    allocations[i].address = base + from_base[i] * unit;
+  }
+}
+
+// The addresses of allocation_addresses (at `p`): one each, in the skeleton's order.
+void read_allocation_addresses(const reader& in, const json& j, const std::string& path, const std::string& p,
+                               std::vector<allocation_lifetime>& allocations) {
+  const json& addresses = in.array(j, "allocation_addresses", path);
+  if (addresses.size() != allocations.size()) {
+    in.fail(p, "gives " + std::to_string(addresses.size()) + " addresses, but the scenario's skeleton has " +
+                   std::to_string(allocations.size()) +
+                   " alloc nodes: one address each, in the skeleton's order");
+  }
+  for (std::size_t i = 0; i < addresses.size(); ++i) {
+    if (!addresses[i].is_number_unsigned()) {
+      in.fail(reader::at(p, i), "must be an integer >= 0, is " + reader::kind_of(addresses[i]));
+    }
+    allocations[i].address = addresses[i].get<std::uint64_t>();
+  }
+}
+
+// A recording's compact forms of allocations: the scenario's one skeleton states each
+// allocation's size and steps, and the report its address (allocation_offsets or
+// allocation_addresses).
+void read_compact_allocations(const reader& in, const json& j, const std::string& path, scenario_result& s) {
+  const bool offsets = j.contains("allocation_offsets");
+  const char* key = offsets ? "allocation_offsets" : "allocation_addresses";
+  const std::string p = reader::join(path, key);
+  if (j.contains("allocations")) {
+    in.fail(p, "is given beside allocations: a scenario states its allocations in one of the two forms");
+  }
+  if (offsets && j.contains("allocation_addresses")) {
+    in.fail(p, "is given beside allocation_addresses: a scenario states its addresses in one of the two forms");
+  }
+  if (s.skeletons.size() != 1) {
+    in.fail(p, "needs the scenario's one skeleton, which states each allocation's size and steps, but the "
+               "scenario has " + std::to_string(s.skeletons.size()) + " skeletons");
+  }
+  try {
+    s.allocations = lifetimes(s.skeletons.front());
+  } catch (const std::invalid_argument& e) {
+    in.fail(p, std::string("cannot be read with the scenario's skeleton (") + e.what() + ")");
+  }
+  if (offsets) {
+    read_allocation_offsets(in, j, path, p, s.allocations);
+  } else {
+    read_allocation_addresses(in, j, path, p, s.allocations);
+  }
+}
+
+// The optional section "trials": reports of one sample have none.
+std::vector<trial_sample> read_trials(const reader& in, const json& j, const std::string& path) {
+  const std::string trials_path = reader::join(path, "trials");
+  const json& trials_json = in.array(j, "trials", path);
+  std::vector<trial_sample> out;
+  for (std::size_t i = 0; i < trials_json.size(); ++i) {
+    const std::string p = reader::at(trials_path, i);
+    const json& c = element(in, trials_json, i, p);
+    trial_sample t;
+    t.used_high_bytes = in.u64(c, "used_high_bytes", p);
+    t.reserved_high_bytes = in.u64(c, "reserved_high_bytes", p);
+    t.va_reuse_ratio = in.real(c, "va_reuse_ratio", p);
+    t.physical_reuse_ratio = in.real(c, "physical_reuse_ratio", p);
+    refuse_above(in, p, "used_high_bytes", t.used_high_bytes, "reserved_high_bytes",
+                 t.reserved_high_bytes);
+    const std::string lp = reader::join(p, "launches");
+    const json& launches = in.array(c, "launches", p);
+    for (std::size_t k = 0; k < launches.size(); ++k) {
+      const std::string q = reader::at(lp, k);
+      const json& l = element(in, launches, k, q);
+      trial_sample::launch tl{in.name(l, "phase", q), in.time_us(l, "host_median_us", q),
+                              in.time_us(l, "wall_median_us", q)};
+      if (l.contains("reference_host_median_us")) {  // Optional members
+        tl.reference_host_median_us = in.time_us(l, "reference_host_median_us", q);
+        tl.reference_wall_median_us = in.time_us(l, "reference_wall_median_us", q);
+      }
+      t.launches.push_back(std::move(tl));
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+measured_change read_change(const reader& in, const json& c, const std::string& p) {
+  measured_change m;
+  m.kind = in.name(c, "kind", p);
+  m.where = in.string(c, "where", p);
+  m.predicted_bytes = in.u64(c, "predicted_bytes", p);
+  m.measured_bytes = in.u64(c, "measured_bytes", p);
+  m.saving_bytes = in.u64(c, "saving_bytes", p);
+  if (c.contains("added_dependencies")) m.added_dependencies = in.u64(c, "added_dependencies", p);
+  if (c.contains("predicted_launch_us")) m.predicted_launch_us = in.real(c, "predicted_launch_us", p);
+  if (c.contains("predicted_price_us")) m.predicted_price_us = in.real(c, "predicted_price_us", p);
+  return m;
+}
+
+// The optional section "advice": the changes measured and their combination.
+advice_measurement read_advice(const reader& in, const json& j, const std::string& path) {
+  const std::string ap = reader::join(path, "advice");
+  const json& a = in.object(j, "advice", path);
+  const auto read_list = [&](const char* key, std::vector<measured_change>& list) {
+    const json& items = in.array(a, key, ap);
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      const std::string p = reader::at(reader::join(ap, key), i);
+      list.push_back(read_change(in, element(in, items, i, p), p));
+    }
+  };
+  advice_measurement adv;
+  adv.baseline_bytes = in.u64(a, "baseline_bytes", ap);
+  read_list("changes", adv.changes);
+  if (a.contains("tried")) read_list("tried", adv.tried);  // optional
+  adv.combined = read_change(in, in.object(a, "combined", ap), reader::join(ap, "combined"));
+  const json& reaches = in.field(a, "combined_reaches_order_free_bound", ap);
+  if (!reaches.is_boolean()) {
+    in.fail(reader::join(ap, "combined_reaches_order_free_bound"),
+            "must be true or false, is " + reader::kind_of(reaches));
+  }
+  adv.combined_reaches_order_free_bound = reaches.get<bool>();
+  if (a.contains("critical_path_us")) adv.critical_path_us = in.real(a, "critical_path_us", ap);
+  if (a.contains("durations_note")) adv.durations_note = in.string(a, "durations_note", ap);
+  return adv;
+}
+
 // `skeletons`: the scenario's skeletons made whole from shared shapes (expand_skeleton_shapes),
 // read in place of those written as a shape's name and sizes.
 scenario_result read_scenario(const reader& in, const json& j, const std::string& path,
@@ -612,225 +898,15 @@ scenario_result read_scenario(const reader& in, const json& j, const std::string
   // Optional: a writer may leave it out for an ok scenario.
   if (j.contains("status_message")) s.status_message = in.string(j, "status_message", path);
 
-  const std::string counters_path = reader::join(path, "counters_after_phase");
-  // Never destroyed (here and below): a recording may write a report early (on a signal) and
-  // again at exit, after the destructors of statics first made by the early write have run.
-  static const json& none = *new json(json::array());
-  // Left out where the recorded graph's events state them (from_json_string derives them).
-  const json& counters_json = in.flag(j, "phases_from_events", path) && !j.contains("counters_after_phase")
-                                  ? none
-                                  : in.array(j, "counters_after_phase", path);
-  for (std::size_t i = 0; i < counters_json.size(); ++i) {
-    const std::string p = reader::at(counters_path, i);
-    const json& c = element(in, counters_json, i, p);
-    phase_counters pc;
-    pc.phase = in.name(c, "phase", p);
-    pc.values.used_current = in.u64(c, "used_current", p);
-    pc.values.used_high = in.u64(c, "used_high", p);
-    pc.values.reserved_current = in.u64(c, "reserved_current", p);
-    pc.values.reserved_high = in.u64(c, "reserved_high", p);
-    check_counters(in, pc.values, p);
-    s.counters_after_phase.push_back(std::move(pc));
-  }
-
-  const std::string costs_path = reader::join(path, "launch_costs");
-  const json& costs_json = in.array(j, "launch_costs", path);
-  for (std::size_t i = 0; i < costs_json.size(); ++i) {
-    const std::string p = reader::at(costs_path, i);
-    const json& c = element(in, costs_json, i, p);
-    launch_cost l;
-    l.phase = in.name(c, "phase", p);
-    if (c.contains("warmups")) l.warmups = in.size(c, "warmups", p);
-    l.host = read_stats(in, c, "host", p);
-    if (c.contains("wall")) l.wall = read_stats(in, c, "wall", p);
-    if (c.contains("reference")) {  // Optional member
-      const json& ref = in.object(c, "reference", p);
-      const std::string rp = reader::join(p, "reference");
-      l.reference_host = read_stats(in, ref, "host", rp);
-      l.reference_wall = read_stats(in, ref, "wall", rp);
-    }
-    s.launch_costs.push_back(std::move(l));
-  }
-
+  s.counters_after_phase = read_phase_counters(in, j, path);
+  s.launch_costs = read_launch_costs(in, j, path);
   s.analysis = read_analysis(in, j, path);
-
-  const std::string diags_path = reader::join(path, "diagnostics");
-  const json& diags_json = in.array(j, "diagnostics", path);
-  for (std::size_t i = 0; i < diags_json.size(); ++i) {
-    const std::string p = reader::at(diags_path, i);
-    const json& c = element(in, diags_json, i, p);
-    diagnostic d;
-    d.code = in.name(c, "code", p);
-    d.severity = in.string(c, "severity", p);
-    if (d.severity != "info" && d.severity != "warning" && d.severity != "error") {
-      in.fail(p + ".severity",
-              "must be \"info\", \"warning\" or \"error\", is \"" + d.severity + "\"");
-    }
-    d.message = in.string(c, "message", p);
-    d.bytes = in.u64(c, "bytes", p);
-    s.diagnostics.push_back(std::move(d));
-  }
-
-  if (j.contains("allocations")) {  // optional section (gmem 0.2)
-    const std::string allocs_path = reader::join(path, "allocations");
-    const json& allocs_json = in.array(j, "allocations", path);
-    for (std::size_t i = 0; i < allocs_json.size(); ++i) {
-      const std::string p = reader::at(allocs_path, i);
-      const json& c = element(in, allocs_json, i, p);
-      allocation_lifetime a;
-      a.address = in.u64(c, "address", p);
-      a.bytes = in.u64(c, "bytes", p);
-      a.alloc_step = in.u64(c, "alloc_step", p);
-      const json& f = in.field(c, "free_step", p);
-      if (!f.is_null()) {
-        const std::uint64_t step = in.u64(c, "free_step", p);
-        if (step <= a.alloc_step) {
-          in.fail(p + ".free_step", "is " + std::to_string(step) + ", but must come after alloc_step " +
-                                        std::to_string(a.alloc_step));
-        }
-        a.free_step = static_cast<std::int64_t>(step);
-      }
-      s.allocations.push_back(a);
-    }
-  }
-
-  if (j.contains("skeletons")) {  // Optional section
-    const std::string sk_path = reader::join(path, "skeletons");
-    const json& sk = in.array(j, "skeletons", path);
-    for (std::size_t i = 0; i < sk.size(); ++i) {
-      const std::string p = reader::at(sk_path, i);
-      if (skeletons && i < skeletons->size() && (*skeletons)[i]) {
-        s.skeletons.push_back(std::move(*(*skeletons)[i]));
-        continue;
-      }
-      try {
-        s.skeletons.push_back(skeleton_from_json(element(in, sk, i, p), p));
-      } catch (const std::invalid_argument& e) {
-        in.fail(p, std::string("is not a valid skeleton (") + e.what() + ")");
-      }
-    }
-  }
-
-  const bool offsets = j.contains("allocation_offsets");
-  if (offsets || j.contains("allocation_addresses")) {  // a recording's compact forms of allocations
-    const char* key = offsets ? "allocation_offsets" : "allocation_addresses";
-    const std::string p = reader::join(path, key);
-    if (j.contains("allocations")) {
-      in.fail(p, "is given beside allocations: a scenario states its allocations in one of the two forms");
-    }
-    if (offsets && j.contains("allocation_addresses")) {
-      in.fail(p, "is given beside allocation_addresses: a scenario states its addresses in one of the two forms");
-    }
-    if (s.skeletons.size() != 1) {
-      in.fail(p, "needs the scenario's one skeleton, which states each allocation's size and steps, but the "
-                 "scenario has " + std::to_string(s.skeletons.size()) + " skeletons");
-    }
-    try {
-      s.allocations = lifetimes(s.skeletons.front());
-    } catch (const std::invalid_argument& e) {
-      in.fail(p, std::string("cannot be read with the scenario's skeleton (") + e.what() + ")");
-    }
-    if (offsets) {
-      const std::uint64_t base = in.u64(j, "allocation_base", path);
-      const std::uint64_t unit = j.contains("allocation_offset_unit") ? in.u64(j, "allocation_offset_unit", path) : 1;
-      if (unit == 0) in.fail(reader::join(path, "allocation_offset_unit"), "must be 1 or more: the bytes each offset counts");
-      std::vector<std::uint64_t> from_base;
-      try {
-        from_base = values_of_runs(j["allocation_offsets"], s.allocations.size(), p);
-      } catch (const std::invalid_argument& e) {
-        in.fail(p, std::string("must give one offset per alloc node of the scenario's skeleton (") +
-                       std::to_string(s.allocations.size()) + ", in the skeleton's order): " + e.what());
-      }
-      for (std::size_t i = 0; i < from_base.size(); ++i) {
-        if (from_base[i] > (std::numeric_limits<std::uint64_t>::max() - base) / unit) {
-          in.fail(reader::at(p, i), "puts the address past 2^64 - 1");
-        }
-        s.allocations[i].address = base + from_base[i] * unit;
-      }
-    } else {
-      const json& addresses = in.array(j, "allocation_addresses", path);
-      if (addresses.size() != s.allocations.size()) {
-        in.fail(p, "gives " + std::to_string(addresses.size()) + " addresses, but the scenario's skeleton has " +
-                       std::to_string(s.allocations.size()) +
-                       " alloc nodes: one address each, in the skeleton's order");
-      }
-      for (std::size_t i = 0; i < addresses.size(); ++i) {
-        if (!addresses[i].is_number_unsigned()) {
-          in.fail(reader::at(p, i), "must be an integer >= 0, is " + reader::kind_of(addresses[i]));
-        }
-        s.allocations[i].address = addresses[i].get<std::uint64_t>();
-      }
-    }
-  }
-
-  // Optional: reports of one sample have no trials.
-  if (j.contains("trials")) {
-    const std::string trials_path = reader::join(path, "trials");
-    const json& trials_json = in.array(j, "trials", path);
-    for (std::size_t i = 0; i < trials_json.size(); ++i) {
-      const std::string p = reader::at(trials_path, i);
-      const json& c = element(in, trials_json, i, p);
-      trial_sample t;
-      t.used_high_bytes = in.u64(c, "used_high_bytes", p);
-      t.reserved_high_bytes = in.u64(c, "reserved_high_bytes", p);
-      t.va_reuse_ratio = in.real(c, "va_reuse_ratio", p);
-      t.physical_reuse_ratio = in.real(c, "physical_reuse_ratio", p);
-      refuse_above(in, p, "used_high_bytes", t.used_high_bytes, "reserved_high_bytes",
-                   t.reserved_high_bytes);
-      const std::string lp = reader::join(p, "launches");
-      const json& launches = in.array(c, "launches", p);
-      for (std::size_t k = 0; k < launches.size(); ++k) {
-        const std::string q = reader::at(lp, k);
-        const json& l = element(in, launches, k, q);
-        trial_sample::launch tl{in.name(l, "phase", q), in.time_us(l, "host_median_us", q),
-                                in.time_us(l, "wall_median_us", q)};
-        if (l.contains("reference_host_median_us")) {  // Optional members
-          tl.reference_host_median_us = in.time_us(l, "reference_host_median_us", q);
-          tl.reference_wall_median_us = in.time_us(l, "reference_wall_median_us", q);
-        }
-        t.launches.push_back(std::move(tl));
-      }
-      s.trials.push_back(std::move(t));
-    }
-  }
-
-  if (j.contains("advice")) {  // Optional section
-    const std::string ap = reader::join(path, "advice");
-    const json& a = in.object(j, "advice", path);
-    const auto read_change = [&](const json& c, const std::string& p) {
-      measured_change m;
-      m.kind = in.name(c, "kind", p);
-      m.where = in.string(c, "where", p);
-      m.predicted_bytes = in.u64(c, "predicted_bytes", p);
-      m.measured_bytes = in.u64(c, "measured_bytes", p);
-      m.saving_bytes = in.u64(c, "saving_bytes", p);
-      if (c.contains("added_dependencies")) m.added_dependencies = in.u64(c, "added_dependencies", p);
-      if (c.contains("predicted_launch_us")) m.predicted_launch_us = in.real(c, "predicted_launch_us", p);
-      if (c.contains("predicted_price_us")) m.predicted_price_us = in.real(c, "predicted_price_us", p);
-      return m;
-    };
-    const auto read_list = [&](const char* key, std::vector<measured_change>& list) {
-      const json& items = in.array(a, key, ap);
-      for (std::size_t i = 0; i < items.size(); ++i) {
-        const std::string p = reader::at(reader::join(ap, key), i);
-        list.push_back(read_change(element(in, items, i, p), p));
-      }
-    };
-    advice_measurement adv;
-    adv.baseline_bytes = in.u64(a, "baseline_bytes", ap);
-    read_list("changes", adv.changes);
-    if (a.contains("tried")) read_list("tried", adv.tried);  // optional
-    adv.combined = read_change(in.object(a, "combined", ap), reader::join(ap, "combined"));
-    const json& reaches = in.field(a, "combined_reaches_order_free_bound", ap);
-    if (!reaches.is_boolean()) {
-      in.fail(reader::join(ap, "combined_reaches_order_free_bound"),
-              "must be true or false, is " + reader::kind_of(reaches));
-    }
-    adv.combined_reaches_order_free_bound = reaches.get<bool>();
-    if (a.contains("critical_path_us")) adv.critical_path_us = in.real(a, "critical_path_us", ap);
-    if (a.contains("durations_note")) adv.durations_note = in.string(a, "durations_note", ap);
-    s.advice = std::move(adv);
-  }
+  s.diagnostics = read_diagnostics(in, j, path);
+  if (j.contains("allocations")) s.allocations = read_allocations(in, j, path);
+  if (j.contains("skeletons")) s.skeletons = read_skeleton_section(in, j, path, skeletons);
+  if (j.contains("allocation_offsets") || j.contains("allocation_addresses")) read_compact_allocations(in, j, path, s);
+  if (j.contains("trials")) s.trials = read_trials(in, j, path);
+  if (j.contains("advice")) s.advice = read_advice(in, j, path);
   return s;
 }
 
@@ -1286,36 +1362,35 @@ shared_shapes plan_shared_shapes(const std::vector<scenario_result>& scenarios) 
 // per graph took 60% of `gmemprof show` on a recording of 2000 graphs of a 331-node shape.
 using read_skeletons = std::vector<std::vector<std::optional<skeleton>>>;
 
-read_skeletons expand_skeleton_shapes(const reader& in, const json& root, const for_each_index& each) {
-  read_skeletons out;
-  const auto rec = root.find("recorded");
-  if (rec == root.end() || !rec->is_object() || !rec->contains("skeleton_shapes")) return out;
-  const json& table = (*rec)["skeleton_shapes"];
-  if (!table.is_array()) in.fail("recorded.skeleton_shapes", "must be an array of skeleton shapes");
-  const auto scenarios = root.find("scenarios");
-  if (scenarios == root.end() || !scenarios->is_array()) return out;  // the reader says what is wrong
-  struct shape_read {
-    std::size_t allocs = 0;             // its alloc nodes
-    std::optional<std::size_t> first;   // the use that reads it whole: its first
-    std::optional<skeleton> whole;      // as its first graph read it, its word labels blank
-    std::vector<std::string> words;     // its labels' words (shape_label_words)
-  };
-  struct use {
-    std::size_t scenario = 0, k = 0;
-    std::size_t shape = 0;  // table.size(): named none of the table's
-    std::string path;
-  };
-  std::vector<shape_read> shapes(table.size());
-  std::vector<use> uses;
-  out.resize(scenarios->size());
-  for (std::size_t i = 0; i < scenarios->size(); ++i) {
-    const json& sc = (*scenarios)[i];
+// What is known of one of recorded.skeleton_shapes while its uses are read.
+struct shape_read {
+  std::size_t allocs = 0;             // its alloc nodes
+  std::optional<std::size_t> first;   // the use that reads it whole: its first
+  std::optional<skeleton> whole;      // as its first graph read it, its word labels blank
+  std::vector<std::string> words;     // its labels' words (shape_label_words)
+};
+
+// A skeleton written as a shape's name and sizes.
+struct shape_use {
+  std::size_t scenario = 0, k = 0;
+  std::size_t shape = 0;  // table.size(): named none of the table's
+  std::string path;
+};
+
+// Every skeleton of `scenarios` that names a shape of `table`, in order; each shape's first use
+// and alloc nodes noted in `shapes`, and `out` sized by scenario and skeleton.
+std::vector<shape_use> find_shape_uses(const json& scenarios, const json& table, std::vector<shape_read>& shapes,
+                                       read_skeletons& out) {
+  std::vector<shape_use> uses;
+  out.resize(scenarios.size());
+  for (std::size_t i = 0; i < scenarios.size(); ++i) {
+    const json& sc = scenarios[i];
     if (!sc.is_object() || !sc.contains("skeletons") || !sc["skeletons"].is_array()) continue;
     out[i].resize(sc["skeletons"].size());
     for (std::size_t k = 0; k < sc["skeletons"].size(); ++k) {
       const json& sk = sc["skeletons"][k];
       if (!sk.is_object() || !sk.contains("shape")) continue;
-      use u{i, k, table.size(), reader::at(reader::at("scenarios", i) + ".skeletons", k)};
+      shape_use u{i, k, table.size(), reader::at(reader::at("scenarios", i) + ".skeletons", k)};
       const json& n = sk["shape"];
       const std::size_t k_shape = n.is_number_unsigned() ? n.get<std::size_t>() : table.size();
       if (k_shape < table.size() && table[k_shape].is_object() && table[k_shape].contains("nodes") &&
@@ -1332,52 +1407,71 @@ read_skeletons expand_skeleton_shapes(const reader& in, const json& root, const 
       uses.push_back(std::move(u));
     }
   }
+  return uses;
+}
+
+// One use made whole into `slot`: its shape's first made whole in JSON and read (and noted in
+// `known` for the others), any other a copy of that first with its own name and sizes.
+void expand_shape_use(const reader& in, const json& scenarios, const json& table, const shape_use& u, bool first,
+                      std::vector<shape_read>& shapes, std::optional<skeleton>& slot) {
+  static const json& no_sizes = *new json(json::array());
+  if (u.shape >= table.size()) {
+    in.fail(u.path + ".shape", "must name one of the " + std::to_string(table.size()) +
+                                   " skeleton shapes in recorded.skeleton_shapes");
+  }
+  const json& sc = scenarios[u.scenario];
+  const json& sk = sc["skeletons"][u.k];
+  const json& shape = table[u.shape];
+  shape_read& known = shapes[u.shape];
+  const json graph = sk.contains("graph") ? sk["graph"] : sc.contains("name") ? sc["name"] : json("");
+  json bytes;
+  try {
+    bytes = values_of_runs(sk.contains("bytes") ? sk["bytes"] : no_sizes, known.allocs, u.path + ".bytes");
+  } catch (const std::invalid_argument& e) {
+    in.fail(u.path + ".bytes", std::string("must give one size per alloc node of its shape (") +
+                                   std::to_string(known.allocs) + "): " + e.what());
+  }
+  try {
+    if (!first) {
+      slot = skeleton_of_shape(*known.whole, known.words, graph, bytes, u.path);
+      return;
+    }
+    json whole = json{{"graph", graph}};
+    for (const auto& [key, value] : shape.items()) whole[key] = value;
+    std::size_t b = 0;
+    for (auto& node : whole["nodes"]) {
+      if (node.is_object() && node.contains("kind") && node["kind"] == "alloc") node["bytes"] = bytes[b++];
+    }
+    slot = skeleton_from_json(whole, u.path);
+    known.words = shape_label_words(shape);
+    known.whole = blank_word_labels(*slot, known.words);
+  } catch (const std::invalid_argument& e) {
+    in.fail(u.path, std::string("is not a valid skeleton (") + e.what() + ")");
+  }
+}
+
+read_skeletons expand_skeleton_shapes(const reader& in, const json& root, const for_each_index& each) {
+  read_skeletons out;
+  const auto rec = root.find("recorded");
+  if (rec == root.end() || !rec->is_object() || !rec->contains("skeleton_shapes")) return out;
+  const json& table = (*rec)["skeleton_shapes"];
+  if (!table.is_array()) in.fail("recorded.skeleton_shapes", "must be an array of skeleton shapes");
+  const auto scenarios = root.find("scenarios");
+  if (scenarios == root.end() || !scenarios->is_array()) return out;  // the reader says what is wrong
+  std::vector<shape_read> shapes(table.size());
+  const std::vector<shape_use> uses = find_shape_uses(*scenarios, table, shapes, out);
   // Each use is read alone but for its shape's first, which the others copy: the firsts on this
   // thread, then the others through `each`. Each error is kept by use, and the earliest thrown:
   // the one a reading in order would stop at (a use whose shape's first failed is never read, as
   // a reading in order stops before it).
   std::vector<std::exception_ptr> failed(uses.size());
-  static const json& no_sizes = *new json(json::array());
   const auto read = [&](std::size_t u_index, bool firsts) {
-    const use& u = uses[u_index];
+    const shape_use& u = uses[u_index];
     const bool valid = u.shape < table.size();
     if (firsts != (!valid || *shapes[u.shape].first == u_index)) return;
     if (!firsts && !shapes[u.shape].whole) return;  // its first failed
     try {
-      if (u.shape >= table.size()) {
-        in.fail(u.path + ".shape", "must name one of the " + std::to_string(table.size()) +
-                                       " skeleton shapes in recorded.skeleton_shapes");
-      }
-      const json& sc = (*scenarios)[u.scenario];
-      const json& sk = sc["skeletons"][u.k];
-      const json& shape = table[u.shape];
-      shape_read& known = shapes[u.shape];
-      const json graph = sk.contains("graph") ? sk["graph"] : sc.contains("name") ? sc["name"] : json("");
-      json bytes;
-      try {
-        bytes = values_of_runs(sk.contains("bytes") ? sk["bytes"] : no_sizes, known.allocs, u.path + ".bytes");
-      } catch (const std::invalid_argument& e) {
-        in.fail(u.path + ".bytes", std::string("must give one size per alloc node of its shape (") +
-                                       std::to_string(known.allocs) + "): " + e.what());
-      }
-      std::optional<skeleton>& slot = out[u.scenario][u.k];
-      try {
-        if (!firsts) {
-          slot = skeleton_of_shape(*known.whole, known.words, graph, bytes, u.path);
-          return;
-        }
-        json whole = json{{"graph", graph}};
-        for (const auto& [key, value] : shape.items()) whole[key] = value;
-        std::size_t b = 0;
-        for (auto& node : whole["nodes"]) {
-          if (node.is_object() && node.contains("kind") && node["kind"] == "alloc") node["bytes"] = bytes[b++];
-        }
-        slot = skeleton_from_json(whole, u.path);
-        known.words = shape_label_words(shape);
-        known.whole = blank_word_labels(*slot, known.words);
-      } catch (const std::invalid_argument& e) {
-        in.fail(u.path, std::string("is not a valid skeleton (") + e.what() + ")");
-      }
+      expand_shape_use(in, *scenarios, table, u, firsts, shapes, out[u.scenario][u.k]);
     } catch (...) {
       failed[u_index] = std::current_exception();
     }
@@ -1600,6 +1694,97 @@ void read_rows(const reader& in, json& root, const for_each_index& each) {
   });
 }
 
+// The report's text parsed, refused before parsing where it nests too deep.
+json parse_report_text(const std::string& text, const std::string& source, const for_each_index& each) {
+  // Before parsing: nlohmann parses deep text without recursion, but copies and destroys it
+  // recursively (a key after ~100,000 nested arrays overflowed the stack).
+  if (const auto at = offset_beyond_depth(text, report_max_depth)) {
+    throw report_error(report_error::kind::invalid,
+                       "report '" + source + "' nests arrays and objects deeper than " +
+                           std::to_string(report_max_depth) + " levels (level " +
+                           std::to_string(report_max_depth + 1) + " opens at byte " +
+                           std::to_string(*at) +
+                           "); gmemprof's reports nest far less, so it did not write this file: pass a "
+                           "report written by `gmemprof run --out FILE` or `gmemprof record --out FILE "
+                           "-- COMMAND`");
+  }
+  try {
+    return parse_json_tree(text, each);
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number beyond double
+    throw report_error(report_error::kind::not_json,
+                       "report '" + source + "' is not JSON (" + printable(e.what()) +
+                           "); pass a report written by `gmemprof run --out FILE` or "
+                           "`gmemprof record --out FILE -- COMMAND`");
+  }
+}
+
+// The report's schema_version, which must be the one this gmemprof reads.
+int read_schema_version(const reader& in, const json& root, const std::string& source) {
+  const auto version = root.find("schema_version");
+  if (version == root.end()) {
+    in.fail("schema_version", "is missing, so this is not a gmem report");
+  }
+  const std::optional<std::int64_t> v = reader::as_int64(*version);
+  if (!v) in.fail("schema_version", "must be an integer, is " + reader::kind_of(*version));
+  if (*v != schema_version) {
+    throw report_error(report_error::kind::wrong_schema_version,
+                       "report '" + source + "' has schema_version " + std::to_string(*v) +
+                           ", but this gmemprof reads schema_version " +
+                           std::to_string(schema_version) +
+                           "; read it with the gmemprof that wrote it, or measure it again "
+                           "with this one");
+  }
+  return static_cast<int>(*v);
+}
+
+// The report's scenarios into `r`, each once. Returns those whose calls' figures are their
+// graph's events' (phases_from_events).
+std::vector<std::size_t> read_scenarios(const reader& in, const json& root, const for_each_index& each, report& r) {
+  const json& scenarios = in.array(root, "scenarios", "");
+  // After the version's check: a report of another version is refused for its version, not for
+  // a skeleton this gmemprof would not read.
+  read_skeletons skeletons = expand_skeleton_shapes(in, root, each);
+  // Each scenario is read alone; the errors are thrown in the order a reading in order meets them.
+  std::vector<scenario_result> read(scenarios.size());
+  const std::vector<std::exception_ptr> failed = run_each_keeping_errors(each, scenarios.size(), [&](std::size_t i) {
+    read[i] = read_scenario(in, scenarios[i], reader::at("scenarios", i), i < skeletons.size() ? &skeletons[i] : nullptr);
+  });
+  skeletons.clear();
+  std::map<std::string, std::size_t> first_of_key;
+  std::vector<std::size_t> derived;  // scenarios whose calls' figures are their graph's events'
+  r.scenarios.reserve(scenarios.size());
+  for (std::size_t i = 0; i < scenarios.size(); ++i) {
+    if (failed[i]) std::rethrow_exception(failed[i]);
+    r.scenarios.push_back(std::move(read[i]));
+    if (in.flag(scenarios[i], "phases_from_events", reader::at("scenarios", i))) derived.push_back(i);
+    const auto [it, fresh] = first_of_key.emplace(r.scenarios.back().key(), i);
+    if (!fresh) {
+      in.fail(reader::at("scenarios", i),
+              "repeats the scenario '" + it->first + "' of scenarios[" +
+                  std::to_string(it->second) +
+                  "]: a report holds each scenario (name and parameters) once, so a check "
+                  "could not tell which of the two to compare");
+    }
+  }
+  return derived;
+}
+
+// The counters after each phase and the first launch costs of the `derived` scenarios, from
+// their recorded graphs' events.
+void add_derived_phases(const reader& in, const std::vector<std::size_t>& derived, report& r) {
+  for (const std::size_t i : derived) {
+    if (!r.recorded || i >= r.recorded->graphs.size()) {
+      in.fail(reader::at("scenarios", i) + ".phases_from_events",
+              "is true, but recorded.graphs has no graph " + std::to_string(i) + " whose events state them");
+    }
+    scenario_result& s = r.scenarios[i];
+    scenario_result d;
+    add_event_phases(d, r.recorded->graphs[i]);
+    s.counters_after_phase = std::move(d.counters_after_phase);
+    s.launch_costs.insert(s.launch_costs.begin(), d.launch_costs.begin(), d.launch_costs.end());
+  }
+}
+
 }  // namespace
 
 json report_to_json(const report& r, bool leave_out_derived, const for_each_index& each) {
@@ -1637,27 +1822,7 @@ std::string to_json_string(const report& r, const for_each_index& each, kept_tre
 
 report from_json_string(const std::string& text, const std::string& source, const for_each_index& each,
                         kept_trees* keep) {
-  // Before parsing: nlohmann parses deep text without recursion, but copies and destroys it
-  // recursively (a key after ~100,000 nested arrays overflowed the stack).
-  if (const auto at = offset_beyond_depth(text, report_max_depth)) {
-    throw report_error(report_error::kind::invalid,
-                       "report '" + source + "' nests arrays and objects deeper than " +
-                           std::to_string(report_max_depth) + " levels (level " +
-                           std::to_string(report_max_depth + 1) + " opens at byte " +
-                           std::to_string(*at) +
-                           "); gmemprof's reports nest far less, so it did not write this file: pass a "
-                           "report written by `gmemprof run --out FILE` or `gmemprof record --out FILE "
-                           "-- COMMAND`");
-  }
-  json root;
-  try {
-    root = parse_json_tree(text, each);
-  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number beyond double
-    throw report_error(report_error::kind::not_json,
-                       "report '" + source + "' is not JSON (" + printable(e.what()) +
-                           "); pass a report written by `gmemprof run --out FILE` or "
-                           "`gmemprof record --out FILE -- COMMAND`");
-  }
+  json root = parse_report_text(text, source, each);
   const reader in(source, root.is_object() && root.contains("recorded"));
   make_printable(in, root, nullptr, each);
   if (!root.is_object()) {
@@ -1669,49 +1834,10 @@ report from_json_string(const std::string& text, const std::string& source, cons
   } catch (const std::invalid_argument& e) {
     in.fail(e.what());
   }
-  const auto version = root.find("schema_version");
-  if (version == root.end()) {
-    in.fail("schema_version", "is missing, so this is not a gmem report");
-  }
-  const std::optional<std::int64_t> v = reader::as_int64(*version);
-  if (!v) in.fail("schema_version", "must be an integer, is " + reader::kind_of(*version));
-  if (*v != schema_version) {
-    throw report_error(report_error::kind::wrong_schema_version,
-                       "report '" + source + "' has schema_version " + std::to_string(*v) +
-                           ", but this gmemprof reads schema_version " +
-                           std::to_string(schema_version) +
-                           "; read it with the gmemprof that wrote it, or measure it again "
-                           "with this one");
-  }
   report r;
-  r.version = static_cast<int>(*v);
+  r.version = read_schema_version(in, root, source);
   r.env = read_environment(in, root);
-  const json& scenarios = in.array(root, "scenarios", "");
-  // After the version's check: a report of another version is refused for its version, not for
-  // a skeleton this gmemprof would not read.
-  read_skeletons skeletons = expand_skeleton_shapes(in, root, each);
-  // Each scenario is read alone; the errors are thrown in the order a reading in order meets them.
-  std::vector<scenario_result> read(scenarios.size());
-  const std::vector<std::exception_ptr> failed = run_each_keeping_errors(each, scenarios.size(), [&](std::size_t i) {
-    read[i] = read_scenario(in, scenarios[i], reader::at("scenarios", i), i < skeletons.size() ? &skeletons[i] : nullptr);
-  });
-  skeletons.clear();
-  std::map<std::string, std::size_t> first_of_key;
-  std::vector<std::size_t> derived;  // scenarios whose calls' figures are their graph's events'
-  r.scenarios.reserve(scenarios.size());
-  for (std::size_t i = 0; i < scenarios.size(); ++i) {
-    if (failed[i]) std::rethrow_exception(failed[i]);
-    r.scenarios.push_back(std::move(read[i]));
-    if (in.flag(scenarios[i], "phases_from_events", reader::at("scenarios", i))) derived.push_back(i);
-    const auto [it, fresh] = first_of_key.emplace(r.scenarios.back().key(), i);
-    if (!fresh) {
-      in.fail(reader::at("scenarios", i),
-              "repeats the scenario '" + it->first + "' of scenarios[" +
-                  std::to_string(it->second) +
-                  "]: a report holds each scenario (name and parameters) once, so a check "
-                  "could not tell which of the two to compare");
-    }
-  }
+  const std::vector<std::size_t> derived = read_scenarios(in, root, each, r);
   if (const auto rec = root.find("recorded"); rec != root.end()) {  // gmemprof record's section
     try {
       r.recorded = recording_from_json(*rec, "recorded", each);
@@ -1719,17 +1845,7 @@ report from_json_string(const std::string& text, const std::string& source, cons
       in.fail(e.what());
     }
   }
-  for (const std::size_t i : derived) {
-    if (!r.recorded || i >= r.recorded->graphs.size()) {
-      in.fail(reader::at("scenarios", i) + ".phases_from_events",
-              "is true, but recorded.graphs has no graph " + std::to_string(i) + " whose events state them");
-    }
-    scenario_result& s = r.scenarios[i];
-    scenario_result d;
-    add_event_phases(d, r.recorded->graphs[i]);
-    s.counters_after_phase = std::move(d.counters_after_phase);
-    s.launch_costs.insert(s.launch_costs.begin(), d.launch_costs.begin(), d.launch_costs.end());
-  }
+  add_derived_phases(in, derived, r);
   if (keep) keep->trees.push_back(std::make_shared<json>(std::move(root)));
   return r;
 }

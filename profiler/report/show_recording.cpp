@@ -244,25 +244,26 @@ std::vector<std::string> diagnostic_lines(const report& r, std::size_t max_lines
   return out;
 }
 
-std::string format_pool(const recorded_pool& p, const report& r, const show_options& o) {
-  const recording& rec = *r.recorded;
-  if (!has_graph_memory(p)) {
-    // No graph memory nodes on the device: what there is lives in the framework's graph pools.
-    std::string out = "\nframework graph pools of " + pool_title(p) + " (no graph memory nodes)\n";
-    out += "  " + size_text(p.private_pool_bytes) + " taken by the application's allocator while graphs were captured\n";
-    for (const auto& fp : rec.framework_pools) {
-      if (fp.device != p.device) continue;
-      out += wrap(fp.id + ": warm-up " + size_text(fp.warmup_bytes) + ", captures " + size_text(fp.capture_bytes) +
-                      ", retained " + size_text(fp.retained_bytes) +
-                      (fp.snapshot_bytes >= 0
-                           ? " (the framework's figure: " + size_text(static_cast<std::uint64_t>(fp.snapshot_bytes)) + ")"
-                           : "") +
-                      ", " + plural(fp.graphs.size(), "graph", "graphs"),
-                  "  ", "    ");
-    }
-    return out;
+// A device without graph memory nodes: what there is lives in the framework's graph pools.
+std::string framework_pools_text(const recorded_pool& p, const recording& rec) {
+  std::string out = "\nframework graph pools of " + pool_title(p) + " (no graph memory nodes)\n";
+  out += "  " + size_text(p.private_pool_bytes) + " taken by the application's allocator while graphs were captured\n";
+  for (const auto& fp : rec.framework_pools) {
+    if (fp.device != p.device) continue;
+    out += wrap(fp.id + ": warm-up " + size_text(fp.warmup_bytes) + ", captures " + size_text(fp.capture_bytes) +
+                    ", retained " + size_text(fp.retained_bytes) +
+                    (fp.snapshot_bytes >= 0
+                         ? " (the framework's figure: " + size_text(static_cast<std::uint64_t>(fp.snapshot_bytes)) + ")"
+                         : "") +
+                    ", " + plural(fp.graphs.size(), "graph", "graphs"),
+                "  ", "    ");
   }
-  std::string out = "\npool of " + pool_title(p) + "\n";
+  return out;
+}
+
+// The pool's figures as labelled lines: its high watermark and what reached it, its end, the
+// model's reservation against the measurement, its private pools.
+std::string pool_head_text(const recorded_pool& p) {
   std::vector<std::vector<std::string>> head;
   head.push_back({"high watermark", size_text(p.high_bytes) + " measured (the device's high watermark: every graph's memory)"});
   if (!p.high_graph.empty() || !p.high_event.empty()) {
@@ -286,90 +287,107 @@ std::string format_pool(const recorded_pool& p, const report& r, const show_opti
   }
   std::size_t label = 0;
   for (const auto& row : head) label = std::max(label, row[0].size());
+  std::string out;
   for (const auto& row : head) {
     out += wrap(row[1], "  " + row[0] + std::string(label - row[0].size() + 2, ' '), std::string(label + 4, ' '));
   }
+  return out;
+}
 
-  if (!p.attribution.empty()) {
-    // The largest shares; the rest as one row per reason.
-    out += "  at the high watermark, by graph (pool model):\n";
-    std::vector<std::size_t> order(p.attribution.size());
-    for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
-    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-      return p.attribution[a].bytes > p.attribution[b].bytes;
-    });
-    const std::size_t shown = o.all ? order.size() : std::min(order.size(), o.top);
-    std::vector<std::vector<std::string>> rows = {{"graph", "why", "size", "share"}};
-    std::uint64_t sum = 0;
-    for (const auto& a : p.attribution) sum += a.bytes;
-    for (std::size_t k = 0; k < shown; ++k) {
-      const auto& a = p.attribution[order[k]];
-      rows.push_back({clip(quoted(a.graph), name_width), why_in_words(a.why), size_text(a.bytes), percent(a.bytes, sum)});
-    }
-    std::map<std::string, std::pair<std::size_t, std::uint64_t>> rest;
-    for (std::size_t k = shown; k < order.size(); ++k) {
-      const auto& a = p.attribution[order[k]];
-      rest[a.why].first += 1;
-      rest[a.why].second += a.bytes;
-    }
-    for (const auto& [why, n] : rest) {
-      rows.push_back({plural(n.first, "other", "others"), why_in_words(why), size_text(n.second), percent(n.second, sum)});
-    }
-    rows.push_back({"total", plural(p.attribution.size(), "share", "shares"), size_text(sum), percent(sum, sum)});
-    out += table(rows, "    ", "llrr");
+// The pool model's shares at the high watermark by graph: the largest shares; the rest as one
+// row per reason.
+std::string attribution_text(const recorded_pool& p, const show_options& o) {
+  std::string out = "  at the high watermark, by graph (pool model):\n";
+  std::vector<std::size_t> order(p.attribution.size());
+  for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return p.attribution[a].bytes > p.attribution[b].bytes;
+  });
+  const std::size_t shown = o.all ? order.size() : std::min(order.size(), o.top);
+  std::vector<std::vector<std::string>> rows = {{"graph", "why", "size", "share"}};
+  std::uint64_t sum = 0;
+  for (const auto& a : p.attribution) sum += a.bytes;
+  for (std::size_t k = 0; k < shown; ++k) {
+    const auto& a = p.attribution[order[k]];
+    rows.push_back({clip(quoted(a.graph), name_width), why_in_words(a.why), size_text(a.bytes), percent(a.bytes, sum)});
   }
+  std::map<std::string, std::pair<std::size_t, std::uint64_t>> rest;
+  for (std::size_t k = shown; k < order.size(); ++k) {
+    const auto& a = p.attribution[order[k]];
+    rest[a.why].first += 1;
+    rest[a.why].second += a.bytes;
+  }
+  for (const auto& [why, n] : rest) {
+    rows.push_back({plural(n.first, "other", "others"), why_in_words(why), size_text(n.second), percent(n.second, sum)});
+  }
+  rows.push_back({"total", plural(p.attribution.size(), "share", "shares"), size_text(sum), percent(sum, sum)});
+  return out + table(rows, "    ", "llrr");
+}
 
+// The graphs of the pool's device by cost, each with its own figures.
+std::string pool_graphs_text(const recorded_pool& p, const recording& rec, const show_options& o) {
   std::vector<std::size_t> in_pool;
   for (std::size_t gi : graphs_by_cost(rec)) {
     if (on_device(rec.graphs[gi], p.device, rec.pools.size())) in_pool.push_back(gi);
   }
-  if (!in_pool.empty()) {
-    out += wrap("graphs in this pool by cost, each one's own figures: alone, what the graph by itself reserves "
-                "from a trimmed pool (predicted); growth, the pool's growth its calls caused; held, what it leaves "
-                "allocated between launches, in mapped granules; auto-free, instantiated with AutoFreeOnLaunch:",
-                "  ", "  ");
-    std::vector<std::vector<std::string>> rows = {
-        {"graph", "kind", "alone", "growth", "held", "mapped", "launches", "auto-free"}};
-    const std::size_t shown = o.all ? in_pool.size() : std::min(in_pool.size(), o.top);
-    for (std::size_t k = 0; k < shown; ++k) {
-      const recorded_graph& g = rec.graphs[in_pool[k]];
-      std::string launches = std::to_string(g.launches);
-      if (g.failed_calls != 0) launches += " (" + std::to_string(g.failed_calls) + " failed)";
-      rows.push_back({clip(quoted(g.name), name_width), g.kind == "private_pool" ? "private pool" : "memory nodes",
-                      size_text(g.own_footprint_bytes), growth_text(g), size_text(g.held_requested_bytes),
-                      size_text(g.held_granule_bytes), launches,
-                      !g.flags_known ? "unknown" : g.flags.auto_free_on_launch ? "yes" : "no"});
-    }
-    out += table(rows, "    ", "llrrrrrl");
-    if (in_pool.size() > shown) out += "    and " + plural(in_pool.size() - shown, "other", "others") + " (--all lists them)\n";
+  if (in_pool.empty()) return "";
+  std::string out =
+      wrap("graphs in this pool by cost, each one's own figures: alone, what the graph by itself reserves "
+           "from a trimmed pool (predicted); growth, the pool's growth its calls caused; held, what it leaves "
+           "allocated between launches, in mapped granules; auto-free, instantiated with AutoFreeOnLaunch:",
+           "  ", "  ");
+  std::vector<std::vector<std::string>> rows = {
+      {"graph", "kind", "alone", "growth", "held", "mapped", "launches", "auto-free"}};
+  const std::size_t shown = o.all ? in_pool.size() : std::min(in_pool.size(), o.top);
+  for (std::size_t k = 0; k < shown; ++k) {
+    const recorded_graph& g = rec.graphs[in_pool[k]];
+    std::string launches = std::to_string(g.launches);
+    if (g.failed_calls != 0) launches += " (" + std::to_string(g.failed_calls) + " failed)";
+    rows.push_back({clip(quoted(g.name), name_width), g.kind == "private_pool" ? "private pool" : "memory nodes",
+                    size_text(g.own_footprint_bytes), growth_text(g), size_text(g.held_requested_bytes),
+                    size_text(g.held_granule_bytes), launches,
+                    !g.flags_known ? "unknown" : g.flags.auto_free_on_launch ? "yes" : "no"});
   }
+  out += table(rows, "    ", "llrrrrrl");
+  if (in_pool.size() > shown) out += "    and " + plural(in_pool.size() - shown, "other", "others") + " (--all lists them)\n";
+  return out;
+}
 
+// The pool's mapping events: enough rows to see how the pool grew; a long-running program makes
+// thousands of points, which the report (and `gmemprof html`) hold in full.
+std::string pool_timeline_text(const recorded_pool& p, const show_options& o) {
+  constexpr std::size_t timeline_rows = 40;
+  std::string out = "  mapping events (reserved after each call that changed it, and trims):\n";
+  std::vector<std::vector<std::string>> rows = {{"t (ms)", "graph", "event", "growth", "reserved after"}};
+  const std::size_t shown = o.all ? p.timeline.size() : std::min(p.timeline.size(), timeline_rows);
+  bool concurrent = false;
+  for (std::size_t i = 0; i < shown; ++i) {
+    const pool_point& t = p.timeline[i];
+    rows.push_back({ms(t.t_us), t.graph.empty() ? "-" : clip(quoted(t.graph), name_width),
+                    t.event + (t.concurrent ? " *" : ""), signed_size_text(t.growth_bytes), size_text(t.reserved_bytes)});
+    concurrent = concurrent || t.concurrent;
+    if (t.t_us == p.high_t_us && t.reserved_bytes == p.high_bytes) rows.back().push_back("<- high watermark");
+  }
+  out += table(rows, "    ", "rllrr");
+  if (concurrent) {
+    out += "    * concurrent: another thread's call overlapped it; its growth is the pool model's share, and\n"
+           "      readings of overlapping calls need not rise in time order\n";
+  }
+  if (p.timeline.size() > shown) {
+    out += "    and " + std::to_string(p.timeline.size() - shown) + " more (--all prints them; gmemprof html draws them)\n";
+  }
+  return out;
+}
+
+std::string format_pool(const recorded_pool& p, const report& r, const show_options& o) {
+  const recording& rec = *r.recorded;
+  if (!has_graph_memory(p)) return framework_pools_text(p, rec);
+  std::string out = "\npool of " + pool_title(p) + "\n";
+  out += pool_head_text(p);
+  if (!p.attribution.empty()) out += attribution_text(p, o);
+  out += pool_graphs_text(p, rec, o);
   for (const auto& d : p.diagnostics) out += format_diagnostic(d, "  ");
-
-  if (!p.timeline.empty()) {
-    // Enough rows to see how the pool grew; a long-running program makes thousands of points,
-    // which the report (and `gmemprof html`) hold in full.
-    constexpr std::size_t timeline_rows = 40;
-    out += "  mapping events (reserved after each call that changed it, and trims):\n";
-    std::vector<std::vector<std::string>> rows = {{"t (ms)", "graph", "event", "growth", "reserved after"}};
-    const std::size_t shown = o.all ? p.timeline.size() : std::min(p.timeline.size(), timeline_rows);
-    bool concurrent = false;
-    for (std::size_t i = 0; i < shown; ++i) {
-      const pool_point& t = p.timeline[i];
-      rows.push_back({ms(t.t_us), t.graph.empty() ? "-" : clip(quoted(t.graph), name_width),
-                      t.event + (t.concurrent ? " *" : ""), signed_size_text(t.growth_bytes), size_text(t.reserved_bytes)});
-      concurrent = concurrent || t.concurrent;
-      if (t.t_us == p.high_t_us && t.reserved_bytes == p.high_bytes) rows.back().push_back("<- high watermark");
-    }
-    out += table(rows, "    ", "rllrr");
-    if (concurrent) {
-      out += "    * concurrent: another thread's call overlapped it; its growth is the pool model's share, and\n"
-             "      readings of overlapping calls need not rise in time order\n";
-    }
-    if (p.timeline.size() > shown) {
-      out += "    and " + std::to_string(p.timeline.size() - shown) + " more (--all prints them; gmemprof html draws them)\n";
-    }
-  }
+  if (!p.timeline.empty()) out += pool_timeline_text(p, o);
   return out;
 }
 
