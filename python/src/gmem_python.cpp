@@ -94,12 +94,8 @@ int device_count() {
   return n;
 }
 
-}  // namespace
-
-PYBIND11_MODULE(_core, m) {
-  m.doc() = "gmem's profiler for CUDA graph memory nodes (C++ core; use the gmem package)";
-
-  // Errors: same messages as C++ (str(e) is what()).
+// gmem's errors as Python exceptions with the same messages (str(e) is what()).
+void bind_errors(py::module_& m) {
   static py::exception<gmem::usage_error> usage_exc(m, "UsageError", PyExc_ValueError);
   static py::exception<gmem::unsupported_error> unsupported_exc(m, "UnsupportedError",
                                                                 PyExc_RuntimeError);
@@ -123,7 +119,10 @@ PYBIND11_MODULE(_core, m) {
       PyErr_SetObject(report_exc.ptr(), inst.ptr());
     }
   });
+}
 
+// What a profiled graph gives: counters, launch costs, diagnostics, the analysis, a scenario.
+void bind_results(py::module_& m) {
   py::class_<gp::counters>(m, "Counters")
       .def_readonly("used_current", &gp::counters::used_current)
       .def_readonly("used_high", &gp::counters::used_high)
@@ -202,6 +201,10 @@ PYBIND11_MODULE(_core, m) {
       .def("to_json", [](const gp::scenario_result& r) {
         return gp::to_json_string(single_result_report(r));
       });
+}
+
+// A recording: its events, graphs, pools, and the report that holds it.
+void bind_recordings(py::module_& m) {
   py::class_<gp::recorded_event>(m, "RecordedEvent")
       .def_readonly("t_us", &gp::recorded_event::t_us)
       .def_readonly("kind", &gp::recorded_event::kind)
@@ -256,7 +259,10 @@ PYBIND11_MODULE(_core, m) {
       .def("to_json", [](const gp::report& r) { return gp::to_json_string(r); })
       .def("write", [](const gp::report& r, const std::string& path) { gp::write_report(r, path); },
            py::arg("path"), "Writes the report atomically (temporary file, fsync, rename).");
+}
 
+// The check of two reports: tolerances, rows, the comparison.
+void bind_checks(py::module_& m) {
   py::class_<gp::tolerances>(m, "Tolerances")
       .def(py::init<>())
       .def_readwrite("memory", &gp::tolerances::memory)
@@ -281,7 +287,10 @@ PYBIND11_MODULE(_core, m) {
       .def("regressed", &gp::comparison::regressed)
       .def("exit_code", [](const gp::comparison& c) { return gp::exit_code(c); })
       .def("__str__", [](const gp::comparison& c) { return gp::format_comparison(c); });
+}
 
+// The module's functions: profile, read, compare, sizes.
+void bind_functions(py::module_& m) {
   m.def("profile_graph", &profile, py::arg("handle"), py::arg("name"), py::arg("device"),
         py::arg("reps"), py::arg("warmups"), py::arg("phases"), py::arg("auto_free_on_launch"),
         py::arg("excess_ratio_threshold"), py::arg("price_advice"));
@@ -300,4 +309,15 @@ PYBIND11_MODULE(_core, m) {
   m.def("size_text", [](std::int64_t bytes) {
     return bytes < 0 ? gp::signed_size_text(bytes) : gp::size_text(static_cast<std::uint64_t>(bytes));
   }, py::arg("bytes"));
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "gmem's profiler for CUDA graph memory nodes (C++ core; use the gmem package)";
+  bind_errors(m);
+  bind_results(m);
+  bind_recordings(m);
+  bind_checks(m);
+  bind_functions(m);
 }
