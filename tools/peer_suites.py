@@ -76,6 +76,14 @@ def git_files(git_dir, ref, folder):
     return [p for p in out.splitlines() if p]
 
 
+def checkout(git_dir, ref, paths, work):
+    """Writes each of PATHS at REF of GIT_DIR under WORK, at its own path."""
+    for path in paths:
+        target = os.path.join(work, path)
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        open(target, "wb").write(git_show(git_dir, ref, path))
+
+
 def copy_suite(folder, to, source):
     """A folder of test files copied as it is to TO; its SOURCE file, where it has one, says where
     it came from (else SOURCE, the default, is returned)."""
@@ -122,18 +130,10 @@ def assemble(a):
         work = os.path.join(a.out, ".samples-src")
         shutil.rmtree(work, ignore_errors=True)
         built, skipped = [], {}
-        common = git_files(a.cuda_samples, "HEAD", "Common")
-        for path in common:
-            target = os.path.join(work, path)
-            os.makedirs(os.path.dirname(target), exist_ok=True)
-            open(target, "wb").write(git_show(a.cuda_samples, "HEAD", path))
+        checkout(a.cuda_samples, "HEAD", git_files(a.cuda_samples, "HEAD", "Common"), work)
         for name, (group, libs) in SAMPLES.items():
-            folder = f"Samples/{group}/{name}"
-            files = [p for p in git_files(a.cuda_samples, "HEAD", folder)]
-            for path in files:
-                target = os.path.join(work, path)
-                os.makedirs(os.path.dirname(target), exist_ok=True)
-                open(target, "wb").write(git_show(a.cuda_samples, "HEAD", path))
+            files = git_files(a.cuda_samples, "HEAD", f"Samples/{group}/{name}")
+            checkout(a.cuda_samples, "HEAD", files, work)
             sources = [os.path.join(work, p) for p in files if p.endswith((".cu", ".cpp"))]
             cmd = [a.nvcc, "-O2", "-std=c++17", "-arch=sm_90", "-cudart", "static", "-I", os.path.join(work, "Common"),
                    "-o", os.path.join(d, name)] + sources + libs

@@ -22,7 +22,8 @@ import sys
 os.environ.setdefault("PYTORCH_CUDA_ALLOC_CONF", "backend:cudaMallocAsync")
 
 
-def cuda_step(name, replays=3):
+def step_graph(name):
+    """A small graph with memory nodes, captured inside the NVTX range NAME; with its output."""
     import torch
     x = torch.ones(4 << 20, device="cuda")
     torch.cuda.synchronize()
@@ -31,20 +32,16 @@ def cuda_step(name, replays=3):
     with torch.cuda.graph(g):
         y = (x * 2 + 1) * 3
     torch.cuda.nvtx.range_pop()
+    return g, y
+
+
+def cuda_step(name, replays=3):
+    import torch
+    g, y = step_graph(name)
     for _ in range(replays):
         g.replay()
     torch.cuda.synchronize()
     return float(y[0].item())
-
-
-def step_graph(name):
-    import torch
-    x = torch.ones(4 << 20, device="cuda")
-    torch.cuda.synchronize()
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        y = (x * 2 + 1) * 3
-    return g, y
 
 
 def replay_until_signal(sig, code):
