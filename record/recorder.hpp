@@ -215,8 +215,6 @@ class recorder {
 
   /// A stable label for a stream handle: "stream 1" for the first stream seen, and so on.
   std::uint64_t stream_label(std::uint64_t handle);
-  /// Whether `handle` has a label already.
-  [[nodiscard]] bool knows_stream(std::uint64_t handle) const { return stream_labels_.count(handle) != 0; }
   /// Whether the stream of `label` synchronizes with the legacy default stream (a blocking
   /// stream, the legacy stream itself, a per-thread default stream): a synchronous copy
   /// completes its work. Unknown streams are taken as non-blocking.
