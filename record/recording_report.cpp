@@ -308,8 +308,13 @@ profiler::recording recording_head(const recorder& r, const recording_info& info
 
 // Each graph's figures, analysed alone on threads where the report is analysed (a signal's report
 // is not) within the analysis's budget; a graph's failure is thrown once all are done.
+// The threads that analyse the graphs: one for a signal's report (no analysis).
+unsigned analysis_threads_of(const assemble_options& options) {
+  return options.analyse ? (options.threads ? options.threads : analysis_threads()) : 1;
+}
+
 std::vector<graph_figures> all_figures(const recorder& r, std::uint64_t granularity, const recording_info& info,
-                                       const assemble_options& options, unsigned& threads) {
+                                       const assemble_options& options) {
   // The analysis runs at exit, inside the program: past its budget the graphs left keep their
   // skeletons and `gmemprof show` analyses them (GMEM_RECORD_ANALYSIS_BUDGET_S, default 30 s;
   // 10,000 independent memory nodes take 0.2 s on a 2-core machine).
@@ -340,7 +345,7 @@ std::vector<graph_figures> all_figures(const recorder& r, std::uint64_t granular
   // Each graph is analysed alone, so graphs are shared among threads (2000 graphs of a model's
   // size: most of the recording's end). A signal's report (no analysis) and graphs too large to
   // analyse several at once (their analysis may take hundreds of MiB) stay on this thread.
-  threads = options.analyse ? (options.threads ? options.threads : analysis_threads()) : 1;
+  const unsigned threads = analysis_threads_of(options);
   std::vector<std::size_t> here;
   std::vector<std::size_t> shared;
   for (std::size_t i = 0; i < graphs.size(); ++i) {
@@ -365,8 +370,7 @@ profiler::report assemble(const recorder& r, const profiler::environment& env,
   profiler::recording rec = recording_head(r, info, options);
   std::vector<profiler::skeleton> skeletons;  // by graph, for the pools' analysis
   std::vector<bool> has_skeleton;             // by graph: its scenario keeps its skeleton
-  unsigned threads = 1;
-  std::vector<graph_figures> figures = all_figures(r, granularity, info, options, threads);
+  std::vector<graph_figures> figures = all_figures(r, granularity, info, options);
   for (graph_figures& f : figures) {
     if (f.deferred) rec.analysis_deferred = true;
     skeletons.push_back(std::move(f.skeleton));
@@ -386,7 +390,7 @@ profiler::report assemble(const recorder& r, const profiler::environment& env,
     if (n > 1) g.identity += " #" + std::to_string(n);
   }
   for (const timeline_point& p : r.timeline()) rec.timeline.push_back({p.t_us, p.device, p.event, p.graph, p.values});
-  if (granularity && options.analyse) profiler::analyse_pools(rec, skeletons, granularity, profiler::on_threads(threads));
+  if (granularity && options.analyse) profiler::analyse_pools(rec, skeletons, granularity, profiler::on_threads(analysis_threads_of(options)));
   for (std::size_t gi = 0; gi < skeletons.size(); ++gi) {  // moved, not copied, once the pools are analysed
     if (has_skeleton[gi]) rep.scenarios[gi].skeletons.push_back(std::move(skeletons[gi]));
   }
@@ -400,11 +404,7 @@ profiler::report assemble(const recorder& r, const profiler::environment& env,
   // The library's own interception makes no context, module, stream or allocation on the device;
   // CUPTI's memory shares the driver's pieces with the executable graphs' state (docs/record.md,
   // "gmem's own").
-  for (profiler::graph_bill& b : rec.bills) {
-    b.own_hook = info.hook;
-    b.own_apart = info.hook == "interpose";
-    b.own_bytes = 0;
-  }
+  for (profiler::graph_bill& b : rec.bills) profiler::set_own_hook(b, info.hook);
   for (std::size_t gi = 0; gi < rec.graphs.size(); ++gi) {
     add_launch_costs(rep.scenarios[gi], rec.graphs[gi], r.graphs()[gi]);
   }

@@ -247,7 +247,7 @@ function why(w) { return WHY[w] || [w, "#8e6c8a"]; }
     if (es) { rows.push(["executable-graph state", es.bytes, es.instantiations + " instantiation(s) and upload(s), outside every pool"]); graphs += es.bytes; }
     if (rows.length) rows.push(["graph memory in all", graphs, ""]);
     const own = b.own;
-    if (own && own.bytes !== undefined) rows.push(["gmem's own", own.bytes, "the recording makes no context, module, stream or allocation on the device"]);
+    if (own && own.hook === "interpose") rows.push(["gmem's own", own.bytes || 0, "the recording makes no context, module, stream or allocation on the device"]);
     else if (own) rows.push(["gmem's own", null, "not told apart: CUPTI's own device memory shares the driver's pieces with the executable-graph state (the default hook takes none)"]);
     if (pm) {
       rows.push(["not graph memory", pm.not_graph_bytes, "the program's other allocations"]);

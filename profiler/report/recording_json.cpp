@@ -249,10 +249,8 @@ double time_us(const json& o, const char* key, const std::string& path, bool req
 }
 
 const json& array(const json& o, const char* key, const std::string& path, bool required = false) {
-  // Never destroyed: a recording writes its report from exit handlers (report_json.cpp).
-  static const json& empty = *new json(json::array());
   const json* j = required ? &need(o, key, path) : find(o, key);
-  if (!j) return empty;
+  if (!j) return empty_json_array();
   if (!j->is_array()) fail(join(path, key), "must be an array");
   return *j;
 }
@@ -542,10 +540,13 @@ graph_bill read_bill(const json& j, const std::string& path) {
   if (const json* o = find(j, "own")) {
     const std::string op = join(path, "own");
     if (!o->is_object()) fail(op, "must be an object");
-    b.own_hook = text(*o, "hook", op, true);
-    if (b.own_hook != "interpose" && b.own_hook != "cupti") fail(join(op, "hook"), "must be \"interpose\" or \"cupti\"");
-    b.own_apart = find(*o, "bytes") != nullptr;
-    b.own_bytes = b.own_apart ? u64(*o, "bytes", op) : 0;
+    const std::string hook = text(*o, "hook", op, true);
+    if (hook != "interpose" && hook != "cupti") fail(join(op, "hook"), "must be \"interpose\" or \"cupti\"");
+    set_own_hook(b, hook);
+    if (find(*o, "bytes")) {
+      if (!b.own_apart) fail(join(op, "bytes"), "is given, but CUPTI's own memory is not told apart (hook \"cupti\")");
+      b.own_bytes = u64(*o, "bytes", op);
+    }
   }
   return b;
 }

@@ -535,6 +535,16 @@ TEST(RecordBill, GmemsOwnIsNothingUnderTheOwnInterceptionAndNotToldApartUnderCup
     EXPECT_NE(std::string(e.what()).find("bills[0].own.hook must be \"interpose\" or \"cupti\""), std::string::npos) << e.what();
   }
 
+  // Nor a size for what CUPTI's hook does not tell apart (a bill saying "0 B" under CUPTI).
+  j["recorded"]["bills"][0]["own"]["hook"] = "cupti";
+  try {
+    (void)profiler::from_json_string(j.dump(), "own.json");
+    ADD_FAILURE() << "read a size of gmem's own under CUPTI";
+  } catch (const profiler::report_error& e) {
+    EXPECT_NE(std::string(e.what()).find("bills[0].own.bytes is given, but CUPTI's own memory is not told apart"),
+              std::string::npos) << e.what();
+  }
+
   const profiler::report unsaid = bill_of("");
   EXPECT_TRUE(unsaid.recorded->bills[0].own_hook.empty());
   EXPECT_EQ(profiler::format_report(unsaid).find("gmem's own"), std::string::npos);

@@ -165,6 +165,14 @@ struct graph_bill {
   std::uint64_t own_bytes = 0;
 };
 
+/// Says on `b` how the calls were taken (`hook`, as graph_bill::own_hook), and what follows of
+/// gmem's own: told apart, 0 B, with the library's own interception; not told apart under CUPTI.
+inline void set_own_hook(graph_bill& b, std::string hook) {
+  b.own_apart = hook == "interpose";
+  b.own_bytes = 0;
+  b.own_hook = std::move(hook);
+}
+
 /// A point of a device's pool timeline: a call that changed the reservation, or a trim.
 struct pool_point {
   double t_us = 0;
