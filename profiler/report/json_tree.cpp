@@ -273,4 +273,9 @@ json object_with_room(std::size_t members) {
   return o;
 }
 
+const nlohmann::ordered_json& empty_json_array() {
+  static const nlohmann::ordered_json& empty = *new nlohmann::ordered_json(nlohmann::ordered_json::array());
+  return empty;
+}
+
 }  // namespace gmem::profiler

@@ -31,6 +31,11 @@ namespace gmem::profiler {
                                                      std::size_t split_from_bytes = std::size_t{1} << 20,
                                                      std::size_t* pieces = nullptr);
 
+/// An empty JSON array that lives as long as the process: a reader's stand-in for an absent
+/// array. Never destroyed, because a recording may write a report early (on a signal) and again
+/// at exit, after the destructors of statics first made by the early write have run.
+[[nodiscard]] const nlohmann::ordered_json& empty_json_array();
+
 /// An empty object with room for `members` members: members set into it up to that many are not
 /// copied as it grows.
 [[nodiscard]] nlohmann::ordered_json object_with_room(std::size_t members);

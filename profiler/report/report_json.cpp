@@ -627,11 +627,8 @@ const json& element(const reader& in, const json& array, std::size_t i, const st
 // (from_json_string derives them).
 std::vector<phase_counters> read_phase_counters(const reader& in, const json& j, const std::string& path) {
   const std::string counters_path = reader::join(path, "counters_after_phase");
-  // Never destroyed (here and below): a recording may write a report early (on a signal) and
-  // again at exit, after the destructors of statics first made by the early write have run.
-  static const json& none = *new json(json::array());
   const json& counters_json = in.flag(j, "phases_from_events", path) && !j.contains("counters_after_phase")
-                                  ? none
+                                  ? empty_json_array()
                                   : in.array(j, "counters_after_phase", path);
   std::vector<phase_counters> out;
   for (std::size_t i = 0; i < counters_json.size(); ++i) {
@@ -1414,7 +1411,6 @@ std::vector<shape_use> find_shape_uses(const json& scenarios, const json& table,
 // `known` for the others), any other a copy of that first with its own name and sizes.
 void expand_shape_use(const reader& in, const json& scenarios, const json& table, const shape_use& u, bool first,
                       std::vector<shape_read>& shapes, std::optional<skeleton>& slot) {
-  static const json& no_sizes = *new json(json::array());
   if (u.shape >= table.size()) {
     in.fail(u.path + ".shape", "must name one of the " + std::to_string(table.size()) +
                                    " skeleton shapes in recorded.skeleton_shapes");
@@ -1426,7 +1422,7 @@ void expand_shape_use(const reader& in, const json& scenarios, const json& table
   const json graph = sk.contains("graph") ? sk["graph"] : sc.contains("name") ? sc["name"] : json("");
   json bytes;
   try {
-    bytes = values_of_runs(sk.contains("bytes") ? sk["bytes"] : no_sizes, known.allocs, u.path + ".bytes");
+    bytes = values_of_runs(sk.contains("bytes") ? sk["bytes"] : empty_json_array(), known.allocs, u.path + ".bytes");
   } catch (const std::invalid_argument& e) {
     in.fail(u.path + ".bytes", std::string("must give one size per alloc node of its shape (") +
                                    std::to_string(known.allocs) + "): " + e.what());
