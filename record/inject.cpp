@@ -412,6 +412,19 @@ bool start_session() {
 
 }  // namespace gmem::record::injected
 
+namespace gmem::record::injected {
+
+// CUPTI cannot be used: the program runs unchanged, told why (with `advice`), and its report
+// says that nothing was recorded. InitializeInjection's status for it.
+int nothing_recorded(const std::string& why, const std::string& advice) {
+  say(why + "; nothing is recorded, the program runs unchanged" + advice);
+  the_session->info().notes.push_back(why + "; nothing was recorded");
+  install_exit_path();
+  return 1;
+}
+
+}  // namespace gmem::record::injected
+
 extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) {
   using namespace gmem::record;
   using namespace gmem::record::injected;
@@ -423,10 +436,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
     const char* error = dlerror();
     const std::string why = std::string("CUPTI (") + GMEM_CUPTI_SONAME + ") could not be loaded (" +
                             (error ? error : "?") + ")";
-    say(why + "; nothing is recorded, the program runs unchanged; record with the default hook");
-    the_session->info().notes.push_back(why + "; nothing was recorded");
-    install_exit_path();
-    return 1;
+    return nothing_recorded(why, "; record with the default hook");
   }
   // NVTX ranges reach CUPTI only if NVTX is told where CUPTI is, before its first call.
   if (!cupti->path.empty()) setenv("NVTX_INJECTION64_PATH", cupti->path.c_str(), 0);
@@ -444,10 +454,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
         ? "CUPTI is already in use by another tool (a profiler such as Nsight or the PyTorch "
           "profiler)"
         : std::string("CUPTI refused the subscription (") + (text ? text : "?") + ")";
-    say(why + "; nothing is recorded, the program runs unchanged");
-    the_session->info().notes.push_back(why + "; nothing was recorded");
-    install_exit_path();
-    return 1;
+    return nothing_recorded(why, "");
   }
   cupti->enable_domain(1, subscriber, CUPTI_CB_DOMAIN_NVTX);
   for (const route& rt : routes) cupti->enable_callback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, rt.id);

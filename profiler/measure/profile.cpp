@@ -42,7 +42,8 @@ std::vector<std::string> checked_phases(const std::string& name, const profile_o
 // phases from shared resets (one instantiation feeds two samples, one upload two), then each
 // other phase on its own.
 void measure_phases(phase_driver& drive, const std::vector<std::string>& phases, const profile_options& options,
-                    int dev, scenario_result& r) {
+                    scenario_result& r) {
+  const int dev = options.device;
   const settling settle{std::min(options.min_reps, options.reps), options.settled_spread};
   std::map<std::string, launch_cost> costs;
   std::map<std::string, counters> after;
@@ -82,13 +83,13 @@ void measure_phases(phase_driver& drive, const std::vector<std::string>& phases,
 
 // The nodes' GPU durations on the real graph (CUPTI), which price each change that adds
 // dependencies in launch time; nullopt with `note` saying why there is no price.
-std::optional<advice_pricing> node_pricing(cudaGraph_t g, const graph_model& model, const flat_graph& flat, int dev,
+std::optional<advice_pricing> node_pricing(cudaGraph_t g, const graph_model& model, const flat_graph& flat,
                                            const std::vector<void*>& unfreed, const profile_options& options,
                                            std::string& note) {
   std::optional<advice_pricing> pricing;
   try {
     std::string why = "profile_options::price_advice is off";
-    const auto d = options.price_advice ? measure_node_durations(g, dev, unfreed, why) : std::nullopt;
+    const auto d = options.price_advice ? measure_node_durations(g, options.device, unfreed, why) : std::nullopt;
     if (d) {
       pricing = advice_pricing{flat, flat_durations(model, d->top_level_us), 0};
       pricing->critical_path_us = critical_path_us(pricing->flat, pricing->duration_us);
@@ -114,7 +115,7 @@ void measure_graph_advice(cudaGraph_t g, const graph_model& model, const flat_gr
                           const profile_options& options, scenario_result& r) {
   const int dev = options.device;
   std::string durations_note;
-  const std::optional<advice_pricing> pricing = node_pricing(g, model, flat, dev, unfreed, options, durations_note);
+  const std::optional<advice_pricing> pricing = node_pricing(g, model, flat, unfreed, options, durations_note);
   (void)trim(dev);
   try {
     const advice_report adv = measure_advice(r.skeletons.back(), a, granularity, granularity, dev,
@@ -191,7 +192,7 @@ scenario_result profile_graph(cudaGraph_t g, const std::string& name,
   record("footprint");
   const counters footprint = r.counters_after_phase.back().values;
   drive.settle();
-  measure_phases(drive, phases, options, dev, r);
+  measure_phases(drive, phases, options, r);
 
   drive.finish();
   runtime_facts facts;

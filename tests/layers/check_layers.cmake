@@ -1,7 +1,7 @@
 # The layers the build enforces: a file compiled with a layer's include directories (those of its
 # CMake target, as the build gives them) finds that layer's headers and those of the layers below
 # it, and no header of a layer above: the model's files cannot include the report's.
-# Usage: cmake -DCXX=... -DINCLUDES="dir;dir" -DHERE=tests/layers -DWORK=dir -P check_layers.cmake
+# Usage: cmake -DCXX=... -DINCLUDES="dir;dir" -DWORK=dir -P check_layers.cmake
 set(flags -std=c++17 -fsyntax-only)
 foreach(d ${INCLUDES})
   list(APPEND flags -I${d})
