@@ -378,7 +378,8 @@ bool recorder::slow(std::uint64_t exec, double host_us) const {
 namespace {
 
 // The median of the ring of the last (up to) 32 values: follows a drifting steady cost,
-// allocates nothing.
+// allocates nothing (it runs in the program's launches). For an even count it is the upper of
+// the two middle values, not statistics.hpp's mean of them: one nth_element, no sort.
 double recent_median(const std::array<double, 32>& ring, std::size_t n) {
   std::array<double, 32> last = ring;
   n = std::min<std::size_t>(n, last.size());

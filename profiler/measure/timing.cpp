@@ -11,7 +11,7 @@
 #include "gmem/error.hpp"
 #include "gmem/usage_error.hpp"
 #include "measure/nvtx_range.hpp"
-#include "model/statistics.hpp"
+#include "gmem/profiler/statistics.hpp"
 
 namespace gmem::profiler {
 

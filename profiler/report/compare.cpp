@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gmem/profiler/report_io.hpp"
-#include "model/statistics.hpp"
+#include "gmem/profiler/statistics.hpp"
 #include "report/processes_view.hpp"
 
 namespace gmem::profiler {

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <type_traits>
 
-#include "model/statistics.hpp"
+#include "gmem/profiler/statistics.hpp"
 
 namespace gmem::profiler {
 namespace {

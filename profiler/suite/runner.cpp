@@ -11,7 +11,7 @@
 #include "gmem/profiler/counters.hpp"
 #include "gmem/profiler/environment.hpp"
 #include "measure/nvtx_range.hpp"
-#include "model/statistics.hpp"
+#include "gmem/profiler/statistics.hpp"
 #include "suite/scenarios.hpp"
 
 namespace gmem::profiler {

@@ -1,7 +1,7 @@
-// The one median every figure of gmem is made of (model/statistics.hpp).
+// The one median every figure of gmem is made of (gmem/profiler/statistics.hpp, the model's).
 #include <gtest/gtest.h>
 
-#include "model/statistics.hpp"
+#include "gmem/profiler/statistics.hpp"
 
 namespace gmem::profiler {
 namespace {
