@@ -200,11 +200,9 @@ std::pair<bool, bool> time_moved(const std::vector<double>& bs, const std::vecto
 // run entirely beyond every baseline trial counts: on an H200 the five trials of one run
 // all reserved 256 MiB (the least; other runs 256 to 512), and the next runs' 15 trials,
 // a third of them at 256 MiB too, would each have been a regression against it.
-movement counter_moved(const std::vector<double>& b, const std::vector<double>& c, double tol,
+// `bmin`, `bmax`: the baseline trials' extremes; `current`: the median of `c`.
+movement counter_moved(double bmin, double bmax, double current, const std::vector<double>& c, double tol,
                        bool growth_regresses, const trial_test& test) {
-  const double bmin = *std::min_element(b.begin(), b.end());
-  const double bmax = *std::max_element(b.begin(), b.end());
-  const double current = median(c);
   const auto [c_lo, c_hi] = std::minmax_element(c.begin(), c.end());
   const bool raced = relative(bmax, bmin) > tol || relative(*c_hi, *c_lo) > tol;
   const double up_from = raced ? *c_lo : current, down_from = raced ? *c_hi : current;
@@ -280,7 +278,7 @@ class comparer {
     double drift = 1;
     movement m = category == "time"
                      ? time_movement(row, b, c, b_measured, c_measured, tol, floor_us, test, with_phase, drift)
-                     : counter_moved(b, c, tol, growth_regresses, test);
+                     : counter_moved(bmin, bmax, current, c, tol, growth_regresses, test);
     if (!comparable) m.worse = m.better = false;
     const bool disagree = judged_apart(row, m);
     row.verdict = m.worse                                 ? "regression"
