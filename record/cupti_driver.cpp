@@ -133,16 +133,14 @@ int current_device() {
 // A stream under capture is not asked: cuStreamGetFlags fails there with
 // CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED and invalidates the capture, so that the program's next
 // wait on an event recorded in it returns CUDA_ERROR_INVALID_VALUE (docs/driver-facts.md).
-// cuStreamIsCapturing is made to be asked during a capture. Only a capture leaves the answer open
-// (asked again at the stream's next call); a stream the driver cannot say anything of is taken as
-// non-blocking, once. The default streams are the session's to answer (session::label_of).
+// cuStreamIsCapturing is made to be asked during a capture.
 std::optional<bool> stream_blocking(std::uint64_t stream) {
+  if (stream == legacy_stream || stream == per_thread_stream) return true;
   const auto s = reinterpret_cast<CUstream>(stream);
   CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
-  if (cuStreamIsCapturing(s, &capture) != CUDA_SUCCESS) return false;
-  if (capture != CU_STREAM_CAPTURE_STATUS_NONE) return std::nullopt;
+  if (cuStreamIsCapturing(s, &capture) != CUDA_SUCCESS || capture != CU_STREAM_CAPTURE_STATUS_NONE) return std::nullopt;
   unsigned int flags = 0;
-  if (cuStreamGetFlags(s, &flags) != CUDA_SUCCESS) return false;
+  if (cuStreamGetFlags(s, &flags) != CUDA_SUCCESS) return std::nullopt;
   return !(flags & CU_STREAM_NON_BLOCKING);
 }
 
