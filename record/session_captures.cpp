@@ -1,10 +1,46 @@
 // The recording session's handlers of captures, and of memory the capturing thread takes and frees.
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+
 #include "record/session_state.hpp"
 
 namespace gmem::record {
 
 using detail::here;
 using detail::thread_state;
+
+namespace {
+
+/// GMEM_RECORD_TRACE_MEMORY=1: one line on standard error for each device allocation, free and
+/// release the recording sees, with the thread and what it was doing (a capture, a warm-up into
+/// a named pool), for finding whose memory a bill line holds. Off unless asked.
+bool tracing_memory() noexcept {
+  static const bool on = [] {
+    const char* v = std::getenv("GMEM_RECORD_TRACE_MEMORY");
+    return v && *v && *v != '0';
+  }();
+  return on;
+}
+
+void trace_memory(const char* what, std::uint64_t handle, std::uint64_t bytes, const thread_state& t,
+                  int open) noexcept {
+  char line[320];
+  const int n = std::snprintf(line, sizeof line,
+                              "gmem-trace %s handle=0x%llx bytes=%llu thread=%ld capturing=0x%llx warmup=%s open=%d\n",
+                              what, static_cast<unsigned long long>(handle), static_cast<unsigned long long>(bytes),
+                              static_cast<long>(::syscall(SYS_gettid)),
+                              static_cast<unsigned long long>(t.capturing_any ? t.capturing : 0),
+                              t.warmup_pool.empty() ? "-" : t.warmup_pool.c_str(), open);
+  if (n > 0) {
+    [[maybe_unused]] const ssize_t w = ::write(2, line, static_cast<std::size_t>(std::min(n, static_cast<int>(sizeof line) - 1)));
+  }
+}
+
+}  // namespace
 
 void session::capture_begin(std::uint64_t stream) noexcept {
   if (forked_) return;
@@ -79,6 +115,7 @@ void session::device_alloc(std::uint64_t handle, std::uint64_t bytes, std::optio
   if (forked_) return;
   try {
     thread_state& t = here(this);
+    if (tracing_memory()) trace_memory("alloc", handle, bytes, t, open_contexts_.load(std::memory_order_relaxed));
     // Memory a capture takes, or a warm-up run the companion named: a private pool growing. On
     // a thread of neither, while exactly one is under way on another thread, it is that one's
     // (PyTorch's autograd engine runs the backward of a capture on its own thread).
@@ -105,6 +142,7 @@ void session::device_alloc(std::uint64_t handle, std::uint64_t bytes, std::optio
 
 void session::device_free(std::uint64_t address, std::optional<std::uint64_t> stream) noexcept {
   if (forked_) return;
+  if (tracing_memory()) trace_memory(stream ? "free-async" : "free", address, 0, here(this), open_contexts_.load(std::memory_order_relaxed));
   // A stream-ordered free of an address no graph has held (the frees a capture makes into its
   // graph, the program's own): nothing to record, known without a clock or the lock.
   if (stream && !rec_.might_hold(address)) return;
@@ -122,6 +160,7 @@ void session::device_free(std::uint64_t address, std::optional<std::uint64_t> st
 
 void session::release(std::uint64_t handle) noexcept {
   if (forked_) return;
+  if (tracing_memory()) trace_memory("release", handle, 0, here(this), open_contexts_.load(std::memory_order_relaxed));
   try {
     const timed cost(*this, cost_part::memory);
     const double now = driver_.now_us();
