@@ -1,5 +1,7 @@
 #include "report/number_runs.hpp"
 
+#include "report/fields.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -79,9 +81,7 @@ struct folder {
   }
 };
 
-[[noreturn]] void fail(const std::string& path, const std::string& what) {
-  throw std::invalid_argument(path + ": " + what);
-}
+using fields::fail;
 
 void expand(const json& list, std::size_t expected, const std::string& path, std::vector<std::uint64_t>& out) {
   if (!list.is_array()) fail(path, "must be an array of unsigned integers and [[...], times] repeats");

@@ -1,5 +1,6 @@
 #include "report/recording_json.hpp"
 
+#include "report/fields.hpp"
 #include "report/json_tree.hpp"
 #include "report/shared_values.hpp"
 
@@ -17,6 +18,7 @@ namespace gmem::profiler {
 namespace {
 
 using json = nlohmann::ordered_json;
+using namespace fields;  // NOLINT: the one way a report's fields are read
 
 // The four counters in the order the driver's attributes name them: [used_current, used_high,
 // reserved_current, reserved_high] (an object of four named members before: a recording of 2000
@@ -164,18 +166,6 @@ json pool_json(const recorded_pool& p) {
 // ---------------------------------------------------------------------------------------------
 // Reading: each accessor names the field's path in its message.
 
-[[noreturn]] void fail(const std::string& path, const std::string& problem) {
-  throw std::invalid_argument(path + " " + problem);
-}
-
-std::string at(const std::string& path, std::size_t i) { return path + "[" + std::to_string(i) + "]"; }
-std::string join(const std::string& path, const char* key) { return path + "." + key; }
-
-// A value for a message: a number as written, anything else by its type.
-std::string shown(const json& j) {
-  return j.is_number() ? j.dump() : std::string("a ") + j.type_name();
-}
-
 // "7 graphs (0 to 6)", "1 event (index 0)", "no events": the indexes that `count` things allow.
 std::string valid_indexes(std::size_t count, const char* one, const char* many) {
   if (count == 0) return std::string("no ") + many;
@@ -184,110 +174,12 @@ std::string valid_indexes(std::size_t count, const char* one, const char* many) 
   return n + " " + many + " (0 to " + std::to_string(count - 1) + ")";
 }
 
-const json* find(const json& o, const char* key) {
-  const auto it = o.find(key);
-  return it == o.end() ? nullptr : &*it;
-}
-
-const json& need(const json& o, const char* key, const std::string& path) {
-  const json* j = find(o, key);
-  if (!j) fail(join(path, key), "is missing");
-  return *j;
-}
-
-std::string text(const json& o, const char* key, const std::string& path, bool required = false,
-                 const std::string& fallback = "") {
-  const json* j = required ? &need(o, key, path) : find(o, key);
-  if (!j) return fallback;
-  if (!j->is_string()) fail(join(path, key), "must be a string");
-  return j->get<std::string>();
-}
-
-bool flag(const json& o, const char* key, const std::string& path, bool fallback = false) {
-  const json* j = find(o, key);
-  if (!j) return fallback;
-  if (!j->is_boolean()) fail(join(path, key), "must be true or false");
-  return j->get<bool>();
-}
-
-std::uint64_t u64(const json& o, const char* key, const std::string& path, bool required = false) {
-  const json* j = required ? &need(o, key, path) : find(o, key);
-  if (!j) return 0;
-  if (!j->is_number_unsigned()) fail(join(path, key), "must be an integer >= 0, is " + shown(*j));
-  return j->get<std::uint64_t>();
-}
-
-std::int64_t i64(const json& o, const char* key, const std::string& path) {
-  const json* j = find(o, key);
-  if (!j) return 0;
-  if (!j->is_number_integer()) fail(join(path, key), "must be an integer, is " + shown(*j));
-  if (j->is_number_unsigned() &&
-      j->get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
-    fail(join(path, key), "is out of range: " + j->dump() + " (at most " +
-                              std::to_string(std::numeric_limits<std::int64_t>::max()) + ")");
-  }
-  return j->get<std::int64_t>();
-}
-
-int small(const json& o, const char* key, const std::string& path, bool required = false) {
-  const std::uint64_t v = u64(o, key, path, required);
-  if (v > static_cast<std::uint64_t>(std::numeric_limits<int>::max())) {
-    fail(join(path, key), "is out of range: " + std::to_string(v) + " (0 to " +
-                              std::to_string(std::numeric_limits<int>::max()) + ")");
-  }
-  return static_cast<int>(v);
-}
-
-// Times: finite and >= 0 (null is how a non-finite one is written: refused).
-double time_us(const json& o, const char* key, const std::string& path, bool required = false) {
-  const json* j = required ? &need(o, key, path) : find(o, key);
-  if (!j) return 0;
-  if (!j->is_number() || !std::isfinite(j->get<double>()) || j->get<double>() < 0) {
-    fail(join(path, key), "must be a finite number of microseconds >= 0");
-  }
-  return j->get<double>();
-}
-
-const json& array(const json& o, const char* key, const std::string& path, bool required = false) {
-  const json* j = required ? &need(o, key, path) : find(o, key);
-  if (!j) return empty_json_array();
-  if (!j->is_array()) fail(join(path, key), "must be an array");
-  return *j;
-}
-
-const json& object_at(const json& a, std::size_t i, const std::string& path) {
-  if (!a[i].is_object()) fail(at(path, i), "must be an object");
-  return a[i];
-}
-
-std::vector<int> ints(const json& o, const char* key, const std::string& path) {
-  std::vector<int> out;
-  const json& a = array(o, key, path);
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (!a[i].is_number_unsigned() || a[i].get<std::uint64_t>() > 1024) {
-      fail(at(join(path, key), i), "must be a device index from 0 to 1024, is " + shown(a[i]));
-    }
-    out.push_back(a[i].get<int>());
-  }
-  return out;
-}
-
-std::vector<std::string> strings(const json& o, const char* key, const std::string& path) {
-  std::vector<std::string> out;
-  const json& a = array(o, key, path);
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (!a[i].is_string()) fail(at(join(path, key), i), "must be a string");
-    out.push_back(a[i].get<std::string>());
-  }
-  return out;
-}
-
 counters read_counters(const json& o, const std::string& path) {
   if (o.is_array()) {
     if (o.size() != 4) fail(path, "must hold four counters [used_current, used_high, reserved_current, reserved_high]");
     std::uint64_t v[4];
     for (std::size_t k = 0; k < 4; ++k) {
-      if (!o[k].is_number_unsigned()) fail(at(path, k), "must be an unsigned integer (bytes), is " + shown(o[k]));
+      if (!o[k].is_number_unsigned()) fail(at(path, k), "must be an unsigned integer (bytes), is " + kind_of(o[k]));
       v[k] = o[k].get<std::uint64_t>();
     }
     return counters{v[0], v[1], v[2], v[3]};
@@ -298,53 +190,53 @@ counters read_counters(const json& o, const std::string& path) {
   }
   if (!o.is_object()) fail(path, "must be an array of four counters, or one number where the four are equal");
   counters c;
-  c.used_current = u64(o, "used_current", path, true);
-  c.used_high = u64(o, "used_high", path, true);
-  c.reserved_current = u64(o, "reserved_current", path, true);
-  c.reserved_high = u64(o, "reserved_high", path, true);
+  c.used_current = u64(o, "used_current", path);
+  c.used_high = u64(o, "used_high", path);
+  c.reserved_current = u64(o, "reserved_current", path);
+  c.reserved_high = u64(o, "reserved_high", path);
   return c;
 }
 
 recorded_event read_event(const json& j, const std::string& path) {
   recorded_event e;
-  e.t_us = time_us(j, "t_us", path, true);
-  e.kind = text(j, "kind", path, true);
-  e.cls = text(j, "class", path);
-  e.device = small(j, "device", path);
-  e.host_us = time_us(j, "host_us", path);
-  e.stream = text(j, "stream", path);
+  e.t_us = time_us(j, "t_us", path);
+  e.kind = text(j, "kind", path);
+  e.cls = text(j, "class", path, optional);
+  e.device = integer(j, "device", path, optional);
+  e.host_us = time_us(j, "host_us", path, optional);
+  e.stream = text(j, "stream", path, optional);
   if (const json* b = find(j, "before")) e.before = read_counters(*b, join(path, "before"));
   if (const json* a = find(j, "after")) e.after = read_counters(*a, join(path, "after"));
-  e.result = text(j, "result", path);
+  e.result = text(j, "result", path, optional);
   e.concurrent = flag(j, "concurrent", path);
-  e.growth_bytes = i64(j, "growth_bytes", path);
+  e.growth_bytes = i64(j, "growth_bytes", path, optional);
   return e;
 }
 
 recorded_graph read_graph(const json& j, const std::string& path,
                           const std::vector<std::vector<std::string>>& stacks, const std::string& common_method) {
   recorded_graph g;
-  g.name = text(j, "name", path, true);
+  g.name = text(j, "name", path);
   if (g.name.empty()) fail(join(path, "name"), "must not be empty");
-  g.identity = text(j, "identity", path);
-  g.site = text(j, "site", path);
-  g.kind = text(j, "kind", path, false, "memory_nodes");
+  g.identity = text(j, "identity", path, optional);
+  g.site = text(j, "site", path, optional);
+  g.kind = text(j, "kind", path, optional, "memory_nodes");
   if (g.kind != "memory_nodes" && g.kind != "private_pool") {
     fail(join(path, "kind"), "must be \"memory_nodes\" or \"private_pool\", is \"" + g.kind + "\"");
   }
-  g.nvtx = text(j, "nvtx", path);
-  g.stream = text(j, "stream", path);
-  g.sequence = u64(j, "sequence", path);
-  g.pid = static_cast<long>(i64(j, "pid", path));
-  g.devices = ints(j, "devices", path);
-  g.peers = ints(j, "peers", path);
-  g.nodes = u64(j, "nodes", path);
-  g.launches = u64(j, "launches", path);
-  g.steady_launches = u64(j, "steady_launches", path);
-  g.slow_launches = u64(j, "slow_launches", path);
-  g.failed_calls = u64(j, "failed_calls", path);
-  g.instances = find(j, "instances") ? u64(j, "instances", path) : 1;
-  g.events_dropped = u64(j, "events_dropped", path);
+  g.nvtx = text(j, "nvtx", path, optional);
+  g.stream = text(j, "stream", path, optional);
+  g.sequence = u64(j, "sequence", path, optional);
+  g.pid = static_cast<long>(i64(j, "pid", path, optional));
+  g.devices = devices(j, "devices", path);
+  g.peers = devices(j, "peers", path);
+  g.nodes = u64(j, "nodes", path, optional);
+  g.launches = u64(j, "launches", path, optional);
+  g.steady_launches = u64(j, "steady_launches", path, optional);
+  g.slow_launches = u64(j, "slow_launches", path, optional);
+  g.failed_calls = u64(j, "failed_calls", path, optional);
+  g.instances = find(j, "instances") ? u64(j, "instances", path, optional) : 1;
+  g.events_dropped = u64(j, "events_dropped", path, optional);
   if (const json* f = find(j, "flags")) {
     const std::string fp = join(path, "flags");
     g.flags_known = true;
@@ -356,7 +248,7 @@ recorded_graph read_graph(const json& j, const std::string& path,
                                         [&word](const auto& fl) { return word == fl.first; });
         if (named == std::end(flag_names)) {
           fail(at(fp, k), "must name a flag (auto_free_on_launch, upload, device_launch or use_node_priority), is " +
-                              shown(name));
+                              kind_of(name));
         }
         g.flags.*(named->second) = true;
       }
@@ -365,18 +257,18 @@ recorded_graph read_graph(const json& j, const std::string& path,
       for (const auto& [name, member] : flag_names) g.flags.*member = flag(*f, name, fp);
     }
   }
-  g.growth_bytes = u64(j, "growth_bytes", path);
-  g.own_footprint_bytes = u64(j, "own_footprint_bytes", path);
-  g.own_footprint_method = find(j, "own_footprint_method") ? text(j, "own_footprint_method", path) : common_method;
-  g.held_requested_bytes = u64(j, "held_requested_bytes", path);
-  g.held_granule_bytes = u64(j, "held_granule_bytes", path);
-  g.capture_pool_growth_bytes = u64(j, "capture_pool_growth_bytes", path);
-  g.pool_id = text(j, "pool_id", path);
-  g.exec_state_bytes = i64(j, "exec_state_bytes", path);
-  g.python_site = text(j, "python_site", path);
-  g.framework_label = text(j, "framework_label", path);
+  g.growth_bytes = u64(j, "growth_bytes", path, optional);
+  g.own_footprint_bytes = u64(j, "own_footprint_bytes", path, optional);
+  g.own_footprint_method = find(j, "own_footprint_method") ? text(j, "own_footprint_method", path, optional) : common_method;
+  g.held_requested_bytes = u64(j, "held_requested_bytes", path, optional);
+  g.held_granule_bytes = u64(j, "held_granule_bytes", path, optional);
+  g.capture_pool_growth_bytes = u64(j, "capture_pool_growth_bytes", path, optional);
+  g.pool_id = text(j, "pool_id", path, optional);
+  g.exec_state_bytes = i64(j, "exec_state_bytes", path, optional);
+  g.python_site = text(j, "python_site", path, optional);
+  g.framework_label = text(j, "framework_label", path, optional);
   if (find(j, "stack")) {
-    const std::uint64_t k = u64(j, "stack", path);
+    const std::uint64_t k = u64(j, "stack", path, optional);
     if (k >= stacks.size()) {
       fail(join(path, "stack"), "names stack " + std::to_string(k) + "; stacks has " +
                                     valid_indexes(stacks.size(), "stack", "stacks"));
@@ -390,7 +282,7 @@ recorded_graph read_graph(const json& j, const std::string& path,
 
 // A graph's events (`j`: the graph as written, whether or not its site states some of its values).
 void read_events(const json& j, const std::string& path, recorded_graph& g) {
-  const json& events = array(j, "events", path, true);
+  const json& events = array(j, "events", path);
   const std::string ep = join(path, "events");
   g.events.reserve(events.size());
   for (std::size_t i = 0; i < events.size(); ++i) g.events.push_back(read_event(object_at(events, i, ep), at(ep, i)));
@@ -398,38 +290,38 @@ void read_events(const json& j, const std::string& path, recorded_graph& g) {
 
 recorded_pool read_pool(const json& j, const std::string& path) {
   recorded_pool p;
-  p.device = small(j, "device", path, true);
-  p.process = text(j, "process", path);
-  p.high_bytes = u64(j, "high_bytes", path, true);
-  p.end_bytes = u64(j, "end_bytes", path);
-  p.start_bytes = u64(j, "start_bytes", path);
-  p.model_high_bytes = u64(j, "model_high_bytes", path);
-  p.high_t_us = time_us(j, "high_t_us", path);
-  p.high_graph = text(j, "high_graph", path);
-  p.high_event = text(j, "high_event", path);
+  p.device = integer(j, "device", path);
+  p.process = text(j, "process", path, optional);
+  p.high_bytes = u64(j, "high_bytes", path);
+  p.end_bytes = u64(j, "end_bytes", path, optional);
+  p.start_bytes = u64(j, "start_bytes", path, optional);
+  p.model_high_bytes = u64(j, "model_high_bytes", path, optional);
+  p.high_t_us = time_us(j, "high_t_us", path, optional);
+  p.high_graph = text(j, "high_graph", path, optional);
+  p.high_event = text(j, "high_event", path, optional);
   p.high_concurrent = flag(j, "high_concurrent", path);
-  p.private_pool_bytes = u64(j, "private_pool_bytes", path);
-  const json& attribution = array(j, "attribution", path, true);
+  p.private_pool_bytes = u64(j, "private_pool_bytes", path, optional);
+  const json& attribution = array(j, "attribution", path);
   for (std::size_t i = 0; i < attribution.size(); ++i) {
     const std::string ip = at(join(path, "attribution"), i);
     const json& s = object_at(attribution, i, join(path, "attribution"));
-    p.attribution.push_back({text(s, "graph", ip, true), text(s, "why", ip, true), u64(s, "bytes", ip, true)});
+    p.attribution.push_back({text(s, "graph", ip), text(s, "why", ip), u64(s, "bytes", ip)});
   }
-  const json& diagnostics = array(j, "diagnostics", path);
+  const json& diagnostics = array(j, "diagnostics", path, optional);
   for (std::size_t i = 0; i < diagnostics.size(); ++i) {
     const std::string ip = at(join(path, "diagnostics"), i);
     const json& d = object_at(diagnostics, i, join(path, "diagnostics"));
-    p.diagnostics.push_back({text(d, "code", ip, true), text(d, "severity", ip, true),
-                             text(d, "message", ip, true), u64(d, "bytes", ip)});
+    p.diagnostics.push_back({text(d, "code", ip), text(d, "severity", ip),
+                             text(d, "message", ip), u64(d, "bytes", ip, optional)});
   }
-  const json& timeline = array(j, "timeline", path);
+  const json& timeline = array(j, "timeline", path, optional);
   const std::string tp = join(path, "timeline");
   p.timeline.reserve(timeline.size());
   for (std::size_t i = 0; i < timeline.size(); ++i) {
     const std::string ip = at(tp, i);
     const json& t = object_at(timeline, i, tp);
-    p.timeline.push_back({time_us(t, "t_us", ip, true), text(t, "graph", ip), text(t, "event", ip, true),
-                          u64(t, "reserved_bytes", ip, true), i64(t, "growth_bytes", ip), flag(t, "concurrent", ip)});
+    p.timeline.push_back({time_us(t, "t_us", ip), text(t, "graph", ip, optional), text(t, "event", ip),
+                          u64(t, "reserved_bytes", ip), i64(t, "growth_bytes", ip, optional), flag(t, "concurrent", ip)});
   }
   return p;
 }
@@ -487,65 +379,65 @@ namespace {
 
 framework_pool read_framework_pool(const json& j, const std::string& path) {
   framework_pool p;
-  p.id = text(j, "id", path, true);
-  p.device = small(j, "device", path);
-  p.warmup_bytes = u64(j, "warmup_bytes", path);
-  p.capture_bytes = u64(j, "capture_bytes", path);
-  p.released_bytes = u64(j, "released_bytes", path);
-  p.retained_bytes = u64(j, "retained_bytes", path);
-  p.peak_bytes = u64(j, "peak_bytes", path);
-  p.snapshot_bytes = find(j, "snapshot_bytes") ? static_cast<std::int64_t>(u64(j, "snapshot_bytes", path)) : -1;
+  p.id = text(j, "id", path);
+  p.device = integer(j, "device", path, optional);
+  p.warmup_bytes = u64(j, "warmup_bytes", path, optional);
+  p.capture_bytes = u64(j, "capture_bytes", path, optional);
+  p.released_bytes = u64(j, "released_bytes", path, optional);
+  p.retained_bytes = u64(j, "retained_bytes", path, optional);
+  p.peak_bytes = u64(j, "peak_bytes", path, optional);
+  p.snapshot_bytes = find(j, "snapshot_bytes") ? static_cast<std::int64_t>(u64(j, "snapshot_bytes", path, optional)) : -1;
   p.graphs = strings(j, "graphs", path);
   return p;
 }
 
 graph_bill read_bill(const json& j, const std::string& path) {
   graph_bill b;
-  b.device = small(j, "device", path, true);
-  b.end = text(j, "end", path);
-  b.process = text(j, "process", path);
+  b.device = integer(j, "device", path);
+  b.end = text(j, "end", path, optional);
+  b.process = text(j, "process", path, optional);
   if (const json* n = find(j, "memory_node_pool")) {
     const std::string np = join(path, "memory_node_pool");
     if (!n->is_object()) fail(np, "must be an object");
     b.node_pool_seen = true;
-    b.node_pool_high_bytes = u64(*n, "high_bytes", np, true);
-    b.node_pool_retained_bytes = u64(*n, "retained_bytes", np, true);
+    b.node_pool_high_bytes = u64(*n, "high_bytes", np);
+    b.node_pool_retained_bytes = u64(*n, "retained_bytes", np);
   }
   if (const json* f = find(j, "framework_pools")) {
     const std::string fp = join(path, "framework_pools");
     if (!f->is_object()) fail(fp, "must be an object");
     b.framework_seen = true;
     b.framework_named = flag(*f, "named", fp);
-    b.framework_warmup_bytes = u64(*f, "warmup_bytes", fp);
-    b.framework_capture_bytes = u64(*f, "capture_bytes", fp);
-    b.framework_retained_bytes = u64(*f, "retained_bytes", fp, true);
-    b.framework_peak_bytes = u64(*f, "peak_bytes", fp);
-    b.framework_snapshot_bytes = find(*f, "snapshot_bytes") ? static_cast<std::int64_t>(u64(*f, "snapshot_bytes", fp)) : -1;
+    b.framework_warmup_bytes = u64(*f, "warmup_bytes", fp, optional);
+    b.framework_capture_bytes = u64(*f, "capture_bytes", fp, optional);
+    b.framework_retained_bytes = u64(*f, "retained_bytes", fp);
+    b.framework_peak_bytes = u64(*f, "peak_bytes", fp, optional);
+    b.framework_snapshot_bytes = find(*f, "snapshot_bytes") ? static_cast<std::int64_t>(u64(*f, "snapshot_bytes", fp, optional)) : -1;
   }
   if (const json* e = find(j, "exec_state")) {
     const std::string ep = join(path, "exec_state");
     if (!e->is_object()) fail(ep, "must be an object");
     b.exec_state_measured = true;
-    b.exec_state_bytes = u64(*e, "bytes", ep, true);
-    b.exec_state_instantiations = u64(*e, "instantiations", ep);
-    b.exec_state_unmeasured = u64(*e, "unmeasured", ep);
+    b.exec_state_bytes = u64(*e, "bytes", ep);
+    b.exec_state_instantiations = u64(*e, "instantiations", ep, optional);
+    b.exec_state_unmeasured = u64(*e, "unmeasured", ep, optional);
   }
   if (const json* p = find(j, "process_memory")) {
     const std::string pp = join(path, "process_memory");
     if (!p->is_object()) fail(pp, "must be an object");
     b.process_measured = true;
-    b.process_delta_bytes = i64(*p, "delta_bytes", pp);
-    b.not_graph_bytes = i64(*p, "not_graph_bytes", pp);
+    b.process_delta_bytes = i64(*p, "delta_bytes", pp, optional);
+    b.not_graph_bytes = i64(*p, "not_graph_bytes", pp, optional);
   }
   if (const json* o = find(j, "own")) {
     const std::string op = join(path, "own");
     if (!o->is_object()) fail(op, "must be an object");
-    const std::string hook = text(*o, "hook", op, true);
+    const std::string hook = text(*o, "hook", op);
     if (hook != "interpose" && hook != "cupti") fail(join(op, "hook"), "must be \"interpose\" or \"cupti\"");
     set_own_hook(b, hook);
     if (find(*o, "bytes")) {
       if (!b.own_apart) fail(join(op, "bytes"), "is given, but CUPTI's own memory is not told apart (hook \"cupti\")");
-      b.own_bytes = u64(*o, "bytes", op);
+      b.own_bytes = u64(*o, "bytes", op, optional);
     }
   }
   return b;
@@ -644,7 +536,7 @@ json point_json(const recording::point& p) {
 // The call stacks that graphs name by index: each an array of frames.
 std::vector<std::vector<std::string>> read_stacks(const json& j, const std::string& path) {
   std::vector<std::vector<std::string>> stacks;
-  const json& stack_list = array(j, "stacks", path);
+  const json& stack_list = array(j, "stacks", path, optional);
   for (std::size_t i = 0; i < stack_list.size(); ++i) {
     const std::string sp = at(join(path, "stacks"), i);
     if (!stack_list[i].is_array()) fail(sp, "must be an array of frames");
@@ -703,10 +595,10 @@ recorded_graph read_graph_of_site(const json& g, const std::string& gp, const js
 
 recording::point read_point(const json& t, const std::string& ip) {
   recording::point p;
-  p.t_us = time_us(t, "t_us", ip, true);
-  p.device = small(t, "device", ip);
-  p.event = text(t, "event", ip);
-  p.graph = text(t, "graph", ip);
+  p.t_us = time_us(t, "t_us", ip);
+  p.device = integer(t, "device", ip, optional);
+  p.event = text(t, "event", ip, optional);
+  p.graph = text(t, "graph", ip, optional);
   const json* values = find(t, "counters");
   p.values = values ? read_counters(*values, join(ip, "counters")) : read_counters(t, ip);
   return p;
@@ -716,19 +608,19 @@ recording::point read_point(const json& t, const std::string& ip) {
 sequence_step read_step(const json& s, const std::string& ip, const std::string& path,
                         const std::vector<recorded_graph>& graphs) {
   sequence_step st;
-  st.op = text(s, "op", ip, true);
-  st.graph = find(s, "graph") ? i64(s, "graph", ip) : -1;
+  st.op = text(s, "op", ip);
+  st.graph = find(s, "graph") ? i64(s, "graph", ip, optional) : -1;
   if (st.graph >= static_cast<std::int64_t>(graphs.size()) || st.graph < -1) {
     fail(join(ip, "graph"), "names graph " + std::to_string(st.graph) + "; " + join(path, "graphs") +
                                 " has " + valid_indexes(graphs.size(), "graph", "graphs"));
   }
-  st.stream = text(s, "stream", ip);
-  st.device = find(s, "device") ? small(s, "device", ip) : -1;
-  st.count = find(s, "count") ? u64(s, "count", ip) : 1;
-  st.address = u64(s, "address", ip);
-  st.held = find(s, "held") ? i64(s, "held", ip) : -1;
-  st.event = find(s, "event") ? i64(s, "event", ip) : -1;
-  st.upto = find(s, "upto") ? i64(s, "upto", ip) : -1;
+  st.stream = text(s, "stream", ip, optional);
+  st.device = find(s, "device") ? integer(s, "device", ip, optional) : -1;
+  st.count = find(s, "count") ? u64(s, "count", ip, optional) : 1;
+  st.address = u64(s, "address", ip, optional);
+  st.held = find(s, "held") ? i64(s, "held", ip, optional) : -1;
+  st.event = find(s, "event") ? i64(s, "event", ip, optional) : -1;
+  st.upto = find(s, "upto") ? i64(s, "upto", ip, optional) : -1;
   if (st.upto < -1 || (st.upto >= 0 && (st.op != "sync" || st.stream.empty()))) {
     fail(join(ip, "upto"), "is " + std::to_string(st.upto) +
                                ": only a sync of one stream names the launch it completes up to (1 or more)");
@@ -749,20 +641,20 @@ sequence_step read_step(const json& s, const std::string& ip, const std::string&
 
 recorded_process read_process(const json& p, const std::string& ip) {
   recorded_process rp;
-  rp.pid = static_cast<long>(i64(p, "pid", ip));
-  rp.rank = text(p, "rank", ip);
-  rp.command = text(p, "command", ip);
-  rp.report = text(p, "report", ip);
-  rp.graphs = static_cast<std::size_t>(u64(p, "graphs", ip));
+  rp.pid = static_cast<long>(i64(p, "pid", ip, optional));
+  rp.rank = text(p, "rank", ip, optional);
+  rp.command = text(p, "command", ip, optional);
+  rp.report = text(p, "report", ip, optional);
+  rp.graphs = static_cast<std::size_t>(u64(p, "graphs", ip, optional));
   return rp;
 }
 
 record_cost read_record_cost(const json& c, const std::string& ip) {
   record_cost rc;
-  rc.part = text(c, "part", ip, true);
-  rc.process = text(c, "process", ip);
-  rc.calls = u64(c, "calls", ip);
-  rc.us = time_us(c, "us", ip, true);
+  rc.part = text(c, "part", ip);
+  rc.process = text(c, "process", ip, optional);
+  rc.calls = u64(c, "calls", ip, optional);
+  rc.us = time_us(c, "us", ip);
   return rc;
 }
 
@@ -770,7 +662,7 @@ record_cost read_record_cost(const json& c, const std::string& ip) {
 template <typename Read>
 auto read_list(const json& j, const char* key, const std::string& path, Read read_one) {
   std::vector<decltype(read_one(j, path))> out;
-  const json& list = array(j, key, path);
+  const json& list = array(j, key, path, optional);
   for (std::size_t i = 0; i < list.size(); ++i) {
     out.push_back(read_one(object_at(list, i, join(path, key)), at(join(path, key), i)));
   }
@@ -884,28 +776,28 @@ recording recording_from_json(const json& j, const std::string& path, const for_
   if (!j.is_object()) fail(path, "must be an object");
   recording r;
   r.partial = flag(j, "partial", path);
-  r.partial_reason = text(j, "partial_reason", path);
-  r.command = text(j, "command", path);
-  r.pid = static_cast<long>(i64(j, "pid", path));
-  r.rank = text(j, "rank", path);
-  r.name_from = text(j, "name_from", path, false, "nvtx");
-  r.graphs_without_memory_nodes = u64(j, "graphs_without_memory_nodes", path);
+  r.partial_reason = text(j, "partial_reason", path, optional);
+  r.command = text(j, "command", path, optional);
+  r.pid = static_cast<long>(i64(j, "pid", path, optional));
+  r.rank = text(j, "rank", path, optional);
+  r.name_from = text(j, "name_from", path, optional, "nvtx");
+  r.graphs_without_memory_nodes = u64(j, "graphs_without_memory_nodes", path, optional);
   r.notes = strings(j, "notes", path);
   r.analysis_deferred = flag(j, "analysis_deferred", path);
   const std::vector<std::vector<std::string>> stacks = read_stacks(j, path);
-  const std::string common_method = text(j, "own_footprint_method", path);
+  const std::string common_method = text(j, "own_footprint_method", path, optional);
   const json* site_fields = read_site_fields(j, path);
   // The graphs, the counter points and the calls are read in runs on `each`'s threads (a
   // recording of 16,000 rounds: tens of thousands of each); what is read, and the first error in
   // order, are the same.
-  const json& graphs = array(j, "graphs", path, true);
+  const json& graphs = array(j, "graphs", path);
   const std::string graphs_path = join(path, "graphs");
   r.graphs.resize(graphs.size());
   run_in_runs(each, graphs.size(), 64, [&](std::size_t i) {
     r.graphs[i] = read_graph_of_site(object_at(graphs, i, graphs_path), at(graphs_path, i), site_fields, stacks,
                                      common_method);
   });
-  const json& timeline = array(j, "timeline", path);
+  const json& timeline = array(j, "timeline", path, optional);
   const std::string tp = join(path, "timeline");
   r.timeline.resize(timeline.size());
   run_in_runs(each, timeline.size(), 512, [&](std::size_t i) {
@@ -914,7 +806,7 @@ recording recording_from_json(const json& j, const std::string& path, const for_
   });
   if (flag(j, "timeline_from_events", path)) r.timeline = merge_points(event_points(r), r.timeline);
   r.pools = read_list(j, "pools", path, read_pool);
-  const json& sequence = array(j, "sequence", path);
+  const json& sequence = array(j, "sequence", path, optional);
   const std::string sp = join(path, "sequence");
   r.sequence.resize(sequence.size());
   run_in_runs(each, sequence.size(), 512, [&](std::size_t i) {

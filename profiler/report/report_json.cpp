@@ -26,6 +26,7 @@
 
 #include "gmem/profiler/lifetime.hpp"
 #include "gmem/profiler/parallel_for.hpp"
+#include "report/fields.hpp"
 #include "report/json_tree.hpp"
 #include "report/number_runs.hpp"
 #include "report/recording_json.hpp"
@@ -36,6 +37,7 @@
 namespace gmem::profiler {
 
 using json = nlohmann::ordered_json;
+using namespace fields;  // NOLINT: the one way a report's fields are read
 namespace fs = std::filesystem;
 
 report_error::report_error(kind k, const std::string& message)
@@ -375,338 +377,204 @@ constexpr const char* recording_advice =
     "`gmemprof record --out FILE -- COMMAND`, or list every problem with "
     "tools/validate_report.py reports/schema/report.schema.json FILE";
 
-class reader {
- public:
-  // `recording`: the report has a "recorded" section (gmemprof record wrote it).
-  reader(const std::string& source, bool recording)
-      : source_(source), advice_(recording ? recording_advice : suite_advice) {}
 
-  [[noreturn]] void fail(const std::string& path, const std::string& problem) const {
-    fail(path + " " + problem);
-  }
-
-  // `what` names the field and the problem.
-  [[noreturn]] void fail(const std::string& what) const {
-    throw report_error(report_error::kind::invalid, "report '" + source_ + "': " + what + advice_);
-  }
-
-  const json& field(const json& object, const char* key, const std::string& path) const {
-    const auto it = object.find(key);
-    if (it == object.end()) fail(join(path, key), "is missing");
-    return *it;
-  }
-
-  const json& object(const json& object_, const char* key, const std::string& path) const {
-    const json& j = field(object_, key, path);
-    if (!j.is_object()) fail(join(path, key), "must be an object, is " + kind_of(j));
-    return j;
-  }
-
-  const json& array(const json& object_, const char* key, const std::string& path) const {
-    const json& j = field(object_, key, path);
-    if (!j.is_array()) fail(join(path, key), "must be an array, is " + kind_of(j));
-    return j;
-  }
-
-  // An optional boolean: false where absent.
-  bool flag(const json& object_, const char* key, const std::string& path) const {
-    if (!object_.is_object() || !object_.contains(key)) return false;
-    const json& j = object_.at(key);
-    if (!j.is_boolean()) fail(join(path, key), "must be true or false, is " + kind_of(j));
-    return j.get<bool>();
-  }
-
-  std::string string(const json& object_, const char* key, const std::string& path) const {
-    const json& j = field(object_, key, path);
-    if (!j.is_string()) fail(join(path, key), "must be a string, is " + kind_of(j));
-    return j.get<std::string>();
-  }
-
-  // Names that key a scenario, a phase or a diagnostic: empty would match nothing useful.
-  std::string name(const json& object_, const char* key, const std::string& path) const {
-    std::string s = string(object_, key, path);
-    if (s.empty()) fail(join(path, key), "must not be empty");
-    return s;
-  }
-
-  std::uint64_t u64(const json& object_, const char* key, const std::string& path) const {
-    const json& j = field(object_, key, path);
-    if (!j.is_number_unsigned()) {
-      fail(join(path, key), "must be an integer >= 0, is " + kind_of(j));
-    }
-    return j.get<std::uint64_t>();
-  }
-
-  std::size_t size(const json& object_, const char* key, const std::string& path) const {
-    const std::uint64_t v = u64(object_, key, path);
-    if (v > std::numeric_limits<std::size_t>::max()) {
-      fail(join(path, key), "is too large: " + std::to_string(v) + " (at most " +
-                                std::to_string(std::numeric_limits<std::size_t>::max()) + ")");
-    }
-    return static_cast<std::size_t>(v);
-  }
-
-  // Every int field of a report (device index and count, CUDA versions) is >= 0.
-  int integer(const json& object_, const char* key, const std::string& path) const {
-    const std::uint64_t v = u64(object_, key, path);
-    if (v > static_cast<std::uint64_t>(std::numeric_limits<int>::max())) {
-      fail(join(path, key), "is out of range: " + std::to_string(v) + " (0 to " +
-                                std::to_string(std::numeric_limits<int>::max()) + ")");
-    }
-    return static_cast<int>(v);
-  }
-
-  // null is how the writer stores a value that is not finite.
-  double real(const json& object_, const char* key, const std::string& path) const {
-    const json& j = field(object_, key, path);
-    if (j.is_null()) return std::numeric_limits<double>::quiet_NaN();
-    if (!j.is_number()) fail(join(path, key), "must be a number, is " + kind_of(j));
-    return j.get<double>();
-  }
-
-  // A time in microseconds: a finite number >= 0. A negative or non-finite time (null is how a
-  // non-finite double is written) was not measured, and a check against it would mean nothing.
-  double time_us(const json& object_, const char* key, const std::string& path) const {
-    const json& j = field(object_, key, path);
-    if (!j.is_number() && !j.is_null()) {
-      fail(join(path, key), "must be a number, is " + kind_of(j));
-    }
-    const double v = j.is_null() ? std::numeric_limits<double>::quiet_NaN() : j.get<double>();
-    if (!std::isfinite(v) || v < 0) {
-      fail(join(path, key), "is " + (j.is_null() ? std::string("null (not finite)") : j.dump()) +
-                                ": a time must be a finite number of microseconds >= 0");
-    }
-    return v;
-  }
-
-  static std::optional<std::int64_t> as_int64(const json& j) {
-    if (j.is_number_unsigned()) {
-      const auto u = j.get<std::uint64_t>();
-      if (u > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
-        return std::nullopt;
-      }
-      return static_cast<std::int64_t>(u);
-    }
-    if (j.is_number_integer()) return j.get<std::int64_t>();
-    return std::nullopt;
-  }
-
-  static std::string join(const std::string& path, const char* key) {
-    return path.empty() ? std::string(key) : path + "." + key;
-  }
-
-  static std::string at(const std::string& path, std::size_t index) {
-    return path + "[" + std::to_string(index) + "]";
-  }
-
-  static std::string kind_of(const json& j) {
-    if (j.is_number_integer() && !j.is_number_unsigned()) return "the negative integer " + j.dump();
-    if (j.is_number_float()) return "the number " + j.dump();
-    return std::string(j.type_name());
-  }
-
- private:
-  const std::string& source_;
-  const char* advice_;
-};
-
-stats read_stats(const reader& in, const json& parent, const char* key, const std::string& path) {
-  const json& j = in.object(parent, key, path);
-  const std::string p = reader::join(path, key);
+stats read_stats(const json& parent, const char* key, const std::string& path) {
+  const json& j = object(parent, key, path);
+  const std::string p = join(path, key);
   stats s;
-  s.count = in.size(j, "count", p);
-  s.median_us = in.time_us(j, "median_us", p);
-  s.min_us = in.time_us(j, "min_us", p);
-  s.max_us = in.time_us(j, "max_us", p);
+  s.count = size(j, "count", p);
+  s.median_us = time_us(j, "median_us", p);
+  s.min_us = time_us(j, "min_us", p);
+  s.max_us = time_us(j, "max_us", p);
   return s;
 }
 
 // The four graph memory counters as the driver keeps them: what is used is reserved, and a
 // high watermark is at least the current value (also right after a reset; measured on H100 and
 // H200: tests/gpu/profiler_test.cu). Counters that contradict that were not read from a driver.
-void refuse_above(const reader& in, const std::string& path, const char* a, std::uint64_t va,
+void refuse_above(const std::string& path, const char* a, std::uint64_t va,
                   const char* b, std::uint64_t vb) {
   if (va > vb) {
-    in.fail(path, std::string("has ") + a + " " + std::to_string(va) + " above " + b + " " +
+    fail(path, std::string("has ") + a + " " + std::to_string(va) + " above " + b + " " +
                       std::to_string(vb) +
                       ": counters that contradict each other (used memory is reserved, and a "
                       "high watermark is at least the current value)");
   }
 }
 
-void check_counters(const reader& in, const counters& c, const std::string& path) {
-  refuse_above(in, path, "used_current", c.used_current, "reserved_current", c.reserved_current);
-  refuse_above(in, path, "used_high", c.used_high, "reserved_high", c.reserved_high);
-  refuse_above(in, path, "used_current", c.used_current, "used_high", c.used_high);
-  refuse_above(in, path, "reserved_current", c.reserved_current, "reserved_high", c.reserved_high);
+void check_counters(const counters& c, const std::string& path) {
+  refuse_above(path, "used_current", c.used_current, "reserved_current", c.reserved_current);
+  refuse_above(path, "used_high", c.used_high, "reserved_high", c.reserved_high);
+  refuse_above(path, "used_current", c.used_current, "used_high", c.used_high);
+  refuse_above(path, "reserved_current", c.reserved_current, "reserved_high", c.reserved_high);
 }
 
-environment read_environment(const reader& in, const json& root) {
-  const json& j = in.object(root, "environment", "");
+environment read_environment(const json& root) {
+  const json& j = object(root, "environment", "");
   const std::string p = "environment";
   environment e;
-  e.device_name = in.string(j, "device_name", p);
-  e.device_index = in.integer(j, "device_index", p);
-  const std::string cc = in.string(j, "compute_capability", p);
+  e.device_name = text(j, "device_name", p);
+  e.device_index = integer(j, "device_index", p);
+  const std::string cc = text(j, "compute_capability", p);
   const auto dot = cc.find('.');
   const auto all_digits = [](const std::string& s) {
     return !s.empty() && s.size() <= 4 && s.find_first_not_of("0123456789") == std::string::npos;
   };
   if (dot == std::string::npos || !all_digits(cc.substr(0, dot)) ||
       !all_digits(cc.substr(dot + 1))) {
-    in.fail("environment.compute_capability",
+    fail("environment.compute_capability",
             "must be \"MAJOR.MINOR\" such as \"9.0\", is \"" + cc + "\"");
   }
   e.cc_major = std::stoi(cc.substr(0, dot));
   e.cc_minor = std::stoi(cc.substr(dot + 1));
-  e.total_memory_bytes = in.u64(j, "total_memory_bytes", p);
-  e.driver_version = in.integer(j, "driver_version", p);
-  e.driver_release = in.string(j, "driver_release", p);
-  e.runtime_version = in.integer(j, "runtime_version", p);
-  e.device_count = in.integer(j, "device_count", p);
-  e.granularity_bytes = in.u64(j, "granularity_bytes", p);
-  e.granularity_method = in.string(j, "granularity_method", p);
-  e.tool_version = in.string(j, "tool_version", p);
-  e.git_commit = in.string(j, "git_commit", p);
-  e.command_line = in.string(j, "command_line", p);
-  e.date = in.string(j, "date", p);
+  e.total_memory_bytes = u64(j, "total_memory_bytes", p);
+  e.driver_version = integer(j, "driver_version", p);
+  e.driver_release = text(j, "driver_release", p);
+  e.runtime_version = integer(j, "runtime_version", p);
+  e.device_count = integer(j, "device_count", p);
+  e.granularity_bytes = u64(j, "granularity_bytes", p);
+  e.granularity_method = text(j, "granularity_method", p);
+  e.tool_version = text(j, "tool_version", p);
+  e.git_commit = text(j, "git_commit", p);
+  e.command_line = text(j, "command_line", p);
+  e.date = text(j, "date", p);
   return e;
 }
 
-param_value read_param(const reader& in, const json& j, const std::string& path) {
+param_value read_param(const json& j, const std::string& path) {
   if (j.is_boolean()) return j.get<bool>();
   if (j.is_string()) return j.get<std::string>();
   if (j.is_number_float()) return j.get<double>();
   if (j.is_null()) return std::numeric_limits<double>::quiet_NaN();
   if (j.is_number()) {
-    if (const auto v = reader::as_int64(j)) return *v;
-    in.fail(path, "is an integer beyond the int64 range (" +
+    if (const auto v = as_int64(j)) return *v;
+    fail(path, "is an integer beyond the int64 range (" +
                       std::to_string(std::numeric_limits<std::int64_t>::min()) + " to " +
                       std::to_string(std::numeric_limits<std::int64_t>::max()) + "): " + j.dump());
   }
-  in.fail(path, "must be a number, string or bool, is " + reader::kind_of(j));
+  fail(path, "must be a number, string or bool, is " + kind_of(j));
 }
 
-scenario_status read_status(const reader& in, const json& j, const std::string& path) {
-  const std::string s = in.string(j, "status", path);
+scenario_status read_status(const json& j, const std::string& path) {
+  const std::string s = text(j, "status", path);
   if (s == "ok") return scenario_status::ok;
   if (s == "skipped") return scenario_status::skipped;
   if (s == "error") return scenario_status::error;
-  in.fail(reader::join(path, "status"),
+  fail(join(path, "status"),
           "must be \"ok\", \"skipped\" or \"error\", is \"" + s + "\"");
 }
 
-analysis_summary read_analysis(const reader& in, const json& parent, const std::string& path) {
-  const json& j = in.object(parent, "analysis", path);
-  const std::string p = reader::join(path, "analysis");
+analysis_summary read_analysis(const json& parent, const std::string& path) {
+  const json& j = object(parent, "analysis", path);
+  const std::string p = join(path, "analysis");
   analysis_summary a;
-  a.alloc_nodes = in.size(j, "alloc_nodes", p);
-  a.free_nodes = in.size(j, "free_nodes", p);
-  a.unfreed_allocations = in.size(j, "unfreed_allocations", p);
-  a.requested_bytes = in.u64(j, "requested_bytes", p);
-  a.distinct_addresses = in.size(j, "distinct_addresses", p);
-  a.va_reuse_ratio = in.real(j, "va_reuse_ratio", p);
-  a.lower_bound_bytes = in.u64(j, "lower_bound_bytes", p);
-  a.lower_bound_rounded_bytes = in.u64(j, "lower_bound_rounded_bytes", p);
-  a.used_high_bytes = in.u64(j, "used_high_bytes", p);
-  a.reserved_high_bytes = in.u64(j, "reserved_high_bytes", p);
-  a.physical_reuse_ratio = in.real(j, "physical_reuse_ratio", p);
-  a.bound_ratio = in.real(j, "bound_ratio", p);
-  refuse_above(in, p, "used_high_bytes", a.used_high_bytes, "reserved_high_bytes",
+  a.alloc_nodes = size(j, "alloc_nodes", p);
+  a.free_nodes = size(j, "free_nodes", p);
+  a.unfreed_allocations = size(j, "unfreed_allocations", p);
+  a.requested_bytes = u64(j, "requested_bytes", p);
+  a.distinct_addresses = size(j, "distinct_addresses", p);
+  a.va_reuse_ratio = real(j, "va_reuse_ratio", p);
+  a.lower_bound_bytes = u64(j, "lower_bound_bytes", p);
+  a.lower_bound_rounded_bytes = u64(j, "lower_bound_rounded_bytes", p);
+  a.used_high_bytes = u64(j, "used_high_bytes", p);
+  a.reserved_high_bytes = u64(j, "reserved_high_bytes", p);
+  a.physical_reuse_ratio = real(j, "physical_reuse_ratio", p);
+  a.bound_ratio = real(j, "bound_ratio", p);
+  refuse_above(p, "used_high_bytes", a.used_high_bytes, "reserved_high_bytes",
                a.reserved_high_bytes);
   return a;
 }
 
-const json& element(const reader& in, const json& array, std::size_t i, const std::string& path) {
+const json& element(const json& array, std::size_t i, const std::string& path) {
   const json& c = array[i];
-  if (!c.is_object()) in.fail(path, "must be an object, is " + reader::kind_of(c));
+  if (!c.is_object()) fail(path, "must be an object, is " + kind_of(c));
   return c;
 }
 
 // A scenario's counters after each phase. Left out where the recorded graph's events state them
 // (from_json_string derives them).
-std::vector<phase_counters> read_phase_counters(const reader& in, const json& j, const std::string& path) {
-  const std::string counters_path = reader::join(path, "counters_after_phase");
-  const json& counters_json = in.flag(j, "phases_from_events", path) && !j.contains("counters_after_phase")
+std::vector<phase_counters> read_phase_counters(const json& j, const std::string& path) {
+  const std::string counters_path = join(path, "counters_after_phase");
+  const json& counters_json = flag(j, "phases_from_events", path) && !j.contains("counters_after_phase")
                                   ? empty_json_array()
-                                  : in.array(j, "counters_after_phase", path);
+                                  : array(j, "counters_after_phase", path);
   std::vector<phase_counters> out;
   for (std::size_t i = 0; i < counters_json.size(); ++i) {
-    const std::string p = reader::at(counters_path, i);
-    const json& c = element(in, counters_json, i, p);
+    const std::string p = at(counters_path, i);
+    const json& c = element(counters_json, i, p);
     phase_counters pc;
-    pc.phase = in.name(c, "phase", p);
-    pc.values.used_current = in.u64(c, "used_current", p);
-    pc.values.used_high = in.u64(c, "used_high", p);
-    pc.values.reserved_current = in.u64(c, "reserved_current", p);
-    pc.values.reserved_high = in.u64(c, "reserved_high", p);
-    check_counters(in, pc.values, p);
+    pc.phase = name(c, "phase", p);
+    pc.values.used_current = u64(c, "used_current", p);
+    pc.values.used_high = u64(c, "used_high", p);
+    pc.values.reserved_current = u64(c, "reserved_current", p);
+    pc.values.reserved_high = u64(c, "reserved_high", p);
+    check_counters(pc.values, p);
     out.push_back(std::move(pc));
   }
   return out;
 }
 
-std::vector<launch_cost> read_launch_costs(const reader& in, const json& j, const std::string& path) {
-  const std::string costs_path = reader::join(path, "launch_costs");
-  const json& costs_json = in.array(j, "launch_costs", path);
+std::vector<launch_cost> read_launch_costs(const json& j, const std::string& path) {
+  const std::string costs_path = join(path, "launch_costs");
+  const json& costs_json = array(j, "launch_costs", path);
   std::vector<launch_cost> out;
   for (std::size_t i = 0; i < costs_json.size(); ++i) {
-    const std::string p = reader::at(costs_path, i);
-    const json& c = element(in, costs_json, i, p);
+    const std::string p = at(costs_path, i);
+    const json& c = element(costs_json, i, p);
     launch_cost l;
-    l.phase = in.name(c, "phase", p);
-    if (c.contains("warmups")) l.warmups = in.size(c, "warmups", p);
-    l.host = read_stats(in, c, "host", p);
-    if (c.contains("wall")) l.wall = read_stats(in, c, "wall", p);
+    l.phase = name(c, "phase", p);
+    if (c.contains("warmups")) l.warmups = size(c, "warmups", p);
+    l.host = read_stats(c, "host", p);
+    if (c.contains("wall")) l.wall = read_stats(c, "wall", p);
     if (c.contains("reference")) {  // Optional member
-      const json& ref = in.object(c, "reference", p);
-      const std::string rp = reader::join(p, "reference");
-      l.reference_host = read_stats(in, ref, "host", rp);
-      l.reference_wall = read_stats(in, ref, "wall", rp);
+      const json& ref = object(c, "reference", p);
+      const std::string rp = join(p, "reference");
+      l.reference_host = read_stats(ref, "host", rp);
+      l.reference_wall = read_stats(ref, "wall", rp);
     }
     out.push_back(std::move(l));
   }
   return out;
 }
 
-std::vector<diagnostic> read_diagnostics(const reader& in, const json& j, const std::string& path) {
-  const std::string diags_path = reader::join(path, "diagnostics");
-  const json& diags_json = in.array(j, "diagnostics", path);
+std::vector<diagnostic> read_diagnostics(const json& j, const std::string& path) {
+  const std::string diags_path = join(path, "diagnostics");
+  const json& diags_json = array(j, "diagnostics", path);
   std::vector<diagnostic> out;
   for (std::size_t i = 0; i < diags_json.size(); ++i) {
-    const std::string p = reader::at(diags_path, i);
-    const json& c = element(in, diags_json, i, p);
+    const std::string p = at(diags_path, i);
+    const json& c = element(diags_json, i, p);
     diagnostic d;
-    d.code = in.name(c, "code", p);
-    d.severity = in.string(c, "severity", p);
+    d.code = name(c, "code", p);
+    d.severity = text(c, "severity", p);
     if (d.severity != "info" && d.severity != "warning" && d.severity != "error") {
-      in.fail(p + ".severity",
+      fail(p + ".severity",
               "must be \"info\", \"warning\" or \"error\", is \"" + d.severity + "\"");
     }
-    d.message = in.string(c, "message", p);
-    d.bytes = in.u64(c, "bytes", p);
+    d.message = text(c, "message", p);
+    d.bytes = u64(c, "bytes", p);
     out.push_back(std::move(d));
   }
   return out;
 }
 
 // The optional section "allocations" (gmem 0.2): each allocation written whole.
-std::vector<allocation_lifetime> read_allocations(const reader& in, const json& j, const std::string& path) {
-  const std::string allocs_path = reader::join(path, "allocations");
-  const json& allocs_json = in.array(j, "allocations", path);
+std::vector<allocation_lifetime> read_allocations(const json& j, const std::string& path) {
+  const std::string allocs_path = join(path, "allocations");
+  const json& allocs_json = array(j, "allocations", path);
   std::vector<allocation_lifetime> out;
   for (std::size_t i = 0; i < allocs_json.size(); ++i) {
-    const std::string p = reader::at(allocs_path, i);
-    const json& c = element(in, allocs_json, i, p);
+    const std::string p = at(allocs_path, i);
+    const json& c = element(allocs_json, i, p);
     allocation_lifetime a;
-    a.address = in.u64(c, "address", p);
-    a.bytes = in.u64(c, "bytes", p);
-    a.alloc_step = in.u64(c, "alloc_step", p);
-    const json& f = in.field(c, "free_step", p);
+    a.address = u64(c, "address", p);
+    a.bytes = u64(c, "bytes", p);
+    a.alloc_step = u64(c, "alloc_step", p);
+    const json& f = need(c, "free_step", p);
     if (!f.is_null()) {
-      const std::uint64_t step = in.u64(c, "free_step", p);
+      const std::uint64_t step = u64(c, "free_step", p);
       if (step <= a.alloc_step) {
-        in.fail(p + ".free_step", "is " + std::to_string(step) + ", but must come after alloc_step " +
+        fail(p + ".free_step", "is " + std::to_string(step) + ", but must come after alloc_step " +
                                       std::to_string(a.alloc_step));
       }
       a.free_step = static_cast<std::int64_t>(step);
@@ -718,59 +586,55 @@ std::vector<allocation_lifetime> read_allocations(const reader& in, const json& 
 
 // The optional section "skeletons": those made whole from shared shapes are taken from
 // `skeletons`, the others read here.
-std::vector<skeleton> read_skeleton_section(const reader& in, const json& j, const std::string& path,
+std::vector<skeleton> read_skeleton_section(const json& j, const std::string& path,
                                             std::vector<std::optional<skeleton>>* skeletons) {
-  const std::string sk_path = reader::join(path, "skeletons");
-  const json& sk = in.array(j, "skeletons", path);
+  const std::string sk_path = join(path, "skeletons");
+  const json& sk = array(j, "skeletons", path);
   std::vector<skeleton> out;
   for (std::size_t i = 0; i < sk.size(); ++i) {
-    const std::string p = reader::at(sk_path, i);
+    const std::string p = at(sk_path, i);
     if (skeletons && i < skeletons->size() && (*skeletons)[i]) {
       out.push_back(std::move(*(*skeletons)[i]));
       continue;
     }
-    try {
-      out.push_back(skeleton_from_json(element(in, sk, i, p), p));
-    } catch (const std::invalid_argument& e) {
-      in.fail(p, std::string("is not a valid skeleton (") + e.what() + ")");
-    }
+    out.push_back(skeleton_from_json(element(sk, i, p), p));
   }
   return out;
 }
 
 // The addresses of allocation_offsets (at `p`): each the base plus its offset in the unit.
-void read_allocation_offsets(const reader& in, const json& j, const std::string& path, const std::string& p,
+void read_allocation_offsets(const json& j, const std::string& path, const std::string& p,
                              std::vector<allocation_lifetime>& allocations) {
-  const std::uint64_t base = in.u64(j, "allocation_base", path);
-  const std::uint64_t unit = j.contains("allocation_offset_unit") ? in.u64(j, "allocation_offset_unit", path) : 1;
-  if (unit == 0) in.fail(reader::join(path, "allocation_offset_unit"), "must be 1 or more: the bytes each offset counts");
+  const std::uint64_t base = u64(j, "allocation_base", path);
+  const std::uint64_t unit = j.contains("allocation_offset_unit") ? u64(j, "allocation_offset_unit", path) : 1;
+  if (unit == 0) fail(join(path, "allocation_offset_unit"), "must be 1 or more: the bytes each offset counts");
   std::vector<std::uint64_t> from_base;
   try {
     from_base = values_of_runs(j["allocation_offsets"], allocations.size(), p);
   } catch (const std::invalid_argument& e) {
-    in.fail(p, std::string("must give one offset per alloc node of the scenario's skeleton (") +
+    fail(p, std::string("must give one offset per alloc node of the scenario's skeleton (") +
                    std::to_string(allocations.size()) + ", in the skeleton's order): " + e.what());
   }
   for (std::size_t i = 0; i < from_base.size(); ++i) {
     if (from_base[i] > (std::numeric_limits<std::uint64_t>::max() - base) / unit) {
-      in.fail(reader::at(p, i), "puts the address past 2^64 - 1");
+      fail(at(p, i), "puts the address past 2^64 - 1");
     }
     allocations[i].address = base + from_base[i] * unit;
   }
 }
 
 // The addresses of allocation_addresses (at `p`): one each, in the skeleton's order.
-void read_allocation_addresses(const reader& in, const json& j, const std::string& path, const std::string& p,
+void read_allocation_addresses(const json& j, const std::string& path, const std::string& p,
                                std::vector<allocation_lifetime>& allocations) {
-  const json& addresses = in.array(j, "allocation_addresses", path);
+  const json& addresses = array(j, "allocation_addresses", path);
   if (addresses.size() != allocations.size()) {
-    in.fail(p, "gives " + std::to_string(addresses.size()) + " addresses, but the scenario's skeleton has " +
+    fail(p, "gives " + std::to_string(addresses.size()) + " addresses, but the scenario's skeleton has " +
                    std::to_string(allocations.size()) +
                    " alloc nodes: one address each, in the skeleton's order");
   }
   for (std::size_t i = 0; i < addresses.size(); ++i) {
     if (!addresses[i].is_number_unsigned()) {
-      in.fail(reader::at(p, i), "must be an integer >= 0, is " + reader::kind_of(addresses[i]));
+      fail(at(p, i), "must be an integer >= 0, is " + kind_of(addresses[i]));
     }
     allocations[i].address = addresses[i].get<std::uint64_t>();
   }
@@ -779,57 +643,57 @@ void read_allocation_addresses(const reader& in, const json& j, const std::strin
 // A recording's compact forms of allocations: the scenario's one skeleton states each
 // allocation's size and steps, and the report its address (allocation_offsets or
 // allocation_addresses).
-void read_compact_allocations(const reader& in, const json& j, const std::string& path, scenario_result& s) {
+void read_compact_allocations(const json& j, const std::string& path, scenario_result& s) {
   const bool offsets = j.contains("allocation_offsets");
   const char* key = offsets ? "allocation_offsets" : "allocation_addresses";
-  const std::string p = reader::join(path, key);
+  const std::string p = join(path, key);
   if (j.contains("allocations")) {
-    in.fail(p, "is given beside allocations: a scenario states its allocations in one of the two forms");
+    fail(p, "is given beside allocations: a scenario states its allocations in one of the two forms");
   }
   if (offsets && j.contains("allocation_addresses")) {
-    in.fail(p, "is given beside allocation_addresses: a scenario states its addresses in one of the two forms");
+    fail(p, "is given beside allocation_addresses: a scenario states its addresses in one of the two forms");
   }
   if (s.skeletons.size() != 1) {
-    in.fail(p, "needs the scenario's one skeleton, which states each allocation's size and steps, but the "
+    fail(p, "needs the scenario's one skeleton, which states each allocation's size and steps, but the "
                "scenario has " + std::to_string(s.skeletons.size()) + " skeletons");
   }
   try {
     s.allocations = lifetimes(s.skeletons.front());
   } catch (const std::invalid_argument& e) {
-    in.fail(p, std::string("cannot be read with the scenario's skeleton (") + e.what() + ")");
+    fail(p, std::string("cannot be read with the scenario's skeleton (") + e.what() + ")");
   }
   if (offsets) {
-    read_allocation_offsets(in, j, path, p, s.allocations);
+    read_allocation_offsets(j, path, p, s.allocations);
   } else {
-    read_allocation_addresses(in, j, path, p, s.allocations);
+    read_allocation_addresses(j, path, p, s.allocations);
   }
 }
 
 // The optional section "trials": reports of one sample have none.
-std::vector<trial_sample> read_trials(const reader& in, const json& j, const std::string& path) {
-  const std::string trials_path = reader::join(path, "trials");
-  const json& trials_json = in.array(j, "trials", path);
+std::vector<trial_sample> read_trials(const json& j, const std::string& path) {
+  const std::string trials_path = join(path, "trials");
+  const json& trials_json = array(j, "trials", path);
   std::vector<trial_sample> out;
   for (std::size_t i = 0; i < trials_json.size(); ++i) {
-    const std::string p = reader::at(trials_path, i);
-    const json& c = element(in, trials_json, i, p);
+    const std::string p = at(trials_path, i);
+    const json& c = element(trials_json, i, p);
     trial_sample t;
-    t.used_high_bytes = in.u64(c, "used_high_bytes", p);
-    t.reserved_high_bytes = in.u64(c, "reserved_high_bytes", p);
-    t.va_reuse_ratio = in.real(c, "va_reuse_ratio", p);
-    t.physical_reuse_ratio = in.real(c, "physical_reuse_ratio", p);
-    refuse_above(in, p, "used_high_bytes", t.used_high_bytes, "reserved_high_bytes",
+    t.used_high_bytes = u64(c, "used_high_bytes", p);
+    t.reserved_high_bytes = u64(c, "reserved_high_bytes", p);
+    t.va_reuse_ratio = real(c, "va_reuse_ratio", p);
+    t.physical_reuse_ratio = real(c, "physical_reuse_ratio", p);
+    refuse_above(p, "used_high_bytes", t.used_high_bytes, "reserved_high_bytes",
                  t.reserved_high_bytes);
-    const std::string lp = reader::join(p, "launches");
-    const json& launches = in.array(c, "launches", p);
+    const std::string lp = join(p, "launches");
+    const json& launches = array(c, "launches", p);
     for (std::size_t k = 0; k < launches.size(); ++k) {
-      const std::string q = reader::at(lp, k);
-      const json& l = element(in, launches, k, q);
-      trial_sample::launch tl{in.name(l, "phase", q), in.time_us(l, "host_median_us", q),
-                              in.time_us(l, "wall_median_us", q)};
+      const std::string q = at(lp, k);
+      const json& l = element(launches, k, q);
+      trial_sample::launch tl{name(l, "phase", q), time_us(l, "host_median_us", q),
+                              time_us(l, "wall_median_us", q)};
       if (l.contains("reference_host_median_us")) {  // Optional members
-        tl.reference_host_median_us = in.time_us(l, "reference_host_median_us", q);
-        tl.reference_wall_median_us = in.time_us(l, "reference_wall_median_us", q);
+        tl.reference_host_median_us = time_us(l, "reference_host_median_us", q);
+        tl.reference_wall_median_us = time_us(l, "reference_wall_median_us", q);
       }
       t.launches.push_back(std::move(tl));
     }
@@ -838,72 +702,72 @@ std::vector<trial_sample> read_trials(const reader& in, const json& j, const std
   return out;
 }
 
-measured_change read_change(const reader& in, const json& c, const std::string& p) {
+measured_change read_change(const json& c, const std::string& p) {
   measured_change m;
-  m.kind = in.name(c, "kind", p);
-  m.where = in.string(c, "where", p);
-  m.predicted_bytes = in.u64(c, "predicted_bytes", p);
-  m.measured_bytes = in.u64(c, "measured_bytes", p);
-  m.saving_bytes = in.u64(c, "saving_bytes", p);
-  if (c.contains("added_dependencies")) m.added_dependencies = in.u64(c, "added_dependencies", p);
-  if (c.contains("predicted_launch_us")) m.predicted_launch_us = in.real(c, "predicted_launch_us", p);
-  if (c.contains("predicted_price_us")) m.predicted_price_us = in.real(c, "predicted_price_us", p);
+  m.kind = name(c, "kind", p);
+  m.where = text(c, "where", p);
+  m.predicted_bytes = u64(c, "predicted_bytes", p);
+  m.measured_bytes = u64(c, "measured_bytes", p);
+  m.saving_bytes = u64(c, "saving_bytes", p);
+  if (c.contains("added_dependencies")) m.added_dependencies = u64(c, "added_dependencies", p);
+  if (c.contains("predicted_launch_us")) m.predicted_launch_us = real(c, "predicted_launch_us", p);
+  if (c.contains("predicted_price_us")) m.predicted_price_us = real(c, "predicted_price_us", p);
   return m;
 }
 
 // The optional section "advice": the changes measured and their combination.
-advice_measurement read_advice(const reader& in, const json& j, const std::string& path) {
-  const std::string ap = reader::join(path, "advice");
-  const json& a = in.object(j, "advice", path);
+advice_measurement read_advice(const json& j, const std::string& path) {
+  const std::string ap = join(path, "advice");
+  const json& a = object(j, "advice", path);
   const auto read_list = [&](const char* key, std::vector<measured_change>& list) {
-    const json& items = in.array(a, key, ap);
+    const json& items = array(a, key, ap);
     for (std::size_t i = 0; i < items.size(); ++i) {
-      const std::string p = reader::at(reader::join(ap, key), i);
-      list.push_back(read_change(in, element(in, items, i, p), p));
+      const std::string p = at(join(ap, key), i);
+      list.push_back(read_change(element(items, i, p), p));
     }
   };
   advice_measurement adv;
-  adv.baseline_bytes = in.u64(a, "baseline_bytes", ap);
+  adv.baseline_bytes = u64(a, "baseline_bytes", ap);
   read_list("changes", adv.changes);
   if (a.contains("tried")) read_list("tried", adv.tried);  // optional
-  adv.combined = read_change(in, in.object(a, "combined", ap), reader::join(ap, "combined"));
-  const json& reaches = in.field(a, "combined_reaches_order_free_bound", ap);
+  adv.combined = read_change(object(a, "combined", ap), join(ap, "combined"));
+  const json& reaches = need(a, "combined_reaches_order_free_bound", ap);
   if (!reaches.is_boolean()) {
-    in.fail(reader::join(ap, "combined_reaches_order_free_bound"),
-            "must be true or false, is " + reader::kind_of(reaches));
+    fail(join(ap, "combined_reaches_order_free_bound"),
+            "must be true or false, is " + kind_of(reaches));
   }
   adv.combined_reaches_order_free_bound = reaches.get<bool>();
-  if (a.contains("critical_path_us")) adv.critical_path_us = in.real(a, "critical_path_us", ap);
-  if (a.contains("durations_note")) adv.durations_note = in.string(a, "durations_note", ap);
+  if (a.contains("critical_path_us")) adv.critical_path_us = real(a, "critical_path_us", ap);
+  if (a.contains("durations_note")) adv.durations_note = text(a, "durations_note", ap);
   return adv;
 }
 
 // `skeletons`: the scenario's skeletons made whole from shared shapes (expand_skeleton_shapes),
 // read in place of those written as a shape's name and sizes.
-scenario_result read_scenario(const reader& in, const json& j, const std::string& path,
+scenario_result read_scenario(const json& j, const std::string& path,
                               std::vector<std::optional<skeleton>>* skeletons = nullptr) {
-  if (!j.is_object()) in.fail(path, "must be an object, is " + reader::kind_of(j));
+  if (!j.is_object()) fail(path, "must be an object, is " + kind_of(j));
   scenario_result s;
-  s.name = in.name(j, "name", path);
+  s.name = name(j, "name", path);
 
-  const std::string params_path = reader::join(path, "parameters");
-  for (const auto& [name, value] : in.object(j, "parameters", path).items()) {
-    s.params.emplace_back(name, read_param(in, value, params_path + "." + name));
+  const std::string params_path = join(path, "parameters");
+  for (const auto& [name, value] : object(j, "parameters", path).items()) {
+    s.params.emplace_back(name, read_param(value, params_path + "." + name));
   }
 
-  s.status = read_status(in, j, path);
+  s.status = read_status(j, path);
   // Optional: a writer may leave it out for an ok scenario.
-  if (j.contains("status_message")) s.status_message = in.string(j, "status_message", path);
+  if (j.contains("status_message")) s.status_message = text(j, "status_message", path);
 
-  s.counters_after_phase = read_phase_counters(in, j, path);
-  s.launch_costs = read_launch_costs(in, j, path);
-  s.analysis = read_analysis(in, j, path);
-  s.diagnostics = read_diagnostics(in, j, path);
-  if (j.contains("allocations")) s.allocations = read_allocations(in, j, path);
-  if (j.contains("skeletons")) s.skeletons = read_skeleton_section(in, j, path, skeletons);
-  if (j.contains("allocation_offsets") || j.contains("allocation_addresses")) read_compact_allocations(in, j, path, s);
-  if (j.contains("trials")) s.trials = read_trials(in, j, path);
-  if (j.contains("advice")) s.advice = read_advice(in, j, path);
+  s.counters_after_phase = read_phase_counters(j, path);
+  s.launch_costs = read_launch_costs(j, path);
+  s.analysis = read_analysis(j, path);
+  s.diagnostics = read_diagnostics(j, path);
+  if (j.contains("allocations")) s.allocations = read_allocations(j, path);
+  if (j.contains("skeletons")) s.skeletons = read_skeleton_section(j, path, skeletons);
+  if (j.contains("allocation_offsets") || j.contains("allocation_addresses")) read_compact_allocations(j, path, s);
+  if (j.contains("trials")) s.trials = read_trials(j, path);
+  if (j.contains("advice")) s.advice = read_advice(j, path);
   return s;
 }
 
@@ -1021,8 +885,8 @@ struct where {
 std::string path_of(const where* w) {
   if (!w) return "";
   const std::string up = path_of(w->parent);
-  if (!w->key) return reader::at(up, w->index);
-  return reader::join(up, printable(*w->key).c_str());
+  if (!w->key) return at(up, w->index);
+  return join(up, printable(*w->key).c_str());
 }
 
 // Every string and key of `j` made printable (keys too: parameter names are printed). Two keys
@@ -1030,7 +894,7 @@ std::string path_of(const where* w) {
 // Recursion is bounded by report_max_depth, checked before parsing. `each`, where given, takes
 // the long arrays of the first three levels (a recording's graphs, calls and counter points) in
 // runs; the error told is the first a walk in order meets.
-void make_printable(const reader& in, json& j, const where* here, const for_each_index& each = {},
+void make_printable(json& j, const where* here, const for_each_index& each = {},
                     std::size_t depth = 0) {
   if (j.is_string()) {
     auto& s = j.get_ref<std::string&>();
@@ -1039,19 +903,19 @@ void make_printable(const reader& in, json& j, const where* here, const for_each
     if (each && depth < 3 && j.size() >= 256) {
       run_in_runs(each, j.size(), 128, [&](std::size_t i) {
         const where w{here, nullptr, i};
-        make_printable(in, j[i], &w);
+        make_printable(j[i], &w);
       });
       return;
     }
     for (std::size_t i = 0; i < j.size(); ++i) {
       const where w{here, nullptr, i};
-      make_printable(in, j[i], &w, each, depth + 1);
+      make_printable(j[i], &w, each, depth + 1);
     }
   } else if (j.is_object()) {
     bool keys_printable = true;
     for (auto it = j.begin(); it != j.end(); ++it) {
       const where w{here, &it.key(), 0};
-      make_printable(in, it.value(), &w, each, depth + 1);
+      make_printable(it.value(), &w, each, depth + 1);
       keys_printable = keys_printable && is_printable(it.key());
     }
     if (keys_printable) return;
@@ -1060,7 +924,7 @@ void make_printable(const reader& in, json& j, const where* here, const for_each
       std::string key = printable(it.key());
       if (out.contains(key)) {
         const std::string path = path_of(here);
-        in.fail(path.empty() ? "the top level" : path,
+        fail(path.empty() ? "the top level" : path,
                 "has two keys that read \"" + key +
                     "\" once control characters are escaped: rename one of them");
       }
@@ -1387,7 +1251,7 @@ std::vector<shape_use> find_shape_uses(const json& scenarios, const json& table,
     for (std::size_t k = 0; k < sc["skeletons"].size(); ++k) {
       const json& sk = sc["skeletons"][k];
       if (!sk.is_object() || !sk.contains("shape")) continue;
-      shape_use u{i, k, table.size(), reader::at(reader::at("scenarios", i) + ".skeletons", k)};
+      shape_use u{i, k, table.size(), at(at("scenarios", i) + ".skeletons", k)};
       const json& n = sk["shape"];
       const std::size_t k_shape = n.is_number_unsigned() ? n.get<std::size_t>() : table.size();
       if (k_shape < table.size() && table[k_shape].is_object() && table[k_shape].contains("nodes") &&
@@ -1409,10 +1273,10 @@ std::vector<shape_use> find_shape_uses(const json& scenarios, const json& table,
 
 // One use made whole into `slot`: its shape's first made whole in JSON and read (and noted in
 // `known` for the others), any other a copy of that first with its own name and sizes.
-void expand_shape_use(const reader& in, const json& scenarios, const json& table, const shape_use& u, bool first,
+void expand_shape_use(const json& scenarios, const json& table, const shape_use& u, bool first,
                       std::vector<shape_read>& shapes, std::optional<skeleton>& slot) {
   if (u.shape >= table.size()) {
-    in.fail(u.path + ".shape", "must name one of the " + std::to_string(table.size()) +
+    fail(u.path + ".shape", "must name one of the " + std::to_string(table.size()) +
                                    " skeleton shapes in recorded.skeleton_shapes");
   }
   const json& sc = scenarios[u.scenario];
@@ -1424,34 +1288,30 @@ void expand_shape_use(const reader& in, const json& scenarios, const json& table
   try {
     bytes = values_of_runs(sk.contains("bytes") ? sk["bytes"] : empty_json_array(), known.allocs, u.path + ".bytes");
   } catch (const std::invalid_argument& e) {
-    in.fail(u.path + ".bytes", std::string("must give one size per alloc node of its shape (") +
+    fail(u.path + ".bytes", std::string("must give one size per alloc node of its shape (") +
                                    std::to_string(known.allocs) + "): " + e.what());
   }
-  try {
-    if (!first) {
-      slot = skeleton_of_shape(*known.whole, known.words, graph, bytes, u.path);
-      return;
-    }
-    json whole = json{{"graph", graph}};
-    for (const auto& [key, value] : shape.items()) whole[key] = value;
-    std::size_t b = 0;
-    for (auto& node : whole["nodes"]) {
-      if (node.is_object() && node.contains("kind") && node["kind"] == "alloc") node["bytes"] = bytes[b++];
-    }
-    slot = skeleton_from_json(whole, u.path);
-    known.words = shape_label_words(shape);
-    known.whole = blank_word_labels(*slot, known.words);
-  } catch (const std::invalid_argument& e) {
-    in.fail(u.path, std::string("is not a valid skeleton (") + e.what() + ")");
+  if (!first) {
+    slot = skeleton_of_shape(*known.whole, known.words, graph, bytes, u.path);
+    return;
   }
+  json whole = json{{"graph", graph}};
+  for (const auto& [key, value] : shape.items()) whole[key] = value;
+  std::size_t b = 0;
+  for (auto& node : whole["nodes"]) {
+    if (node.is_object() && node.contains("kind") && node["kind"] == "alloc") node["bytes"] = bytes[b++];
+  }
+  slot = skeleton_from_json(whole, u.path);
+  known.words = shape_label_words(shape);
+  known.whole = blank_word_labels(*slot, known.words);
 }
 
-read_skeletons expand_skeleton_shapes(const reader& in, const json& root, const for_each_index& each) {
+read_skeletons expand_skeleton_shapes(const json& root, const for_each_index& each) {
   read_skeletons out;
   const auto rec = root.find("recorded");
   if (rec == root.end() || !rec->is_object() || !rec->contains("skeleton_shapes")) return out;
   const json& table = (*rec)["skeleton_shapes"];
-  if (!table.is_array()) in.fail("recorded.skeleton_shapes", "must be an array of skeleton shapes");
+  if (!table.is_array()) fail("recorded.skeleton_shapes", "must be an array of skeleton shapes");
   const auto scenarios = root.find("scenarios");
   if (scenarios == root.end() || !scenarios->is_array()) return out;  // the reader says what is wrong
   std::vector<shape_read> shapes(table.size());
@@ -1467,7 +1327,7 @@ read_skeletons expand_skeleton_shapes(const reader& in, const json& root, const 
     if (firsts != (!valid || *shapes[u.shape].first == u_index)) return;
     if (!firsts && !shapes[u.shape].whole) return;  // its first failed
     try {
-      expand_shape_use(in, *scenarios, table, u, firsts, shapes, out[u.scenario][u.k]);
+      expand_shape_use(*scenarios, table, u, firsts, shapes, out[u.scenario][u.k]);
     } catch (...) {
       failed[u_index] = std::current_exception();
     }
@@ -1646,22 +1506,22 @@ void write_rows(json& scenarios, json& recorded, const for_each_index& each) {
 }
 
 // The inverse, before the report is read: rows made objects again.
-void read_rows(const reader& in, json& root, const for_each_index& each) {
+void read_rows(json& root, const for_each_index& each) {
   const auto rec = root.find("recorded");
   if (rec == root.end() || !rec->is_object() || !rec->contains("row_fields")) return;
   const json all_fields = (*rec)["row_fields"];
-  if (!all_fields.is_object()) in.fail("recorded.row_fields", "must be an object of field lists");
+  if (!all_fields.is_object()) fail("recorded.row_fields", "must be an object of field lists");
   json empty = json::array();
   json& scenarios = root.contains("scenarios") ? root["scenarios"] : empty;
   visit_tables(scenarios, *rec, [&](const char* kind, const std::vector<json*>& arrays) {
     const auto f = all_fields.find(kind);
     if (f == all_fields.end()) return;
     const std::string fp = std::string("recorded.row_fields.") + kind;
-    if (!f->is_array()) in.fail(fp, "must be an array of field names");
+    if (!f->is_array()) fail(fp, "must be an array of field names");
     std::vector<std::string> names;
     std::vector<bool> optional;
     for (const auto& n : *f) {
-      if (!n.is_string() || n.get<std::string>().empty()) in.fail(fp, "must be an array of field names");
+      if (!n.is_string() || n.get<std::string>().empty()) fail(fp, "must be an array of field names");
       std::string name = n.get<std::string>();
       optional.push_back(name.back() == '?');
       if (optional.back()) name.pop_back();
@@ -1673,13 +1533,13 @@ void read_rows(const reader& in, json& root, const for_each_index& each) {
       runs[r].for_each([&](json& row) {
         if (!row.is_array()) return;  // an object: the reader takes it as it is
         if (row.size() > names.size()) {
-          in.fail(fp, "names " + std::to_string(names.size()) + " fields, but a row of " + kind + " has " +
+          fail(fp, "names " + std::to_string(names.size()) + " fields, but a row of " + kind + " has " +
                           std::to_string(row.size()) + " values");
         }
         json o = object_with_room(names.size());
         for (std::size_t k = 0; k < names.size(); ++k) {
           if (k >= row.size() || (optional[k] && row[k].is_null())) {
-            if (!optional[k]) in.fail(fp, "names " + names[k] + ", which a row of " + kind + " lacks");
+            if (!optional[k]) fail(fp, "names " + names[k] + ", which a row of " + kind + " lacks");
             continue;
           }
           o[names[k]] = std::move(row[k]);
@@ -1715,13 +1575,13 @@ json parse_report_text(const std::string& text, const std::string& source, const
 }
 
 // The report's schema_version, which must be the one this gmemprof reads.
-int read_schema_version(const reader& in, const json& root, const std::string& source) {
+int read_schema_version(const json& root, const std::string& source) {
   const auto version = root.find("schema_version");
   if (version == root.end()) {
-    in.fail("schema_version", "is missing, so this is not a gmem report");
+    fail("schema_version", "is missing, so this is not a gmem report");
   }
-  const std::optional<std::int64_t> v = reader::as_int64(*version);
-  if (!v) in.fail("schema_version", "must be an integer, is " + reader::kind_of(*version));
+  const std::optional<std::int64_t> v = as_int64(*version);
+  if (!v) fail("schema_version", "must be an integer, is " + kind_of(*version));
   if (*v != schema_version) {
     throw report_error(report_error::kind::wrong_schema_version,
                        "report '" + source + "' has schema_version " + std::to_string(*v) +
@@ -1735,15 +1595,15 @@ int read_schema_version(const reader& in, const json& root, const std::string& s
 
 // The report's scenarios into `r`, each once. Returns those whose calls' figures are their
 // graph's events' (phases_from_events).
-std::vector<std::size_t> read_scenarios(const reader& in, const json& root, const for_each_index& each, report& r) {
-  const json& scenarios = in.array(root, "scenarios", "");
+std::vector<std::size_t> read_scenarios(const json& root, const for_each_index& each, report& r) {
+  const json& scenarios = array(root, "scenarios", "");
   // After the version's check: a report of another version is refused for its version, not for
   // a skeleton this gmemprof would not read.
-  read_skeletons skeletons = expand_skeleton_shapes(in, root, each);
+  read_skeletons skeletons = expand_skeleton_shapes(root, each);
   // Each scenario is read alone; the errors are thrown in the order a reading in order meets them.
   std::vector<scenario_result> read(scenarios.size());
   const std::vector<std::exception_ptr> failed = run_each_keeping_errors(each, scenarios.size(), [&](std::size_t i) {
-    read[i] = read_scenario(in, scenarios[i], reader::at("scenarios", i), i < skeletons.size() ? &skeletons[i] : nullptr);
+    read[i] = read_scenario(scenarios[i], at("scenarios", i), i < skeletons.size() ? &skeletons[i] : nullptr);
   });
   skeletons.clear();
   std::map<std::string, std::size_t> first_of_key;
@@ -1752,10 +1612,10 @@ std::vector<std::size_t> read_scenarios(const reader& in, const json& root, cons
   for (std::size_t i = 0; i < scenarios.size(); ++i) {
     if (failed[i]) std::rethrow_exception(failed[i]);
     r.scenarios.push_back(std::move(read[i]));
-    if (in.flag(scenarios[i], "phases_from_events", reader::at("scenarios", i))) derived.push_back(i);
+    if (flag(scenarios[i], "phases_from_events", at("scenarios", i))) derived.push_back(i);
     const auto [it, fresh] = first_of_key.emplace(r.scenarios.back().key(), i);
     if (!fresh) {
-      in.fail(reader::at("scenarios", i),
+      fail(at("scenarios", i),
               "repeats the scenario '" + it->first + "' of scenarios[" +
                   std::to_string(it->second) +
                   "]: a report holds each scenario (name and parameters) once, so a check "
@@ -1767,10 +1627,10 @@ std::vector<std::size_t> read_scenarios(const reader& in, const json& root, cons
 
 // The counters after each phase and the first launch costs of the `derived` scenarios, from
 // their recorded graphs' events.
-void add_derived_phases(const reader& in, const std::vector<std::size_t>& derived, report& r) {
+void add_derived_phases(const std::vector<std::size_t>& derived, report& r) {
   for (const std::size_t i : derived) {
     if (!r.recorded || i >= r.recorded->graphs.size()) {
-      in.fail(reader::at("scenarios", i) + ".phases_from_events",
+      fail(at("scenarios", i) + ".phases_from_events",
               "is true, but recorded.graphs has no graph " + std::to_string(i) + " whose events state them");
     }
     scenario_result& s = r.scenarios[i];
@@ -1819,31 +1679,26 @@ std::string to_json_string(const report& r, const for_each_index& each, kept_tre
 report from_json_string(const std::string& text, const std::string& source, const for_each_index& each,
                         kept_trees* keep) {
   json root = parse_report_text(text, source, each);
-  const reader in(source, root.is_object() && root.contains("recorded"));
-  make_printable(in, root, nullptr, each);
-  if (!root.is_object()) {
-    in.fail("the top level", "must be an object, is " + reader::kind_of(root));
-  }
-  read_rows(in, root, each);
   try {
+    make_printable(root, nullptr, each);
+    if (!root.is_object()) fail("the top level", "must be an object, is " + kind_of(root));
+    read_rows(root, each);
     expand_scenario_values(root);
-  } catch (const std::invalid_argument& e) {
-    in.fail(e.what());
-  }
-  report r;
-  r.version = read_schema_version(in, root, source);
-  r.env = read_environment(in, root);
-  const std::vector<std::size_t> derived = read_scenarios(in, root, each, r);
-  if (const auto rec = root.find("recorded"); rec != root.end()) {  // gmemprof record's section
-    try {
+    report r;
+    r.version = read_schema_version(root, source);
+    r.env = read_environment(root);
+    const std::vector<std::size_t> derived = read_scenarios(root, each, r);
+    if (const auto rec = root.find("recorded"); rec != root.end()) {  // gmemprof record's section
       r.recorded = recording_from_json(*rec, "recorded", each);
-    } catch (const std::invalid_argument& e) {
-      in.fail(e.what());
     }
+    add_derived_phases(derived, r);
+    if (keep) keep->trees.push_back(std::make_shared<json>(std::move(root)));
+    return r;
+  } catch (const std::invalid_argument& e) {  // a field_error, or a model's refusal of the values
+    const bool recording = root.is_object() && root.contains("recorded");
+    throw report_error(report_error::kind::invalid,
+                       "report '" + source + "': " + e.what() + (recording ? recording_advice : suite_advice));
   }
-  add_derived_phases(in, derived, r);
-  if (keep) keep->trees.push_back(std::make_shared<json>(std::move(root)));
-  return r;
 }
 
 void write_report(const report& r, const std::string& path) {

@@ -1,5 +1,7 @@
 #include "report/shared_values.hpp"
 
+#include "report/fields.hpp"
+
 #include <map>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
@@ -11,11 +13,8 @@ using json = nlohmann::ordered_json;
 
 constexpr std::size_t min_tail = 40;  // shorter endings are left in their messages
 
-[[noreturn]] void fail(const std::string& path, const std::string& problem) {
-  throw std::invalid_argument(path + " " + problem);
-}
-
-std::string at(const std::string& path, std::size_t i) { return path + "[" + std::to_string(i) + "]"; }
+using fields::at;
+using fields::fail;
 
 // The ending `a` and `b` share, from its start in `b`.
 std::size_t common_ending(const std::string& a, const std::string& b, std::size_t from) {
@@ -96,7 +95,7 @@ void expand_message_tails(json& scenarios, const json& tails) {
       const std::string p = at(at("scenarios", i) + ".diagnostics", k);
       if (diag.contains("message")) fail(p + ".message_head", "is given beside message: a diagnostic states its message in one of the two forms");
       const json& head = diag["message_head"];
-      if (!head.is_string()) fail(p + ".message_head", "must be a string");
+      if (!head.is_string()) fail(p + ".message_head", "must be a string, is " + fields::kind_of(head));
       const auto code = diag.find("code");
       const auto tail = code != diag.end() && code->is_string() ? tails.find(code->get<std::string>()) : tails.end();
       if (tail == tails.end() || !tail->is_string()) {

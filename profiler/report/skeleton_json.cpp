@@ -11,6 +11,7 @@
 
 #include "gmem/profiler/reuse_model.hpp"
 #include "model/fnv.hpp"
+#include "report/fields.hpp"
 
 namespace gmem::profiler {
 namespace {
@@ -47,14 +48,9 @@ std::optional<std::string_view> recorder_word(const std::string& label, std::siz
   return std::string_view(label).substr(0, space);
 }
 
-[[noreturn]] void fail(const std::string& path, const std::string& what) {
-  throw std::invalid_argument(path + ": " + what);
-}
-
-std::size_t index_of(const json& j, const std::string& path) {
-  if (!j.is_number_unsigned()) fail(path, "must be a node index (an unsigned integer)");
-  return j.get<std::size_t>();
-}
+using fields::at;
+using fields::fail;
+using fields::kind_of;
 
 }  // namespace
 
@@ -129,71 +125,59 @@ skeleton skeleton_from_json_text(const std::string& text, const std::string& pat
   return skeleton_from_json(json::parse(text, nullptr, false), path);
 }
 
+// A node's own fields: by its kind, where it frees or what it allocates.
+void read_node_kind(const json& o, const std::string& p, skeleton_node& n) {
+  const std::string kind = fields::text(o, "kind", p);
+  if (kind == "alloc") {
+    n.kind = skeleton_kind::alloc;
+    n.bytes = fields::size(o, "bytes", p);
+    n.device = fields::integer(o, "device", p);
+    n.peers = fields::devices(o, "peers", p);
+  } else if (kind == "free") {
+    n.kind = skeleton_kind::free;
+    n.frees = fields::index(fields::need(o, "frees", p), fields::join(p, "frees"));
+  } else if (kind == "empty") {
+    n.kind = skeleton_kind::empty;
+  } else {
+    fail(fields::join(p, "kind"), "must be \"alloc\", \"free\" or \"empty\", is \"" + kind + "\"");
+  }
+}
+
 skeleton skeleton_from_json(const json& j, const std::string& path) {
-  if (!j.is_object()) fail(path, "must be an object");
+  if (!j.is_object()) fail(path, "must be an object, is " + kind_of(j));
   skeleton s;
-  if (!j.contains("graph") || !j["graph"].is_string()) fail(path + ".graph", "must be a string");
-  s.name = j["graph"].get<std::string>();
-  if (!j.contains("nodes") || !j["nodes"].is_array()) fail(path + ".nodes", "must be an array");
-  const json& nodes = j["nodes"];
+  s.name = fields::text(j, "graph", path);
+  const json& nodes = fields::array(j, "nodes", path);
+  const std::string nodes_path = fields::join(path, "nodes");
   for (std::size_t v = 0; v < nodes.size(); ++v) {
-    const std::string p = path + ".nodes[" + std::to_string(v) + "]";
-    const json& o = nodes[v];
-    if (!o.is_object() || !o.contains("kind") || !o["kind"].is_string()) fail(p + ".kind", "must be \"alloc\", \"free\" or \"empty\"");
+    const std::string p = at(nodes_path, v);
+    const json& o = fields::object_at(nodes, v, nodes_path);
     skeleton_node n;
-    const std::string kind = o["kind"].get<std::string>();
-    if (kind == "alloc") {
-      n.kind = skeleton_kind::alloc;
-      if (!o.contains("bytes") || !o["bytes"].is_number_unsigned()) fail(p + ".bytes", "must be an unsigned integer");
-      n.bytes = o["bytes"].get<std::size_t>();
-      if (!o.contains("device") || !o["device"].is_number_integer()) fail(p + ".device", "must be an integer");
-      n.device = o["device"].get<int>();
-      if (o.contains("peers")) {
-        if (!o["peers"].is_array()) fail(p + ".peers", "must be an array of device indices");
-        for (const json& d : o["peers"]) {
-          if (!d.is_number_integer()) fail(p + ".peers", "must be an array of device indices");
-          n.peers.push_back(d.get<int>());
-        }
-      }
-    } else if (kind == "free") {
-      n.kind = skeleton_kind::free;
-      if (!o.contains("frees")) fail(p + ".frees", "is missing");
-      n.frees = index_of(o["frees"], p + ".frees");
-    } else if (kind == "empty") {
-      n.kind = skeleton_kind::empty;
-    } else {
-      fail(p + ".kind", "must be \"alloc\", \"free\" or \"empty\", is \"" + kind + "\"");
-    }
-    if (o.contains("deps")) {
-      if (!o["deps"].is_array()) fail(p + ".deps", "must be an array of node indices");
-      for (std::size_t k = 0; k < o["deps"].size(); ++k) {
-        n.deps.push_back(index_of(o["deps"][k], p + ".deps[" + std::to_string(k) + "]"));
-      }
-    }
+    read_node_kind(o, p, n);
+    const json& deps = fields::array(o, "deps", p, fields::optional);
+    for (std::size_t k = 0; k < deps.size(); ++k) n.deps.push_back(fields::index(deps[k], at(fields::join(p, "deps"), k)));
     if (o.contains("label")) {
-      if (!o["label"].is_string()) fail(p + ".label", "must be a string");
-      n.label = o["label"].get<std::string>();
+      n.label = fields::text(o, "label", p);
     } else if (o.contains("node")) {
-      const json& word = o["node"];
-      if (!word.is_string() || word.get<std::string>().empty() ||
-          word.get<std::string>().find(' ') != std::string::npos) {
-        fail(p + ".node", "must be one word (the node's kind, as its label names it)");
+      const std::string word = fields::text(o, "node", p);
+      if (word.empty() || word.find(' ') != std::string::npos) {
+        fail(fields::join(p, "node"), "must be one word (the node's kind, as its label names it)");
       }
-      n.label = default_label(word.get<std::string>(), v, s.name);
+      n.label = default_label(word, v, s.name);
     }
     s.nodes.push_back(std::move(n));
   }
-  if (!j.contains("late_edges") || !j["late_edges"].is_array()) fail(path + ".late_edges", "must be an array");
-  for (std::size_t e = 0; e < j["late_edges"].size(); ++e) {
-    const std::string p = path + ".late_edges[" + std::to_string(e) + "]";
-    const json& pair = j["late_edges"][e];
+  const json& late = fields::array(j, "late_edges", path);
+  for (std::size_t e = 0; e < late.size(); ++e) {
+    const std::string p = at(fields::join(path, "late_edges"), e);
+    const json& pair = late[e];
     if (!pair.is_array() || pair.size() != 2) fail(p, "must be [from, to]");
-    s.late_edges.emplace_back(index_of(pair[0], p + "[0]"), index_of(pair[1], p + "[1]"));
+    s.late_edges.emplace_back(fields::index(pair[0], p + "[0]"), fields::index(pair[1], p + "[1]"));
   }
   try {
     validate(s);
   } catch (const std::invalid_argument& e) {
-    fail(path, e.what());
+    fail(path, std::string("is not a valid skeleton: ") + e.what());
   }
   return s;
 }
@@ -217,7 +201,7 @@ skeleton blank_word_labels(skeleton first, const std::vector<std::string>& words
 
 skeleton skeleton_of_shape(const skeleton& first, const std::vector<std::string>& words, const json& graph,
                            const json& bytes, const std::string& path) {
-  if (!graph.is_string()) fail(path + ".graph", "must be a string");
+  if (!graph.is_string()) fail(path + ".graph", "must be a string, is " + kind_of(graph));
   skeleton s = first;
   s.name = graph.get<std::string>();
   std::size_t b = 0;
@@ -225,7 +209,7 @@ skeleton skeleton_of_shape(const skeleton& first, const std::vector<std::string>
     skeleton_node& n = s.nodes[v];
     if (n.kind == skeleton_kind::alloc) {
       const json& size = bytes[b++];
-      if (!size.is_number_unsigned()) fail(path + ".nodes[" + std::to_string(v) + "].bytes", "must be an unsigned integer");
+      if (!size.is_number_unsigned()) fail(path + ".nodes[" + std::to_string(v) + "].bytes", "must be an integer >= 0, is " + kind_of(size));
       n.bytes = size.get<std::size_t>();
     }
     if (v < words.size() && !words[v].empty()) n.label = default_label(words[v], v, s.name);

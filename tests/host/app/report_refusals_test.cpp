@@ -296,7 +296,7 @@ TEST(ReportRefusals, DeviceIndexesAndSmallIntegersOutOfRangeSayTheRange) {
   EXPECT_TRUE(has(m, "recorded.graphs[0].devices[1] must be a device index from 0 to 1024, is 1025"))
       << m;
   j["recorded"]["graphs"][0]["devices"] = {-1};
-  EXPECT_TRUE(has(refusal(j), "devices[0] must be a device index from 0 to 1024, is -1"));
+  EXPECT_TRUE(has(refusal(j), "devices[0] must be a device index from 0 to 1024, is the negative integer -1"));
   j["recorded"]["graphs"][0]["devices"] = {"0"};
   EXPECT_TRUE(has(refusal(j), "devices[0] must be a device index from 0 to 1024, is a string"));
 

@@ -89,14 +89,14 @@ TEST(NumberRuns, AListThatIsNotOneIsRefusedWithWhatIsWrong) {
       EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
     }
   };
-  refused(R"({"a": 1})", 1, "sizes: must be an array of unsigned integers and [[...], times] repeats");
-  refused(R"([1, "2"])", 2, "sizes[1]: must be an unsigned integer or a repeat [[values...], times]");
-  refused(R"([[[1], 1]])", 1, "sizes[0][1]: must be 2 or more");
-  refused(R"([[[], 3]])", 0, "sizes[0]: must be an unsigned integer or a repeat");
-  refused(R"([[[1, 2], 3]])", 5, "sizes[0]: repeats past the 5 values expected");
+  refused(R"({"a": 1})", 1, "sizes must be an array of unsigned integers and [[...], times] repeats");
+  refused(R"([1, "2"])", 2, "sizes[1] must be an unsigned integer or a repeat [[values...], times]");
+  refused(R"([[[1], 1]])", 1, "sizes[0][1] must be 2 or more");
+  refused(R"([[[], 3]])", 0, "sizes[0] must be an unsigned integer or a repeat");
+  refused(R"([[[1, 2], 3]])", 5, "sizes[0] repeats past the 5 values expected");
   refused(R"([[[[[1], 1000000], 1000000], 1000000]])", 100, "repeats past the 100 values expected");
-  refused(R"([1, 2])", 3, "sizes: holds 2 values, 3 expected");
-  refused(R"([1, 2, 3])", 2, "sizes: holds more than the 2 values expected");
+  refused(R"([1, 2])", 3, "sizes holds 2 values, 3 expected");
+  refused(R"([1, 2, 3])", 2, "sizes holds more than the 2 values expected");
 }
 
 }  // namespace

@@ -189,15 +189,15 @@ TEST(RecordingForms, SharedSkeletonShapesAreStoredOnceAndReadBackWhole) {
                                                            "scenarios[0].skeletons[0].shape must name one of the 1 skeleton shapes"},
         {R"("bytes": ?\[1001, ?2001\])", R"("bytes": [1001])",
          "scenarios[1].skeletons[0].bytes must give one size per alloc node of its shape (2): "
-         "scenarios[1].skeletons[0].bytes: holds 1 values, 2 expected"},
+         "scenarios[1].skeletons[0].bytes holds 1 values, 2 expected"},
         {R"("bytes": ?\[1001, ?2001\])", R"("bytes": [1001, 2001, 3001])",
-         "scenarios[1].skeletons[0].bytes: holds more than the 2 values expected"},
+         "scenarios[1].skeletons[0].bytes holds more than the 2 values expected"},
         {R"("bytes": ?\[1001, ?2001\])", R"("bytes": [1001, -1])",
-         "scenarios[1].skeletons[0].bytes[1]: must be an unsigned integer or a repeat [[values...], times]"},
+         "scenarios[1].skeletons[0].bytes[1] must be an unsigned integer or a repeat [[values...], times]"},
         {R"("bytes": ?\[1001, ?2001\])", R"("bytes": [[[1001], 4000000000]])",
-         "scenarios[1].skeletons[0].bytes[0]: repeats past the 2 values expected"},
+         "scenarios[1].skeletons[0].bytes[0] repeats past the 2 values expected"},
         {R"(\{"shape": ?0, ?"bytes": ?\[1001)", R"({"graph": 2, "shape": 0, "bytes": [1001)",
-         "scenarios[1].skeletons[0] is not a valid skeleton (scenarios[1].skeletons[0].graph: must be a string)"}}) {
+         "scenarios[1].skeletons[0].graph must be a string, is 2"}}) {
     const std::string bad = std::regex_replace(text, std::regex(from), to, std::regex_constants::format_first_only);
     expect_refused(bad, says, to);
   }
@@ -269,9 +269,9 @@ TEST(RecordingForms, AllocationsTheSkeletonStatesAreWrittenAsTheirAddresses) {
        {std::tuple<std::string, std::string, std::string>{
             offsets, R"("allocation_offsets": [0])",
             "scenarios[0].allocation_offsets must give one offset per alloc node of the scenario's skeleton (2, in "
-            "the skeleton's order): scenarios[0].allocation_offsets: holds 1 values, 2 expected"},
+            "the skeleton's order): scenarios[0].allocation_offsets holds 1 values, 2 expected"},
         {offsets, R"("allocation_offsets": [0, -1])",
-         "scenarios[0].allocation_offsets[1]: must be an unsigned integer or a repeat [[values...], times]"},
+         "scenarios[0].allocation_offsets[1] must be an unsigned integer or a repeat [[values...], times]"},
         {offsets, R"("allocation_offsets": [0, 18446744073709551615])",
          "scenarios[0].allocation_offsets[1] puts the address past 2^64 - 1"},
         {R"("allocation_base": ?65536,\s*)", "", "scenarios[0].allocation_base"},
@@ -705,7 +705,7 @@ TEST(RecordingForms, TheTextAndWhatIsReadBackAreTheSameOnSeveralThreads) {
       // A skeleton after a scenario's own error: the skeletons are read first, in order or not.
       {edit(edit(text, R"("name": ?"g5")", R"("name": "g5", "diagnostics": 5)"), R"("bytes": ?\[1051, ?2051\])",
             R"("bytes": [-1, 2051])"),
-       "scenarios[51].skeletons[0].bytes[0]: must be an unsigned integer"},
+       "scenarios[51].skeletons[0].bytes[0] must be an unsigned integer"},
       // Two scenarios' own errors.
       {edit(edit(text, R"("name": ?"g40")", R"("name": "g40", "diagnostics": 40)"), R"("name": ?"g9")",
             R"("name": "g9", "diagnostics": 9)"),
