@@ -73,7 +73,7 @@ void recorder::on_capture_named(std::uint64_t stream, const std::string& pool, i
 }
 
 void recorder::on_capture_alloc(std::uint64_t stream, std::uint64_t handle, std::uint64_t bytes, int device,
-                                double t_us) {
+                                double t_us, bool address) {
   capture_origin& o = capturing_[stream];
   capture_device_ = device;
   if (o.capture_allocations == 0) o.t_us = t_us;
@@ -81,12 +81,7 @@ void recorder::on_capture_alloc(std::uint64_t stream, std::uint64_t handle, std:
   ++o.capture_allocations;
   o.device = device;
   if (o.pool == no_pool) o.pool = pool_of("", device);  // unnamed: this capture's own
-  pool_took(o.pool, bytes, false);
-  capture_memory m;
-  m.bytes = bytes;
-  m.stream = stream;
-  m.pool = o.pool;
-  capture_memory_[handle] = m;
+  took_capture_memory(handle, bytes, o.pool, false, address, stream);
 }
 
 bool recorder::on_capture_memory_free(std::uint64_t handle, double t_us) {
@@ -96,6 +91,8 @@ bool recorder::on_capture_memory_free(std::uint64_t handle, double t_us) {
     pool_state& p = pools_[it->second.pool];
     p.released += it->second.bytes;
     p.held -= std::min(p.held, it->second.bytes);
+    std::uint64_t& all = costs_[p.device].framework_held;
+    all -= std::min(all, it->second.bytes);
   }
   if (it->second.record < graphs_.size()) {
     graph_record& g = graphs_[it->second.record];

@@ -228,7 +228,10 @@ class recorder {
   /// The thread capturing into `stream` allocated device memory outside the capture
   /// (cuMemAlloc, cuMemCreate): an allocator growing the graph's private pool. `handle` is the
   /// address or the allocation handle, for on_capture_memory_free.
-  void on_capture_alloc(std::uint64_t stream, std::uint64_t handle, std::uint64_t bytes, int device, double t_us);
+  /// `address`: `handle` is the memory's address (cuMemAlloc), which the allocator's snapshot
+  /// names its segments by; false for an allocation handle (cuMemCreate).
+  void on_capture_alloc(std::uint64_t stream, std::uint64_t handle, std::uint64_t bytes, int device, double t_us,
+                        bool address = true);
   /// Memory a capture allocated freed (cuMemFree, cuMemRelease): the pool released. Returns
   /// whether `handle` was such memory.
   bool on_capture_memory_free(std::uint64_t handle, double t_us);
@@ -344,9 +347,14 @@ class recorder {
   void on_capture_pool_known(std::uint64_t graph, std::size_t took, const std::string& pool, int device);
   /// Device memory a warm-up run took into the allocator's pool `pool` (torch.compile's CUDA graph
   /// trees run a new shape once in the pool before they capture it). `handle` as on_capture_alloc.
-  void on_warmup_alloc(const std::string& pool, int device, std::uint64_t handle, std::uint64_t bytes);
-  /// The allocator's own figure for its pool `pool` on `device` (PyTorch's snapshot).
-  void on_pool_snapshot(const std::string& pool, int device, std::uint64_t bytes);
+  void on_warmup_alloc(const std::string& pool, int device, std::uint64_t handle, std::uint64_t bytes,
+                       bool address = true);
+  /// The allocator's own figure for its pool `pool` on `device` (PyTorch's snapshot), and where
+  /// told, the addresses of the pool's segments: the bill's end then takes out of the pool what a
+  /// capturing or warming-up thread allocated at other addresses (libraries' handles and
+  /// workspaces made during a warm-up run, NCCL's buffers made during a capture).
+  void on_pool_snapshot(const std::string& pool, int device, std::uint64_t bytes,
+                        const std::vector<std::uint64_t>* segments = nullptr);
   /// What the driver took for an executable graph's state on `device` (cuMemGetInfo around its
   /// instantiation or upload, less a pool's growth); nullopt: no clean reading. `exec` may be a
   /// graph the recorder does not track (no memory nodes): counted in the device's total.
@@ -423,10 +431,19 @@ class recorder {
     std::int64_t snapshot = -1;
     std::vector<std::size_t> graphs;  ///< graph records captured into it
     bool merged = false;  ///< an unnamed pool found to be a named one: its figures are there
+    std::uint64_t peak_seq = 0;          ///< the allocation that made the peak (alloc_seq_)
+    std::vector<std::uint64_t> segments;  ///< the snapshot's segment addresses, sorted
+    bool segments_known = false;
   };
   /// The framework pool `id` on `device` (made when new); an empty id makes an unnamed one.
   std::size_t pool_of(const std::string& id, int device);
   void pool_took(std::size_t pool, std::uint64_t bytes, bool warmup);
+  /// The capture memory of `handle`, just taken into its pool.
+  void took_capture_memory(std::uint64_t handle, std::uint64_t bytes, std::size_t pool, bool warmup, bool address,
+                           std::uint64_t stream);
+  /// At the bill's end: what a capture or warm-up took at an address outside its pool's
+  /// snapshot segments is the libraries' (device_costs::library_bytes), not the pool's.
+  void separate_library_memory();
   void point(double t_us, int device, const std::string& event, const std::string& graph,
              const counters& c);
   void log(sequence_entry e);
@@ -497,7 +514,11 @@ class recorder {
     std::uint64_t stream = 0;  ///< the capturing stream until then
     std::size_t record = static_cast<std::size_t>(-1);  ///< its graph record, once instantiated
     std::size_t pool = no_pool;  ///< its framework pool
+    bool warmup = false;   ///< taken by a warm-up run, not a capture
+    bool address = true;   ///< `handle` is an address (cuMemAlloc)
+    std::uint64_t seq = 0;  ///< alloc_seq_ when taken
   };
+  std::uint64_t alloc_seq_ = 0;  ///< capture and warm-up allocations so far
   std::vector<pool_state> pools_;
   std::map<std::pair<std::string, int>, std::size_t> pool_index_;  ///< (id, device) -> pools_
   // Executable-graph state and the process's memory, per device (recorder_bill.cpp).
@@ -506,6 +527,11 @@ class recorder {
     bool have_memory = false;
     std::uint64_t first_used = 0, last_used = 0;
     std::uint64_t framework_held = 0, framework_peak = 0;  ///< all its framework pools at once
+    std::uint64_t framework_peak_seq = 0;  ///< the allocation that made framework_peak
+    /// What capturing or warming-up threads allocated outside the framework's pools, alive at
+    /// the bill's end (separate_library_memory).
+    std::uint64_t library_bytes = 0;
+    std::uint64_t library_allocations = 0;
   };
   std::map<int, device_costs> costs_;
   /// The bill's end, frozen where the program said it ended (the Python companion, before the

@@ -27,10 +27,55 @@ void recorder::pool_took(std::size_t pool, std::uint64_t bytes, bool warmup) {
   pool_state& p = pools_[pool];
   (warmup ? p.warmup : p.capture) += bytes;
   p.held += bytes;
-  p.peak = std::max(p.peak, p.held);
+  ++alloc_seq_;
+  if (p.held > p.peak) {
+    p.peak = p.held;
+    p.peak_seq = alloc_seq_;
+  }
   device_costs& c = costs_[p.device];
   c.framework_held += bytes;
-  c.framework_peak = std::max(c.framework_peak, c.framework_held);
+  if (c.framework_held > c.framework_peak) {
+    c.framework_peak = c.framework_held;
+    c.framework_peak_seq = alloc_seq_;
+  }
+}
+
+void recorder::took_capture_memory(std::uint64_t handle, std::uint64_t bytes, std::size_t pool, bool warmup,
+                                   bool address, std::uint64_t stream) {
+  pool_took(pool, bytes, warmup);
+  capture_memory m;
+  m.bytes = bytes;
+  m.stream = stream;
+  m.pool = pool;
+  m.warmup = warmup;
+  m.address = address;
+  m.seq = alloc_seq_;
+  capture_memory_[handle] = m;
+}
+
+void recorder::separate_library_memory() {
+  for (auto& [handle, m] : capture_memory_) {
+    if (m.pool >= pools_.size() || !m.address) continue;
+    pool_state& p = pools_[m.pool];
+    if (!p.segments_known || std::binary_search(p.segments.begin(), p.segments.end(), handle)) continue;
+    // Not a segment of the pool: the allocator did not make it. Alive now, it was alive at every
+    // peak made after it was taken, so those peaks come down by its bytes.
+    (m.warmup ? p.warmup : p.capture) -= std::min(m.warmup ? p.warmup : p.capture, m.bytes);
+    p.held -= std::min(p.held, m.bytes);
+    if (m.seq <= p.peak_seq) p.peak -= std::min(p.peak, m.bytes);
+    p.peak = std::max(p.peak, p.held);
+    device_costs& c = costs_[p.device];
+    c.framework_held -= std::min(c.framework_held, m.bytes);
+    if (m.seq <= c.framework_peak_seq) c.framework_peak -= std::min(c.framework_peak, m.bytes);
+    c.framework_peak = std::max(c.framework_peak, c.framework_held);
+    c.library_bytes += m.bytes;
+    ++c.library_allocations;
+    if (m.record < graphs_.size()) {
+      graph_record& g = graphs_[m.record];
+      g.capture_bytes -= std::min(g.capture_bytes, m.bytes);
+    }
+    m.pool = no_pool;
+  }
 }
 
 void recorder::on_capture_pool_known(std::uint64_t graph, std::size_t took, const std::string& pool, int device) {
@@ -77,17 +122,19 @@ void recorder::on_capture_pool_known(std::uint64_t graph, std::size_t took, cons
   }
 }
 
-void recorder::on_warmup_alloc(const std::string& pool, int device, std::uint64_t handle, std::uint64_t bytes) {
-  const std::size_t k = pool_of(pool, device);
-  pool_took(k, bytes, true);
-  capture_memory m;
-  m.bytes = bytes;
-  m.pool = k;
-  capture_memory_[handle] = m;
+void recorder::on_warmup_alloc(const std::string& pool, int device, std::uint64_t handle, std::uint64_t bytes,
+                               bool address) {
+  took_capture_memory(handle, bytes, pool_of(pool, device), true, address, 0);
 }
 
-void recorder::on_pool_snapshot(const std::string& pool, int device, std::uint64_t bytes) {
-  pools_[pool_of(pool, device)].snapshot = static_cast<std::int64_t>(bytes);
+void recorder::on_pool_snapshot(const std::string& pool, int device, std::uint64_t bytes,
+                                const std::vector<std::uint64_t>* segments) {
+  pool_state& p = pools_[pool_of(pool, device)];
+  p.snapshot = static_cast<std::int64_t>(bytes);
+  if (!segments) return;
+  p.segments = *segments;
+  std::sort(p.segments.begin(), p.segments.end());
+  p.segments_known = true;
 }
 
 void recorder::on_exec_state(std::uint64_t exec, int device, std::optional<std::uint64_t> bytes) {
@@ -112,6 +159,7 @@ void recorder::on_memory_reading(int device, std::uint64_t used) {
 }
 
 void recorder::end_bill(const std::string& why, const std::map<int, counters>& counters) {
+  separate_library_memory();
   bill_end e;
   e.why = why;
   e.node_pool = counters;
@@ -180,6 +228,8 @@ void recorder::bills(std::vector<profiler::graph_bill>& bills, std::vector<profi
     const auto c = costs.find(device);
     if (c != costs.end()) {
       b.framework_peak_bytes = c->second.framework_peak;
+      b.library_bytes = c->second.library_bytes;
+      b.library_allocations = c->second.library_allocations;
       b.exec_state_measured = c->second.exec_measured + c->second.exec_unmeasured > 0;
       b.exec_state_bytes = c->second.exec_bytes;
       b.exec_state_instantiations = c->second.exec_measured;
@@ -189,7 +239,7 @@ void recorder::bills(std::vector<profiler::graph_bill>& bills, std::vector<profi
         b.process_delta_bytes = static_cast<std::int64_t>(c->second.last_used) - static_cast<std::int64_t>(c->second.first_used);
         b.not_graph_bytes = b.process_delta_bytes - static_cast<std::int64_t>(b.node_pool_retained_bytes) -
                             static_cast<std::int64_t>(b.framework_retained_bytes) -
-                            static_cast<std::int64_t>(b.exec_state_bytes);
+                            static_cast<std::int64_t>(b.library_bytes) - static_cast<std::int64_t>(b.exec_state_bytes);
       }
     }
     bills.push_back(b);

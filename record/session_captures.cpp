@@ -123,17 +123,18 @@ void session::device_alloc(std::uint64_t handle, std::uint64_t bytes, std::optio
     const timed cost(*this, cost_part::memory);
     const int d = device ? *device : driver_.current_device();
     const double now = driver_.now_us();
+    const bool address = !device;  // cuMemAlloc's pointer, not cuMemCreate's handle
     lock l(*this);
     if (t.capturing_any) {
-      rec_.on_capture_alloc(t.capturing, handle, bytes, d, now);
+      rec_.on_capture_alloc(t.capturing, handle, bytes, d, now, address);
     } else if (!t.warmup_pool.empty()) {
-      rec_.on_warmup_alloc(t.warmup_pool, d, handle, bytes);
+      rec_.on_warmup_alloc(t.warmup_pool, d, handle, bytes, address);
     } else if (open_.size() == 1) {
       const open_context& c = open_.begin()->second;
       if (c.capture) {
-        rec_.on_capture_alloc(c.stream, handle, bytes, d, now);
+        rec_.on_capture_alloc(c.stream, handle, bytes, d, now, address);
       } else {
-        rec_.on_warmup_alloc(c.pool, d, handle, bytes);
+        rec_.on_warmup_alloc(c.pool, d, handle, bytes, address);
       }
     }
   } catch (...) {

@@ -13,16 +13,19 @@
 //   gmem:warmup-end {}                                   and ends
 //   gmem:cost {"calls": N, "us": X}                      at the program's end: the companion's time
 //                                                        in its wrappers, its marks included
-//   gmem:end {"why": "...", "pools": [{"pool": "(0, 1)", "device": 0, "bytes": N}],
-//             "previous_pool": "(0, 3)"}                 the program's end, PyTorch's own figures
-//                                                        (and the pool of the thread's last capture)
+//   gmem:end {"why": "...", "pools": [{"pool": "(0, 1)", "device": 0, "bytes": N,
+//             "segments": [address, ...]}],              the program's end, PyTorch's own figures
+//             "previous_pool": "(0, 3)"}                 and its segments' addresses (and the pool of
+//                                                        the thread's last capture)
 // A capture's "device" below 0 is the capturing thread's current device, read here.
 // A message that is not such JSON is ignored: the program's own marks pass through untouched.
 // The word of every capture also comes with its fields, without JSON (gmem_record_next_capture):
 // what the companion says where the library exports it. The pool PyTorch made for a capture is
 // told at the thread's next capture, not after the capture: PyTorch's capture_end instantiates
 // and destroys the graph, and a word after it would cost every capture a second call.
+#include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -161,7 +164,15 @@ void session::nvtx_mark(const char* message) noexcept {
         for (const json& p : *pools) {
           const auto bytes = p.find("bytes");
           if (!p.is_object() || bytes == p.end() || !bytes->is_number_unsigned()) continue;
-          rec_.on_pool_snapshot(text_of(p, "pool"), int_of(p, "device"), bytes->get<std::uint64_t>());
+          std::vector<std::uint64_t> segments;
+          const auto listed = p.find("segments");
+          const bool known = listed != p.end() && listed->is_array() &&
+                             std::all_of(listed->begin(), listed->end(), [](const json& a) { return a.is_number_unsigned(); });
+          if (known) {
+            for (const json& a : *listed) segments.push_back(a.get<std::uint64_t>());
+          }
+          rec_.on_pool_snapshot(text_of(p, "pool"), int_of(p, "device"), bytes->get<std::uint64_t>(),
+                                known ? &segments : nullptr);
         }
       }
       read_memory();

@@ -356,6 +356,9 @@ json bill_json(const graph_bill& b) {
     if (b.framework_snapshot_bytes >= 0) f["snapshot_bytes"] = b.framework_snapshot_bytes;
     j["framework_pools"] = std::move(f);
   }
+  if (b.library_allocations > 0) {
+    j["libraries_at_capture"] = {{"bytes", b.library_bytes}, {"allocations", b.library_allocations}};
+  }
   if (b.exec_state_measured) {
     j["exec_state"] = {{"bytes", b.exec_state_bytes},
                        {"instantiations", b.exec_state_instantiations},
@@ -413,6 +416,13 @@ graph_bill read_bill(const json& j, const std::string& path) {
     b.framework_retained_bytes = u64(*f, "retained_bytes", fp);
     b.framework_peak_bytes = u64(*f, "peak_bytes", fp, optional);
     b.framework_snapshot_bytes = find(*f, "snapshot_bytes") ? static_cast<std::int64_t>(u64(*f, "snapshot_bytes", fp, optional)) : -1;
+  }
+  if (const json* l = find(j, "libraries_at_capture")) {
+    const std::string lp = join(path, "libraries_at_capture");
+    if (!l->is_object()) fail(lp, "must be an object, is " + kind_of(*l));
+    b.library_bytes = u64(*l, "bytes", lp);
+    b.library_allocations = u64(*l, "allocations", lp);
+    if (b.library_allocations == 0) fail(join(lp, "allocations"), "must be 1 or more (the section is left out where there are none)");
   }
   if (const json* e = find(j, "exec_state")) {
     const std::string ep = join(path, "exec_state");

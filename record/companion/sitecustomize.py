@@ -197,11 +197,12 @@ class _companion:
         """A capture is told about before it begins: its site, label and pool where the program
         names one (no mark is made while a capture is active, which CUPTI does not pass on), and
         the pool PyTorch made for the thread's capture before it, where that one named none.
-        PyTorch's capture_end, which instantiates the graph and destroys it, is left as it is: a
-        word after it would cost every capture a second call, and the last capture's pool is
-        told at the end."""
+        After PyTorch's capture_end the name of the pool it made is kept, not said: a word after
+        it would cost every capture a second call into the library, and the last capture's pool
+        is told at the end, named even where the program has let its graph go by then."""
         graph_class = getattr(graphs, "CUDAGraph", None)
         begin = getattr(graph_class, "capture_begin", None)
+        end = getattr(graph_class, "capture_end", None)
         if begin is None:
             return
         import weakref
@@ -231,14 +232,32 @@ class _companion:
 
         capture_begin.__wrapped__ = begin
         graph_class.capture_begin = capture_begin
+        if end is None:
+            return
+
+        def capture_end(graph, *args, **kwargs):
+            result = end(graph, *args, **kwargs)
+            try:
+                pending = local.previous
+                if pending is not None and type(pending) is not bytes and pending() is graph:
+                    local.previous = companion.pool_name(graph.pool()).encode()
+            except Exception:
+                pass
+            return result
+
+        capture_end.__wrapped__ = end
+        graph_class.capture_end = capture_end
 
     def previous_pool(self):
         """The pool PyTorch made for this thread's last capture (UTF-8 bytes; b"" where the
-        program named it, or the graph is gone): its capture has ended, so PyTorch tells it."""
+        program named it): its name as kept after capture_end, else (a capture_end that could not
+        tell it) PyTorch's answer now, while the graph lives."""
         previous = self.local.previous
         if previous is None:
             return b""
         self.local.previous = None
+        if type(previous) is bytes:
+            return previous
         graph = previous()
         try:
             return self.pool_name(graph.pool()).encode() if graph is not None else b""
@@ -343,8 +362,11 @@ class _companion:
                 if pool == (0, 0):
                     continue
                 key = (self.pool_name(pool), int(seg.get("device", 0)))
-                pools[key] = pools.get(key, 0) + int(seg["total_size"])
-            body["pools"] = [{"pool": p, "device": d, "bytes": b} for (p, d), b in pools.items()]
+                held = pools.setdefault(key, [0, []])
+                held[0] += int(seg["total_size"])
+                held[1].append(int(seg["address"]))
+            # The segments' addresses: what a capture or warm-up took elsewhere is not the pool's.
+            body["pools"] = [{"pool": p, "device": d, "bytes": b, "segments": a} for (p, d), (b, a) in pools.items()]
         except Exception:
             pass
         self.say("end", body)

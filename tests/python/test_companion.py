@@ -45,10 +45,10 @@ FAKE_TORCH = {
     "torch/cuda/memory.py": """
         def _snapshot():
             return {"segments": [
-                {"segment_pool_id": (0, 0), "total_size": 1 << 20, "device": 0},
-                {"segment_pool_id": (0, 1), "total_size": 20 << 20, "device": 0},
-                {"segment_pool_id": (0, 1), "total_size": 2 << 20, "device": 0},
-                {"segment_pool_id": (0, 2), "total_size": 4 << 20, "device": 0}]}
+                {"segment_pool_id": (0, 0), "total_size": 1 << 20, "device": 0, "address": 0x7f0000000000},
+                {"segment_pool_id": (0, 1), "total_size": 20 << 20, "device": 0, "address": 0x7f0001000000},
+                {"segment_pool_id": (0, 1), "total_size": 2 << 20, "device": 0, "address": 0x7f0003000000},
+                {"segment_pool_id": (0, 2), "total_size": 4 << 20, "device": 0, "address": 0x7f0004000000}]}
     """,
     "torch/cuda/graphs.py": """
         import itertools
@@ -164,7 +164,7 @@ def test_captures_warmups_and_the_end_are_told_and_pytorch_is_unchanged(tmp_path
     assert ("warmup-end", {}) in said
     # Each capture is told about before it begins; the pool PyTorch made for a capture that named
     # none (make_graphed_callables' in the stand-in, then the last one's) is told at the thread's
-    # next capture and at the end. PyTorch's capture_end is not wrapped.
+    # next capture and at the end: nothing is said after PyTorch's capture_end.
     assert "captured" not in [v for v, _ in said]
     assert [b["previous_pool"] for b in captures] == ["", "", "(0, 1)", ""]
     # PyTorch's own functions still ran, with their arguments.
@@ -202,7 +202,20 @@ def test_the_end_tells_pytorchs_figure_for_each_graph_pool(tmp_path):
     verb, end = last_word(tmp_path, PROGRAM.replace("import atexit\n", "import atexit, os\n"))
     assert verb == "end"
     assert sorted((x["pool"], x["bytes"]) for x in end["pools"]) == [("(0, 1)", 22 << 20), ("(0, 2)", 4 << 20)]
+    # With its segments' addresses: what a capture took elsewhere is not the pool's.
+    assert {x["pool"]: x["segments"] for x in end["pools"]} == {"(0, 1)": [0x7f0001000000, 0x7f0003000000],
+                                                               "(0, 2)": [0x7f0004000000]}
     # The pool PyTorch made for the last capture, which no later capture word told.
+    assert end["previous_pool"] == "(0, 2)"
+
+
+def test_the_last_captures_pool_is_named_after_the_program_let_its_graph_go(tmp_path):
+    # The program's only graph deleted before the end: the name PyTorch gave its pool was kept
+    # when its capture ended.
+    program = PROGRAM.replace("last.capture_end()\n", "last.capture_end(); del last\n")
+    assert "del last" in program
+    verb, end = last_word(tmp_path, program)
+    assert verb == "end"
     assert end["previous_pool"] == "(0, 2)"
 
 

@@ -314,6 +314,71 @@ TEST(RecordBill, TheProcessChangeStartsWhenTheContextIsMadeWhateverTheProgramAll
   EXPECT_EQ(late.process_delta_bytes, static_cast<std::int64_t>((64 + 32 + 2) * MiB));
 }
 
+// torch.compile's warm-up runs make a library's first handle and workspace on the warming-up
+// thread (on an H100: 64 MiB and four small allocations at the first matmul of GPT-2's warm-up),
+// and a collective captured for the first time makes its buffers on the capturing thread: they
+// are allocated while the pool's thread is in the pool, but are not the pool's segments. At the
+// end PyTorch's snapshot names the pool's segments by address: the rest is the libraries'.
+TEST(RecordBill, WhatAWarmUpOrCaptureAllocatedOutsideThePoolsSegmentsIsTheLibrariesNotThePools) {
+  const auto run = [](bool segments_told) {
+    program p(name_source::nvtx);
+    p.gpu.used = 500 * MiB;
+    p.s.first_reading();
+    const auto take = [&p](std::uint64_t address, std::uint64_t bytes) {
+      p.use(static_cast<std::int64_t>(bytes));
+      p.s.device_alloc(address, bytes, std::nullopt);  // cuMemAlloc: the handle is the address
+    };
+    p.s.nvtx_mark("gmem:warmup-begin {\"pool\":\"(0, 1)\",\"device\":0}");
+    take(0xA0000000, 100 * MiB);  // the pool's segment
+    take(0xB0000000, 64 * MiB);   // the library's workspace
+    take(0xB8000000, 1024);       // and its handle
+    take(0xC0000000, 200 * MiB);  // the pool's segment: the pool's peak
+    p.s.device_free(0xC0000000, std::nullopt);  // given back (an out-of-memory retry)
+    p.use(-200 * static_cast<std::int64_t>(MiB));
+    p.s.nvtx_mark("gmem:warmup-end {}");
+    p.s.nvtx_mark("gmem:capture {\"pool\":\"(0, 1)\",\"device\":0,\"site\":\"m.py:9 in step\",\"label\":\"\"}");
+    p.s.capture_begin(0xA);
+    p.s.capture_began(0xA, true);
+    take(0xD0000000, 50 * MiB);  // the pool's segment
+    take(0xE0000000, 2 * MiB);   // the collective's buffer, after the pool's peak
+    {
+      std::lock_guard<std::mutex> l(p.gpu.mutex);
+      p.gpu.graphs[0x10] = kernels();
+    }
+    p.s.capture_end(0xA, 0x10);
+    instantiate(p, 0x100, 0x10, 0);
+    const std::string segments = segments_told ? ",\"segments\":[" + std::to_string(0xD0000000) + "," +
+                                                     std::to_string(0xA0000000) + "]" : "";
+    p.s.nvtx_mark(("gmem:end {\"why\":\"the program's end\",\"pools\":[{\"pool\":\"(0, 1)\",\"device\":0,\"bytes\":" +
+                   std::to_string(150 * MiB) + segments + "}]}").c_str());
+    return p.finish();
+  };
+  const profiler::report told = run(true);
+  const profiler::graph_bill& b = told.recorded->bills.at(0);
+  EXPECT_EQ(b.framework_retained_bytes, 150 * MiB);  // PyTorch's figure, exactly
+  EXPECT_EQ(b.framework_snapshot_bytes, static_cast<std::int64_t>(150 * MiB));
+  EXPECT_EQ(b.framework_warmup_bytes, 300 * MiB);  // what the warm-up took, 200 MiB given back
+  EXPECT_EQ(b.framework_capture_bytes, 50 * MiB);
+  EXPECT_EQ(b.framework_peak_bytes, 300 * MiB);  // the workspace was alive at the peak: not the pool's
+  EXPECT_EQ(b.library_bytes, 66 * MiB + 1024);
+  EXPECT_EQ(b.library_allocations, 3u);
+  EXPECT_EQ(b.not_graph_bytes, 0);  // every byte since the first reading is somebody's
+  ASSERT_EQ(told.recorded->framework_pools.size(), 1u);
+  EXPECT_EQ(told.recorded->framework_pools[0].retained_bytes, 150 * MiB);
+  EXPECT_EQ(told.recorded->framework_pools[0].peak_bytes, 300 * MiB);
+  ASSERT_EQ(told.recorded->graphs.size(), 1u);
+  EXPECT_EQ(told.recorded->graphs[0].capture_pool_growth_bytes, 50 * MiB);
+  // The section is written and read back.
+  const profiler::report back = profiler::from_json_string(profiler::to_json_string(told), "back.json");
+  EXPECT_EQ(back.recorded->bills.at(0).library_bytes, 66 * MiB + 1024);
+  EXPECT_EQ(back.recorded->bills.at(0).library_allocations, 3u);
+  // Without the segments' addresses (a companion that did not tell them, PyTorch's
+  // cudaMallocAsync backend) nothing is taken out: the pools' figure is the bookkeeping's.
+  const profiler::graph_bill& untold = run(false).recorded->bills.at(0);
+  EXPECT_EQ(untold.framework_retained_bytes, 216 * MiB + 1024);
+  EXPECT_EQ(untold.library_allocations, 0u);
+}
+
 // make_graphed_callables: the backward is captured while PyTorch's autograd thread runs it, so
 // the pool's segments are allocated on another thread than the capturing one. While one
 // capture is under way, another thread's allocation is that capture's; with none, nobody's.

@@ -144,6 +144,11 @@ struct graph_bill {
   std::uint64_t framework_retained_bytes = 0;
   std::uint64_t framework_peak_bytes = 0;
   std::int64_t framework_snapshot_bytes = -1;  ///< the allocator's own figure, -1 unknown
+  // What capturing or warming-up threads allocated outside the framework's pools, alive at the
+  // bill's end (PyTorch's snapshot names its pools' segments; these are at other addresses):
+  // libraries' handles and workspaces made by a warm-up run, buffers made during a capture.
+  std::uint64_t library_bytes = 0;
+  std::uint64_t library_allocations = 0;
   // Executable-graph state (outside every pool).
   bool exec_state_measured = false;
   std::uint64_t exec_state_bytes = 0;
