@@ -69,7 +69,10 @@ void recorder::on_capture_named(std::uint64_t stream, const std::string& pool, i
   capture_origin& o = capturing_[stream];
   if (!pool.empty() && o.pool == no_pool) o.pool = pool_of(pool, device);
   o.python_site = python_site;
-  o.framework_label = framework_label;
+  // The label for the graph's name, and after a unit separator, what only `show --all` prints.
+  const std::size_t detail = framework_label.find('\x1f');
+  o.framework_label = framework_label.substr(0, detail);
+  o.framework_detail = detail == std::string::npos ? std::string() : framework_label.substr(detail + 1);
 }
 
 void recorder::on_capture_alloc(std::uint64_t stream, std::uint64_t handle, std::uint64_t bytes, int device,
@@ -123,6 +126,7 @@ std::size_t recorder::on_capture_end(std::uint64_t stream, std::uint64_t graph) 
     o.pool = took->second.pool;
     o.python_site = took->second.python_site;
     o.framework_label = took->second.framework_label;
+    o.framework_detail = took->second.framework_detail;
     capturing_.erase(took);
     for (auto& [handle, m] : capture_memory_) {
       if (m.graph == 0 && m.stream == stream) m.graph = graph;
@@ -295,6 +299,7 @@ void recorder::on_instantiate(std::uint64_t exec, std::uint64_t graph, profiler:
   if (origin != graph_origin_.end()) {
     g.python_site = origin->second.python_site;
     g.framework_label = origin->second.framework_label;
+    g.framework_detail = origin->second.framework_detail;
     g.stream = "stream " + std::to_string(origin->second.stream_label);
     stream_sequence = origin->second.stream_sequence;
     origin->second.instantiated = true;

@@ -153,6 +153,7 @@ struct graph_record {
   std::int64_t exec_state_bytes = 0;  ///< the driver's state for its instances (-1: unmeasured)
   std::string python_site;             ///< where the framework captured it (the companion)
   std::string framework_label;
+  std::string framework_detail;  ///< the framework's own words for it (show --all)
   /// Executable graphs of this site and shape recorded here, one after the other: a new one is
   /// folded into this record only when this one was destroyed before it was made and left no
   /// live allocation, so that instances never coexist.
@@ -422,6 +423,7 @@ class recorder {
     std::size_t pool = no_pool;  ///< its framework pool (pools_), once it took memory or was named
     std::string python_site;     ///< from the Python companion
     std::string framework_label;
+    std::string framework_detail;
   };
   /// A private pool of the application's allocator (recorder_bill.cpp).
   struct pool_state {

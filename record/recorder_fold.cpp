@@ -141,6 +141,7 @@ void recorder::record_uninstantiated(std::uint64_t graph, const capture_origin& 
   g.events.push_back(e);
   g.python_site = o.python_site;
   g.framework_label = o.framework_label;
+  g.framework_detail = o.framework_detail;
   for (auto& [handle, m] : capture_memory_) {
     if (m.graph == graph && m.record == static_cast<std::size_t>(-1)) m.record = graphs_.size();
   }

@@ -238,6 +238,7 @@ graph_figures figures_of(const graph_record& g, std::uint64_t granularity, analy
   rg.exec_state_bytes = g.exec_state_bytes;
   rg.python_site = g.python_site;
   rg.framework_label = g.framework_label;
+  rg.framework_detail = g.framework_detail;
   return out;
 }
 

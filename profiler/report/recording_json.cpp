@@ -118,6 +118,7 @@ json graph_json(const recorded_graph& g, stack_table& stacks, const std::string&
   if (g.exec_state_bytes != 0) j["exec_state_bytes"] = g.exec_state_bytes;
   if (!g.python_site.empty()) j["python_site"] = g.python_site;
   if (!g.framework_label.empty()) j["framework_label"] = g.framework_label;
+  if (!g.framework_detail.empty()) j["framework_detail"] = g.framework_detail;
   if (!g.instantiate_stack.empty()) j["stack"] = stacks.index_of(g.instantiate_stack);
   json events = json::array();
   for (const auto& e : g.events) events.push_back(event_json(e));
@@ -267,6 +268,7 @@ recorded_graph read_graph(const json& j, const std::string& path,
   g.exec_state_bytes = i64(j, "exec_state_bytes", path, optional);
   g.python_site = text(j, "python_site", path, optional);
   g.framework_label = text(j, "framework_label", path, optional);
+  g.framework_detail = text(j, "framework_detail", path, optional);
   if (find(j, "stack")) {
     const std::uint64_t k = u64(j, "stack", path, optional);
     if (k >= stacks.size()) {

@@ -48,12 +48,14 @@ class _companion:
             # Class defaults: a thread's first look finds them without a missed attribute's
             # error path (about 0.9 us each on an H100 host, up to two a capture).
             label = None  # the label of the capture this thread is about to make
+            detail = None  # and the framework's own words for it
             previous = None  # a weak reference to the thread's last capture, where PyTorch made its pool
 
         self.local = thread_words()
         self.torch = None
         self.mark = None
         self.torch_dir = None
+        self.inductor_dir = None  # TORCHINDUCTOR_CACHE_DIR, where set (else its default's name is known)
         self.debug = os.environ.get("GMEM_RECORD_COMPANION_DEBUG") == "1"
         self.clock = time.perf_counter
         self.said, self.spent, self.errors = {}, 0.0, []
@@ -133,14 +135,35 @@ class _companion:
         sys.stderr.write(f"gmem companion: said {dict(sorted(self.said.items()))} in {self.spent * 1e3:.1f} ms"
                          + (f"; errors: {self.errors[:5]}" if self.errors else "") + "\n")
 
+    # A frame's file, as site() sorts it (decided once per function's code).
+    INSIDE, GENERATED, LIBRARY, PROGRAM = 0, 1, 2, 3
+
+    def kind_of_file(self, name):
+        """INSIDE: PyTorch's, this file's, "<...>" names, contextlib's and functools'; GENERATED:
+        code inductor wrote into its cache folder; LIBRARY: an installed package's
+        (site-packages, dist-packages: transformers, vLLM); PROGRAM: the program's own."""
+        if os.sep + "torchinductor_" in name or (self.inductor_dir and name.startswith(self.inductor_dir)):
+            return self.GENERATED
+        if name.startswith(self.torch_dir) or name == __file__ or name.startswith("<") or \
+                os.sep + "contextlib.py" in name or os.sep + "functools.py" in name:
+            return self.INSIDE
+        if os.sep + "site-packages" + os.sep in name or os.sep + "dist-packages" + os.sep in name:
+            return self.LIBRARY
+        return self.PROGRAM
+
     def site(self):
-        """The program's frame that led to the capture: the innermost outside PyTorch and this
-        file, as "file.py:42 in function" in UTF-8 bytes (b"" where none is found). Whether a
-        function's file is the program's is decided once per function, and each site's text made
-        once (a warm-up captures thousands of graphs from a few sites)."""
+        """Where the capture comes from, as (site, function, generated), UTF-8 bytes (b"" where none):
+        site, the program's innermost frame outside PyTorch, generated code and installed
+        packages ("gen.py:42 in main"; an installed package's frame where the program has none);
+        function, the innermost module method on the way there ("LlamaForCausalLM.forward", the
+        model torch.compile compiled); generated, inductor's code that captured it. Each function's file is sorted once, and each site's text
+        made once (a warm-up captures thousands of graphs from a few sites)."""
+        function = generated = b""
+        library = None
         try:
             f = sys._getframe(2)
             files = self.files
+            module = self.torch.nn.Module
             while f is not None:
                 # Keyed by the code's id, the code kept in the value so that the id stays its
                 # own: a code object's hash is not cached (it hashes the function's constants).
@@ -148,23 +171,59 @@ class _companion:
                 known = files.get(id(code))
                 if known is None:
                     name = code.co_filename
-                    inside = name.startswith(self.torch_dir) or name == __file__ or name.startswith("<") or \
-                        os.sep + "contextlib.py" in name or os.sep + "functools.py" in name
-                    known = (code, None if inside else os.path.basename(name), {})
+                    kind = self.kind_of_file(name)
+                    method = code.co_argcount > 0 and code.co_varnames[0] == "self"
+                    known = (code, kind, os.path.basename(name), {}, method)
                     if len(files) < 4096:
                         files[id(code)] = known
-                if known[1] is not None:
-                    texts = known[2]  # line -> the site's text
+                kind = known[1]
+                if kind == self.GENERATED and not generated:
+                    generated = f"{known[2]}:{f.f_lineno} in {code.co_name}".encode("utf-8", "replace")
+                if kind > self.GENERATED:
+                    if not function and known[4]:
+                        owner = f.f_locals.get("self")
+                        if isinstance(owner, module):
+                            function = f"{type(owner).__name__}.{code.co_name}".encode("utf-8", "replace")
+                    texts = known[3]  # line -> the site's text
                     text = texts.get(f.f_lineno)
                     if text is None:
-                        text = f"{known[1]}:{f.f_lineno} in {code.co_name}".encode("utf-8", "replace")
+                        text = f"{known[2]}:{f.f_lineno} in {code.co_name}".encode("utf-8", "replace")
                         if len(texts) < 256:
                             texts[f.f_lineno] = text
-                    return text
+                    if kind == self.PROGRAM:
+                        return text, function, generated
+                    if library is None:
+                        library = text
                 f = f.f_back
         except Exception:
             pass
-        return b""
+        return library or b"", function, generated
+
+    def label(self, function, generated):
+        """The capture's label: the compiled function and the sizes a user knows, for the graph's
+        name ("LlamaForCausalLM.forward, batch 1, sequence 1"); then, after a unit separator
+        (0x1f), what only `gmemprof show --all` prints: the framework's own words for the graph
+        (its CUDA graph tree node, the inputs' shapes) and the generated code that captured it."""
+        local = self.local
+        words = local.label
+        label = b", ".join(x for x in (function, words.encode("utf-8", "replace") if words else b"") if x)
+        detail = local.detail
+        detail = (detail.encode("utf-8", "replace") if detail else b"") + \
+            ((b" from " if detail else b"from ") + generated if generated else b"")
+        return label + b"\x1f" + detail if detail else label
+
+    @staticmethod
+    def shape_words(shapes):
+        """A CUDA graph tree node's dynamic inputs' shapes as the sizes a user knows: the first
+        input's first dimension the batch, its second the sequence ("batch 8, sequence 256")."""
+        try:
+            first = shapes[0]
+            words = f"batch {first[0]}"
+            if len(first) > 1:
+                words += f", sequence {first[1]}"
+            return words
+        except Exception:
+            return ""
 
     @staticmethod
     def pool_name(pool):
@@ -185,6 +244,8 @@ class _companion:
         torch = sys.modules["torch"]
         self.torch = torch
         self.torch_dir = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
+        inductor = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+        self.inductor_dir = os.path.abspath(inductor) + os.sep if inductor else None
         self.wrap_capture(torch, graphs)
         self.wrap_pool_calls(torch)
         self.wrap_graphed_callables(graphs)
@@ -215,10 +276,10 @@ class _companion:
             try:
                 pool = kwargs.get("pool", args[0] if args else None)
                 # Device -1: the library reads the capturing thread's own (no torch call here).
-                label = local.label
+                site, function, generated = companion.site()
                 companion.tell_capture(companion.previous_pool(),
                                        companion.pool_name(pool).encode() if pool is not None else b"",
-                                       -1, companion.site(), label.encode("utf-8", "replace") if label else b"")
+                                       -1, site, companion.label(function, generated))
             except Exception:
                 pass
             companion.spent += clock() - start
@@ -320,20 +381,22 @@ class _companion:
         companion = self
 
         def _record(self, model, inputs):
-            label = ""
+            label = detail = ""
             try:
                 static = set(getattr(self.wrapped_function, "static_input_idxs", ()))
                 shapes = [list(x.shape) for i, x in enumerate(inputs)
                           if i not in static and hasattr(x, "shape")][:4]
                 node_id = getattr(getattr(self, "id", None), "id", getattr(self, "id", ""))
-                label = f"cudagraph tree node {node_id}" + (f" {shapes}" if shapes else "")
+                label = companion.shape_words(shapes)
+                detail = f"cudagraph tree node {node_id}" + (f" {shapes}" if shapes else "")
             except Exception:
                 pass
-            companion.local.label = label
+            local = companion.local
+            local.label, local.detail = label, detail
             try:
                 return record(self, model, inputs)
             finally:
-                companion.local.label = ""
+                local.label = local.detail = ""
 
         _record.__wrapped__ = record
         node._record = _record

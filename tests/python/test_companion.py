@@ -23,7 +23,12 @@ FAKE_TORCH = {
     "torch/__init__.py": """
         from . import _C
         from . import cuda
+        from . import nn
         __version__ = "fake"
+    """,
+    "torch/nn/__init__.py": """
+        class Module:
+            pass
     """,
     "torch/_C.py": """
         calls = []
@@ -158,7 +163,9 @@ def test_captures_warmups_and_the_end_are_told_and_pytorch_is_unchanged(tmp_path
                            "previous_pool": ""}
     assert captures[1]["label"] == "make_graphed_callables"
     assert captures[2]["pool"] == "(0, 7)"
-    assert captures[2]["label"] == "cudagraph tree node 3 [[8, 64]]"
+    # A tree node's label: the sizes a user knows; the framework's own words only after the
+    # separator (what `gmemprof show --all` prints).
+    assert captures[2]["label"] == "batch 8, sequence 64\x1fcudagraph tree node 3 [[8, 64]]"
     assert captures[3]["label"] == "" and captures[3]["site"] == "program.py:13 in <module>"
     assert ("warmup-begin", {"pool": "(0, 7)", "device": 0}) in said
     assert ("warmup-end", {}) in said
@@ -308,7 +315,7 @@ def test_the_companion_says_its_word_directly_once_cuda_loaded_the_library(tmp_p
         line_of = {k: 1 + next(i for i, t in enumerate(lines) if k in t) for k in ("pool=(0, 1)", "._record(")}
         assert direct[0] == f"gmem:capture previous=|pool=(0, 1)|device=-1|site=program.py:{line_of['pool=(0, 1)']} in capture_here|label="
         assert (f"gmem:capture previous=(0, 1)|pool=(0, 7)|device=-1|site=program.py:{line_of['._record(']} in <module>"
-                "|label=cudagraph tree node 3 [[8, 64]]") in direct
+                "|label=batch 8, sequence 64\x1fcudagraph tree node 3 [[8, 64]]") in direct
         # make_graphed_callables names no pool: the stand-in makes (0, 1), told at the next capture.
         named_none = next(i for i, m in enumerate(direct) if m.endswith("|label=make_graphed_callables"))
         assert direct[named_none].startswith("gmem:capture previous=|pool=|device=-1|")
@@ -321,3 +328,48 @@ def test_the_companion_says_its_word_directly_once_cuda_loaded_the_library(tmp_p
     else:
         assert direct == []
         assert [v for v, _ in marks(doc)][:2] == ["capture", "capture"]
+
+
+# A model in an installed package, compiled: inductor's generated code (in its cache folder)
+# captures from inside the package's forward, which the program called.
+LIBRARY_MODEL = """
+import torch
+class Net(torch.nn.Module):
+    def forward(self, call):
+        return call(self.capture)
+    def capture(self):
+        with torch.cuda.graph(torch.cuda.CUDAGraph(), pool=(0, 1)):
+            pass
+"""
+
+GENERATED = """
+def call(capture):
+    return capture()
+"""
+
+
+def test_a_captures_site_is_the_programs_line_and_its_label_the_compiled_module_method(tmp_path):
+    lib = tmp_path / "lib" / "site-packages" / "fakelib"
+    lib.mkdir(parents=True)
+    (lib / "__init__.py").write_text("")
+    (lib / "model.py").write_text(LIBRARY_MODEL)
+    generated = tmp_path / "torchinductor_user" / "ab"
+    generated.mkdir(parents=True)
+    (generated / "cabcdef.py").write_text(GENERATED)
+    program = ("import json, sys, importlib.util\n"
+               "import torch\n"
+               "from fakelib.model import Net\n"
+               f"spec = importlib.util.spec_from_file_location('cabcdef', {str(generated / 'cabcdef.py')!r})\n"
+               "code = importlib.util.module_from_spec(spec); spec.loader.exec_module(code)\n"
+               "def main():\n"
+               "    Net().forward(code.call)\n"
+               "main()\n"
+               "import atexit\n"
+               "atexit.register(lambda: json.dump({'marks': torch.cuda.nvtx.marks}, open(sys.argv[1], 'w')))\n")
+    doc = run(tmp_path, program, extra_path=[str(tmp_path / "lib" / "site-packages")])
+    captures = [b for v, b in marks(doc) if v == "capture"]
+    assert len(captures) == 1
+    # The program's own line, past the generated code and the package; the package's module
+    # method that the generated code ran inside names what was compiled.
+    assert captures[0]["site"] == "program.py:7 in main"
+    assert captures[0]["label"] == "Net.capture\x1ffrom cabcdef.py:3 in call"

@@ -314,6 +314,31 @@ TEST(RecordBill, TheProcessChangeStartsWhenTheContextIsMadeWhateverTheProgramAll
   EXPECT_EQ(late.process_delta_bytes, static_cast<std::int64_t>((64 + 32 + 2) * MiB));
 }
 
+// torch.compile's graphs: the companion names the program's line, the compiled module's method
+// and the sizes a user knows; the framework's own words (the tree node, the generated code) come
+// after a unit separator, kept for `show --all` and out of the name and the identity, so that two
+// recordings whose tree nodes are numbered differently still pair their graphs.
+TEST(RecordBill, ACapturesFrameworkDetailIsKeptOutOfItsNameAndIdentity) {
+  const auto run = [](int node) {
+    program p(name_source::nvtx);
+    native_capture(p, 0x10, "(0, 1)", "gen.py:25 in main", {32 * MiB},
+                   "LlamaForCausalLM.forward, batch 1, sequence 1\\u001fcudagraph tree node " + std::to_string(node) +
+                       " [[1, 1]] from cabc.py:12 in call");
+    instantiate(p, 0x100, 0x10, 0);
+    return p.finish();
+  };
+  const profiler::report a = run(0), b = run(7);
+  ASSERT_EQ(a.recorded->graphs.size(), 1u);
+  const profiler::recorded_graph& g = a.recorded->graphs[0];
+  EXPECT_EQ(g.name, "gen.py:25 in main (LlamaForCausalLM.forward, batch 1, sequence 1)");
+  EXPECT_EQ(g.framework_label, "LlamaForCausalLM.forward, batch 1, sequence 1");
+  EXPECT_EQ(g.framework_detail, "cudagraph tree node 0 [[1, 1]] from cabc.py:12 in call");
+  EXPECT_EQ(g.identity, b.recorded->graphs.at(0).identity);
+  EXPECT_NE(b.recorded->graphs.at(0).framework_detail, g.framework_detail);
+  const profiler::report back = profiler::from_json_string(profiler::to_json_string(a), "back.json");
+  EXPECT_EQ(back.recorded->graphs.at(0).framework_detail, g.framework_detail);
+}
+
 // torch.compile's warm-up runs make a library's first handle and workspace on the warming-up
 // thread (on an H100: 64 MiB and four small allocations at the first matmul of GPT-2's warm-up),
 // and a collective captured for the first time makes its buffers on the capturing thread: they

@@ -100,11 +100,14 @@ struct recorded_graph {
   /// (cuMemGetInfo around its instantiations and uploads, less what a pool grew), in all its
   /// instances; -1 where no reading was clean (another thread's call overlapped).
   std::int64_t exec_state_bytes = 0;
-  /// Where the framework captured it, when the recording's Python companion told
-  /// ("model.py:42 in forward"), and what the framework calls it ("cudagraph tree node 3
-  /// [8x64x256]", "make_graphed_callables"); empty otherwise.
+  /// Where the program captured it, when the recording's Python companion told
+  /// ("serve.py:42 in main": the program's own line, past PyTorch, generated code and installed
+  /// packages), what was captured in the words a user knows ("LlamaForCausalLM.forward, batch 1,
+  /// sequence 1", "make_graphed_callables"), and the framework's own words for it ("cudagraph
+  /// tree node 3 [[1, 1]] from c3x...py:2109 in call"); empty otherwise.
   std::string python_site;
   std::string framework_label;
+  std::string framework_detail;
 };
 
 /// One private pool of the application's allocator (PyTorch's caching allocator: a CUDA graph
