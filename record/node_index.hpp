@@ -1,9 +1,9 @@
 #pragma once
 // A graph's node handles to their places in the driver's node list, as the recording library reads
 // a graph at each instantiation (cupti_driver.cpp: each edge's two handles are looked up). An
-// open-addressing table, built once per read: for 331 nodes and 400 edges, with the caches cold as
-// after a capture, a std::map took 90 us per graph on the 2-core build machine, a sorted vector
-// 36 us, this table 9 us (docs/benchmarks.md, "Graphs of a model's size"). Plain C++: host-tested.
+// open-addressing table, built once per read: a graph of a model's decode step (hundreds of nodes
+// and edges) is read at every instantiation, with the caches cold as after a capture, where a
+// std::map's or a sorted vector's look-ups cost several times more. Plain C++: host-tested.
 
 #include <cstddef>
 #include <cstdint>
