@@ -66,6 +66,8 @@ def programs(build, samples, torch_too, bill=False):
                                                      {"timeout": 300, "copy_as": name}))
         b("compile-reduce-overhead", "bill_compile.py", "--mode", "reduce-overhead")
         b("compile-cudagraphs", "bill_compile.py", "--mode", "cudagraphs")
+        # No eager pass first: the warm-up makes cuBLAS's handle and workspace on its thread.
+        b("compile-no-prepass", "bill_compile.py", "--mode", "reduce-overhead", "--no-prepass")
         b("graphed-callables", "bill_graphed_callables.py")
         b("piecewise", "bill_piecewise.py")
         return out

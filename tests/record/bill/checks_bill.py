@@ -21,7 +21,7 @@ import re
 MIB = 1 << 20
 SEGMENT = 2 * MIB  # PyTorch's smallest segment and the driver's piece of executable-graph state
 END = "the program's end"
-KINDS = ("memory_node_pool", "framework_pools", "exec_state")
+KINDS = ("memory_node_pool", "framework_pools", "libraries_at_capture", "exec_state")
 _PREFIX = re.compile(r"^\[(p\d+) pid -?\d+\] (.*)$", re.S)
 
 
@@ -124,6 +124,7 @@ class _view:
             terms.append(f"memory-node pool retained {mib(v)}")
             total = None if v is None or total is None else total + v
         for kind, key, what in (("framework_pools", "retained_bytes", "framework pools retained"),
+                                ("libraries_at_capture", "bytes", "libraries at capture"),
                                 ("exec_state", "bytes", "executable-graph state")):
             part = self.part(kind)
             v = _int(part.get(key)) if part is not None else 0
@@ -303,12 +304,24 @@ def _common(v, self_doc, label_check, strict_sum=False):
 # --------------------------------------------------------------------------------------------
 # One function per program.
 
+COMPILED_LABEL = re.compile(r"^\w+\.forward, batch \d+(, sequence \d+)?$")
+
+
 def check_bill_compile(args, self_doc, v):
     def label(text):
-        return (isinstance(text, str) and text.startswith("cudagraph tree node"),
-                "starting with 'cudagraph tree node'")
+        return (isinstance(text, str) and COMPILED_LABEL.match(text) is not None,
+                "naming the compiled module's forward and the batch ('Net.forward, batch 16, sequence 128')")
 
     out = _common(v, self_doc, label)
+    mine = [(n, g) for n, g in v.graphs if g.get("kind") == "private_pool" and g.get("framework_label")]
+    nodes = [n for n, g in mine if not str(g.get("framework_detail", "")).startswith("cudagraph tree node")]
+    out.append((bool(mine) and not nodes,
+                "every labelled private_pool graph keeps the framework's own words apart (framework_detail "
+                "'cudagraph tree node ...'): " + ("all do" if mine and not nodes else
+                                                  f"{len(nodes)} of {len(mine)} do not" if mine else "none labelled")))
+    lib = v.part("libraries_at_capture")
+    out.append((True, "info: libraries at capture: " + (f"{mib(_int(lib.get('bytes')))} in {lib.get('allocations')} "
+                                                        "allocation(s)" if lib is not None else "none")))
     out += _exec_state_info(v)
     batches = _list(self_doc.get("batches"))
     mine = [(n, g) for n, g in v.graphs if g.get("kind") == "private_pool"]
