@@ -1,4 +1,4 @@
-// A probe (run once on an H100; output in reports/gpu-runs/2026-11-23-H100-issue21-node-ids.txt).
+// A probe (run once on an H100; output in reports/gpu-runs/2026-11-23-H100-node-ids.txt).
 // Build: nvcc -arch=sm_90 -std=c++17 -cudart static tools/node_id_probe.cu -o node_id_probe -lcupti -lcuda
 // Run: node_id_probe (activity records only), node_id_probe sub (also the GRAPHNODE_CLONED callback).
 // Which graph node id do CUPTI kernel records carry for an instantiated graph: the template

@@ -2,8 +2,8 @@
 // The two driver calls every memory node makes, through the driver's own entry points.
 //
 // Measured on H100 hosts (driver 580.159.04): the runtime's wrappers, cudaGraphAddMemAllocNode
-// and cudaGraphAddMemFreeNode, built 1000 memory nodes 1.07x to 1.14x as slowly as these
-// (reports/bench/issue20-h100-processes-4a6eda7.json), more than all of gmem's bookkeeping
+// and cudaGraphAddMemFreeNode, built 1000 memory nodes more slowly than these
+// (reports/bench/h100-processes-4a6eda7.json), by more than all of gmem's bookkeeping
 // costs. Each call here asks the driver first; when the entry point is missing or the
 // driver refuses (a dependency from another graph, an address it did not hand out...), it makes
 // the runtime's own call, so that the result and the error (cudaGetLastError included) are

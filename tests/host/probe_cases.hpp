@@ -16,9 +16,9 @@ namespace gmem::profiler::probe {
 
 constexpr std::uint64_t MiB = 1ull << 20;
 constexpr std::uint64_t granule = 32 * MiB;
-inline const char* probe_output = GMEM_SOURCE_DIR "/reports/gpu-runs/2026-11-23-H100-issue24-pool-probe.txt";
+inline const char* probe_output = GMEM_SOURCE_DIR "/reports/gpu-runs/2026-11-23-H100-pool-probe.txt";
 /// The same cases run on an H200 (the same driver): every reservation and used figure equal.
-inline const char* probe_output_h200 = GMEM_SOURCE_DIR "/reports/gpu-runs/2026-11-23-H200-issue24-pool-probe.txt";
+inline const char* probe_output_h200 = GMEM_SOURCE_DIR "/reports/gpu-runs/2026-11-23-H200-pool-probe.txt";
 /// Completions without a device synchronize, and back-to-back launches (tools/completion_cases.sh).
 inline const char* completion_output = GMEM_SOURCE_DIR "/reports/gpu-runs/2026-11-25-H100-completion-probe.txt";
 

@@ -1,5 +1,5 @@
 // The pool model against the driver, case by case: every step of every case that
-// tools/pool_cases.sh ran on an H100 (reports/gpu-runs/2026-11-23-H100-issue24-pool-probe.txt)
+// tools/pool_cases.sh ran on an H100 (reports/gpu-runs/2026-11-23-H100-pool-probe.txt)
 // is replayed through the model, which must give the reservation the driver had after it, the
 // used memory, and whether each launch or upload mapped memory (its host time says so). The cases are read from the committed output itself (each case line holds its
 // graphs and its program), so a new case there is tested without touching this file.

@@ -138,7 +138,7 @@ sk from_spec(const std::string& spec) {
 }
 
 // The layout cases of `reuse_probe --layout` on the H100 (driver 580.159.04,
-// reports/gpu-runs/2026-11-23-H100-issue9-reuse-layout.txt): where each allocation was placed
+// reports/gpu-runs/2026-11-23-H100-reuse-layout.txt): where each allocation was placed
 // (its offset in the range, MiB) and the reservation.
 TEST(ReuseModel, LayoutsMeasuredOnTheDriver) {
   const std::uint64_t m = MiB;
