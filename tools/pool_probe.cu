@@ -1,5 +1,5 @@
-// Measures how the driver shares one device's graph memory pool between several graphs (issue
-// 24): sequences of launches of graphs that hold outputs between launches, with and without
+// Measures how the driver shares one device's graph memory pool between several graphs:
+// sequences of launches of graphs that hold outputs between launches, with and without
 // AutoFreeOnLaunch, in one stream and in several, with uploads, trims, frees outside the graphs
 // and destroyed executable graphs. Prints the four counters and the host time of every step, so
 // that the pool model (profiler/model/pool_model.cpp) can be tested case by case against it

@@ -2,7 +2,7 @@
 """What one reading of the device's memory in use costs the thread that takes it: the floor under
 a recorded instantiation, which `gmemprof record` brackets with two such readings (cuMemGetInfo)
 that must both be answered before the program goes on (docs/benchmarks.md, "The host's speed,
-the floor under a recorded capture, and a warm-up of the issue's scale").
+the floor under a recorded capture, and warm-ups of 500 to 2000 captures").
 
 In a process with PyTorch's CUDA context (as tests/record/scale/warmup.py has it), through ctypes
 on the driver: ROUNDS rounds, each timing CALLS calls of cuMemGetInfo_v2 one by one and as many of

@@ -233,7 +233,7 @@ namespace {
 
 using SamplerOverhead = GpuTest;
 
-// The issue's requirement: a steady launch loop with the sampler running stays within 1% of
+// The requirement: a steady launch loop with the sampler running stays within 1% of
 // the same loop without it. The figures are printed and
 // recorded as test properties, at the default interval (asserted) and at 1 ms (reported).
 TEST_F(SamplerOverhead, SteadyLaunchLoopWithBackgroundSamplingCostsNoReadingPerLaunch) {

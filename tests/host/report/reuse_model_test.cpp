@@ -303,13 +303,13 @@ flat_graph flat_of(const skeleton& s, const reuse_prediction& p) {
   return f;
 }
 
-TEST(ReuseModel, BoundsOrderAndTheLateDependenciesOfTheIssue) {
-  // The issue's graph: four chains, free_i -> alloc_{i+1} added after creation.
+TEST(ReuseModel, BoundsOrderAndTheLateDependenciesOfFourChains) {
+  // Four chains, free_i -> alloc_{i+1} added after creation.
   const skeleton late = chains({S, S, S, S}, 2).s;
   const flat_graph f = flat_of(late, predict_reuse(late, granule));
   const graph_analysis a = analyse(f, granule);
   EXPECT_EQ(a.lower_bound_rounded_bytes, S);
-  const skeleton seen = skeleton_of(f, a, "issue");
+  const skeleton seen = skeleton_of(f, a, "chains");
   const reuse_bounds b = bounds_of(seen, a, granule);
   EXPECT_EQ(b.order_free_bytes, S);
   EXPECT_EQ(b.creation_order_bytes, S);
