@@ -165,12 +165,15 @@ graph_figures figures_of(const graph_record& g, std::uint64_t granularity, analy
     // captured. Its figures are that growth (the "recorded" section), not graph memory.
     s.diagnostics.push_back(
         {"private_pool", "info",
-         "graph '" + g.name + "' has no memory nodes: its memory came from the application's "
-         "allocator, which took " + profiler::size_text(g.capture_bytes) + " in " +
-             std::to_string(g.capture_allocations) +
-             " allocation(s) from the device while the graph was being captured (its private "
-             "memory pool grew by that much; PyTorch's native caching allocator works so). A "
-             "later capture into the same pool adds only what the pool lacked." +
+         "graph '" + g.name + "' has no memory nodes: its memory is the application's allocator's, " +
+             (g.capture_bytes != 0
+                  ? "which took " + profiler::size_text(g.capture_bytes) + " in " + std::to_string(g.capture_allocations) +
+                        " allocation(s) from the device while the graph was being captured (its private memory "
+                        "pool grew by that much; PyTorch's native caching allocator works so). A later capture "
+                        "into the same pool adds only what the pool lacked."
+                  : std::string("whose pool already held what the capture needed (taken by warm-up runs or "
+                                "earlier captures into it: the bill's framework graph pools), so that the capture "
+                                "took nothing from the device.")) +
              (g.instances == 0 ? " The graph was never instantiated." : ""),
          g.capture_bytes});
   } else if (mode != analysis_mode::full) {

@@ -88,8 +88,11 @@ std::string format_scenario(const scenario_result& s, bool recorded, std::uint64
   const analysis_summary& a = s.analysis;
   // A scenario that was skipped, or failed before its graph was built, has no numbers: a
   // block of zeros would read like a measurement.
-  const bool measured = s.status == scenario_status::ok || a.alloc_nodes != 0 || a.requested_bytes != 0 ||
-                        a.reserved_high_bytes != 0;
+  // A recorded graph without memory nodes (its memory in a framework's pool) has none of these
+  // figures either: they are the memory nodes'.
+  const bool measured = recorded ? a.alloc_nodes != 0
+                                 : s.status == scenario_status::ok || a.alloc_nodes != 0 || a.requested_bytes != 0 ||
+                                       a.reserved_high_bytes != 0;
   if (measured) {
     if (recorded) {
       out += wrap("memory: requested " + size_text(a.requested_bytes) + ", lower bound " +

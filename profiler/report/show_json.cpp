@@ -39,6 +39,7 @@ json graph_json(const report& r, std::size_t gi, bool detail) {
   j["first_launch_us"] = first < 0 ? json(nullptr) : json(first);
   if (!g.python_site.empty()) j["python_site"] = g.python_site;
   if (!g.framework_label.empty()) j["framework_label"] = g.framework_label;
+  if (!g.framework_detail.empty()) j["framework_detail"] = g.framework_detail;
   if (s) {
     j["requested_bytes"] = s->analysis.requested_bytes;
     j["lower_bound_rounded_bytes"] = s->analysis.lower_bound_rounded_bytes;

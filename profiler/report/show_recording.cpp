@@ -48,8 +48,13 @@ std::string pool_title(const recorded_pool& p) {
   return "device " + std::to_string(p.device) + (p.process.empty() ? "" : " of process " + p.process);
 }
 
-// A pool with graph memory (not only the framework's private pools, which the bill covers).
-bool has_graph_memory(const recorded_pool& p) { return p.high_bytes != 0 || p.private_pool_bytes == 0; }
+// Whether the device's memory-node pool is the recording's to show: it took memory, or a graph
+// with memory nodes ran on the device. Else its figures would be zeros no graph made.
+bool has_graph_memory(const recorded_pool& p, const recording& rec) {
+  return p.high_bytes != 0 || std::any_of(rec.graphs.begin(), rec.graphs.end(), [&](const recorded_graph& g) {
+           return g.kind != "private_pool" && std::find(g.devices.begin(), g.devices.end(), p.device) != g.devices.end();
+         });
+}
 
 std::string held_text(const recorded_graph& g) {
   if (g.held_requested_bytes == 0 && g.held_granule_bytes == 0) return "-";
@@ -343,9 +348,12 @@ std::string pool_graphs_text(const recorded_pool& p, const recording& rec, const
     const recorded_graph& g = rec.graphs[in_pool[k]];
     std::string launches = std::to_string(g.launches);
     if (g.failed_calls != 0) launches += " (" + std::to_string(g.failed_calls) + " failed)";
-    rows.push_back({clip(quoted(g.name), name_width), g.kind == "private_pool" ? "private pool" : "memory nodes",
-                    size_text(g.own_footprint_bytes), growth_text(g), size_text(g.held_requested_bytes),
-                    size_text(g.held_granule_bytes), launches,
+    // A private pool's graph has no memory-node figures unless one was recorded: "-", not zeros.
+    const bool nodes = g.kind != "private_pool";
+    const auto figure = [nodes](std::uint64_t v) { return nodes || v != 0 ? size_text(v) : std::string("-"); };
+    rows.push_back({clip(quoted(g.name), name_width), nodes ? "memory nodes" : "private pool",
+                    figure(g.own_footprint_bytes), growth_text(g), figure(g.held_requested_bytes),
+                    figure(g.held_granule_bytes), launches,
                     !g.flags_known ? "unknown" : g.flags.auto_free_on_launch ? "yes" : "no"});
   }
   out += table(rows, "    ", "llrrrrrl");
@@ -381,7 +389,7 @@ std::string pool_timeline_text(const recorded_pool& p, const show_options& o) {
 
 std::string format_pool(const recorded_pool& p, const report& r, const show_options& o) {
   const recording& rec = *r.recorded;
-  if (!has_graph_memory(p)) return framework_pools_text(p, rec);
+  if (!has_graph_memory(p, rec)) return framework_pools_text(p, rec);
   std::string out = "\npool of " + pool_title(p) + "\n";
   out += pool_head_text(p);
   if (!p.attribution.empty()) out += attribution_text(p, o);
@@ -392,7 +400,8 @@ std::string format_pool(const recorded_pool& p, const report& r, const show_opti
 }
 
 // A recorded graph's own figures in the pool, under its block.
-std::string pool_figures(const recorded_graph& g, const recording& rec) {
+// `framework_words`: the framework's own words for the graph too (--all, --graph).
+std::string pool_figures(const recorded_graph& g, const recording& rec, bool framework_words) {
   std::string out = wrap("in the pool: cost " + size_text(graph_cost(g)) + ", pool growth " + growth_text(g) +
                              ", held between launches " + held_text(g) + ", executable-graph state " +
                              (g.exec_state_bytes < 0 ? std::string("unread (another thread's call overlapped)")
@@ -404,6 +413,9 @@ std::string pool_figures(const recorded_graph& g, const recording& rec) {
     out += wrap("captured at " + (g.python_site.empty() ? std::string("an unknown site") : g.python_site) +
                     (g.framework_label.empty() ? "" : " (" + g.framework_label + ")"),
                 "  ", "    ");
+  }
+  if (framework_words && !g.framework_detail.empty()) {
+    out += wrap("the framework's own words: " + g.framework_detail, "  ", "    ");
   }
   for (const auto& p : rec.pools) {
     std::uint64_t share = 0;
@@ -548,7 +560,7 @@ std::vector<std::string> recording_overview(const report& r, const show_options&
   }
 
   for (const auto& p : rec.pools) {
-    if (!has_graph_memory(p) || p.high_bytes == 0) continue;
+    if (!has_graph_memory(p, rec) || p.high_bytes == 0) continue;
     out.push_back("");
     for (std::string& line : why_lines(p, rec, 4)) out.push_back(std::move(line));
   }
@@ -578,7 +590,7 @@ std::string format_recording(const report& r, const show_options& o) {
       const scenario_result* s = scenario_of(r, gi);
       if (s) out += format_scenario(*s, true, r.env.granularity_bytes);
       else out += quoted(rec.graphs[gi].name) + "\n";
-      out += pool_figures(rec.graphs[gi], rec);
+      out += pool_figures(rec.graphs[gi], rec, true);
     }
     return out;
   }
@@ -613,7 +625,7 @@ std::string format_recording(const report& r, const show_options& o) {
     const scenario_result* s = scenario_of(r, gi);
     if (s) out += format_scenario(*s, true, r.env.granularity_bytes);
     else out += quoted(rec.graphs[gi].name) + "\n";
-    out += pool_figures(rec.graphs[gi], rec);
+    out += pool_figures(rec.graphs[gi], rec, o.all);
   }
   for (const auto& p : rec.pools) out += format_pool(p, r, o);
   if (rec.pools.empty() && !rec.graphs.empty()) {

@@ -119,6 +119,16 @@ TEST(RecordBill, TorchCompileStyleWarmUpsCapturesAndStateAreEachTheirOwnKindAndS
   EXPECT_NE(shown.find("executable-graph state   2.00 MiB for 2 instantiation(s)"), std::string::npos) << shown;
   EXPECT_NE(shown.find("not graph memory         +300 MiB"), std::string::npos) << shown;
   EXPECT_EQ(shown.find("memory-node pool"), std::string::npos) << shown;
+  // Everything shown (--all): no memory-node figures for graphs whose memory is the framework's,
+  // no section of the device's memory-node pool that no graph used.
+  profiler::show_options all;
+  all.all = true;
+  const std::string every = profiler::format_report(r, all);
+  EXPECT_EQ(every.find("memory: requested"), std::string::npos) << every;
+  EXPECT_EQ(every.find("ratios: va reuse"), std::string::npos) << every;
+  EXPECT_EQ(every.find("high watermark  0 B"), std::string::npos) << every;
+  EXPECT_EQ(every.find("\npool of device 0\n"), std::string::npos) << every;
+  EXPECT_NE(every.find("(0, 1): warm-up 540 MiB, captures 250 MiB, retained 790 MiB"), std::string::npos) << every;
 }
 
 // torch.compile(mode="reduce-overhead"): the warm-up takes the pool's memory, the capture takes
@@ -337,6 +347,12 @@ TEST(RecordBill, ACapturesFrameworkDetailIsKeptOutOfItsNameAndIdentity) {
   EXPECT_NE(b.recorded->graphs.at(0).framework_detail, g.framework_detail);
   const profiler::report back = profiler::from_json_string(profiler::to_json_string(a), "back.json");
   EXPECT_EQ(back.recorded->graphs.at(0).framework_detail, g.framework_detail);
+  // Shown where a graph's detail is: its name in the list, the framework's words under it.
+  profiler::show_options all;
+  all.all = true;
+  const std::string every = profiler::format_report(a, all);
+  EXPECT_NE(every.find("the framework's own words: cudagraph tree node 0"), std::string::npos) << every;
+  EXPECT_EQ(profiler::format_report(a).find("cudagraph tree node"), std::string::npos);
 }
 
 // torch.compile's warm-up runs make a library's first handle and workspace on the warming-up
