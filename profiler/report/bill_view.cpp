@@ -1,7 +1,7 @@
 #include "report/bill_view.hpp"
 
 #include "gmem/profiler/size_text.hpp"
-#include "report/processes_view.hpp"
+#include "report/processes.hpp"
 #include "report/text_layout.hpp"
 
 namespace gmem::profiler {

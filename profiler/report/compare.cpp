@@ -14,7 +14,7 @@
 
 #include "gmem/profiler/report_io.hpp"
 #include "gmem/profiler/statistics.hpp"
-#include "report/processes_view.hpp"
+#include "report/processes.hpp"
 
 namespace gmem::profiler {
 namespace {

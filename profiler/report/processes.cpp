@@ -1,0 +1,30 @@
+#include "report/processes.hpp"
+
+#include <map>
+
+namespace gmem::profiler {
+
+std::string process_of(const recorded_graph& g) {
+  if (g.name.empty() || g.name.front() != '[') return "";
+  const auto end = g.name.find(" pid ");
+  return end == std::string::npos ? "" : g.name.substr(1, end - 1);
+}
+
+std::vector<std::string> processes_sharing_a_device(const recording& rec) {
+  std::map<int, std::vector<std::string>> by_device;
+  for (const auto& b : rec.bills) {
+    if (!b.process.empty()) by_device[b.device].push_back(b.process);
+  }
+  std::vector<std::string> out;
+  for (const auto& [device, processes] : by_device) {
+    if (processes.size() > 1) out.insert(out.end(), processes.begin(), processes.end());
+  }
+  return out;
+}
+
+std::uint64_t graph_memory_bytes(const graph_bill& b) {
+  return (b.node_pool_seen ? b.node_pool_retained_bytes : 0) + (b.framework_seen ? b.framework_retained_bytes : 0) +
+         (b.exec_state_measured ? b.exec_state_bytes : 0);
+}
+
+}  // namespace gmem::profiler
