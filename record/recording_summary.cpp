@@ -7,7 +7,7 @@
 
 #include "gmem/profiler/report_io.hpp"
 #include "gmem/profiler/size_text.hpp"
-#include "report/show.hpp"
+#include "views/show.hpp"
 
 namespace gmem::record {
 namespace {

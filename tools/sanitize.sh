@@ -43,11 +43,11 @@ TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1}" "$tsan" --gtest_brief=1 || statu
 echo "sanitize: the recording session's tests under ThreadSanitizer" >&2
 tsan_record="$build/gmem_record_tsan"
 profiler_core=$(sed -n '/^add_library(gmem_\(model\|profiler_core\) STATIC/,/)/p' profiler/CMakeLists.txt |
-  grep -oE '(model|report)/[a-z_]+\.cpp' | sed 's|^|profiler/|')
+  grep -oE '(model|report|views)/[a-z_]+\.cpp' | sed 's|^|profiler/|')
 record_core=$(sed -n '/^add_library(gmem_record_core STATIC/,/)/p' record/CMakeLists.txt |
   grep -oE '[a-z_]+\.cpp' | sed 's|^|record/|')
 # shellcheck disable=SC2086  # the lists are words
-clang++ -std=c++17 -O1 -g -fsanitize=thread -I. -Iprofiler -Iprofiler/include -Iprofiler/model/include -Itests/host -Itests/host/record \
+clang++ -std=c++17 -O1 -g -fsanitize=thread -I. -Iprofiler -Iprofiler/include -Iprofiler/model/include -Iprofiler/views/include -Itests/host -Itests/host/record \
   -DGMEM_SOURCE_DIR="\"$PWD\"" tests/host/record/record_session_test.cpp $profiler_core $record_core \
   -lgtest -lgtest_main -pthread -o "$tsan_record" || status=1
 TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1}" "$tsan_record" --gtest_brief=1 \
@@ -57,7 +57,7 @@ TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1}" "$tsan_record" --gtest_brief=1 \
 echo "sanitize: reports written and read on threads under ThreadSanitizer" >&2
 tsan_reports="$build/gmem_reports_tsan"
 # shellcheck disable=SC2086  # the list is words
-clang++ -std=c++17 -O1 -g -fsanitize=thread -I. -Iprofiler -Iprofiler/include -Iprofiler/model/include -Itests/host -Itests/host/record \
+clang++ -std=c++17 -O1 -g -fsanitize=thread -I. -Iprofiler -Iprofiler/include -Iprofiler/model/include -Iprofiler/views/include -Itests/host -Itests/host/record \
   tests/host/report/json_tree_test.cpp tests/host/report/recording_forms_test.cpp $profiler_core \
   -lgtest -lgtest_main -pthread -o "$tsan_reports" || status=1
 TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1}" "$tsan_reports" --gtest_brief=1 \

@@ -1,10 +1,10 @@
 #include <exception>
 #include <ostream>
 
-#include "report/bench_summary.hpp"
+#include "views/bench_summary.hpp"
 #include "gmemprof/commands.hpp"
 #include "gmem/profiler/report_io.hpp"
-#include "report/show.hpp"
+#include "views/show.hpp"
 
 namespace gmem::profiler {
 

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "gmem/profiler/compare.hpp"
-#include "report/show.hpp"
 #include "suite/runner.hpp"
+#include "views/show.hpp"
 
 namespace gmem::profiler {
 
@@ -20,7 +20,7 @@ int run_check(const std::string& baseline_path, const std::string& current_path,
               const tolerances& t, std::ostream& out, std::ostream& err, bool all = false,
               const std::string& format = "text");
 
-/// `gmemprof show`: prints a report as text (report/show.hpp) or, with `format` "json", as
+/// `gmemprof show`: prints a report as text (views/show.hpp) or, with `format` "json", as
 /// JSON for scripts. Returns 0, or 2 when the report is unusable or a --graph pattern matches
 /// nothing (the reason on `err`).
 int run_show(const std::string& path, const show_options& options, const std::string& format, std::ostream& out,

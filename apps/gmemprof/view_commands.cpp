@@ -7,7 +7,7 @@
 
 #include "gmemprof/commands.hpp"
 #include "gmem/profiler/report_io.hpp"
-#include "report/views.hpp"
+#include "views/views.hpp"
 
 namespace gmem::profiler {
 namespace {

@@ -7,8 +7,8 @@
 #include "gmemprof/commands.hpp"
 #include "fuzz_support.hpp"
 #include "gmem/profiler/report_io.hpp"
-#include "report/bench_summary.hpp"
-#include "report/views.hpp"
+#include "views/bench_summary.hpp"
+#include "views/views.hpp"
 
 using namespace gmem::profiler;
 

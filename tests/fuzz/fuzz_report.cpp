@@ -8,8 +8,8 @@
 #include "gmemprof/commands.hpp"
 #include "fuzz_support.hpp"
 #include "gmem/profiler/report_io.hpp"
-#include "report/show.hpp"
-#include "report/views.hpp"
+#include "views/show.hpp"
+#include "views/views.hpp"
 
 using namespace gmem::profiler;
 

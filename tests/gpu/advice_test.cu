@@ -22,7 +22,7 @@
 #include "gmem/profiler/reuse_model.hpp"
 #include "gmem/profiler/skeleton_replay.hpp"
 #include "gmemprof/commands.hpp"
-#include "report/show.hpp"
+#include "views/show.hpp"
 #include "gpu_test_support.cuh"
 
 namespace gmem::test {

@@ -29,7 +29,7 @@ foreach(h gmem/profiler/analysis.hpp gmem/profiler/pool_model.hpp gmem/profiler/
   compile(${h} TRUE)
 endforeach()
 foreach(h gmem/profiler/report.hpp gmem/profiler/recording.hpp gmem/profiler/report_io.hpp
-          gmem/profiler/pool_analysis.hpp report/show.hpp record/recorder.hpp gmem/pool.hpp)
+          gmem/profiler/pool_analysis.hpp views/show.hpp record/recorder.hpp gmem/pool.hpp)
   compile(${h} FALSE)
 endforeach()
 message(STATUS "the model's include directories: its own headers only")

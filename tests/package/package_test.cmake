@@ -24,7 +24,7 @@ foreach(f include/gmem/gmem.hpp include/gmem/detail/graph_ledger.hpp
   endif()
 endforeach()
 # Internal headers stay out of the install.
-foreach(f include/suite/runner.hpp include/gmemprof/commands.hpp include/report/show.hpp)
+foreach(f include/suite/runner.hpp include/gmemprof/commands.hpp include/report/show.hpp include/views/show.hpp)
   if(EXISTS ${prefix}/${f})
     message(FATAL_ERROR "package test: the install holds the internal header ${f}")
   endif()

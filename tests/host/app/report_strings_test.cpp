@@ -19,7 +19,7 @@
 #include "gmem/profiler/report_io.hpp"
 #include "gmemprof/record_command.hpp"
 #include "record/recording_summary.hpp"
-#include "report/show.hpp"
+#include "views/show.hpp"
 
 namespace gmem::profiler {
 namespace {

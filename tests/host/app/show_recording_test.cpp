@@ -14,8 +14,8 @@
 
 #include "gmemprof/commands.hpp"
 #include "gmem/profiler/size_text.hpp"
-#include "report/show.hpp"
-#include "report/text_layout.hpp"
+#include "views/show.hpp"
+#include "views/text_layout.hpp"
 #include "synthetic_recordings.hpp"
 
 namespace gmem::record::test {

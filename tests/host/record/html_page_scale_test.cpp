@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "report/views.hpp"
+#include "views/views.hpp"
 #include "synthetic_recordings.hpp"
 
 namespace gmem::record::test {

@@ -11,8 +11,8 @@
 #include <thread>
 
 #include "fake_driver.hpp"
-#include "report/bill_view.hpp"
-#include "report/show.hpp"
+#include "views/bill_view.hpp"
+#include "views/show.hpp"
 #include "gmem/profiler/report_io.hpp"
 #include "gmem/profiler/size_text.hpp"
 

@@ -6,8 +6,8 @@
 
 #include "gmem/profiler/report_io.hpp"
 #include "record/recording_merge.hpp"
-#include "report/processes_view.hpp"
-#include "report/show.hpp"
+#include "views/processes_view.hpp"
+#include "views/show.hpp"
 
 namespace gmem::record {
 namespace {

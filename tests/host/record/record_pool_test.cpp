@@ -15,7 +15,7 @@
 #include "probe_cases.hpp"
 #include "record/recording_report.hpp"
 #include "record_feed.hpp"
-#include "report/show.hpp"
+#include "views/show.hpp"
 
 namespace gmem::record {
 namespace {

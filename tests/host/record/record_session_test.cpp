@@ -26,8 +26,8 @@
 #include "gmem/profiler/parallel_for.hpp"
 #include "record/recording_report.hpp"
 #include "record/recording_summary.hpp"
-#include "report/show.hpp"
-#include "report/views.hpp"
+#include "views/show.hpp"
+#include "views/views.hpp"
 
 namespace gmem::record::test {
 namespace {

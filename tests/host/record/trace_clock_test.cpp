@@ -13,7 +13,7 @@
 
 #include "gmem/profiler/report_io.hpp"
 #include "record/recording_report.hpp"
-#include "report/views.hpp"
+#include "views/views.hpp"
 #include "synthetic_recordings.hpp"
 
 namespace gmem::record::test {

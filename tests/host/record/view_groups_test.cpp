@@ -6,8 +6,8 @@
 
 #include <numeric>
 
-#include "report/show.hpp"
-#include "report/views.hpp"
+#include "views/show.hpp"
+#include "views/views.hpp"
 #include "synthetic_recordings.hpp"
 
 namespace gmem::record::test {

@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
-#include "report/bench_summary.hpp"
-#include "report/views.hpp"
+#include "views/bench_summary.hpp"
+#include "views/views.hpp"
 #include "gmem/profiler/report_io.hpp"
 
 namespace {

@@ -19,7 +19,7 @@
 
 #include "gmem/profiler/report.hpp"
 #include "gmem/profiler/report_io.hpp"
-#include "report/show.hpp"
+#include "views/show.hpp"
 
 namespace gmem::profiler {
 namespace {

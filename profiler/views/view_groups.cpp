@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <map>
 
-#include "report/show.hpp"
-#include "report/text_layout.hpp"
-#include "report/views.hpp"
+#include "views/show.hpp"
+#include "views/text_layout.hpp"
+#include "views/views.hpp"
 
 namespace gmem::profiler {
 namespace {

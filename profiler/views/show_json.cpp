@@ -5,7 +5,7 @@
 #include <map>
 
 #include "report/recording_json.hpp"
-#include "report/show_parts.hpp"
+#include "views/show_parts.hpp"
 
 namespace gmem::profiler {
 namespace {

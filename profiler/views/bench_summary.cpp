@@ -1,4 +1,4 @@
-#include "report/bench_summary.hpp"
+#include "views/bench_summary.hpp"
 
 #include <cmath>
 #include <cstdio>

@@ -1,8 +1,8 @@
-#include "report/bill_view.hpp"
+#include "views/bill_view.hpp"
 
 #include "gmem/profiler/size_text.hpp"
 #include "report/processes.hpp"
-#include "report/text_layout.hpp"
+#include "views/text_layout.hpp"
 
 namespace gmem::profiler {
 

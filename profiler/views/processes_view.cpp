@@ -1,12 +1,12 @@
-#include "report/processes_view.hpp"
+#include "views/processes_view.hpp"
 
 #include <algorithm>
 #include <map>
 
 #include "gmem/profiler/size_text.hpp"
 #include "report/processes.hpp"
-#include "report/show.hpp"
-#include "report/text_layout.hpp"
+#include "views/show.hpp"
+#include "views/text_layout.hpp"
 
 namespace gmem::profiler {
 namespace {

@@ -1,4 +1,4 @@
-#include "report/text_layout.hpp"
+#include "views/text_layout.hpp"
 
 #include <algorithm>
 #include <cctype>

@@ -1,4 +1,4 @@
-#include "report/show.hpp"
+#include "views/show.hpp"
 
 #include <fnmatch.h>
 
@@ -13,8 +13,8 @@
 #include "gmem/profiler/analysis.hpp"
 #include "gmem/profiler/reuse_model.hpp"
 #include "gmem/profiler/size_text.hpp"
-#include "report/show_parts.hpp"
-#include "report/text_layout.hpp"
+#include "views/show_parts.hpp"
+#include "views/text_layout.hpp"
 
 namespace gmem::profiler {
 namespace {

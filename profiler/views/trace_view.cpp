@@ -2,7 +2,7 @@
 #include <cstddef>
 #include <nlohmann/json.hpp>
 
-#include "report/views.hpp"
+#include "views/views.hpp"
 
 namespace gmem::profiler {
 namespace {

@@ -1,13 +1,13 @@
 #pragma once
 // The pieces of `gmemprof show`'s text that show.cpp (suite reports, scenario blocks) and
-// show_recording.cpp (recordings) share. Internal to the report code.
+// show_recording.cpp (recordings) share. Internal to the views.
 
 #include <cstdint>
 #include <cstdio>
 #include <string>
 #include <vector>
 
-#include "report/show.hpp"
+#include "views/show.hpp"
 
 namespace gmem::profiler {
 

@@ -11,11 +11,11 @@
 
 #include "gmem/profiler/report_io.hpp"
 #include "gmem/profiler/size_text.hpp"
-#include "report/bench_summary.hpp"
-#include "report/show.hpp"
-#include "report/show_parts.hpp"
 #include "report/report_json.hpp"
-#include "report/views.hpp"
+#include "views/bench_summary.hpp"
+#include "views/show.hpp"
+#include "views/show_parts.hpp"
+#include "views/views.hpp"
 
 namespace gmem::profiler {
 namespace {

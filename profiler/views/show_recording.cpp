@@ -7,10 +7,10 @@
 #include <vector>
 
 #include "gmem/profiler/size_text.hpp"
-#include "report/bill_view.hpp"
-#include "report/processes_view.hpp"
-#include "report/show_parts.hpp"
-#include "report/text_layout.hpp"
+#include "views/bill_view.hpp"
+#include "views/processes_view.hpp"
+#include "views/show_parts.hpp"
+#include "views/text_layout.hpp"
 
 namespace gmem::profiler {
 namespace {

@@ -30,7 +30,7 @@ struct show_options {
 /// watermark, the diagnostics by kind), in at most 40 lines whatever the number of graphs; then,
 /// for a recording of at most `top` graphs or with `all`, the environment, every graph's block
 /// and each pool's detail. With `graphs`, only the selected graphs' blocks. No line is longer
-/// than text_width (report/text_layout.hpp) save a table row of long figures. Throws
+/// than text_width (views/text_layout.hpp) save a table row of long figures. Throws
 /// std::invalid_argument naming a --graph pattern that matches nothing.
 [[nodiscard]] std::string format_report(const report& r, const show_options& o = {});
 
