@@ -24,7 +24,7 @@ std::vector<std::string> processes_sharing_a_device(const recording& rec) {
 
 std::uint64_t graph_memory_bytes(const graph_bill& b) {
   return (b.node_pool_seen ? b.node_pool_retained_bytes : 0) + (b.framework_seen ? b.framework_retained_bytes : 0) +
-         (b.exec_state_measured ? b.exec_state_bytes : 0);
+         b.library_bytes + (b.exec_state_measured ? b.exec_state_bytes : 0);
 }
 
 }  // namespace gmem::profiler

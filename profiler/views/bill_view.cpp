@@ -41,13 +41,19 @@ std::vector<std::string> bill_lines(const graph_bill& b) {
     if (!b.framework_named) line += " (warm-ups unseen: the Python companion names them)";
     out.push_back(line);
   }
+  if (b.library_allocations != 0) {
+    out.push_back("  libraries at capture     " + size_text(b.library_bytes) + " in " +
+                  std::to_string(b.library_allocations) +
+                  " allocation(s) that warm-up runs and captures made outside the framework's pools, alive at the "
+                  "end (a library's handles and workspaces, a collective's buffers)");
+  }
   if (b.exec_state_measured) {
     std::string line = "  executable-graph state   " + size_text(b.exec_state_bytes) + " for " +
                        std::to_string(b.exec_state_instantiations) + " instantiation(s) and upload(s), outside every pool";
     if (b.exec_state_unmeasured) line += "; " + std::to_string(b.exec_state_unmeasured) + " more not measured (another thread's call overlapped)";
     out.push_back(line);
   }
-  if (b.node_pool_seen || b.framework_seen || b.exec_state_measured) {
+  if (b.node_pool_seen || b.framework_seen || b.library_allocations != 0 || b.exec_state_measured) {
     out.push_back("  graph memory in all      " + size_text(graph_memory_bytes(b)));
   }
   if (b.own_apart) {

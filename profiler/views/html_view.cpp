@@ -244,6 +244,8 @@ function why(w) { return WHY[w] || [w, "#8e6c8a"]; }
         "; " + (fp.named ? "warm-up runs " + sizeText(fp.warmup_bytes) + ", " : "") + "captures " + sizeText(fp.capture_bytes) + ", at most " + sizeText(fp.peak_bytes) + " at once"]);
       graphs += fp.retained_bytes;
     }
+    const lib = b.libraries_at_capture;
+    if (lib) { rows.push(["libraries at capture", lib.bytes, lib.allocations + " allocation(s) a warm-up or capture made outside the framework's pools"]); graphs += lib.bytes; }
     if (es) { rows.push(["executable-graph state", es.bytes, es.instantiations + " instantiation(s) and upload(s), outside every pool"]); graphs += es.bytes; }
     if (rows.length) rows.push(["graph memory in all", graphs, ""]);
     const own = b.own;

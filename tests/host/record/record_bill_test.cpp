@@ -413,6 +413,11 @@ TEST(RecordBill, WhatAWarmUpOrCaptureAllocatedOutsideThePoolsSegmentsIsTheLibrar
   const profiler::report back = profiler::from_json_string(profiler::to_json_string(told), "back.json");
   EXPECT_EQ(back.recorded->bills.at(0).library_bytes, 66 * MiB + 1024);
   EXPECT_EQ(back.recorded->bills.at(0).library_allocations, 3u);
+  const std::string shown = profiler::format_report(told);
+  EXPECT_NE(shown.find("libraries at capture     66.0 MiB in 3 allocation(s)"), std::string::npos) << shown;
+  EXPECT_NE(shown.find("graph memory in all      216 MiB"), std::string::npos) << shown;
+  EXPECT_NE(shown.find("framework graph pools    150 MiB retained (the framework's own figure: 150 MiB)"),
+            std::string::npos) << shown;
   // Without the segments' addresses (a companion that did not tell them, PyTorch's
   // cudaMallocAsync backend) nothing is taken out: the pools' figure is the bookkeeping's.
   const profiler::graph_bill& untold = run(false).recorded->bills.at(0);
