@@ -183,7 +183,11 @@ class _companion:
                     if not function and known[4]:
                         owner = f.f_locals.get("self")
                         if isinstance(owner, module):
-                            function = f"{type(owner).__name__}.{code.co_name}".encode("utf-8", "replace")
+                            # A decorator's wrapper around the module's forward (transformers wraps
+                            # it so; torch.compile then compiles the wrapper's frame) is named for
+                            # what the module was called for: a method the class does not have.
+                            method = code.co_name if hasattr(type(owner), code.co_name) else "forward"
+                            function = f"{type(owner).__name__}.{method}".encode("utf-8", "replace")
                     texts = known[3]  # line -> the site's text
                     text = texts.get(f.f_lineno)
                     if text is None:

@@ -340,6 +340,22 @@ class Net(torch.nn.Module):
     def capture(self):
         with torch.cuda.graph(torch.cuda.CUDAGraph(), pool=(0, 1)):
             pass
+
+def _capture():
+    with torch.cuda.graph(torch.cuda.CUDAGraph(), pool=(0, 1)):
+        pass
+
+def compiled(forward):
+    # As transformers decorates a forward and torch.compile then runs the decorator's frame: the
+    # frame on the stack is the wrapper's, with the module as self.
+    def wrapper(self, call):
+        return call(_capture)
+    return wrapper
+
+class Wrapped(torch.nn.Module):
+    @compiled
+    def forward(self, call):
+        pass
 """
 
 GENERATED = """
@@ -348,7 +364,8 @@ def call(capture):
 """
 
 
-def test_a_captures_site_is_the_programs_line_and_its_label_the_compiled_module_method(tmp_path):
+@pytest.mark.parametrize("model,label", [("Net", "Net.capture"), ("Wrapped", "Wrapped.forward")])
+def test_a_captures_site_is_the_programs_line_and_its_label_the_compiled_module_method(tmp_path, model, label):
     lib = tmp_path / "lib" / "site-packages" / "fakelib"
     lib.mkdir(parents=True)
     (lib / "__init__.py").write_text("")
@@ -358,7 +375,7 @@ def test_a_captures_site_is_the_programs_line_and_its_label_the_compiled_module_
     (generated / "cabcdef.py").write_text(GENERATED)
     program = ("import json, sys, importlib.util\n"
                "import torch\n"
-               "from fakelib.model import Net\n"
+               f"from fakelib.model import {model} as Net\n"
                f"spec = importlib.util.spec_from_file_location('cabcdef', {str(generated / 'cabcdef.py')!r})\n"
                "code = importlib.util.module_from_spec(spec); spec.loader.exec_module(code)\n"
                "def main():\n"
@@ -372,4 +389,4 @@ def test_a_captures_site_is_the_programs_line_and_its_label_the_compiled_module_
     # The program's own line, past the generated code and the package; the package's module
     # method that the generated code ran inside names what was compiled.
     assert captures[0]["site"] == "program.py:7 in main"
-    assert captures[0]["label"] == "Net.capture\x1ffrom cabcdef.py:3 in call"
+    assert captures[0]["label"] == label + "\x1ffrom cabcdef.py:3 in call"

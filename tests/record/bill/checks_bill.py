@@ -262,7 +262,7 @@ def _kind_checks(v, label_check):
         wanted = ""
         # A capture that was never launched (CUDA graph trees capture an empty graph to make their
         # pool) is no framework graph of the program's: said, not judged.
-        unlaunched = [n for n, g in mine if not g.get("launches") and not g.get("framework_label")]
+        unlaunched = [n for n, g in mine if not g.get("launches")]
         if unlaunched:
             out.append((True, f"info: {len(unlaunched)} unlabelled capture(s) never launched (the pool's own "
                               f"empty capture): {', '.join(unlaunched[:3])}"))
@@ -313,12 +313,12 @@ def check_bill_compile(args, self_doc, v):
                 "naming the compiled module's forward and the batch ('Net.forward, batch 16, sequence 128')")
 
     out = _common(v, self_doc, label)
-    mine = [(n, g) for n, g in v.graphs if g.get("kind") == "private_pool" and g.get("framework_label")]
+    mine = [(n, g) for n, g in v.graphs if g.get("kind") == "private_pool" and g.get("launches")]
     nodes = [n for n, g in mine if not str(g.get("framework_detail", "")).startswith("cudagraph tree node")]
     out.append((bool(mine) and not nodes,
-                "every labelled private_pool graph keeps the framework's own words apart (framework_detail "
+                "every launched private_pool graph keeps the framework's own words apart (framework_detail "
                 "'cudagraph tree node ...'): " + ("all do" if mine and not nodes else
-                                                  f"{len(nodes)} of {len(mine)} do not" if mine else "none labelled")))
+                                                  f"{len(nodes)} of {len(mine)} do not" if mine else "none launched")))
     lib = v.part("libraries_at_capture")
     out.append((True, "info: libraries at capture: " + (f"{mib(_int(lib.get('bytes')))} in {lib.get('allocations')} "
                                                         "allocation(s)" if lib is not None else "none")))
