@@ -42,7 +42,7 @@ TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1}" "$tsan" --gtest_brief=1 || statu
 # graphs analysed on several threads at exit (record/parallel_for.hpp).
 echo "sanitize: the recording session's tests under ThreadSanitizer" >&2
 tsan_record="$build/gmem_record_tsan"
-profiler_core=$(sed -n '/^add_library(gmem_\(model\|profiler_core\) STATIC/,/)/p' profiler/CMakeLists.txt |
+profiler_core=$(sed -n '/^add_library(gmem_\(model\|profiler_core\|views\) STATIC/,/)/p' profiler/CMakeLists.txt |
   grep -oE '(model|report|views)/[a-z_]+\.cpp' | sed 's|^|profiler/|')
 record_core=$(sed -n '/^add_library(gmem_record_core STATIC/,/)/p' record/CMakeLists.txt |
   grep -oE '[a-z_]+\.cpp' | sed 's|^|record/|')
