@@ -1,8 +1,7 @@
 // `gmemprof show` of recordings of many graphs (synthetic_recordings.hpp, the shapes of the
 // recordings made on an H100 of 9, 1000 and 2000 graphs): the first answer fits 40 lines and
 // names the bill, the top graphs by cost with the rest counted, and the causes with their bytes;
-// --graph selects by name or glob; --format json carries exact bytes; the text layout's pieces
-// (natural order, wrapping, lists) hold on their own.
+// --graph selects by name or glob; --format json carries exact bytes.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -203,33 +202,6 @@ TEST(ShowGraph, TheCommandExitsTwoForAnUnmatchedGraphAndPrintsJson) {
   EXPECT_EQ(profiler::run_show(path, profiler::show_options{}, "json", json, err2), 0) << err2.str();
   EXPECT_EQ(nlohmann::json::parse(json.str())["graphs_total"], 9);
   std::filesystem::remove(path);
-}
-
-TEST(TextLayout, NaturalOrderComparesDigitRunsAsNumbers) {
-  std::vector<std::string> names = {"#10", "#1", "#100", "#2", "#1000", "#101", "b", "a10", "a9", "a09"};
-  std::sort(names.begin(), names.end(), profiler::natural_less);
-  EXPECT_EQ(names, (std::vector<std::string>{"#1", "#2", "#10", "#100", "#101", "#1000", "a9", "a09", "a10", "b"}));
-  EXPECT_FALSE(profiler::natural_less("x1", "x1"));
-  EXPECT_TRUE(profiler::natural_less("x", "x1"));
-  EXPECT_FALSE(profiler::natural_less("x1", "x"));
-}
-
-TEST(TextLayout, WrapKeepsLinesWithinTheWidthAndNamesWhole) {
-  const std::string text = "one two three " + profiler::listed({"decode bs=1", "decode bs=2", "c"}, 2, true) +
-                           " and a word " + std::string(30, 'x');
-  const std::string wrapped = profiler::wrap(text, "> ", "  ", 24);
-  for (const auto& line : lines_of(wrapped)) {
-    EXPECT_TRUE(line.size() <= 24 || line.find(' ', 2) == std::string::npos) << line;
-    EXPECT_EQ(line.find('\x1f'), std::string::npos);
-  }
-  EXPECT_NE(wrapped.find("'decode bs=1',"), std::string::npos) << wrapped;
-  EXPECT_NE(wrapped.find("'decode bs=2'"), std::string::npos) << wrapped;
-  EXPECT_EQ(wrapped.rfind("> one two three", 0), 0u) << wrapped;
-  // Spaces as written stay where no break falls.
-  EXPECT_EQ(profiler::wrap("key  ok", "", ""), "key  ok\n");
-  EXPECT_EQ(profiler::listed({"a", "b", "c", "d"}, 2), "'a', 'b' and 2 more");
-  EXPECT_EQ(profiler::listed({"a", "b"}, 5), "'a' and 'b'");
-  EXPECT_EQ(profiler::clip("abcdefgh", 6), "abc...");
 }
 
 }  // namespace
