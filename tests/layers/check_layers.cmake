@@ -33,7 +33,7 @@ if(LAYER STREQUAL "model")
   set(own gmem/profiler/analysis.hpp gmem/profiler/pool_model.hpp gmem/profiler/graph_alone.hpp
           gmem/profiler/diagnostics.hpp gmem/profiler/lifetime.hpp gmem/profiler/model_results.hpp)
   set(above gmem/profiler/report.hpp gmem/profiler/recording.hpp gmem/profiler/report_io.hpp
-            gmem/profiler/pool_analysis.hpp views/show.hpp record/recorder.hpp gmem/pool.hpp)
+            gmem/profiler/pool_analysis.hpp views/show.hpp record/recorder.hpp gmem/graph.hpp)
 elseif(LAYER STREQUAL "report")
   # Its public headers, its private ones (beside its sources) and the model's below it.
   set(own gmem/profiler/report.hpp gmem/profiler/recording.hpp gmem/profiler/report_io.hpp

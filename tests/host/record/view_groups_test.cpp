@@ -1,4 +1,4 @@
-// The views' groupings of many graphs (report/views.hpp): the high watermark's composition as
+// The views' groupings of many graphs (views/views.hpp): the high watermark's composition as
 // segments a reader can see (the graph that reached it always its own, the small shares grouped
 // by cause, every byte kept), and the costliest graphs with the others counted by cause, on hand-
 // made pools and on the synthetic recordings of 2000 graphs the page is drawn from.
