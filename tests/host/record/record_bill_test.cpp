@@ -420,7 +420,7 @@ TEST(RecordBill, WhatAWarmUpOrCaptureAllocatedOutsideThePoolsSegmentsIsTheLibrar
             std::string::npos) << shown;
   // Without the segments' addresses (a companion that did not tell them, PyTorch's
   // cudaMallocAsync backend) nothing is taken out: the pools' figure is the bookkeeping's.
-  const profiler::graph_bill& untold = run(false).recorded->bills.at(0);
+  const profiler::graph_bill untold = run(false).recorded->bills.at(0);
   EXPECT_EQ(untold.framework_retained_bytes, 216 * MiB + 1024);
   EXPECT_EQ(untold.library_allocations, 0u);
 }
