@@ -62,6 +62,12 @@ const json& object(const json& parent, const char* key, const std::string& path)
   return j;
 }
 
+const json* optional_object(const json& parent, const char* key, const std::string& path) {
+  const json* j = find(parent, key);
+  if (j && !j->is_object()) fail(join(path, key), "must be an object, is " + kind_of(*j));
+  return j;
+}
+
 const json& array(const json& parent, const char* key, const std::string& path, presence p) {
   const json* j = get(parent, key, path, p);
   if (!j) return empty_json_array();

@@ -47,6 +47,8 @@ inline constexpr presence optional = presence::optional;
 /// The field; missing is an error.
 const json& need(const json& object, const char* key, const std::string& path);
 const json& object(const json& parent, const char* key, const std::string& path);
+/// An optional object: nullptr where absent.
+const json* optional_object(const json& parent, const char* key, const std::string& path);
 /// An absent optional array reads as empty.
 const json& array(const json& parent, const char* key, const std::string& path, presence p = required);
 /// Element `i` of `array_`, which must be an object (`path` is the array's).

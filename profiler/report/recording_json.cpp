@@ -401,16 +401,14 @@ graph_bill read_bill(const json& j, const std::string& path) {
   b.device = integer(j, "device", path);
   b.end = text(j, "end", path, optional);
   b.process = text(j, "process", path, optional);
-  if (const json* n = find(j, "memory_node_pool")) {
+  if (const json* n = optional_object(j, "memory_node_pool", path)) {
     const std::string np = join(path, "memory_node_pool");
-    if (!n->is_object()) fail(np, "must be an object");
     b.node_pool_seen = true;
     b.node_pool_high_bytes = u64(*n, "high_bytes", np);
     b.node_pool_retained_bytes = u64(*n, "retained_bytes", np);
   }
-  if (const json* f = find(j, "framework_pools")) {
+  if (const json* f = optional_object(j, "framework_pools", path)) {
     const std::string fp = join(path, "framework_pools");
-    if (!f->is_object()) fail(fp, "must be an object");
     b.framework_seen = true;
     b.framework_named = flag(*f, "named", fp);
     b.framework_warmup_bytes = u64(*f, "warmup_bytes", fp, optional);
@@ -419,31 +417,27 @@ graph_bill read_bill(const json& j, const std::string& path) {
     b.framework_peak_bytes = u64(*f, "peak_bytes", fp, optional);
     b.framework_snapshot_bytes = find(*f, "snapshot_bytes") ? static_cast<std::int64_t>(u64(*f, "snapshot_bytes", fp, optional)) : -1;
   }
-  if (const json* l = find(j, "libraries_at_capture")) {
+  if (const json* l = optional_object(j, "libraries_at_capture", path)) {
     const std::string lp = join(path, "libraries_at_capture");
-    if (!l->is_object()) fail(lp, "must be an object, is " + kind_of(*l));
     b.library_bytes = u64(*l, "bytes", lp);
     b.library_allocations = u64(*l, "allocations", lp);
     if (b.library_allocations == 0) fail(join(lp, "allocations"), "must be 1 or more (the section is left out where there are none)");
   }
-  if (const json* e = find(j, "exec_state")) {
+  if (const json* e = optional_object(j, "exec_state", path)) {
     const std::string ep = join(path, "exec_state");
-    if (!e->is_object()) fail(ep, "must be an object");
     b.exec_state_measured = true;
     b.exec_state_bytes = u64(*e, "bytes", ep);
     b.exec_state_instantiations = u64(*e, "instantiations", ep, optional);
     b.exec_state_unmeasured = u64(*e, "unmeasured", ep, optional);
   }
-  if (const json* p = find(j, "process_memory")) {
+  if (const json* p = optional_object(j, "process_memory", path)) {
     const std::string pp = join(path, "process_memory");
-    if (!p->is_object()) fail(pp, "must be an object");
     b.process_measured = true;
     b.process_delta_bytes = i64(*p, "delta_bytes", pp, optional);
     b.not_graph_bytes = i64(*p, "not_graph_bytes", pp, optional);
   }
-  if (const json* o = find(j, "own")) {
+  if (const json* o = optional_object(j, "own", path)) {
     const std::string op = join(path, "own");
-    if (!o->is_object()) fail(op, "must be an object");
     const std::string hook = text(*o, "hook", op);
     if (hook != "interpose" && hook != "cupti") fail(join(op, "hook"), "must be \"interpose\" or \"cupti\"");
     set_own_hook(b, hook);
