@@ -18,13 +18,13 @@ namespace {
 /// GMEM_RECORD_TRACE_MEMORY=1: one line on standard error for each device allocation, free and
 /// release the recording sees, with the thread and what it was doing (a capture, a warm-up into
 /// a named pool), for finding whose memory a bill line holds. Off unless asked.
-bool tracing_memory() noexcept {
-  static const bool on = [] {
-    const char* v = std::getenv("GMEM_RECORD_TRACE_MEMORY");
-    return v && *v && *v != '0';
-  }();
-  return on;
-}
+// Read once as the library loads: a plain load on the paths every free takes, no guard.
+const bool tracing_memory_on = [] {
+  const char* v = std::getenv("GMEM_RECORD_TRACE_MEMORY");
+  return v && *v && *v != '0';
+}();
+
+bool tracing_memory() noexcept { return tracing_memory_on; }
 
 void trace_memory(const char* what, std::uint64_t handle, std::uint64_t bytes, const thread_state& t,
                   int open) noexcept {
