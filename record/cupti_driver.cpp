@@ -198,6 +198,37 @@ std::vector<std::string> call_stack() {
   return out;
 }
 
+// The object (its file's name) of the innermost frame that is not the driver's, the CUDA
+// runtime's, CUPTI's, the C library's or this library's: the library whose call this is
+// ("libnccl.so.2", "libc10_cuda.so"). A runtime linked statically into a library is that
+// library's frames. "" where no frame names one. Each address's object is looked up once.
+std::string calling_object() {
+  static std::mutex& objects_mutex = *new std::mutex;  // never destroyed, as call_stack's
+  static auto& objects = *new std::unordered_map<void*, std::string>;
+  constexpr std::size_t objects_kept = 1 << 14;
+  void* frames[32];
+  const int n = backtrace(frames, 32);
+  std::lock_guard<std::mutex> lock(objects_mutex);
+  for (int i = 0; i < n; ++i) {
+    auto it = objects.find(frames[i]);
+    if (it == objects.end()) {
+      std::string object;
+      Dl_info info{};
+      if (dladdr(frames[i], &info) && info.dli_fname) {
+        object = info.dli_fname;
+        object = object.substr(object.find_last_of('/') + 1);
+        for (const char* skipped : {"libcuda.so", "libcudart.so", "libcupti.so", "libgmem_record", "libc.so", "ld-linux"}) {
+          if (object.rfind(skipped, 0) == 0) object.clear();
+        }
+      }
+      if (objects.size() >= objects_kept) objects.clear();
+      it = objects.emplace(frames[i], std::move(object)).first;
+    }
+    if (!it->second.empty()) return it->second;
+  }
+  return {};
+}
+
 const auto t0 = std::chrono::steady_clock::now();
 
 double now_us() {
@@ -399,6 +430,7 @@ driver_api real_driver() {
   d.current_device = current_device;
   d.stream_blocking = stream_blocking;
   d.call_stack = call_stack;
+  d.calling_object = calling_object;
   d.now_us = now_us;
   d.describe = describe;
   d.is_host_pointer = is_host_pointer;

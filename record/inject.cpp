@@ -200,6 +200,16 @@ void on_mem_release(CUpti_CallbackId, const CUpti_CallbackData* cb, bool enter) 
   the_session->release(static_cast<std::uint64_t>(params<cuMemRelease_params>(cb)->handle));
 }
 
+// A stream made while the calling thread captures (NCCL makes one inside a captured collective):
+// the driver's memory for it is the capture's.
+void on_stream_create(CUpti_CallbackId, const CUpti_CallbackData* cb, bool enter) {
+  if (enter) {
+    the_session->stream_create_enter();
+  } else {
+    the_session->stream_create_exit(succeeded(cb));
+  }
+}
+
 // ---- completions
 
 void on_ctx_sync(CUpti_CallbackId, const CUpti_CallbackData* cb, bool enter) {

@@ -76,7 +76,7 @@ void recorder::on_capture_named(std::uint64_t stream, const std::string& pool, i
 }
 
 void recorder::on_capture_alloc(std::uint64_t stream, std::uint64_t handle, std::uint64_t bytes, int device,
-                                double t_us, bool address) {
+                                double t_us, bool address, const std::string& library) {
   capture_origin& o = capturing_[stream];
   capture_device_ = device;
   if (o.capture_allocations == 0) o.t_us = t_us;
@@ -84,7 +84,15 @@ void recorder::on_capture_alloc(std::uint64_t stream, std::uint64_t handle, std:
   ++o.capture_allocations;
   o.device = device;
   if (o.pool == no_pool) o.pool = pool_of("", device);  // unnamed: this capture's own
-  took_capture_memory(handle, bytes, o.pool, false, address, stream);
+  took_capture_memory(handle, bytes, o.pool, false, address, stream, library);
+}
+
+void recorder::on_capture_stream(std::uint64_t stream, int device, std::uint64_t bytes, const std::string& library) {
+  capture_origin& o = capturing_[stream];
+  o.library_bytes += bytes;
+  profiler::library_taker& t = costs_[device].takers[library_name(library)];
+  t.bytes += bytes;
+  ++t.streams;
 }
 
 bool recorder::on_capture_memory_free(std::uint64_t handle, double t_us) {
@@ -127,6 +135,7 @@ std::size_t recorder::on_capture_end(std::uint64_t stream, std::uint64_t graph) 
     o.python_site = took->second.python_site;
     o.framework_label = took->second.framework_label;
     o.framework_detail = took->second.framework_detail;
+    o.library_bytes = took->second.library_bytes;
     capturing_.erase(took);
     for (auto& [handle, m] : capture_memory_) {
       if (m.graph == 0 && m.stream == stream) m.graph = graph;
@@ -301,8 +310,10 @@ void recorder::on_instantiate(std::uint64_t exec, std::uint64_t graph, profiler:
     g.framework_label = origin->second.framework_label;
     g.framework_detail = origin->second.framework_detail;
     g.stream = "stream " + std::to_string(origin->second.stream_label);
+    g.library_bytes = origin->second.library_bytes;
     stream_sequence = origin->second.stream_sequence;
     origin->second.instantiated = true;
+    origin->second.record = graphs_.size();
   }
   g.nvtx = graph_nvtx;
   std::string name = make_name(names_, g.nvtx, g.stream, stream_sequence, g.sequence, g.python_site, g.framework_label);

@@ -121,6 +121,11 @@ using stack_ref = std::shared_ptr<const call_stack>;
 /// `frames` as a shared stack with its hash; null for no frame.
 [[nodiscard]] stack_ref make_stack(std::vector<std::string> frames);
 
+/// The name a bill gives the library in file `object` ("libnccl.so.2" -> "NCCL",
+/// "libcublasLt.so.13" -> "cuBLAS", "libc10_cuda.so" -> "PyTorch"); a library it does not know
+/// keeps its file's name without the version ("libfoo.so"); "" -> "unknown".
+[[nodiscard]] std::string library_name(const std::string& object);
+
 /// One executable graph that owns memory nodes, or whose capture took memory from the
 /// application's allocator (a private pool: PyTorch's native caching allocator).
 struct graph_record {
@@ -154,6 +159,9 @@ struct graph_record {
   std::string python_site;             ///< where the framework captured it (the companion)
   std::string framework_label;
   std::string framework_detail;  ///< the framework's own words for it (show --all)
+  /// What libraries took outside the framework's pools during its capture (streams made in it,
+  /// allocations at addresses that are not the pool's segments).
+  std::uint64_t library_bytes = 0;
   /// Executable graphs of this site and shape recorded here, one after the other: a new one is
   /// folded into this record only when this one was destroyed before it was made and left no
   /// live allocation, so that instances never coexist.
@@ -231,8 +239,12 @@ class recorder {
   /// address or the allocation handle, for on_capture_memory_free.
   /// `address`: `handle` is the memory's address (cuMemAlloc), which the allocator's snapshot
   /// names its segments by; false for an allocation handle (cuMemCreate).
+  /// `library`: the file name of the library whose call took it (driver_api::calling_object).
   void on_capture_alloc(std::uint64_t stream, std::uint64_t handle, std::uint64_t bytes, int device, double t_us,
-                        bool address = true);
+                        bool address = true, const std::string& library = "");
+  /// A stream made on the thread capturing into `stream` took `bytes` of the device (the
+  /// driver's memory for it, cuMemGetInfo around the call): `library`'s, at this capture.
+  void on_capture_stream(std::uint64_t stream, int device, std::uint64_t bytes, const std::string& library);
   /// Memory a capture allocated freed (cuMemFree, cuMemRelease): the pool released. Returns
   /// whether `handle` was such memory.
   bool on_capture_memory_free(std::uint64_t handle, double t_us);
@@ -349,13 +361,19 @@ class recorder {
   /// Device memory a warm-up run took into the allocator's pool `pool` (torch.compile's CUDA graph
   /// trees run a new shape once in the pool before they capture it). `handle` as on_capture_alloc.
   void on_warmup_alloc(const std::string& pool, int device, std::uint64_t handle, std::uint64_t bytes,
-                       bool address = true);
+                       bool address = true, const std::string& library = "");
   /// The allocator's own figure for its pool `pool` on `device` (PyTorch's snapshot), and where
   /// told, the addresses of the pool's segments: the bill's end then takes out of the pool what a
   /// capturing or warming-up thread allocated at other addresses (libraries' handles and
   /// workspaces made during a warm-up run, NCCL's buffers made during a capture).
   void on_pool_snapshot(const std::string& pool, int device, std::uint64_t bytes,
                         const std::vector<std::uint64_t>* segments = nullptr);
+  /// The allocator's figure for pool `pool` on `device` right after the capture of `graph` ended
+  /// (`took` as on_capture_pool_known), with its segments' addresses: what the capture took at
+  /// other addresses is the libraries', and the pool's figure then is kept beside the
+  /// allocator's (framework_pool::after_captures).
+  void on_pool_after_capture(std::uint64_t graph, std::size_t took, const std::string& pool, int device,
+                             std::uint64_t bytes, std::vector<std::uint64_t> segments);
   /// What the driver took for an executable graph's state on `device` (cuMemGetInfo around its
   /// instantiation or upload, less a pool's growth); nullopt: no clean reading. `exec` may be a
   /// graph the recorder does not track (no memory nodes): counted in the device's total.
@@ -424,6 +442,9 @@ class recorder {
     std::string python_site;     ///< from the Python companion
     std::string framework_label;
     std::string framework_detail;
+    std::uint64_t library_bytes = 0;  ///< the driver's memory for streams made in the capture
+    std::string stream_library;       ///< and whose they were
+    std::size_t record = static_cast<std::size_t>(-1);  ///< its graph record, once instantiated
   };
   /// A private pool of the application's allocator (recorder_bill.cpp).
   struct pool_state {
@@ -436,15 +457,18 @@ class recorder {
     std::uint64_t peak_seq = 0;          ///< the allocation that made the peak (alloc_seq_)
     std::vector<std::uint64_t> segments;  ///< the snapshot's segment addresses, sorted
     bool segments_known = false;
+    std::uint64_t segments_seq = 0;  ///< alloc_seq_ when the segments were told
+    std::vector<profiler::pool_check> checks;  ///< after each capture the companion read it
   };
   /// The framework pool `id` on `device` (made when new); an empty id makes an unnamed one.
   std::size_t pool_of(const std::string& id, int device);
   void pool_took(std::size_t pool, std::uint64_t bytes, bool warmup);
   /// The capture memory of `handle`, just taken into its pool.
   void took_capture_memory(std::uint64_t handle, std::uint64_t bytes, std::size_t pool, bool warmup, bool address,
-                           std::uint64_t stream);
-  /// At the bill's end: what a capture or warm-up took at an address outside its pool's
-  /// snapshot segments is the libraries' (device_costs::library_bytes), not the pool's.
+                           std::uint64_t stream, const std::string& library);
+  /// Where a pool's segments are known (after a capture, at the bill's end): what a capture or
+  /// warm-up took at an address outside them is the libraries' (device_costs::takers), not
+  /// the pool's.
   void separate_library_memory();
   void point(double t_us, int device, const std::string& event, const std::string& graph,
              const counters& c);
@@ -519,6 +543,7 @@ class recorder {
     bool warmup = false;   ///< taken by a warm-up run, not a capture
     bool address = true;   ///< `handle` is an address (cuMemAlloc)
     std::uint64_t seq = 0;  ///< alloc_seq_ when taken
+    std::string library;    ///< the file name of the library whose call took it
   };
   std::uint64_t alloc_seq_ = 0;  ///< capture and warm-up allocations so far
   std::vector<pool_state> pools_;
@@ -532,8 +557,7 @@ class recorder {
     std::uint64_t framework_peak_seq = 0;  ///< the allocation that made framework_peak
     /// What capturing or warming-up threads allocated outside the framework's pools, alive at
     /// the bill's end (separate_library_memory).
-    std::uint64_t library_bytes = 0;
-    std::uint64_t library_allocations = 0;
+    std::map<std::string, profiler::library_taker> takers;  ///< by the library's name
   };
   std::map<int, device_costs> costs_;
   /// The bill's end, frozen where the program said it ended (the Python companion, before the

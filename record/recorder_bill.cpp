@@ -10,6 +10,22 @@
 
 namespace gmem::record {
 
+std::string library_name(const std::string& object) {
+  if (object.empty()) return "unknown";
+  static const std::pair<const char*, const char*> known[] = {
+      {"libnccl", "NCCL"},         {"librccl", "RCCL"},        {"libcublas", "cuBLAS"},    {"libcudnn", "cuDNN"},
+      {"libcufft", "cuFFT"},       {"libcusparse", "cuSPARSE"}, {"libcusolver", "cuSOLVER"}, {"libcurand", "cuRAND"},
+      {"libnvshmem", "NVSHMEM"},   {"libc10_cuda", "PyTorch"},  {"libtorch", "PyTorch"},    {"libtriton", "Triton"},
+      {"libxla", "XLA"},           {"xla_extension", "XLA"},    {"libjax", "XLA"},          {"libcupy", "CuPy"},
+      {"libnvinfer", "TensorRT"},  {"libpython", "Python"}};
+  for (const auto& [prefix, name] : known) {
+    if (object.rfind(prefix, 0) == 0) return name;
+  }
+  // "libfoo.so.1.2" -> "libfoo.so"; a module ("_C.cpython-311-x86_64-linux-gnu.so") as it is.
+  const std::size_t so = object.find(".so.");
+  return so == std::string::npos ? object : object.substr(0, so + 3);
+}
+
 std::size_t recorder::pool_of(const std::string& id, int device) {
   if (!id.empty()) {
     const auto it = pool_index_.find({id, device});
@@ -41,7 +57,7 @@ void recorder::pool_took(std::size_t pool, std::uint64_t bytes, bool warmup) {
 }
 
 void recorder::took_capture_memory(std::uint64_t handle, std::uint64_t bytes, std::size_t pool, bool warmup,
-                                   bool address, std::uint64_t stream) {
+                                   bool address, std::uint64_t stream, const std::string& library) {
   pool_took(pool, bytes, warmup);
   capture_memory m;
   m.bytes = bytes;
@@ -50,6 +66,7 @@ void recorder::took_capture_memory(std::uint64_t handle, std::uint64_t bytes, st
   m.warmup = warmup;
   m.address = address;
   m.seq = alloc_seq_;
+  m.library = library;
   capture_memory_[handle] = m;
 }
 
@@ -57,7 +74,11 @@ void recorder::separate_library_memory() {
   for (auto& [handle, m] : capture_memory_) {
     if (m.pool >= pools_.size() || !m.address) continue;
     pool_state& p = pools_[m.pool];
-    if (!p.segments_known || std::binary_search(p.segments.begin(), p.segments.end(), handle)) continue;
+    // Judged only by a segment list read after it was taken (a later one may hold a new segment).
+    if (!p.segments_known || m.seq > p.segments_seq ||
+        std::binary_search(p.segments.begin(), p.segments.end(), handle)) {
+      continue;
+    }
     // Not a segment of the pool: the allocator did not make it. Alive now, it was alive at every
     // peak made after it was taken, so those peaks come down by its bytes.
     (m.warmup ? p.warmup : p.capture) -= std::min(m.warmup ? p.warmup : p.capture, m.bytes);
@@ -68,11 +89,13 @@ void recorder::separate_library_memory() {
     c.framework_held -= std::min(c.framework_held, m.bytes);
     if (m.seq <= c.framework_peak_seq) c.framework_peak -= std::min(c.framework_peak, m.bytes);
     c.framework_peak = std::max(c.framework_peak, c.framework_held);
-    c.library_bytes += m.bytes;
-    ++c.library_allocations;
+    profiler::library_taker& t = c.takers[library_name(m.library)];
+    t.bytes += m.bytes;
+    ++t.allocations;
     if (m.record < graphs_.size()) {
       graph_record& g = graphs_[m.record];
       g.capture_bytes -= std::min(g.capture_bytes, m.bytes);
+      if (!m.warmup) g.library_bytes += m.bytes;
     }
     m.pool = no_pool;
   }
@@ -123,8 +146,8 @@ void recorder::on_capture_pool_known(std::uint64_t graph, std::size_t took, cons
 }
 
 void recorder::on_warmup_alloc(const std::string& pool, int device, std::uint64_t handle, std::uint64_t bytes,
-                               bool address) {
-  took_capture_memory(handle, bytes, pool_of(pool, device), true, address, 0);
+                               bool address, const std::string& library) {
+  took_capture_memory(handle, bytes, pool_of(pool, device), true, address, 0, library);
 }
 
 void recorder::on_pool_snapshot(const std::string& pool, int device, std::uint64_t bytes,
@@ -135,6 +158,30 @@ void recorder::on_pool_snapshot(const std::string& pool, int device, std::uint64
   p.segments = *segments;
   std::sort(p.segments.begin(), p.segments.end());
   p.segments_known = true;
+  p.segments_seq = alloc_seq_;
+}
+
+void recorder::on_pool_after_capture(std::uint64_t graph, std::size_t took, const std::string& pool, int device,
+                                     std::uint64_t bytes, std::vector<std::uint64_t> segments) {
+  if (pool.empty()) return;
+  // A pool that took memory is on its own device, whatever the word said.
+  if (took < pools_.size()) device = pools_[took].device;
+  on_capture_pool_known(graph, took, pool, device);
+  const std::size_t k = pool_of(pool, device);
+  pool_state& p = pools_[k];
+  p.segments = std::move(segments);
+  std::sort(p.segments.begin(), p.segments.end());
+  p.segments_known = true;
+  p.segments_seq = alloc_seq_;
+  separate_library_memory();
+  profiler::pool_check check;
+  const auto origin = graph_origin_.find(graph);
+  if (origin != graph_origin_.end() && origin->second.record < graphs_.size()) {
+    check.graph = graphs_[origin->second.record].name;
+  }
+  check.retained_bytes = pools_[k].held;
+  check.framework_bytes = bytes;
+  pools_[k].checks.push_back(std::move(check));
 }
 
 void recorder::on_exec_state(std::uint64_t exec, int device, std::optional<std::uint64_t> bytes) {
@@ -185,6 +232,7 @@ void recorder::bills(std::vector<profiler::graph_bill>& bills, std::vector<profi
     out.retained_bytes = p.held;
     out.peak_bytes = p.peak;
     out.snapshot_bytes = pools_[k].snapshot;
+    out.after_captures = pools_[k].checks;
     pools.push_back(std::move(out));
   }
   std::map<int, bool> devices;
@@ -218,6 +266,10 @@ void recorder::bills(std::vector<profiler::graph_bill>& bills, std::vector<profi
       b.framework_warmup_bytes += p.warmup;
       b.framework_capture_bytes += p.capture;
       b.framework_retained_bytes += p.held;
+      for (const profiler::pool_check& check : pools_[k].checks) {
+        ++b.framework_checked_captures;
+        if (check.retained_bytes != check.framework_bytes) ++b.framework_differing_captures;
+      }
       if (pools_[k].snapshot < 0) {
         snapshots = false;
       } else {
@@ -228,8 +280,15 @@ void recorder::bills(std::vector<profiler::graph_bill>& bills, std::vector<profi
     const auto c = costs.find(device);
     if (c != costs.end()) {
       b.framework_peak_bytes = c->second.framework_peak;
-      b.library_bytes = c->second.library_bytes;
-      b.library_allocations = c->second.library_allocations;
+      for (const auto& [library, t] : c->second.takers) {
+        b.library_takers.push_back(t);
+        b.library_takers.back().library = library;
+        b.library_bytes += t.bytes;
+        b.library_allocations += t.allocations;
+        b.library_streams += t.streams;
+      }
+      std::stable_sort(b.library_takers.begin(), b.library_takers.end(),
+                       [](const profiler::library_taker& x, const profiler::library_taker& y) { return x.bytes > y.bytes; });
       b.exec_state_measured = c->second.exec_measured + c->second.exec_unmeasured > 0;
       b.exec_state_bytes = c->second.exec_bytes;
       b.exec_state_instantiations = c->second.exec_measured;

@@ -218,6 +218,7 @@ graph_figures figures_of(const graph_record& g, std::uint64_t granularity, analy
   rg.name = g.name;
   rg.kind = g.kind;
   rg.capture_pool_growth_bytes = g.capture_bytes;
+  rg.libraries_at_capture_bytes = g.library_bytes;
   rg.nvtx = g.nvtx;
   rg.stream = g.stream;
   rg.sequence = g.sequence;

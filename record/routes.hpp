@@ -31,6 +31,8 @@
   X(cuMemFreeAsync_ptsz, on_mem_free, CUdeviceptr, CUstream)                                                          \
   X(cuMemFree_v2, on_mem_free, CUdeviceptr)                                                                           \
   X(cuMemRelease, on_mem_release, CUmemGenericAllocationHandle)                                                       \
+  X(cuStreamCreate, on_stream_create, CUstream*, unsigned int)                                                        \
+  X(cuStreamCreateWithPriority, on_stream_create, CUstream*, unsigned int, int)                                       \
   X0(cuCtxSynchronize, on_ctx_sync)                                                                                   \
   X(cuCtxSynchronize_v2, on_ctx_sync, CUcontext)                                                                      \
   X(cuStreamSynchronize, on_stream_sync, CUstream)                                                                    \

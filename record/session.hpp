@@ -47,6 +47,10 @@ struct driver_api {
   /// The caller's call stack, innermost first, without the driver's, CUPTI's and the
   /// recording library's frames.
   std::vector<std::string> (*call_stack)() = nullptr;
+  /// The file name of the library whose call this is: the innermost frame's object that is not
+  /// the driver's, the CUDA runtime's, CUPTI's, the C library's or the recording library's
+  /// ("libnccl.so.2"); "" where none.
+  std::string (*calling_object)() = nullptr;
   /// Microseconds on a steady clock.
   double (*now_us)() = nullptr;
   /// The device's description for the report, and the reservation granularity; false when the
@@ -123,6 +127,10 @@ class session {
   /// cuMemFree (no stream) or cuMemFreeAsync of `address`.
   void device_free(std::uint64_t address, std::optional<std::uint64_t> stream) noexcept;
   void release(std::uint64_t handle) noexcept;
+  /// cuStreamCreate(WithPriority) begins and returns: a stream made on a capturing thread takes
+  /// device memory of the driver's (2 MiB on an H200) that is the capture's.
+  void stream_create_enter() noexcept;
+  void stream_create_exit(bool ok) noexcept;
 
   // Completions the program saw (recorder_completions.cpp).
   void device_synchronized() noexcept;

@@ -124,19 +124,52 @@ void session::device_alloc(std::uint64_t handle, std::uint64_t bytes, std::optio
     const int d = device ? *device : driver_.current_device();
     const double now = driver_.now_us();
     const bool address = !device;  // cuMemAlloc's pointer, not cuMemCreate's handle
+    // Whose call took it, before the lock: a pool's segment (the framework's allocator), or a
+    // library's buffer the bill's end tells apart from the pool's segments.
+    const std::string library = driver_.calling_object ? driver_.calling_object() : std::string();
     lock l(*this);
     if (t.capturing_any) {
-      rec_.on_capture_alloc(t.capturing, handle, bytes, d, now, address);
+      rec_.on_capture_alloc(t.capturing, handle, bytes, d, now, address, library);
     } else if (!t.warmup_pool.empty()) {
-      rec_.on_warmup_alloc(t.warmup_pool, d, handle, bytes, address);
+      rec_.on_warmup_alloc(t.warmup_pool, d, handle, bytes, address, library);
     } else if (open_.size() == 1) {
       const open_context& c = open_.begin()->second;
       if (c.capture) {
-        rec_.on_capture_alloc(c.stream, handle, bytes, d, now, address);
+        rec_.on_capture_alloc(c.stream, handle, bytes, d, now, address, library);
       } else {
-        rec_.on_warmup_alloc(c.pool, d, handle, bytes, address);
+        rec_.on_warmup_alloc(c.pool, d, handle, bytes, address, library);
       }
     }
+  } catch (...) {
+  }
+}
+
+void session::stream_create_enter() noexcept {
+  if (forked_) return;
+  thread_state& t = here(this);
+  t.stream_reading = false;
+  if (!t.capturing_any || !driver_.memory_used) return;
+  try {
+    const timed cost(*this, cost_part::memory);
+    t.stream_reading = driver_.memory_used(t.stream_device, t.stream_used_before);
+  } catch (...) {
+  }
+}
+
+void session::stream_create_exit(bool ok) noexcept {
+  thread_state& t = here(this);
+  if (!t.stream_reading) return;
+  t.stream_reading = false;
+  if (forked_ || !ok || !t.capturing_any) return;
+  try {
+    const timed cost(*this, cost_part::memory);
+    int device = 0;
+    std::uint64_t used = 0;
+    if (!driver_.memory_used(device, used) || device != t.stream_device || used <= t.stream_used_before) return;
+    const std::string library = driver_.calling_object ? driver_.calling_object() : std::string();
+    if (tracing_memory()) trace_memory("stream", 0, used - t.stream_used_before, t, open_contexts_.load(std::memory_order_relaxed));
+    lock l(*this);
+    rec_.on_capture_stream(t.capturing, device, used - t.stream_used_before, library);
   } catch (...) {
   }
 }

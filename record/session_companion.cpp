@@ -7,8 +7,10 @@
 //                 "previous_pool": "(0, 2)"}             (pool "" where PyTorch makes one), with
 //                                                        the pool PyTorch made for the thread's
 //                                                        capture before it (optional)
-//   gmem:captured {"pool": "(0, 2)", "device": 0}        the pool of the thread's last capture
-//                                                        (an earlier companion's, after capture_end)
+//   gmem:captured {"pool": "(0, 2)", "device": 0,        the pool of the thread's last capture, said
+//                  "bytes": N, "segments": [address, ...]} after capture_end, with PyTorch's figure
+//                                                        for it then and its segments' addresses
+//                                                        (without them: an earlier companion's)
 //   gmem:warmup-begin {"pool": "(0, 1)", "device": 0}    a warm-up run into the pool begins
 //   gmem:warmup-end {}                                   and ends
 //   gmem:cost {"calls": N, "us": X}                      at the program's end: the companion's time
@@ -21,8 +23,7 @@
 // A message that is not such JSON is ignored: the program's own marks pass through untouched.
 // The word of every capture also comes with its fields, without JSON (gmem_record_next_capture):
 // what the companion says where the library exports it. The pool PyTorch made for a capture is
-// told at the thread's next capture, not after the capture: PyTorch's capture_end instantiates
-// and destroys the graph, and a word after it would cost every capture a second call.
+// told at the thread's next capture too, for a companion that cannot read the pool after it.
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -48,6 +49,18 @@ std::string text_of(const json& j, const char* key) {
 int int_of(const json& j, const char* key) {
   const auto it = j.find(key);
   return it != j.end() && it->is_number_integer() ? it->get<int>() : 0;
+}
+
+// The addresses listed under "segments" into `out`; false (out untouched) where the list is
+// missing or holds anything but unsigned integers.
+bool addresses(const json& j, std::vector<std::uint64_t>& out) {
+  const auto listed = j.find("segments");
+  if (listed == j.end() || !listed->is_array() ||
+      !std::all_of(listed->begin(), listed->end(), [](const json& a) { return a.is_number_unsigned(); })) {
+    return false;
+  }
+  for (const json& a : *listed) out.push_back(a.get<std::uint64_t>());
+  return true;
 }
 
 }  // namespace
@@ -129,8 +142,16 @@ void session::nvtx_mark(const char* message) noexcept {
       told_capture(t, text_of(body, "pool"), int_of(body, "device"), text_of(body, "site"), text_of(body, "label"),
                    text_of(body, "previous_pool"));
     } else if (verb == "captured") {
+      std::vector<std::uint64_t> segments;
+      const auto bytes = body.find("bytes");
+      const bool read = bytes != body.end() && bytes->is_number_unsigned() && addresses(body, segments);
       lock l(*this);
-      told_captured(t, text_of(body, "pool"), int_of(body, "device"));
+      if (!read) {
+        told_captured(t, text_of(body, "pool"), int_of(body, "device"));
+      } else if (t.last_captured != 0) {
+        rec_.on_pool_after_capture(t.last_captured, t.last_capture_pool, text_of(body, "pool"),
+                                   told_device(int_of(body, "device")), bytes->get<std::uint64_t>(), std::move(segments));
+      }
     } else if (verb == "warmup-begin") {
       t.warmup_pool = text_of(body, "pool");
       t.warmup_device = int_of(body, "device");
@@ -165,12 +186,7 @@ void session::nvtx_mark(const char* message) noexcept {
           const auto bytes = p.find("bytes");
           if (!p.is_object() || bytes == p.end() || !bytes->is_number_unsigned()) continue;
           std::vector<std::uint64_t> segments;
-          const auto listed = p.find("segments");
-          const bool known = listed != p.end() && listed->is_array() &&
-                             std::all_of(listed->begin(), listed->end(), [](const json& a) { return a.is_number_unsigned(); });
-          if (known) {
-            for (const json& a : *listed) segments.push_back(a.get<std::uint64_t>());
-          }
+          const bool known = addresses(p, segments);
           rec_.on_pool_snapshot(text_of(p, "pool"), int_of(p, "device"), bytes->get<std::uint64_t>(),
                                 known ? &segments : nullptr);
         }

@@ -62,6 +62,10 @@ struct thread_state {
   std::size_t last_capture_pool = recorder::no_pool;
   /// The Python site the companion named for this thread's last capture ("" where it named none).
   std::string captured_site;
+  /// A stream being made while this thread captures: the device's used memory before the call.
+  bool stream_reading = false;
+  int stream_device = 0;
+  std::uint64_t stream_used_before = 0;
 };
 
 /// This thread's state for session `s` (reset when the thread last served another session).

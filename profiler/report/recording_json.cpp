@@ -119,6 +119,7 @@ json graph_json(const recorded_graph& g, stack_table& stacks, const std::string&
   if (!g.python_site.empty()) j["python_site"] = g.python_site;
   if (!g.framework_label.empty()) j["framework_label"] = g.framework_label;
   if (!g.framework_detail.empty()) j["framework_detail"] = g.framework_detail;
+  if (g.libraries_at_capture_bytes != 0) j["libraries_at_capture_bytes"] = g.libraries_at_capture_bytes;
   if (!g.instantiate_stack.empty()) j["stack"] = stacks.index_of(g.instantiate_stack);
   json events = json::array();
   for (const auto& e : g.events) events.push_back(event_json(e));
@@ -269,6 +270,7 @@ recorded_graph read_graph(const json& j, const std::string& path,
   g.python_site = text(j, "python_site", path, optional);
   g.framework_label = text(j, "framework_label", path, optional);
   g.framework_detail = text(j, "framework_detail", path, optional);
+  g.libraries_at_capture_bytes = u64(j, "libraries_at_capture_bytes", path, optional);
   if (find(j, "stack")) {
     const std::uint64_t k = u64(j, "stack", path, optional);
     if (k >= stacks.size()) {
@@ -338,6 +340,13 @@ json framework_pool_json(const framework_pool& p) {
          {"peak_bytes", p.peak_bytes}};
   if (p.snapshot_bytes >= 0) j["snapshot_bytes"] = p.snapshot_bytes;
   j["graphs"] = p.graphs;
+  if (!p.after_captures.empty()) {
+    json checks = json::array();
+    for (const pool_check& c : p.after_captures) {
+      checks.push_back({{"graph", c.graph}, {"retained_bytes", c.retained_bytes}, {"framework_bytes", c.framework_bytes}});
+    }
+    j["after_captures"] = std::move(checks);
+  }
   return j;
 }
 
@@ -356,10 +365,23 @@ json bill_json(const graph_bill& b) {
            {"retained_bytes", b.framework_retained_bytes},
            {"peak_bytes", b.framework_peak_bytes}};
     if (b.framework_snapshot_bytes >= 0) f["snapshot_bytes"] = b.framework_snapshot_bytes;
+    if (b.framework_checked_captures) {
+      f["checked_captures"] = b.framework_checked_captures;
+      f["differing_captures"] = b.framework_differing_captures;
+    }
     j["framework_pools"] = std::move(f);
   }
-  if (b.library_allocations > 0) {
-    j["libraries_at_capture"] = {{"bytes", b.library_bytes}, {"allocations", b.library_allocations}};
+  if (b.library_allocations + b.library_streams > 0) {
+    json l{{"bytes", b.library_bytes}, {"allocations", b.library_allocations}};
+    if (b.library_streams) l["streams"] = b.library_streams;
+    json by = json::array();
+    for (const library_taker& t : b.library_takers) {
+      json one{{"library", t.library}, {"bytes", t.bytes}, {"allocations", t.allocations}};
+      if (t.streams) one["streams"] = t.streams;
+      by.push_back(std::move(one));
+    }
+    if (!by.empty()) l["by_library"] = std::move(by);
+    j["libraries_at_capture"] = std::move(l);
   }
   if (b.exec_state_measured) {
     j["exec_state"] = {{"bytes", b.exec_state_bytes},
@@ -393,6 +415,13 @@ framework_pool read_framework_pool(const json& j, const std::string& path) {
   p.peak_bytes = u64(j, "peak_bytes", path, optional);
   p.snapshot_bytes = find(j, "snapshot_bytes") ? static_cast<std::int64_t>(u64(j, "snapshot_bytes", path, optional)) : -1;
   p.graphs = strings(j, "graphs", path);
+  const json& checks = array(j, "after_captures", path, optional);
+  const std::string cp = join(path, "after_captures");
+  for (std::size_t i = 0; i < checks.size(); ++i) {
+    const std::string ip = at(cp, i);
+    const json& c = object_at(checks, i, cp);
+    p.after_captures.push_back({text(c, "graph", ip), u64(c, "retained_bytes", ip), u64(c, "framework_bytes", ip)});
+  }
   return p;
 }
 
@@ -416,12 +445,28 @@ graph_bill read_bill(const json& j, const std::string& path) {
     b.framework_retained_bytes = u64(*f, "retained_bytes", fp);
     b.framework_peak_bytes = u64(*f, "peak_bytes", fp, optional);
     b.framework_snapshot_bytes = find(*f, "snapshot_bytes") ? static_cast<std::int64_t>(u64(*f, "snapshot_bytes", fp, optional)) : -1;
+    b.framework_checked_captures = u64(*f, "checked_captures", fp, optional);
+    b.framework_differing_captures = u64(*f, "differing_captures", fp, optional);
+    if (b.framework_differing_captures > b.framework_checked_captures) {
+      fail(join(fp, "differing_captures"), "is more than checked_captures (" + std::to_string(b.framework_checked_captures) + ")");
+    }
   }
   if (const json* l = optional_object(j, "libraries_at_capture", path)) {
     const std::string lp = join(path, "libraries_at_capture");
     b.library_bytes = u64(*l, "bytes", lp);
     b.library_allocations = u64(*l, "allocations", lp);
-    if (b.library_allocations == 0) fail(join(lp, "allocations"), "must be 1 or more (the section is left out where there are none)");
+    b.library_streams = u64(*l, "streams", lp, optional);
+    if (b.library_allocations + b.library_streams == 0) {
+      fail(join(lp, "allocations"), "must be 1 or more, or streams must (the section is left out where there are none)");
+    }
+    const json& by = array(*l, "by_library", lp, optional);
+    const std::string bp = join(lp, "by_library");
+    for (std::size_t i = 0; i < by.size(); ++i) {
+      const std::string ip = at(bp, i);
+      const json& t = object_at(by, i, bp);
+      b.library_takers.push_back({name(t, "library", ip), u64(t, "bytes", ip), u64(t, "allocations", ip),
+                                  u64(t, "streams", ip, optional)});
+    }
   }
   if (const json* e = optional_object(j, "exec_state", path)) {
     const std::string ep = join(path, "exec_state");

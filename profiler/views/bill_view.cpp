@@ -39,13 +39,28 @@ std::vector<std::string> bill_lines(const graph_bill& b) {
     line += b.framework_named ? "warm-up runs " + size_text(b.framework_warmup_bytes) + ", captures " : "captures ";
     line += size_text(b.framework_capture_bytes) + ", at most " + size_text(b.framework_peak_bytes) + " at once";
     if (!b.framework_named) line += " (warm-ups unseen: the Python companion names them)";
+    if (b.framework_checked_captures != 0) {
+      const std::string n = plural(b.framework_checked_captures, "capture", "captures");
+      line += b.framework_differing_captures == 0
+                  ? "; equal to the framework's figure after each of " + n
+                  : "; differs from the framework's figure after " + std::to_string(b.framework_differing_captures) +
+                        " of " + n + " (show --all lists them)";
+    }
     out.push_back(line);
   }
-  if (b.library_allocations != 0) {
-    out.push_back("  libraries at capture     " + size_text(b.library_bytes) + " in " +
-                  std::to_string(b.library_allocations) +
-                  " allocation(s) that warm-up runs and captures made outside the framework's pools, alive at the "
-                  "end (a library's handles and workspaces, a collective's buffers)");
+  if (b.library_allocations + b.library_streams != 0) {
+    std::string line = "  libraries at capture     " + size_text(b.library_bytes);
+    std::string by;
+    for (const library_taker& t : b.library_takers) {
+      by += by.empty() ? ": " : ", ";
+      by += t.library + " " + size_text(t.bytes);
+      std::string what;
+      if (t.allocations) what = plural(t.allocations, "allocation", "allocations");
+      if (t.streams) what += (what.empty() ? "" : " and ") + plural(t.streams, "stream", "streams") + " made in a capture";
+      by += " (" + what + ")";
+    }
+    out.push_back(line + by +
+                  "; taken by warm-up runs and captures outside the framework's pools, alive at the end");
   }
   if (b.exec_state_measured) {
     std::string line = "  executable-graph state   " + size_text(b.exec_state_bytes) + " for " +
@@ -53,7 +68,7 @@ std::vector<std::string> bill_lines(const graph_bill& b) {
     if (b.exec_state_unmeasured) line += "; " + std::to_string(b.exec_state_unmeasured) + " more not measured (another thread's call overlapped)";
     out.push_back(line);
   }
-  if (b.node_pool_seen || b.framework_seen || b.library_allocations != 0 || b.exec_state_measured) {
+  if (b.node_pool_seen || b.framework_seen || b.library_allocations + b.library_streams != 0 || b.exec_state_measured) {
     out.push_back("  graph memory in all      " + size_text(graph_memory_bytes(b)));
   }
   if (b.own_apart) {

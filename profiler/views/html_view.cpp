@@ -240,12 +240,19 @@ function why(w) { return WHY[w] || [w, "#8e6c8a"]; }
     const np = b.memory_node_pool, fp = b.framework_pools, es = b.exec_state, pm = b.process_memory;
     if (np) { rows.push(["graph memory-node pool", np.retained_bytes, "retained; " + sizeText(np.high_bytes) + " at its high watermark"]); graphs += np.retained_bytes; }
     if (fp) {
+      const checked = fp.checked_captures ? (fp.differing_captures ? "; differs from the framework's figure after " + fp.differing_captures + " of " + fp.checked_captures + " captures"
+        : "; equal to the framework's figure after each of " + fp.checked_captures + " captures") : "";
       rows.push(["framework graph pools", fp.retained_bytes, "retained" + (fp.snapshot_bytes !== undefined ? " (the framework's own figure " + sizeText(fp.snapshot_bytes) + ")" : "") +
-        "; " + (fp.named ? "warm-up runs " + sizeText(fp.warmup_bytes) + ", " : "") + "captures " + sizeText(fp.capture_bytes) + ", at most " + sizeText(fp.peak_bytes) + " at once"]);
+        "; " + (fp.named ? "warm-up runs " + sizeText(fp.warmup_bytes) + ", " : "") + "captures " + sizeText(fp.capture_bytes) + ", at most " + sizeText(fp.peak_bytes) + " at once" + checked]);
       graphs += fp.retained_bytes;
     }
     const lib = b.libraries_at_capture;
-    if (lib) { rows.push(["libraries at capture", lib.bytes, lib.allocations + " allocation(s) a warm-up or capture made outside the framework's pools"]); graphs += lib.bytes; }
+    if (lib) {
+      const by = (lib.by_library || []).map(t => t.library + " " + sizeText(t.bytes) + " (" +
+        [t.allocations ? t.allocations + " allocation(s)" : "", t.streams ? t.streams + " stream(s) made in a capture" : ""].filter(x => x).join(" and ") + ")").join(", ");
+      rows.push(["libraries at capture", lib.bytes, (by ? by + "; " : "") + "taken by warm-up runs and captures outside the framework's pools"]);
+      graphs += lib.bytes;
+    }
     if (es) { rows.push(["executable-graph state", es.bytes, es.instantiations + " instantiation(s) and upload(s), outside every pool"]); graphs += es.bytes; }
     if (rows.length) rows.push(["graph memory in all", graphs, ""]);
     const own = b.own;

@@ -23,10 +23,6 @@ std::string percent(std::uint64_t part, std::uint64_t whole) {
   return whole == 0 ? "n/a" : show_format("%.1f%%", 100.0 * static_cast<double>(part) / static_cast<double>(whole));
 }
 
-std::string plural(std::size_t n, const std::string& one, const std::string& many) {
-  return std::to_string(n) + " " + (n == 1 ? one : many);
-}
-
 // The attribution's reasons in words a reader of the table needs no glossary for.
 std::string why_in_words(const std::string& why) {
   if (why == "working_set") return "working set of its call";
@@ -262,6 +258,18 @@ std::string framework_pools_text(const recorded_pool& p, const recording& rec) {
                          : "") +
                     ", " + plural(fp.graphs.size(), "graph", "graphs"),
                 "  ", "    ");
+    std::size_t differing = 0;
+    for (const pool_check& c : fp.after_captures) {
+      if (c.retained_bytes == c.framework_bytes) continue;
+      if (++differing > 8) continue;
+      out += wrap("after the capture of " + quoted(c.graph.empty() ? "a capture never instantiated" : c.graph) + ": " +
+                      size_text(c.retained_bytes) + " against the framework's " + size_text(c.framework_bytes),
+                  "    ", "      ");
+    }
+    if (!fp.after_captures.empty()) {
+      out += "    " + (differing == 0 ? "equal to the framework's figure after each of " : std::to_string(differing) + " differing of ") +
+             plural(fp.after_captures.size(), "capture", "captures") + "\n";
+    }
   }
   return out;
 }
@@ -406,6 +414,9 @@ std::string pool_figures(const recorded_graph& g, const recording& rec, bool fra
                              ", held between launches " + held_text(g) + ", executable-graph state " +
                              (g.exec_state_bytes < 0 ? std::string("unread (another thread's call overlapped)")
                                                      : size_text(static_cast<std::uint64_t>(g.exec_state_bytes))) +
+                             (g.libraries_at_capture_bytes != 0
+                                  ? ", libraries at its capture " + size_text(g.libraries_at_capture_bytes)
+                                  : std::string()) +
                              ", " + plural(g.launches, "launch", "launches") +
                              (g.instances > 1 ? ", " + std::to_string(g.instances) + " instances" : ""),
                          "  ", "    ");

@@ -114,4 +114,8 @@ std::string listed(const std::vector<std::string>& names, std::size_t shown, boo
   return out;
 }
 
+std::string plural(std::size_t n, const std::string& one, const std::string& many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
 }  // namespace gmem::profiler

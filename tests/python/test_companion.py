@@ -48,6 +48,7 @@ FAKE_TORCH = {
         def mark(msg): marks.append(msg)
     """,
     "torch/cuda/memory.py": """
+        def get_allocator_backend(): return "native"
         def _snapshot():
             return {"segments": [
                 {"segment_pool_id": (0, 0), "total_size": 1 << 20, "device": 0, "address": 0x7f0000000000},
@@ -132,9 +133,9 @@ def write_tree(root, files):
             f.write(textwrap.dedent(text))
 
 
-def run(tmp_path, program, extra_path=()):
+def run(tmp_path, program, extra_path=(), **fake_overrides):
     fake = tmp_path / "fake"
-    write_tree(str(fake), FAKE_TORCH)
+    write_tree(str(fake), dict(FAKE_TORCH, **fake_overrides))
     script = tmp_path / "program.py"
     script.write_text(program)
     out = tmp_path / "out.json"
@@ -169,11 +170,17 @@ def test_captures_warmups_and_the_end_are_told_and_pytorch_is_unchanged(tmp_path
     assert captures[3]["label"] == "" and captures[3]["site"] == "program.py:13 in <module>"
     assert ("warmup-begin", {"pool": "(0, 7)", "device": 0}) in said
     assert ("warmup-end", {}) in said
-    # Each capture is told about before it begins; the pool PyTorch made for a capture that named
-    # none (make_graphed_callables' in the stand-in, then the last one's) is told at the thread's
-    # next capture and at the end: nothing is said after PyTorch's capture_end.
-    assert "captured" not in [v for v, _ in said]
-    assert [b["previous_pool"] for b in captures] == ["", "", "(0, 1)", ""]
+    # Each capture is told about before it begins, and after PyTorch's capture_end its pool with
+    # PyTorch's figure for it then and its segments' addresses (the stand-in's snapshot).
+    after = [b for v, b in said if v == "captured"]
+    assert [b["pool"] for b in after] == ["(0, 1)", "(0, 1)", "(0, 7)", "(0, 2)"]
+    assert after[0] == {"pool": "(0, 1)", "device": 0, "bytes": 22 << 20,
+                        "segments": [0x7f0001000000, 0x7f0003000000]}
+    assert after[3]["bytes"] == 4 << 20 and after[3]["segments"] == [0x7f0004000000]
+    assert after[2] == {"pool": "(0, 7)", "device": 0, "bytes": 0, "segments": []}
+    assert [v for v, _ in said].index("captured") == [v for v, _ in said].index("capture") + 1
+    # Told so, no capture word names the pool of the capture before it.
+    assert [b["previous_pool"] for b in captures] == ["", "", "", ""]
     # PyTorch's own functions still ran, with their arguments.
     assert doc["calls"] == [["begin", "0", "(0, 7)"], ["end", "0", "(0, 7)"]]
 
@@ -212,8 +219,23 @@ def test_the_end_tells_pytorchs_figure_for_each_graph_pool(tmp_path):
     # With its segments' addresses: what a capture took elsewhere is not the pool's.
     assert {x["pool"]: x["segments"] for x in end["pools"]} == {"(0, 1)": [0x7f0001000000, 0x7f0003000000],
                                                                "(0, 2)": [0x7f0004000000]}
-    # The pool PyTorch made for the last capture, which no later capture word told.
-    assert end["previous_pool"] == "(0, 2)"
+    # The last capture's pool was told as its capture ended.
+    assert "previous_pool" not in end
+
+
+# PyTorch's cudaMallocAsync backend: its snapshot holds no segments, nothing is said after a
+# capture, and the pool PyTorch made is told at the thread's next capture and at the end.
+ASYNC_MEMORY = """
+    def get_allocator_backend(): return "cudaMallocAsync"
+    def _snapshot(): return {"segments": []}
+"""
+
+
+def test_without_segments_a_pool_pytorch_made_is_told_at_the_next_capture_and_the_end(tmp_path):
+    doc = run(tmp_path, PROGRAM, **{"torch/cuda/memory.py": ASYNC_MEMORY})
+    said = marks(doc)
+    assert "captured" not in [v for v, _ in said]
+    assert [b["previous_pool"] for v, b in said if v == "capture"] == ["", "", "(0, 1)", ""]
 
 
 def test_the_last_captures_pool_is_named_after_the_program_let_its_graph_go(tmp_path):
@@ -221,7 +243,7 @@ def test_the_last_captures_pool_is_named_after_the_program_let_its_graph_go(tmp_
     # when its capture ended.
     program = PROGRAM.replace("last.capture_end()\n", "last.capture_end(); del last\n")
     assert "del last" in program
-    verb, end = last_word(tmp_path, program)
+    verb, end = last_word(tmp_path, program, **{"torch/cuda/memory.py": ASYNC_MEMORY})
     assert verb == "end"
     assert end["previous_pool"] == "(0, 2)"
 
@@ -293,8 +315,9 @@ def test_the_companion_says_its_word_directly_once_cuda_loaded_the_library(tmp_p
     # The driver loads the injection library at its first call: the program loads it here.
     program = ("import ctypes, os\n" + (f"ctypes.CDLL({str(library)!r}, mode=os.RTLD_GLOBAL)\n" if loaded else "")
                + PROGRAM)
+    # PyTorch's cudaMallocAsync backend: every word is said before a capture or at the end.
     fake = tmp_path / "fake"
-    write_tree(str(fake), FAKE_TORCH)
+    write_tree(str(fake), dict(FAKE_TORCH, **{"torch/cuda/memory.py": ASYNC_MEMORY}))
     script = tmp_path / "program.py"
     script.write_text(program)
     out = tmp_path / "out.json"

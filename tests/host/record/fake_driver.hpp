@@ -53,6 +53,7 @@ struct fake_gpu {
   std::set<std::uint64_t> under_capture;              ///< streams whose flags the driver will not give now
   std::map<std::uint64_t, int> flag_queries;          ///< streams' flags asked, by stream
   std::vector<std::string> stack{"program!main+0x10"};
+  std::string caller;  ///< the library whose call this is (driver_api::calling_object)
   std::atomic<std::uint64_t> used{0};  ///< device memory in use (cuMemGetInfo: total - free)
   bool context = true;                 ///< a context is current (memory_used answers)
   /// What the driver's answers take on the clock: a graph's read, a call stack, a cuMemGetInfo
@@ -125,6 +126,10 @@ inline driver_api fake_driver() {
     std::lock_guard<std::mutex> l(current_gpu()->mutex);
     current_gpu()->clock_us = current_gpu()->clock_us.load() + current_gpu()->call_stack_us.load();
     return current_gpu()->stack;
+  };
+  d.calling_object = [] {
+    std::lock_guard<std::mutex> l(current_gpu()->mutex);
+    return current_gpu()->caller;
   };
   d.now_us = [] { return current_gpu()->clock_us.load(); };
   d.describe = [](int device, profiler::environment& env, std::uint64_t& granularity) {

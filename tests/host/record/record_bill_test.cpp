@@ -53,6 +53,17 @@ void native_capture(program& p, std::uint64_t graph, const std::string& pool, co
   capture_after_word(p, 0xA, graph, graph << 20, segments);
 }
 
+// A view's text with its wrapping undone: runs of spaces and line breaks as one space.
+std::string one_line(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    const bool space = c == ' ' || c == '\n';
+    if (space && !out.empty() && out.back() == ' ') continue;
+    out += space ? ' ' : c;
+  }
+  return out;
+}
+
 // Two graphs captured on stream 0xA, 0x10 and 0x11, for tests of their instantiations' readings.
 void capture_two(program& p) {
   p.capture(0xA, 0x10, graph_of("g=w2", 1ull << 40));
@@ -365,15 +376,16 @@ TEST(RecordBill, WhatAWarmUpOrCaptureAllocatedOutsideThePoolsSegmentsIsTheLibrar
     program p(name_source::nvtx);
     p.gpu.used = 500 * MiB;
     p.s.first_reading();
-    const auto take = [&p](std::uint64_t address, std::uint64_t bytes) {
+    const auto take = [&p](std::uint64_t address, std::uint64_t bytes, const char* caller = "libc10_cuda.so") {
+      p.gpu.caller = caller;
       p.use(static_cast<std::int64_t>(bytes));
       p.s.device_alloc(address, bytes, std::nullopt);  // cuMemAlloc: the handle is the address
     };
     p.s.nvtx_mark("gmem:warmup-begin {\"pool\":\"(0, 1)\",\"device\":0}");
-    take(0xA0000000, 100 * MiB);  // the pool's segment
-    take(0xB0000000, 64 * MiB);   // the library's workspace
-    take(0xB8000000, 1024);       // and its handle
-    take(0xC0000000, 200 * MiB);  // the pool's segment: the pool's peak
+    take(0xA0000000, 100 * MiB);                      // the pool's segment
+    take(0xB0000000, 64 * MiB, "libcublasLt.so.13");  // the library's workspace
+    take(0xB8000000, 1024, "libcublas.so.13");        // and its handle
+    take(0xC0000000, 200 * MiB);                      // the pool's segment: the pool's peak
     p.s.device_free(0xC0000000, std::nullopt);  // given back (an out-of-memory retry)
     p.use(-200 * static_cast<std::int64_t>(MiB));
     p.s.nvtx_mark("gmem:warmup-end {}");
@@ -381,7 +393,7 @@ TEST(RecordBill, WhatAWarmUpOrCaptureAllocatedOutsideThePoolsSegmentsIsTheLibrar
     p.s.capture_begin(0xA);
     p.s.capture_began(0xA, true);
     take(0xD0000000, 50 * MiB);  // the pool's segment
-    take(0xE0000000, 2 * MiB);   // the collective's buffer, after the pool's peak
+    take(0xE0000000, 2 * MiB, "libnccl.so.2");  // the collective's buffer, after the pool's peak
     {
       std::lock_guard<std::mutex> l(p.gpu.mutex);
       p.gpu.graphs[0x10] = kernels();
@@ -414,7 +426,17 @@ TEST(RecordBill, WhatAWarmUpOrCaptureAllocatedOutsideThePoolsSegmentsIsTheLibrar
   EXPECT_EQ(back.recorded->bills.at(0).library_bytes, 66 * MiB + 1024);
   EXPECT_EQ(back.recorded->bills.at(0).library_allocations, 3u);
   const std::string shown = profiler::format_report(told);
-  EXPECT_NE(shown.find("libraries at capture     66.0 MiB in 3 allocation(s)"), std::string::npos) << shown;
+  EXPECT_NE(shown.find("libraries at capture     66.0 MiB: cuBLAS 64.0 MiB (2 allocations), NCCL 2.00 MiB (1 allocation);"),
+            std::string::npos) << shown;
+  ASSERT_EQ(b.library_takers.size(), 2u);  // by library, most bytes first
+  EXPECT_EQ(b.library_takers[0].library, "cuBLAS");
+  EXPECT_EQ(b.library_takers[0].bytes, 64 * MiB + 1024);
+  EXPECT_EQ(b.library_takers[1].library, "NCCL");
+  EXPECT_EQ(b.library_takers[1].allocations, 1u);
+  EXPECT_EQ(told.recorded->graphs[0].libraries_at_capture_bytes, 2 * MiB);  // the capture's, not the warm-up's
+  ASSERT_EQ(back.recorded->bills.at(0).library_takers.size(), 2u);
+  EXPECT_EQ(back.recorded->bills.at(0).library_takers[1].library, "NCCL");
+  EXPECT_EQ(back.recorded->graphs.at(0).libraries_at_capture_bytes, 2 * MiB);
   EXPECT_NE(shown.find("graph memory in all      216 MiB"), std::string::npos) << shown;
   EXPECT_NE(shown.find("framework graph pools    150 MiB retained (the framework's own figure: 150 MiB)"),
             std::string::npos) << shown;
@@ -423,6 +445,127 @@ TEST(RecordBill, WhatAWarmUpOrCaptureAllocatedOutsideThePoolsSegmentsIsTheLibrar
   const profiler::graph_bill untold = run(false).recorded->bills.at(0);
   EXPECT_EQ(untold.framework_retained_bytes, 216 * MiB + 1024);
   EXPECT_EQ(untold.library_allocations, 0u);
+}
+
+// An NCCL collective captured for the first time, as measured on two H200s: NCCL allocates its
+// buffer on the capturing thread and makes a stream there, whose driver memory (2 MiB) no
+// allocation call shows; PyTorch's snapshot after each capture names the pool's segments. The
+// pool's figure after every capture equals the snapshot's, a later segment (taken after the
+// first capture's list) is still the pool's, and everything else is NCCL's, on its graph.
+TEST(RecordBill, ThePoolAfterEachCaptureIsTheFrameworksFigureAndACollectivesBuffersAndStreamAreNcclsAtThatCapture) {
+  program p(name_source::nvtx);
+  p.gpu.used = 500 * MiB;
+  p.s.first_reading();
+  const auto take = [&p](std::uint64_t address, std::uint64_t bytes, const char* caller) {
+    p.gpu.caller = caller;
+    p.use(static_cast<std::int64_t>(bytes));
+    p.s.device_alloc(address, bytes, std::nullopt);
+  };
+  const auto captured = [&p](std::uint64_t bytes, const std::vector<std::uint64_t>& segments) {
+    std::string list;
+    for (std::uint64_t a : segments) list += (list.empty() ? "" : ",") + std::to_string(a);
+    p.s.nvtx_mark(("gmem:captured {\"pool\":\"(1, 0)\",\"device\":0,\"bytes\":" + std::to_string(bytes) +
+                   ",\"segments\":[" + list + "]}").c_str());
+  };
+  const auto graph = [&p](std::uint64_t g) {
+    std::lock_guard<std::mutex> l(p.gpu.mutex);
+    p.gpu.graphs[g] = kernels();
+  };
+  // The first capture: PyTorch makes the pool (no pool in the word), NCCL its buffer and stream.
+  p.s.nvtx_mark("gmem:capture {\"pool\":\"\",\"device\":0,\"site\":\"tp.py:30 in step\",\"label\":\"\"}");
+  p.s.capture_begin(0xA);
+  p.s.capture_began(0xA, true);
+  take(0xA0000000, 2 * MiB, "libc10_cuda.so");
+  take(0xB0000000, 2 * MiB, "libnccl.so.2");
+  p.gpu.caller = "libnccl.so.2";
+  p.s.stream_create_enter();
+  p.use(2 * static_cast<std::int64_t>(MiB));  // the driver's memory for the stream
+  p.s.stream_create_exit(true);
+  take(0xA0200000, 32 * MiB, "libc10_cuda.so");
+  graph(0x10);
+  p.s.capture_end(0xA, 0x10);
+  instantiate(p, 0x100, 0x10, 0);
+  captured(34 * MiB, {0xA0000000, 0xA0200000});
+  // The second capture into the same pool takes one more segment.
+  p.s.nvtx_mark("gmem:capture {\"pool\":\"(1, 0)\",\"device\":0,\"site\":\"tp.py:31 in step\",\"label\":\"\"}");
+  p.s.capture_begin(0xA);
+  p.s.capture_began(0xA, true);
+  take(0xA4000000, 20 * MiB, "libc10_cuda.so");
+  graph(0x11);
+  p.s.capture_end(0xA, 0x11);
+  instantiate(p, 0x101, 0x11, 0);
+  captured(54 * MiB, {0xA0000000, 0xA0200000, 0xA4000000});
+  // A stream made outside any capture is nobody's graph memory.
+  p.s.stream_create_enter();
+  p.use(2 * static_cast<std::int64_t>(MiB));
+  p.s.stream_create_exit(true);
+  p.s.nvtx_mark(("gmem:end {\"why\":\"the program's end\",\"pools\":[{\"pool\":\"(1, 0)\",\"device\":0,\"bytes\":" +
+                 std::to_string(54 * MiB) + ",\"segments\":[" + std::to_string(0xA0000000) + "," +
+                 std::to_string(0xA0200000) + "," + std::to_string(0xA4000000) + "]}]}").c_str());
+  const profiler::report r = p.finish();
+  const profiler::graph_bill& b = r.recorded->bills.at(0);
+  EXPECT_EQ(b.framework_retained_bytes, 54 * MiB);
+  EXPECT_EQ(b.framework_checked_captures, 2u);
+  EXPECT_EQ(b.framework_differing_captures, 0u);
+  ASSERT_EQ(r.recorded->framework_pools.size(), 1u);
+  const auto& checks = r.recorded->framework_pools[0].after_captures;
+  ASSERT_EQ(checks.size(), 2u);
+  EXPECT_EQ(checks[0].retained_bytes, 34 * MiB);
+  EXPECT_EQ(checks[0].framework_bytes, 34 * MiB);
+  EXPECT_EQ(checks[1].retained_bytes, 54 * MiB);
+  EXPECT_EQ(checks[0].graph, r.recorded->graphs.at(0).name);
+  EXPECT_EQ(checks[1].graph, r.recorded->graphs.at(1).name);
+  ASSERT_EQ(b.library_takers.size(), 1u);
+  EXPECT_EQ(b.library_takers[0].library, "NCCL");
+  EXPECT_EQ(b.library_takers[0].bytes, 4 * MiB);
+  EXPECT_EQ(b.library_takers[0].allocations, 1u);
+  EXPECT_EQ(b.library_takers[0].streams, 1u);
+  EXPECT_EQ(b.library_bytes, 4 * MiB);
+  EXPECT_EQ(r.recorded->graphs.at(0).libraries_at_capture_bytes, 4 * MiB);
+  EXPECT_EQ(r.recorded->graphs.at(1).libraries_at_capture_bytes, 0u);
+  EXPECT_EQ(r.recorded->graphs.at(0).capture_pool_growth_bytes, 34 * MiB);
+  EXPECT_EQ(b.not_graph_bytes, static_cast<std::int64_t>(2 * MiB));  // the stream made outside the captures
+  const std::string shown = one_line(profiler::format_report(r));
+  EXPECT_NE(shown.find("equal to the framework's figure after each of 2 captures"), std::string::npos) << shown;
+  EXPECT_NE(shown.find("NCCL 4.00 MiB (1 allocation and 1 stream made in a capture)"), std::string::npos) << shown;
+  const profiler::report back = profiler::from_json_string(profiler::to_json_string(r), "back.json");
+  ASSERT_EQ(back.recorded->framework_pools.at(0).after_captures.size(), 2u);
+  EXPECT_EQ(back.recorded->framework_pools[0].after_captures[1].framework_bytes, 54 * MiB);
+  EXPECT_EQ(back.recorded->bills.at(0).framework_checked_captures, 2u);
+  EXPECT_EQ(back.recorded->bills.at(0).library_streams, 1u);
+  EXPECT_EQ(back.recorded->bills.at(0).library_takers.at(0).streams, 1u);
+}
+
+// A segment the recording never saw (taken on a thread it does not watch) makes the recording's
+// figure differ from the framework's after that capture: said, with both figures, never hidden.
+TEST(RecordBill, APoolFigureThatDiffersFromTheFrameworksAfterACaptureIsCountedAndListed) {
+  program p(name_source::nvtx);
+  p.gpu.used = 500 * MiB;
+  p.s.first_reading();
+  native_capture(p, 0x10, "(1, 0)", "tp.py:30 in step", {32 * MiB});
+  instantiate(p, 0x100, 0x10, 0);
+  p.s.nvtx_mark(("gmem:captured {\"pool\":\"(1, 0)\",\"device\":0,\"bytes\":" + std::to_string(34 * MiB) +
+                 ",\"segments\":[" + std::to_string(0x10ull << 20) + "," + std::to_string(0xF0000000ull) + "]}").c_str());
+  const profiler::report r = p.finish();
+  const profiler::graph_bill& b = r.recorded->bills.at(0);
+  EXPECT_EQ(b.framework_checked_captures, 1u);
+  EXPECT_EQ(b.framework_differing_captures, 1u);
+  const std::string shown = one_line(profiler::format_report(r));
+  EXPECT_NE(shown.find("differs from the framework's figure after 1 of 1 capture"), std::string::npos) << shown;
+  profiler::show_options all;
+  all.all = true;
+  const std::string every = one_line(profiler::format_report(r, all));
+  EXPECT_NE(every.find("32.0 MiB against the framework's 34.0 MiB"), std::string::npos) << every;
+}
+
+TEST(RecordBill, ALibraryIsNamedByItsFileAndAnUnknownFileKeepsItsNameWithoutTheVersion) {
+  EXPECT_EQ(library_name("libnccl.so.2"), "NCCL");
+  EXPECT_EQ(library_name("libcublasLt.so.13"), "cuBLAS");
+  EXPECT_EQ(library_name("libc10_cuda.so"), "PyTorch");
+  EXPECT_EQ(library_name("libtorch_cuda.so"), "PyTorch");
+  EXPECT_EQ(library_name("libfoo.so.1.2"), "libfoo.so");
+  EXPECT_EQ(library_name("_C.cpython-311-x86_64-linux-gnu.so"), "_C.cpython-311-x86_64-linux-gnu.so");
+  EXPECT_EQ(library_name(""), "unknown");
 }
 
 // make_graphed_callables: the backward is captured while PyTorch's autograd thread runs it, so

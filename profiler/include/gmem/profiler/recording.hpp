@@ -108,6 +108,17 @@ struct recorded_graph {
   std::string python_site;
   std::string framework_label;
   std::string framework_detail;
+  /// What libraries took outside the framework's pools while it was captured (a collective's
+  /// buffers and the driver's memory for a stream made in the capture), alive at the bill's end.
+  std::uint64_t libraries_at_capture_bytes = 0;
+};
+
+/// A framework pool right after one capture into it: the recording's figure and the allocator's
+/// own (PyTorch's snapshot, read by the Python companion as the capture ended).
+struct pool_check {
+  std::string graph;  ///< the graph captured; "" for a capture never instantiated
+  std::uint64_t retained_bytes = 0;  ///< the recording's: what the pool held then
+  std::uint64_t framework_bytes = 0; ///< the allocator's: its segments then
 };
 
 /// One private pool of the application's allocator (PyTorch's caching allocator: a CUDA graph
@@ -126,6 +137,17 @@ struct framework_pool {
   /// over the pool's segments), told by the Python companion; -1 unknown.
   std::int64_t snapshot_bytes = -1;
   std::vector<std::string> graphs;  ///< the graphs captured into it
+  /// After each capture into it, where the companion read the allocator's figure, in order.
+  std::vector<pool_check> after_captures;
+};
+
+/// Device memory one library took while captures or warm-up runs were under way, outside the
+/// framework's pools, alive at the bill's end.
+struct library_taker {
+  std::string library;  ///< "NCCL", "cuBLAS", "PyTorch", or its file's name; "unknown" where no frame named one
+  std::uint64_t bytes = 0;
+  std::uint64_t allocations = 0;  ///< cuMemAlloc and cuMemCreate calls
+  std::uint64_t streams = 0;      ///< streams it made during a capture (the driver's memory for each)
 };
 
 /// What CUDA graphs cost one device of one process, by kind (docs/record.md, "The bill"). Each
@@ -147,11 +169,17 @@ struct graph_bill {
   std::uint64_t framework_retained_bytes = 0;
   std::uint64_t framework_peak_bytes = 0;
   std::int64_t framework_snapshot_bytes = -1;  ///< the allocator's own figure, -1 unknown
+  /// Captures after which the companion read the allocator's figure for the capture's pool, and
+  /// of those, where the recording's figure for the pool differed (framework_pool::after_captures).
+  std::uint64_t framework_checked_captures = 0;
+  std::uint64_t framework_differing_captures = 0;
   // What capturing or warming-up threads allocated outside the framework's pools, alive at the
   // bill's end (PyTorch's snapshot names its pools' segments; these are at other addresses):
   // libraries' handles and workspaces made by a warm-up run, buffers made during a capture.
   std::uint64_t library_bytes = 0;
   std::uint64_t library_allocations = 0;
+  std::uint64_t library_streams = 0;  ///< streams made during captures (their memory is in library_bytes)
+  std::vector<library_taker> library_takers;  ///< the same by library, most bytes first
   // Executable-graph state (outside every pool).
   bool exec_state_measured = false;
   std::uint64_t exec_state_bytes = 0;

@@ -28,6 +28,9 @@ void append_lines(std::vector<std::string>& out, const std::string& text);
 /// `text` cut to `width` characters, "..." marking the cut.
 [[nodiscard]] std::string clip(const std::string& text, std::size_t width);
 
+/// "1 graph", "3 graphs": a count and the word for it.
+[[nodiscard]] std::string plural(std::size_t n, const std::string& one, const std::string& many);
+
 /// Names in natural order: digit runs compare as numbers ("#2" before "#10").
 [[nodiscard]] bool natural_less(const std::string& a, const std::string& b);
 
