@@ -25,6 +25,12 @@
 #   ranks     two torchrun ranks recorded in one command, twice: each rank's bill against its own
 #             counters (tests/record/ranks/check_ranks.py), and check of the two recordings; then
 #             once with PyTorch's native allocator, each rank's bill against its own snapshot
+#   tp        two tensor-parallel ranks warming collectives up on a side stream, then capturing
+#             four batch sizes into one shared pool (all-reduces and an all-gather in each graph),
+#             native and cudaMallocAsync: each capture and each bill against the rank's own
+#             readings (tests/record/ranks/check_tp.py)
+#   engines   GPT-2 under torch.compile(mode="reduce-overhead") and a Hugging Face static-cache
+#             generate(): each bill against the program's own readings (tests/record/engines)
 # Usage: [RESULTS=DIR] tools/gpu-record-runs.sh BUILD_DIR OUT_DIR SAMPLES STAGE...
 # (RESULTS: a folder the packed results are copied into after each stage)
 set -u
@@ -100,6 +106,27 @@ sys.exit(0 if ok else 1)' "$d/async-self.json" "$d/async.json" >> "$d/log" 2>&1
         torchrun --nproc-per-node 2 "$here/../tests/record/ranks/rank_worker.py" "$d/n" >> "$d/log" 2>&1 &&
       python3 "$here/../tests/record/ranks/check_ranks.py" "$build/profiler/gmemprof" "$d/ranks-native.json" "$d/n" >> "$d/log" 2>&1
       [ $? = 0 ] && (exit $rc) ;;
+    engines)  # real engines' bills against their own readings
+      rc=0
+      for program in gpt2_compile hf_generate; do
+        "$build/profiler/gmemprof" record --out "$d/$program.json" -- \
+          python3 "$here/../tests/record/engines/$program.py" "$d/$program-self.json" >> "$d/log" 2>&1 &&
+          python3 "$here/../tests/record/engines/check_engines.py" "$d/$program.json" "$d/$program-self.json" \
+            > "$d/check-$program.txt" 2>&1 || rc=1
+        "$build/profiler/gmemprof" show "$d/$program.json" > "$d/show-$program.txt" 2>&1
+        "$build/profiler/gmemprof" show --all "$d/$program.json" > "$d/show-all-$program.txt" 2>&1
+      done
+      (exit $rc) ;;
+    tp)  # tensor-parallel ranks as engines capture, both allocators
+      rc=0
+      for allocator in native async; do
+        mkdir -p "$d/$allocator"
+        GMEM_RANK_ALLOCATOR=$allocator "$build/profiler/gmemprof" record --out "$d/tp-$allocator.json" -- \
+          torchrun --nproc-per-node 2 "$here/../tests/record/ranks/tp_worker.py" "$d/$allocator" >> "$d/log" 2>&1 &&
+          python3 "$here/../tests/record/ranks/check_tp.py" "$d/tp-$allocator.json" "$d/$allocator" > "$d/check-$allocator.txt" 2>&1 || rc=1
+        "$build/profiler/gmemprof" show "$d/tp-$allocator.json" > "$d/show-$allocator.txt" 2>&1
+      done
+      (exit $rc) ;;
     hooks)  # the corpus through CUPTI and through --hook interpose: each hook's checks, and the
       # same graphs either way (tests/record/compare_hooks.py); ONLY="NAME ..." runs those alone
       for hook in cupti interpose; do

@@ -70,12 +70,13 @@ for r, self_doc in sorted(selves.items()):
               f"{label}: the bill's process change {mib(got)} = the rank's own cudaMemGetInfo change {mib(want)} "
               "(within 2 MiB)")
         # What the rank's captures took beyond their pool's mapping (graph memory nodes map at
-        # launch) is the bill's executable-graph state and framework capture memory: NCCL's share
-        # of a collective graph included, shown as such where it is not zero.
+        # launch) is the bill's executable-graph state, framework capture memory and libraries at
+        # capture: NCCL's share of a collective graph there, shown as such where it is not zero.
         took = sum(self_doc["capture_growth"])
-        state = b.get("exec_state", {}).get("bytes", 0) + b.get("framework_pools", {}).get("capture_bytes", 0)
-        check(state == took, f"{label}: its captures took {mib(took)} by its own readings; the bill's state and "
-              f"capture memory {mib(state)}")
+        state = (b.get("exec_state", {}).get("bytes", 0) + b.get("framework_pools", {}).get("capture_bytes", 0) +
+                 b.get("libraries_at_capture", {}).get("bytes", 0))
+        check(state == took, f"{label}: its captures took {mib(took)} by its own readings; the bill's state, "
+              f"capture memory and libraries at capture {mib(state)}")
     if self_doc.get("collective"):
         check(self_doc["all_reduce"] == self_doc["all_reduce_expected"],
               f"{label}: the all-reduce captured in a graph gave {self_doc['all_reduce']} under record, "
