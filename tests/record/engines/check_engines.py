@@ -20,6 +20,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import report_forms  # noqa: E402
 
 MIB = 1 << 20
+PREFIX = re.compile(r"^\[[^\]]* pid -?\d+\] ")
 
 
 def mib(n):
@@ -56,12 +57,17 @@ def checks(rec, me):
     graphs = rec.get("graphs", [])
     check(graphs, f"{len(graphs)} graphs recorded")
     script = me["program"] + ".py:"
+    named = set()
     for g in graphs:
-        name = g.get("name", "")
-        m = re.search(r"\((\w+)\.forward, batch (\d+)", name)
-        check(m and m.group(1) == me["model"] and int(m.group(2)) in batches and name.startswith(script) and
-              ".py:" not in name[len(script):],
-              f"graph {name!r}: the compiled {me['model']}.forward at a batch the program ran, at its own line")
+        name = PREFIX.sub("", g.get("name", ""))  # a merged recording's "[p1 pid N] "
+        # A graph tree's node captured with no dynamic input has no batch to name.
+        m = re.fullmatch(r"(\S+) in <module> \((\w+)\.forward(?:, batch (\d+)[^)]*)?\)", name)
+        ok = bool(m) and m.group(1).startswith(script) and m.group(2) == me["model"] and \
+            (m.group(3) is None or int(m.group(3)) in batches)
+        if ok and m.group(3):
+            named.add(int(m.group(3)))
+        check(ok, f"graph {name!r}: the compiled {me['model']}.forward at the program's own line, batch sizes it ran")
+    check(named == batches, f"every batch size the program ran names a graph: {sorted(named)} of {sorted(batches)}")
     return out
 
 
