@@ -141,7 +141,11 @@ void on_trim(CUpti_CallbackId, const CUpti_CallbackData* cb, bool enter) {
 }
 
 void on_exec_destroy(CUpti_CallbackId, const CUpti_CallbackData* cb, bool enter) {
-  if (enter) the_session->exec_destroy(reinterpret_cast<std::uint64_t>(params<cuGraphExecDestroy_params>(cb)->hGraphExec));
+  if (enter) {
+    the_session->exec_destroy(reinterpret_cast<std::uint64_t>(params<cuGraphExecDestroy_params>(cb)->hGraphExec));
+  } else {
+    the_session->exec_destroy_exit(succeeded(cb));
+  }
 }
 
 void on_graph_destroy(CUpti_CallbackId, const CUpti_CallbackData* cb, bool enter) {

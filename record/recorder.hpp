@@ -378,6 +378,11 @@ class recorder {
   /// instantiation or upload, less a pool's growth); nullopt: no clean reading. `exec` may be a
   /// graph the recorder does not track (no memory nodes): counted in the device's total.
   void on_exec_state(std::uint64_t exec, int device, std::optional<std::uint64_t> bytes);
+  /// Whether executable-graph state is counted on some device and not all given back.
+  [[nodiscard]] bool exec_state_outstanding() const;
+  /// An executable graph's destroy on `device` gave `bytes` back (cuMemGetInfo around it;
+  /// nullopt: no clean reading): the device's executable-graph state comes down by it.
+  void on_exec_state_released(int device, std::optional<std::uint64_t> bytes);
   /// The device memory the process uses now (cuMemGetInfo: total - free); the first reading is
   /// the bill's start.
   void on_memory_reading(int device, std::uint64_t used);
@@ -551,6 +556,8 @@ class recorder {
   // Executable-graph state and the process's memory, per device (recorder_bill.cpp).
   struct device_costs {
     std::uint64_t exec_bytes = 0, exec_measured = 0, exec_unmeasured = 0;
+    std::uint64_t exec_released = 0;  ///< given back by destroys (at most exec_bytes)
+    std::uint64_t exec_destroys = 0, exec_destroys_unmeasured = 0;  ///< destroys read while state was outstanding
     bool have_memory = false;
     std::uint64_t first_used = 0, last_used = 0;
     std::uint64_t framework_held = 0, framework_peak = 0;  ///< all its framework pools at once

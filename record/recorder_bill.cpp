@@ -198,6 +198,21 @@ void recorder::on_exec_state(std::uint64_t exec, int device, std::optional<std::
   if (g && g->exec_state_bytes >= 0) g->exec_state_bytes += static_cast<std::int64_t>(*bytes);
 }
 
+bool recorder::exec_state_outstanding() const {
+  return std::any_of(costs_.begin(), costs_.end(),
+                     [](const auto& c) { return c.second.exec_bytes > c.second.exec_released; });
+}
+
+void recorder::on_exec_state_released(int device, std::optional<std::uint64_t> bytes) {
+  device_costs& c = costs_[device];
+  if (!bytes) {
+    ++c.exec_destroys_unmeasured;
+    return;
+  }
+  ++c.exec_destroys;
+  c.exec_released += std::min(*bytes, c.exec_bytes - c.exec_released);
+}
+
 void recorder::on_memory_reading(int device, std::uint64_t used) {
   device_costs& c = costs_[device];
   if (!c.have_memory) c.first_used = used;
@@ -290,7 +305,10 @@ void recorder::bills(std::vector<profiler::graph_bill>& bills, std::vector<profi
       std::stable_sort(b.library_takers.begin(), b.library_takers.end(),
                        [](const profiler::library_taker& x, const profiler::library_taker& y) { return x.bytes > y.bytes; });
       b.exec_state_measured = c->second.exec_measured + c->second.exec_unmeasured > 0;
-      b.exec_state_bytes = c->second.exec_bytes;
+      b.exec_state_bytes = c->second.exec_bytes - c->second.exec_released;
+      b.exec_state_released_bytes = c->second.exec_released;
+      b.exec_state_destroys = c->second.exec_destroys;
+      b.exec_state_destroys_unmeasured = c->second.exec_destroys_unmeasured;
       b.exec_state_instantiations = c->second.exec_measured;
       b.exec_state_unmeasured = c->second.exec_unmeasured;
       if (c->second.have_memory) {

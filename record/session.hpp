@@ -116,6 +116,9 @@ class session {
   void trim_enter(int device) noexcept;
   void trim_exit(int device) noexcept;
   void exec_destroy(std::uint64_t exec) noexcept;
+  /// cuGraphExecDestroy returned: where executable-graph state was outstanding, what the
+  /// destroy gave back (the device's memory in use read around it).
+  void exec_destroy_exit(bool ok) noexcept;
   void graph_destroy(std::uint64_t graph) noexcept;
 
   // Captures, and memory the capturing thread takes meanwhile (a private pool growing).

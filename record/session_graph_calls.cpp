@@ -298,10 +298,43 @@ void session::trim_exit(int device) noexcept {
 
 void session::exec_destroy(std::uint64_t exec) noexcept {
   if (forked_) return;
+  thread_state& t = here(this);
+  t.destroy_reading = false;
   try {
     timed cost(*this, cost_part::destroy);
+    bool outstanding = false;
+    {
+      lock l(*this);
+      rec_.on_exec_destroy(exec, driver_.now_us());
+      outstanding = rec_.exec_state_outstanding();
+    }
+    // Only while some executable graph's state is still counted: what the destroy gives back
+    // comes off it (the driver keeps a piece while any graph in it lives).
+    if (outstanding && driver_.memory_used) {
+      window_enter();
+      t.destroy_reading = driver_.memory_used(t.destroy_device, t.destroy_used_before);
+      if (!t.destroy_reading) window_exit();
+    }
+  } catch (...) {
+  }
+}
+
+void session::exec_destroy_exit(bool ok) noexcept {
+  thread_state& t = here(this);
+  if (!t.destroy_reading) return;
+  t.destroy_reading = false;
+  try {
+    timed cost(*this, cost_part::destroy);
+    int device = 0;
+    std::uint64_t used = 0;
+    const bool read = driver_.memory_used(device, used) && device == t.destroy_device;
+    const bool concurrent = window_exit();
+    if (forked_ || !ok) return;
     lock l(*this);
-    rec_.on_exec_destroy(exec, driver_.now_us());
+    std::optional<std::uint64_t> released;
+    if (read && !concurrent) released = used < t.destroy_used_before ? t.destroy_used_before - used : 0;
+    rec_.on_exec_state_released(device, released);
+    if (read) rec_.on_memory_reading(device, used);
   } catch (...) {
   }
 }

@@ -62,6 +62,10 @@ struct thread_state {
   std::size_t last_capture_pool = recorder::no_pool;
   /// The Python site the companion named for this thread's last capture ("" where it named none).
   std::string captured_site;
+  /// An executable graph being destroyed while state is outstanding: the memory in use before.
+  bool destroy_reading = false;
+  int destroy_device = 0;
+  std::uint64_t destroy_used_before = 0;
   /// A stream being made while this thread captures: the device's used memory before the call.
   bool stream_reading = false;
   int stream_device = 0;

@@ -387,6 +387,11 @@ json bill_json(const graph_bill& b) {
     j["exec_state"] = {{"bytes", b.exec_state_bytes},
                        {"instantiations", b.exec_state_instantiations},
                        {"unmeasured", b.exec_state_unmeasured}};
+    if (b.exec_state_destroys + b.exec_state_destroys_unmeasured > 0) {
+      j["exec_state"]["released_bytes"] = b.exec_state_released_bytes;
+      j["exec_state"]["destroys"] = b.exec_state_destroys;
+      j["exec_state"]["destroys_unmeasured"] = b.exec_state_destroys_unmeasured;
+    }
   }
   if (b.process_measured) {
     j["process_memory"] = {{"delta_bytes", b.process_delta_bytes}, {"not_graph_bytes", b.not_graph_bytes}};
@@ -474,6 +479,9 @@ graph_bill read_bill(const json& j, const std::string& path) {
     b.exec_state_bytes = u64(*e, "bytes", ep);
     b.exec_state_instantiations = u64(*e, "instantiations", ep, optional);
     b.exec_state_unmeasured = u64(*e, "unmeasured", ep, optional);
+    b.exec_state_released_bytes = u64(*e, "released_bytes", ep, optional);
+    b.exec_state_destroys = u64(*e, "destroys", ep, optional);
+    b.exec_state_destroys_unmeasured = u64(*e, "destroys_unmeasured", ep, optional);
   }
   if (const json* p = optional_object(j, "process_memory", path)) {
     const std::string pp = join(path, "process_memory");

@@ -66,6 +66,13 @@ std::vector<std::string> bill_lines(const graph_bill& b) {
     std::string line = "  executable-graph state   " + size_text(b.exec_state_bytes) + " for " +
                        std::to_string(b.exec_state_instantiations) + " instantiation(s) and upload(s), outside every pool";
     if (b.exec_state_unmeasured) line += "; " + std::to_string(b.exec_state_unmeasured) + " more not measured (another thread's call overlapped)";
+    if (b.exec_state_destroys != 0) {
+      line += "; " + plural(b.exec_state_destroys, "destroy", "destroys") + " of executable graphs gave back " +
+              size_text(b.exec_state_released_bytes);
+    }
+    if (b.exec_state_destroys_unmeasured != 0) {
+      line += "; " + plural(b.exec_state_destroys_unmeasured, "destroy", "destroys") + " not measured (overlapped)";
+    }
     out.push_back(line);
   }
   if (b.node_pool_seen || b.framework_seen || b.library_allocations + b.library_streams != 0 || b.exec_state_measured) {

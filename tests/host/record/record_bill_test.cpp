@@ -653,6 +653,43 @@ TEST(RecordBill, TheMemoryNodePoolIsItsHighAndWhatItRetainsAndStateIsLessThePool
   EXPECT_TRUE(back.recorded->bills.at(0).exec_state_measured);
 }
 
+// The first instantiation of a memory-node program took a 2 MiB piece of executable-graph state
+// on an H100, and destroying every graph gave none of it back: the bill keeps it, and says the
+// destroys gave nothing. A destroy that gives a piece back takes it off the bill's state, so the
+// kinds still sum to the process's change.
+TEST(RecordBill, WhatADestroyGivesBackComesOffTheStateAndAStateKeptPastItsGraphsIsSaid) {
+  const auto run = [](std::uint64_t given_back) {
+    program p;
+    p.s.first_reading();
+    p.capture(0xA, 0x10, graph_of("g=w64", 1ull << 40));
+    instantiate(p, 0x100, 0x10, 2 * MiB);
+    p.capture(0xA, 0x11, graph_of("g=w64", 2ull << 40));
+    instantiate(p, 0x101, 0x11, 0);
+    p.s.exec_destroy(0x100);
+    p.use(-static_cast<std::int64_t>(given_back));
+    p.s.exec_destroy_exit(true);
+    p.s.exec_destroy(0x101);
+    p.s.exec_destroy_exit(true);
+    return p.finish();
+  };
+  const profiler::report kept = run(0);
+  const profiler::graph_bill& b = kept.recorded->bills.at(0);
+  EXPECT_EQ(b.exec_state_bytes, 2 * MiB);
+  EXPECT_EQ(b.exec_state_released_bytes, 0u);
+  EXPECT_EQ(b.exec_state_destroys, 2u);
+  EXPECT_NE(one_line(profiler::format_report(kept)).find("2 destroys of executable graphs gave back 0 B"),
+            std::string::npos)
+      << profiler::format_report(kept);
+  const profiler::graph_bill& gone = run(2 * MiB).recorded->bills.at(0);
+  EXPECT_EQ(gone.exec_state_bytes, 0u);
+  EXPECT_EQ(gone.exec_state_released_bytes, 2 * MiB);
+  EXPECT_EQ(gone.exec_state_destroys, 1u);  // none outstanding at the second destroy: not read
+  EXPECT_EQ(gone.not_graph_bytes, 0);
+  const profiler::report back = profiler::from_json_string(profiler::to_json_string(kept), "bill.json");
+  EXPECT_EQ(back.recorded->bills.at(0).exec_state_destroys, 2u);
+  EXPECT_EQ(back.recorded->bills.at(0).exec_state_bytes, 2 * MiB);
+}
+
 TEST(RecordBill, StateReadWhileAnotherThreadsCallOverlappedIsCountedAsUnmeasured) {
   program p;
   capture_two(p);

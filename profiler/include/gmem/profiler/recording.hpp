@@ -185,6 +185,11 @@ struct graph_bill {
   std::uint64_t exec_state_bytes = 0;
   std::uint64_t exec_state_instantiations = 0;     ///< measured ones, graphs without memory nodes included
   std::uint64_t exec_state_unmeasured = 0;         ///< another thread's call overlapped their reading
+  /// What destroys of executable graphs gave back (already out of exec_state_bytes), read around
+  /// each destroy made while state was counted; and such destroys, read and not (overlapped).
+  std::uint64_t exec_state_released_bytes = 0;
+  std::uint64_t exec_state_destroys = 0;
+  std::uint64_t exec_state_destroys_unmeasured = 0;
   // The process's device memory (cuMemGetInfo: used = total - free) from the recording's first
   // reading (before the program's first allocation) to the bill's end.
   bool process_measured = false;
