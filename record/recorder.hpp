@@ -162,6 +162,10 @@ struct graph_record {
   /// What libraries took outside the framework's pools during its capture (streams made in it,
   /// allocations at addresses that are not the pool's segments).
   std::uint64_t library_bytes = 0;
+  /// What its framework pool grew by since the previous capture into it, by the allocator's
+  /// figure after each (on_pool_after_capture); known only where that was told.
+  bool pool_added_known = false;
+  std::int64_t pool_added = 0;
   /// Executable graphs of this site and shape recorded here, one after the other: a new one is
   /// folded into this record only when this one was destroyed before it was made and left no
   /// live allocation, so that instances never coexist.

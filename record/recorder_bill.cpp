@@ -177,7 +177,12 @@ void recorder::on_pool_after_capture(std::uint64_t graph, std::size_t took, cons
   profiler::pool_check check;
   const auto origin = graph_origin_.find(graph);
   if (origin != graph_origin_.end() && origin->second.record < graphs_.size()) {
-    check.graph = graphs_[origin->second.record].name;
+    graph_record& g = graphs_[origin->second.record];
+    check.graph = g.name;
+    // Warm-up runs and the capture since the pool's previous capture: what this shape added.
+    const std::uint64_t before = pools_[k].checks.empty() ? 0 : pools_[k].checks.back().framework_bytes;
+    g.pool_added += static_cast<std::int64_t>(bytes) - static_cast<std::int64_t>(before);
+    g.pool_added_known = true;
   }
   check.retained_bytes = pools_[k].held;
   check.framework_bytes = bytes;

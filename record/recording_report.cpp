@@ -219,6 +219,8 @@ graph_figures figures_of(const graph_record& g, std::uint64_t granularity, analy
   rg.kind = g.kind;
   rg.capture_pool_growth_bytes = g.capture_bytes;
   rg.libraries_at_capture_bytes = g.library_bytes;
+  rg.framework_pool_added_known = g.pool_added_known;
+  rg.framework_pool_added_bytes = g.pool_added;
   rg.nvtx = g.nvtx;
   rg.stream = g.stream;
   rg.sequence = g.sequence;

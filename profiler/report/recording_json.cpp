@@ -120,6 +120,7 @@ json graph_json(const recorded_graph& g, stack_table& stacks, const std::string&
   if (!g.framework_label.empty()) j["framework_label"] = g.framework_label;
   if (!g.framework_detail.empty()) j["framework_detail"] = g.framework_detail;
   if (g.libraries_at_capture_bytes != 0) j["libraries_at_capture_bytes"] = g.libraries_at_capture_bytes;
+  if (g.framework_pool_added_known) j["framework_pool_added_bytes"] = g.framework_pool_added_bytes;
   if (!g.instantiate_stack.empty()) j["stack"] = stacks.index_of(g.instantiate_stack);
   json events = json::array();
   for (const auto& e : g.events) events.push_back(event_json(e));
@@ -271,6 +272,8 @@ recorded_graph read_graph(const json& j, const std::string& path,
   g.framework_label = text(j, "framework_label", path, optional);
   g.framework_detail = text(j, "framework_detail", path, optional);
   g.libraries_at_capture_bytes = u64(j, "libraries_at_capture_bytes", path, optional);
+  g.framework_pool_added_known = find(j, "framework_pool_added_bytes") != nullptr;
+  g.framework_pool_added_bytes = i64(j, "framework_pool_added_bytes", path, optional);
   if (find(j, "stack")) {
     const std::uint64_t k = u64(j, "stack", path, optional);
     if (k >= stacks.size()) {

@@ -142,8 +142,19 @@ void share_scenario_values(json& scenarios, json& recorded) {
     if (!scenarios[i].is_object()) return;
     all[i] = i;
   }
-  if (json shared = take_shared_fields(scenarios, all, [](const std::string& key) { return key == "name"; });
-      !shared.empty()) {
+  json shared = take_shared_fields(scenarios, all, [](const std::string& key) { return key == "name"; });
+  // A scenario's allocation offsets (and their unit) are stated where its base is: shared only
+  // with it (identical graphs at one address), else given back to each scenario, so that every
+  // scenario with a base states its offsets too (the schema asks for both together).
+  if (!shared.contains("allocation_base")) {
+    for (const char* key : {"allocation_offsets", "allocation_offset_unit"}) {
+      const auto it = shared.find(key);
+      if (it == shared.end()) continue;
+      for (json& s : scenarios) s[key] = *it;
+      shared.erase(key);
+    }
+  }
+  if (!shared.empty()) {
     recorded["scenario_fields"] = std::move(shared);
   }
   if (json tails = share_message_tails(scenarios); !tails.empty()) recorded["message_tails"] = std::move(tails);

@@ -63,8 +63,29 @@ std::string state_text(const recorded_graph& g) {
 }
 
 std::string growth_text(const recorded_graph& g) {
+  if (g.kind == "private_pool" && g.framework_pool_added_known) {
+    return signed_size_text(g.framework_pool_added_bytes) + " (warm-up, capture)";
+  }
   if (g.kind == "private_pool") return size_text(g.capture_pool_growth_bytes) + " (capture)";
   return size_text(g.growth_bytes) + (g.instances > 1 ? " (" + std::to_string(g.instances) + " instances)" : "");
+}
+
+// The one sentence that says what the table's "cost" is, for the kinds of graphs it lists.
+std::string cost_definition(const recording& rec) {
+  bool nodes = false, pools = false, added = false;
+  for (const recorded_graph& g : rec.graphs) {
+    (g.kind == "private_pool" ? pools : nodes) = true;
+    added = added || g.framework_pool_added_known;
+  }
+  std::string what;
+  if (nodes) what = "the memory-node pool's growth at its launches";
+  if (pools) {
+    what += (what.empty() ? "" : ", or ") +
+            std::string(added ? "what its framework pool grew by from the previous capture into it (warm-up runs and capture)"
+                              : "what its capture took into its framework pool");
+  }
+  return "cost: what a graph added to the device, " + what +
+         ", with its executable-graph state; in a shared pool a graph made after a larger one may add nothing";
 }
 
 constexpr std::size_t name_width = 32;
@@ -466,6 +487,9 @@ std::string header_line(const report& r) {
 
 std::uint64_t graph_cost(const recorded_graph& g) {
   std::uint64_t pool = g.kind == "private_pool" ? g.capture_pool_growth_bytes : g.growth_bytes;
+  if (g.kind == "private_pool" && g.framework_pool_added_known) {
+    pool = g.framework_pool_added_bytes > 0 ? static_cast<std::uint64_t>(g.framework_pool_added_bytes) : 0;
+  }
   if (g.instances > 1 && g.kind != "private_pool") {
     // A graph made again and again (destroyed, often trimmed, between instances) grows the pool
     // once per instance: what it costs the device is its costliest instance, not the sum (16,000
@@ -568,6 +592,7 @@ std::vector<std::string> recording_overview(const report& r, const show_options&
                                         : "the top " + std::to_string(shown) + " of " + std::to_string(order.size()) +
                                               " graphs by what they cost the device:");
     append_lines(out, cost_table(r, order, shown, "  "));
+    append_lines(out, wrap(cost_definition(rec), "  ", "  "));
   }
 
   for (const auto& p : rec.pools) {

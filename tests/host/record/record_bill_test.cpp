@@ -525,15 +525,26 @@ TEST(RecordBill, ThePoolAfterEachCaptureIsTheFrameworksFigureAndACollectivesBuff
   EXPECT_EQ(r.recorded->graphs.at(1).libraries_at_capture_bytes, 0u);
   EXPECT_EQ(r.recorded->graphs.at(0).capture_pool_growth_bytes, 34 * MiB);
   EXPECT_EQ(b.not_graph_bytes, static_cast<std::int64_t>(2 * MiB));  // the stream made outside the captures
+  // What each capture added to the shared pool, by PyTorch's figure after each: the graph's cost.
+  EXPECT_TRUE(r.recorded->graphs.at(0).framework_pool_added_known);
+  EXPECT_EQ(r.recorded->graphs.at(0).framework_pool_added_bytes, static_cast<std::int64_t>(34 * MiB));
+  EXPECT_EQ(r.recorded->graphs.at(1).framework_pool_added_bytes, static_cast<std::int64_t>(20 * MiB));
   const std::string shown = one_line(profiler::format_report(r));
   EXPECT_NE(shown.find("equal to the framework's figure after each of 2 captures"), std::string::npos) << shown;
   EXPECT_NE(shown.find("NCCL 4.00 MiB (1 allocation and 1 stream made in a capture)"), std::string::npos) << shown;
+  EXPECT_NE(shown.find("+20.0 MiB (warm-up, capture)"), std::string::npos) << shown;
+  EXPECT_NE(shown.find("cost: what a graph added to the device, what its framework pool grew by from the previous "
+                       "capture into it (warm-up runs and capture), with its executable-graph state"),
+            std::string::npos)
+      << shown;
   const profiler::report back = profiler::from_json_string(profiler::to_json_string(r), "back.json");
   ASSERT_EQ(back.recorded->framework_pools.at(0).after_captures.size(), 2u);
   EXPECT_EQ(back.recorded->framework_pools[0].after_captures[1].framework_bytes, 54 * MiB);
   EXPECT_EQ(back.recorded->bills.at(0).framework_checked_captures, 2u);
   EXPECT_EQ(back.recorded->bills.at(0).library_streams, 1u);
   EXPECT_EQ(back.recorded->bills.at(0).library_takers.at(0).streams, 1u);
+  EXPECT_EQ(back.recorded->graphs.at(1).framework_pool_added_bytes, static_cast<std::int64_t>(20 * MiB));
+  EXPECT_TRUE(back.recorded->graphs.at(1).framework_pool_added_known);
 }
 
 // A segment the recording never saw (taken on a thread it does not watch) makes the recording's

@@ -444,6 +444,35 @@ TEST(RecordingForms, SkeletonsHaveOneShapeExactlyWhenTheirJsonDoesButForNameAndS
   EXPECT_GT(different_names, 10u);
 }
 
+// Scenarios whose allocations sit at the same offsets from their bases (six graphs of one
+// allocation each) still state their offsets beside their bases: the schema asks for both where
+// either is, and the shared table never takes a scenario's addresses.
+TEST(RecordingForms, AScenariosAllocationOffsetsStayBesideItsBaseWhenEveryScenarioSharesThem) {
+  report r = recording_of_three(true);
+  r.scenarios.resize(2);
+  r.recorded->graphs.resize(2);
+  r.recorded->timeline.clear();
+  for (std::uint64_t k = 0; k < 2; ++k) {
+    const std::uint64_t base = 0x10000 * (k + 1);
+    r.scenarios[k].skeletons[0] = three_node(r.scenarios[k].name, 1000, 2000);
+    r.scenarios[k].allocations = {{base, 1000, 0, 2}, {base + 0x1000, 2000, 1, -1}};
+  }
+  const std::string text = to_json_string(r);
+  const nlohmann::ordered_json j = nlohmann::ordered_json::parse(text);
+  for (std::size_t k = 0; k < 2; ++k) {
+    EXPECT_TRUE(j["scenarios"][k].contains("allocation_base")) << k << text;
+    EXPECT_TRUE(j["scenarios"][k].contains("allocation_offsets")) << k << text;
+  }
+  EXPECT_FALSE(j["recorded"]["scenario_fields"].contains("allocation_offsets")) << text;
+  EXPECT_TRUE(j["recorded"]["scenario_fields"].contains("skeletons")) << text;  // the rest still shared
+  const report back = from_json_string(text, "r.json");
+  for (std::size_t k = 0; k < 2; ++k) {
+    ASSERT_EQ(back.scenarios[k].allocations.size(), 2u) << k;
+    EXPECT_EQ(back.scenarios[k].allocations[1].address, 0x10000 * (k + 1) + 0x1000) << k;
+  }
+  EXPECT_EQ(to_json_string(back), text);
+}
+
 // What every scenario of a recording states alike (its source, its status...) is stated once, in
 // recorded.scenario_fields; a value one scenario does not share stays in each, and the scenarios
 // read back whole. A report of the suite (no recording) states each scenario whole.

@@ -111,6 +111,11 @@ struct recorded_graph {
   /// What libraries took outside the framework's pools while it was captured (a collective's
   /// buffers and the driver's memory for a stream made in the capture), alive at the bill's end.
   std::uint64_t libraries_at_capture_bytes = 0;
+  /// What its framework pool grew by from the previous capture into the pool to the end of its
+  /// own (its warm-up runs and its capture; negative where the pool gave back more), by the
+  /// allocator's own figure after each (framework_pool::after_captures); known only there.
+  bool framework_pool_added_known = false;
+  std::int64_t framework_pool_added_bytes = 0;
 };
 
 /// A framework pool right after one capture into it: the recording's figure and the allocator's
