@@ -1,5 +1,6 @@
 #include "report/processes.hpp"
 
+#include <algorithm>
 #include <map>
 
 namespace gmem::profiler {
@@ -25,6 +26,12 @@ std::vector<std::string> processes_sharing_a_device(const recording& rec) {
 std::uint64_t graph_memory_bytes(const graph_bill& b) {
   return (b.node_pool_seen ? b.node_pool_retained_bytes : 0) + (b.framework_seen ? b.framework_retained_bytes : 0) +
          b.library_bytes + (b.exec_state_measured ? b.exec_state_bytes : 0);
+}
+
+std::uint64_t graph_memory_peaks_bytes(const graph_bill& b) {
+  return (b.node_pool_seen ? std::max(b.node_pool_high_bytes, b.node_pool_retained_bytes) : 0) +
+         (b.framework_seen ? std::max(b.framework_peak_bytes, b.framework_retained_bytes) : 0) + b.library_bytes +
+         (b.exec_state_measured ? b.exec_state_bytes + b.exec_state_released_bytes : 0);
 }
 
 }  // namespace gmem::profiler

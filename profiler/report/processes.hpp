@@ -21,5 +21,9 @@ namespace gmem::profiler {
 /// What a bill counts as graph memory: the memory-node pool retained, the framework's graph pools
 /// retained and the executable graphs' state, each where the recording saw it.
 [[nodiscard]] std::uint64_t graph_memory_bytes(const graph_bill& b);
+/// The same with each kind at its own peak (the memory-node pool's high watermark, the framework
+/// pools' most at once): what the graphs may need at once, at most; the kinds' peaks need not
+/// fall together.
+[[nodiscard]] std::uint64_t graph_memory_peaks_bytes(const graph_bill& b);
 
 }  // namespace gmem::profiler

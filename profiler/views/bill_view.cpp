@@ -76,7 +76,10 @@ std::vector<std::string> bill_lines(const graph_bill& b) {
     out.push_back(line);
   }
   if (b.node_pool_seen || b.framework_seen || b.library_allocations + b.library_streams != 0 || b.exec_state_measured) {
-    out.push_back("  graph memory in all      " + size_text(graph_memory_bytes(b)));
+    const std::uint64_t end = graph_memory_bytes(b), peaks = graph_memory_peaks_bytes(b);
+    out.push_back("  graph memory in all      " + size_text(end) + " at the end" +
+                  (peaks > end ? "; " + size_text(peaks) + " with each kind at its peak (at most what they took at once)"
+                               : " and at each kind's peak"));
   }
   if (b.own_apart) {
     out.push_back("  gmem's own               " + size_text(b.own_bytes) +

@@ -70,6 +70,13 @@ std::string growth_text(const recorded_graph& g) {
   return size_text(g.growth_bytes) + (g.instances > 1 ? " (" + std::to_string(g.instances) + " instances)" : "");
 }
 
+std::vector<std::string> graph_names(const recording& rec) {
+  std::vector<std::string> names;
+  names.reserve(rec.graphs.size());
+  for (const recorded_graph& g : rec.graphs) names.push_back(g.name);
+  return names;
+}
+
 // The one sentence that says what the table's "cost" is, for the kinds of graphs it lists.
 std::string cost_definition(const recording& rec) {
   bool nodes = false, pools = false, added = false;
@@ -97,12 +104,13 @@ std::string cost_table(const report& r, const std::vector<std::size_t>& order, s
   std::vector<std::vector<std::string>> rows = {
       {"graph", "cost", "pool growth", "held (requested in mapped)", "exec state", "launches", "1st launch"}};
   const std::size_t n = std::min(shown, order.size());
+  const std::set<std::string> shared = labels_of_several_processes(graph_names(rec));
   for (std::size_t k = 0; k < n; ++k) {
     const recorded_graph& g = rec.graphs[order[k]];
     const double first = first_launch_us(scenario_of(r, order[k]));
     std::string launches = std::to_string(g.launches);
     if (g.failed_calls) launches += " (" + std::to_string(g.failed_calls) + " failed)";
-    rows.push_back({clip(quoted(g.name), name_width), size_text(graph_cost(g)), growth_text(g), held_text(g),
+    rows.push_back({quoted(without_lone_pid(g.name, shared)), size_text(graph_cost(g)), growth_text(g), held_text(g),
                     state_text(g), launches, first < 0 ? "-" : show_format("%.1f us", first)});
   }
   if (order.size() > n) {
@@ -128,6 +136,7 @@ std::string cost_table(const report& r, const std::vector<std::size_t>& order, s
     for (auto& row : rows) row.erase(row.begin() + static_cast<std::ptrdiff_t>(c));
     align.erase(c, 1);
   }
+  fit_first_column(rows, indent.size());
   return table(rows, indent, align);
 }
 
@@ -373,6 +382,7 @@ std::string pool_graphs_text(const recorded_pool& p, const recording& rec, const
   std::vector<std::vector<std::string>> rows = {
       {"graph", "kind", "alone", "growth", "held", "mapped", "launches", "auto-free"}};
   const std::size_t shown = o.all ? in_pool.size() : std::min(in_pool.size(), o.top);
+  const std::set<std::string> shared = labels_of_several_processes(graph_names(rec));
   for (std::size_t k = 0; k < shown; ++k) {
     const recorded_graph& g = rec.graphs[in_pool[k]];
     std::string launches = std::to_string(g.launches);
@@ -380,11 +390,12 @@ std::string pool_graphs_text(const recorded_pool& p, const recording& rec, const
     // A private pool's graph has no memory-node figures unless one was recorded: "-", not zeros.
     const bool nodes = g.kind != "private_pool";
     const auto figure = [nodes](std::uint64_t v) { return nodes || v != 0 ? size_text(v) : std::string("-"); };
-    rows.push_back({clip(quoted(g.name), name_width), nodes ? "memory nodes" : "private pool",
+    rows.push_back({quoted(without_lone_pid(g.name, shared)), nodes ? "memory nodes" : "private pool",
                     figure(g.own_footprint_bytes), growth_text(g), figure(g.held_requested_bytes),
                     figure(g.held_granule_bytes), launches,
                     !g.flags_known ? "unknown" : g.flags.auto_free_on_launch ? "yes" : "no"});
   }
+  fit_first_column(rows, 4);
   out += table(rows, "    ", "llrrrrrl");
   if (in_pool.size() > shown) out += "    and " + plural(in_pool.size() - shown, "other", "others") + " (--all lists them)\n";
   return out;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
+#include <utility>
 
 namespace gmem::profiler {
 namespace {
@@ -116,6 +118,61 @@ std::string listed(const std::vector<std::string>& names, std::size_t shown, boo
 
 std::string plural(std::size_t n, const std::string& one, const std::string& many) {
   return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+std::string clip_middle(const std::string& text, std::size_t width) {
+  if (text.size() <= width) return text;
+  if (width <= 3) return text.substr(0, width);
+  const std::size_t keep = width - 3, head = keep / 2;
+  return text.substr(0, head) + "..." + text.substr(text.size() - (keep - head));
+}
+
+void fit_first_column(std::vector<std::vector<std::string>>& rows, std::size_t indent, std::size_t width,
+                      std::size_t least) {
+  std::vector<std::size_t> widths;
+  for (const auto& row : rows) {
+    widths.resize(std::max(widths.size(), row.size()));
+    for (std::size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
+  }
+  if (widths.empty()) return;
+  std::size_t others = 0;
+  for (std::size_t i = 1; i < widths.size(); ++i) others += widths[i] + 2;
+  const std::size_t room = width > indent + others ? width - indent - others : 0;
+  const std::size_t fit = std::max(least, room);
+  for (auto& row : rows) {
+    if (!row.empty()) row[0] = clip_middle(row[0], fit);
+  }
+}
+
+namespace {
+
+// "[rank 0 pid 667] x" -> ("rank 0", "667"); ("", "") for a name without that prefix.
+std::pair<std::string, std::string> process_of_name(const std::string& name) {
+  if (name.empty() || name[0] != '[') return {};
+  const std::size_t close = name.find("] ");
+  const std::size_t pid = name.rfind(" pid ", close);
+  if (close == std::string::npos || pid == std::string::npos || pid == 0) return {};
+  return {name.substr(1, pid - 1), name.substr(pid + 5, close - pid - 5)};
+}
+
+}  // namespace
+
+std::set<std::string> labels_of_several_processes(const std::vector<std::string>& names) {
+  std::map<std::string, std::string> pid_of;
+  std::set<std::string> shared;
+  for (const std::string& name : names) {
+    const auto [label, pid] = process_of_name(name);
+    if (label.empty()) continue;
+    const auto [it, made] = pid_of.emplace(label, pid);
+    if (!made && it->second != pid) shared.insert(label);
+  }
+  return shared;
+}
+
+std::string without_lone_pid(const std::string& name, const std::set<std::string>& shared) {
+  const auto [label, pid] = process_of_name(name);
+  if (label.empty() || shared.count(label)) return name;
+  return "[" + label + "]" + name.substr(name.find("] ") + 1);
 }
 
 }  // namespace gmem::profiler

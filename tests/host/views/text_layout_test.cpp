@@ -49,3 +49,45 @@ TEST(TextLayout, WrapKeepsLinesWithinTheWidthAndNamesWhole) {
 
 }  // namespace
 }  // namespace gmem::profiler
+
+namespace gmem::profiler {
+namespace {
+
+// Names of one site differ at their ends ("(2)", "batch 8"): a cut keeps the start and the end.
+TEST(TextLayout, ANameCutInTheMiddleKeepsWhatTellsGraphsOfOneSiteApart) {
+  const std::string a = "'[rank 0] tp_worker.py:85 in <module> (2)'", b = "'[rank 0] tp_worker.py:85 in <module> (3)'";
+  EXPECT_EQ(clip_middle(a, a.size()), a);
+  const std::string ca = clip_middle(a, 24), cb = clip_middle(b, 24);
+  EXPECT_EQ(ca.size(), 24u);
+  EXPECT_EQ(ca.substr(0, 10), "'[rank 0] ");
+  EXPECT_EQ(ca.substr(ca.size() - 4), "(2)'");
+  EXPECT_NE(ca, cb);
+  EXPECT_NE(ca.find("..."), std::string::npos);
+}
+
+// The name column takes what the other columns leave of the width, and no more cut than that.
+TEST(TextLayout, TheFirstColumnIsCutOnlyAsFarAsTheTableNeeds) {
+  std::vector<std::vector<std::string>> rows = {{"graph", "cost"}, {std::string(150, 'x') + "end", "1.00 MiB"}};
+  fit_first_column(rows, 2, 100);
+  EXPECT_EQ(rows[1][0].size(), 100u - 2 - (8 + 2));
+  EXPECT_EQ(rows[1][0].substr(rows[1][0].size() - 3), "end");
+  std::istringstream lines(table(rows, "  ", "lr"));
+  for (std::string line; std::getline(lines, line);) EXPECT_LE(line.size(), 100u) << line;
+  std::vector<std::vector<std::string>> short_rows = {{"graph", "cost"}, {"'g'", "1.00 MiB"}};
+  fit_first_column(short_rows, 2, 100);
+  EXPECT_EQ(short_rows[1][0], "'g'");
+}
+
+// A merged recording's pid is left out of a table where no other process carries the label.
+TEST(TextLayout, APidIsShownOnlyWhereTwoProcessesShareALabel) {
+  const std::vector<std::string> names = {"[rank 0 pid 7] a.py:1 in f", "[rank 1 pid 8] a.py:1 in f",
+                                          "[p1 pid 9] b.py:2 in g", "[p1 pid 10] b.py:2 in g", "plain"};
+  const std::set<std::string> shared = labels_of_several_processes(names);
+  EXPECT_EQ(shared, (std::set<std::string>{"p1"}));
+  EXPECT_EQ(without_lone_pid(names[0], shared), "[rank 0] a.py:1 in f");
+  EXPECT_EQ(without_lone_pid(names[2], shared), names[2]);
+  EXPECT_EQ(without_lone_pid("plain", shared), "plain");
+}
+
+}  // namespace
+}  // namespace gmem::profiler

@@ -3,6 +3,7 @@
 // names clipped to a column, natural name order, "a, b and N more" lists. Plain C++.
 
 #include <cstddef>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,23 @@ void append_lines(std::vector<std::string>& out, const std::string& text);
 
 /// `text` cut to `width` characters, "..." marking the cut.
 [[nodiscard]] std::string clip(const std::string& text, std::size_t width);
+
+/// `text` cut to `width` characters in the middle, "..." marking the cut: its start and its end
+/// (where names of one site differ: "(2)", "batch 8") both kept.
+[[nodiscard]] std::string clip_middle(const std::string& text, std::size_t width);
+
+/// The first column of `rows` (names) cut in the middle (clip_middle) just enough that the table,
+/// indented by `indent` characters, fits `width`; never to fewer than `least` characters.
+void fit_first_column(std::vector<std::vector<std::string>>& rows, std::size_t indent, std::size_t width = text_width,
+                      std::size_t least = 24);
+
+/// The process labels ("rank 0", "p1") that more than one pid carries in a merged recording's
+/// graph names ("[rank 0 pid 667] x").
+[[nodiscard]] std::set<std::string> labels_of_several_processes(const std::vector<std::string>& names);
+
+/// A graph's name for a table: "[rank 0 pid 667] x" as "[rank 0] x" unless `shared` (from
+/// labels_of_several_processes) holds "rank 0": the pid then tells nothing apart.
+[[nodiscard]] std::string without_lone_pid(const std::string& name, const std::set<std::string>& shared);
 
 /// "1 graph", "3 graphs": a count and the word for it.
 [[nodiscard]] std::string plural(std::size_t n, const std::string& one, const std::string& many);
