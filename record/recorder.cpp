@@ -313,7 +313,6 @@ void recorder::on_instantiate(std::uint64_t exec, std::uint64_t graph, profiler:
     g.library_bytes = origin->second.library_bytes;
     stream_sequence = origin->second.stream_sequence;
     origin->second.instantiated = true;
-    origin->second.record = graphs_.size();
   }
   g.nvtx = graph_nvtx;
   std::string name = make_name(names_, g.nvtx, g.stream, stream_sequence, g.sequence, g.python_site, g.framework_label);

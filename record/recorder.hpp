@@ -376,8 +376,14 @@ class recorder {
   /// (`took` as on_capture_pool_known), with its segments' addresses: what the capture took at
   /// other addresses is the libraries', and the pool's figure then is kept beside the
   /// allocator's (framework_pool::after_captures).
-  void on_pool_after_capture(std::uint64_t graph, std::size_t took, const std::string& pool, int device,
-                             std::uint64_t bytes, std::vector<std::uint64_t> segments);
+  /// `record`: the graph record the capture became (record_of_exec), no_pool where none.
+  void on_pool_after_capture(std::uint64_t graph, std::size_t record, std::size_t took, const std::string& pool,
+                             int device, std::uint64_t bytes, std::vector<std::uint64_t> segments);
+  /// The graph record of executable graph `exec`; no_pool where the recorder keeps none for it.
+  [[nodiscard]] std::size_t record_of_exec(std::uint64_t exec) const {
+    const auto it = execs_.find(exec);
+    return it == execs_.end() ? no_pool : it->second;
+  }
   /// What the driver took for an executable graph's state on `device` (cuMemGetInfo around its
   /// instantiation or upload, less a pool's growth); nullopt: no clean reading. `exec` may be a
   /// graph the recorder does not track (no memory nodes): counted in the device's total.
@@ -452,8 +458,6 @@ class recorder {
     std::string framework_label;
     std::string framework_detail;
     std::uint64_t library_bytes = 0;  ///< the driver's memory for streams made in the capture
-    std::string stream_library;       ///< and whose they were
-    std::size_t record = static_cast<std::size_t>(-1);  ///< its graph record, once instantiated
   };
   /// A private pool of the application's allocator (recorder_bill.cpp).
   struct pool_state {

@@ -161,8 +161,8 @@ void recorder::on_pool_snapshot(const std::string& pool, int device, std::uint64
   p.segments_seq = alloc_seq_;
 }
 
-void recorder::on_pool_after_capture(std::uint64_t graph, std::size_t took, const std::string& pool, int device,
-                                     std::uint64_t bytes, std::vector<std::uint64_t> segments) {
+void recorder::on_pool_after_capture(std::uint64_t graph, std::size_t record, std::size_t took, const std::string& pool,
+                                     int device, std::uint64_t bytes, std::vector<std::uint64_t> segments) {
   if (pool.empty()) return;
   // A pool that took memory is on its own device, whatever the word said.
   if (took < pools_.size()) device = pools_[took].device;
@@ -175,9 +175,8 @@ void recorder::on_pool_after_capture(std::uint64_t graph, std::size_t took, cons
   p.segments_seq = alloc_seq_;
   separate_library_memory();
   profiler::pool_check check;
-  const auto origin = graph_origin_.find(graph);
-  if (origin != graph_origin_.end() && origin->second.record < graphs_.size()) {
-    graph_record& g = graphs_[origin->second.record];
+  if (record < graphs_.size()) {
+    graph_record& g = graphs_[record];
     check.graph = g.name;
     // Warm-up runs and the capture since the pool's previous capture: what this shape added.
     const std::uint64_t before = pools_[k].checks.empty() ? 0 : pools_[k].checks.back().framework_bytes;

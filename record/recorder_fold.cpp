@@ -83,7 +83,6 @@ void recorder::revive(std::size_t gi, std::uint64_t exec, std::uint64_t graph,
   const auto origin = graph_origin_.find(graph);
   if (origin != graph_origin_.end()) {
     origin->second.instantiated = true;
-    origin->second.record = gi;
     g.library_bytes += origin->second.library_bytes;
     if (g.kind == "private_pool") {
       g.capture_bytes += origin->second.capture_bytes;

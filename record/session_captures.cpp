@@ -104,6 +104,7 @@ void session::capture_end(std::uint64_t stream, std::uint64_t graph) noexcept {
     t.capturing_any = false;
     t.last_captured = graph;
     t.last_capture_pool = recorder::no_pool;
+    t.last_captured_record = recorder::no_pool;
     if (graph == 0) return;
     lock l(*this);
     t.last_capture_pool = rec_.on_capture_end(stream, graph);

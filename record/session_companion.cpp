@@ -149,7 +149,7 @@ void session::nvtx_mark(const char* message) noexcept {
       if (!read) {
         told_captured(t, text_of(body, "pool"), int_of(body, "device"));
       } else if (t.last_captured != 0) {
-        rec_.on_pool_after_capture(t.last_captured, t.last_capture_pool, text_of(body, "pool"),
+        rec_.on_pool_after_capture(t.last_captured, t.last_captured_record, t.last_capture_pool, text_of(body, "pool"),
                                    told_device(int_of(body, "device")), bytes->get<std::uint64_t>(), std::move(segments));
       }
     } else if (verb == "warmup-begin") {

@@ -217,6 +217,7 @@ void session::instantiate_exit(std::uint64_t exec, std::uint64_t graph, const st
         describe(p.device);
         rec_.on_instantiate(exec, graph, std::move(p.model), nvtx, p.t_us, host_us, p.before, after, flags,
                             std::move(stack));
+        if (graph == t.last_captured) t.last_captured_record = rec_.record_of_exec(exec);
         if (p.has_memory_nodes) record_other_devices(exec, p.device, p.t_us);
         if (upload_stream && flags.upload) rec_.mark_uploaded(exec, label_of(*upload_stream));
       }

@@ -60,6 +60,9 @@ struct thread_state {
   int told_device = 0;
   std::uint64_t last_captured = 0;
   std::size_t last_capture_pool = recorder::no_pool;
+  /// The graph record that capture became where this thread instantiated it (PyTorch destroys
+  /// the captured graph inside capture_end, before the companion's word after it).
+  std::size_t last_captured_record = recorder::no_pool;
   /// The Python site the companion named for this thread's last capture ("" where it named none).
   std::string captured_site;
   /// An executable graph being destroyed while state is outstanding: the memory in use before.

@@ -485,6 +485,7 @@ TEST(RecordBill, ThePoolAfterEachCaptureIsTheFrameworksFigureAndACollectivesBuff
   graph(0x10);
   p.s.capture_end(0xA, 0x10);
   instantiate(p, 0x100, 0x10, 0);
+  p.s.graph_destroy(0x10);  // PyTorch's capture_end destroys the graph it instantiated
   captured(34 * MiB, {0xA0000000, 0xA0200000});
   // The second capture into the same pool takes one more segment.
   p.s.nvtx_mark("gmem:capture {\"pool\":\"(1, 0)\",\"device\":0,\"site\":\"tp.py:31 in step\",\"label\":\"\"}");
@@ -494,6 +495,7 @@ TEST(RecordBill, ThePoolAfterEachCaptureIsTheFrameworksFigureAndACollectivesBuff
   graph(0x11);
   p.s.capture_end(0xA, 0x11);
   instantiate(p, 0x101, 0x11, 0);
+  p.s.graph_destroy(0x11);
   captured(54 * MiB, {0xA0000000, 0xA0200000, 0xA4000000});
   // A stream made outside any capture is nobody's graph memory.
   p.s.stream_create_enter();
