@@ -64,7 +64,7 @@ std::string state_text(const recorded_graph& g) {
 
 std::string growth_text(const recorded_graph& g) {
   if (g.kind == "private_pool" && g.framework_pool_added_known) {
-    return signed_size_text(g.framework_pool_added_bytes) + " (warm-up, capture)";
+    return signed_size_text(g.framework_pool_added_bytes);
   }
   if (g.kind == "private_pool") return size_text(g.capture_pool_growth_bytes) + " (capture)";
   return size_text(g.growth_bytes) + (g.instances > 1 ? " (" + std::to_string(g.instances) + " instances)" : "");

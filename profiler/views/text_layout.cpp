@@ -123,7 +123,8 @@ std::string plural(std::size_t n, const std::string& one, const std::string& man
 std::string clip_middle(const std::string& text, std::size_t width) {
   if (text.size() <= width) return text;
   if (width <= 3) return text.substr(0, width);
-  const std::size_t keep = width - 3, head = keep / 2;
+  // A third before the cut, the rest after it: names of one site differ at their ends.
+  const std::size_t keep = width - 3, head = keep / 3;
   return text.substr(0, head) + "..." + text.substr(text.size() - (keep - head));
 }
 

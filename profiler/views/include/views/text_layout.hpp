@@ -29,8 +29,8 @@ void append_lines(std::vector<std::string>& out, const std::string& text);
 /// `text` cut to `width` characters, "..." marking the cut.
 [[nodiscard]] std::string clip(const std::string& text, std::size_t width);
 
-/// `text` cut to `width` characters in the middle, "..." marking the cut: its start and its end
-/// (where names of one site differ: "(2)", "batch 8") both kept.
+/// `text` cut to `width` characters, "..." marking the cut a third of the way in: its start and,
+/// longer, its end (where names of one site differ: "(2)", "batch 8") both kept.
 [[nodiscard]] std::string clip_middle(const std::string& text, std::size_t width);
 
 /// The first column of `rows` (names) cut in the middle (clip_middle) just enough that the table,
