@@ -32,7 +32,8 @@ std::string default_label(const std::string& word, std::size_t v, const std::str
 // (default_label(word, v, graph)), without making that label; nothing where it is not.
 std::optional<std::string_view> recorder_word(const std::string& label, std::size_t v, const std::string& graph) {
   const std::size_t space = label.find(' ');
-  if (space == std::string::npos) return std::nullopt;
+  // A label that opens with its space has no word: it is written whole (a word is never empty).
+  if (space == std::string::npos || space == 0) return std::nullopt;
   std::string_view rest = std::string_view(label).substr(space);
   const auto take = [&rest](std::string_view part) {
     if (rest.substr(0, part.size()) != part) return false;

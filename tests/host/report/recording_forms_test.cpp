@@ -444,6 +444,20 @@ TEST(RecordingForms, SkeletonsHaveOneShapeExactlyWhenTheirJsonDoesButForNameAndS
   EXPECT_GT(different_names, 10u);
 }
 
+// A label that opens with a space (" node #2 in graph 'g'", found by the skeleton fuzzer) has no
+// kind word to stand for it: it is written whole and reads back the same.
+TEST(RecordingForms, ALabelWithoutAWordBeforeItsNodeNumberIsWrittenWhole) {
+  const std::string text =
+      R"({"graph": "g", "late_edges": [], "nodes": [{"bytes": 1024, "device": 0, "kind": "alloc", "label": "alloc node #0 in graph 'g'"},)"
+      R"({"deps": [0], "frees": 0, "kind": "free", "label": " node #1 in graph 'g'"}]})";
+  const skeleton s = skeleton_from_json_text(text, "skeleton");
+  const std::string once = skeleton_to_json_text(s);
+  const skeleton back = skeleton_from_json_text(once, "written");
+  EXPECT_EQ(back.nodes.at(1).label, " node #1 in graph 'g'");
+  EXPECT_EQ(back.nodes.at(0).label, "alloc node #0 in graph 'g'");
+  EXPECT_EQ(skeleton_to_json_text(back), once);
+}
+
 // Scenarios whose allocations sit at the same offsets from their bases (six graphs of one
 // allocation each) still state their offsets beside their bases: the schema asks for both where
 // either is, and the shared table never takes a scenario's addresses.
