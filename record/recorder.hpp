@@ -481,8 +481,8 @@ class recorder {
                            std::uint64_t stream, const std::string& library);
   /// Where a pool's segments are known (after a capture, at the bill's end): what a capture or
   /// warm-up took at an address outside them is the libraries' (device_costs::takers), not
-  /// the pool's.
-  void separate_library_memory();
+  /// the pool's. `only`: that pool alone (its list just told); no_pool: every pool.
+  void separate_library_memory(std::size_t only = no_pool);
   void point(double t_us, int device, const std::string& event, const std::string& graph,
              const counters& c);
   void log(sequence_entry e);

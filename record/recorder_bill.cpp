@@ -70,9 +70,9 @@ void recorder::took_capture_memory(std::uint64_t handle, std::uint64_t bytes, st
   capture_memory_[handle] = m;
 }
 
-void recorder::separate_library_memory() {
+void recorder::separate_library_memory(std::size_t only) {
   for (auto& [handle, m] : capture_memory_) {
-    if (m.pool >= pools_.size() || !m.address) continue;
+    if (m.pool >= pools_.size() || !m.address || (only != no_pool && m.pool != only)) continue;
     pool_state& p = pools_[m.pool];
     // Judged only by a segment list read after it was taken (a later one may hold a new segment).
     if (!p.segments_known || m.seq > p.segments_seq ||
@@ -173,7 +173,7 @@ void recorder::on_pool_after_capture(std::uint64_t graph, std::size_t record, st
   std::sort(p.segments.begin(), p.segments.end());
   p.segments_known = true;
   p.segments_seq = alloc_seq_;
-  separate_library_memory();
+  separate_library_memory(k);  // only this pool's list is new
   profiler::pool_check check;
   if (record < graphs_.size()) {
     graph_record& g = graphs_[record];

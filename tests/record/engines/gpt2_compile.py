@@ -11,15 +11,7 @@ import sys
 import torch
 from transformers import GPT2Config, GPT2LMHeadModel
 
-
-def used():
-    free, total = torch.cuda.mem_get_info()
-    return total - free
-
-
-def segments():
-    return [{"address": g["address"], "size": g["total_size"], "pool": str(tuple(g["segment_pool_id"]))}
-            for g in torch.cuda.memory._snapshot()["segments"]]
+from readings import segments, used
 
 
 readings = {"program": "gpt2_compile", "model": "GPT2LMHeadModel", "start": used(), "sizes": []}

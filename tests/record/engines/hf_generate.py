@@ -12,15 +12,7 @@ import torch
 import transformers
 from transformers import LlamaConfig, LlamaForCausalLM
 
-
-def used():
-    free, total = torch.cuda.mem_get_info()
-    return total - free
-
-
-def segments():
-    return [{"address": g["address"], "size": g["total_size"], "pool": str(tuple(g["segment_pool_id"]))}
-            for g in torch.cuda.memory._snapshot()["segments"]]
+from readings import segments, used
 
 
 readings = {"program": "hf_generate", "model": "LlamaForCausalLM", "transformers": transformers.__version__,
