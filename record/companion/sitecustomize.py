@@ -62,6 +62,7 @@ class _companion:
         self.said_directly = None  # the library's gmem_record_say: None until looked for
         self.capture_word = None  # its gmem_record_next_capture, where it has it
         self.native = None  # whether PyTorch's allocator is its native one (snapshots hold segments)
+        self.frame_variable = None  # PyFrame_GetVar (Python 3.12 and later); False where none
         # id(a function's code) -> (the code, its file's name (None: PyTorch's or this file's),
         # its sites' texts by line)
         self.files = {}
@@ -182,13 +183,13 @@ class _companion:
                     generated = f"{known[2]}:{f.f_lineno} in {code.co_name}".encode("utf-8", "replace")
                 if kind > self.GENERATED:
                     if not function and known[4]:
-                        owner = f.f_locals.get("self")
-                        if isinstance(owner, module):
+                        owner = self.owner_class(f)
+                        if owner is not None and issubclass(owner, module):
                             # A decorator's wrapper around the module's forward (transformers wraps
                             # it so; torch.compile then compiles the wrapper's frame) is named for
                             # what the module was called for: a method the class does not have.
-                            method = code.co_name if hasattr(type(owner), code.co_name) else "forward"
-                            function = f"{type(owner).__name__}.{method}".encode("utf-8", "replace")
+                            method = code.co_name if hasattr(owner, code.co_name) else "forward"
+                            function = f"{owner.__name__}.{method}".encode("utf-8", "replace")
                     texts = known[3]  # line -> the site's text
                     text = texts.get(f.f_lineno)
                     if text is None:
@@ -203,6 +204,34 @@ class _companion:
         except Exception:
             pass
         return library or b"", function, generated
+
+    def owner_class(self, f):
+        """The class of a method frame's `self`, read without `f.f_locals`: before Python 3.13
+        that fills the frame's own locals dictionary, which then holds every local's value of
+        that moment until the frame ends or reads its locals again, so a test's or a warm-up
+        loop's frame would keep tensors it has since let go (PyTorch's memory statistics, its
+        pools' blocks and what the program frees would all change). Python 3.12 and later read
+        the one variable (PyFrame_GetVar); Python 3.11 has the class the method is defined in,
+        where the frame's module names it (the code's qualified name); None where neither can
+        be had (a decorator's wrapper before 3.12, Python 3.10)."""
+        getter = self.frame_variable
+        if getter is None:
+            getter = False
+            if sys.version_info >= (3, 12):
+                try:
+                    import ctypes
+                    getter = ctypes.pythonapi.PyFrame_GetVar
+                    getter.argtypes, getter.restype = [ctypes.py_object, ctypes.py_object], ctypes.py_object
+                except Exception:
+                    getter = False
+            self.frame_variable = getter
+        try:
+            if getter:
+                return type(getter(f, "self"))
+            owner = f.f_globals.get(f.f_code.co_qualname.split(".")[0])
+            return owner if isinstance(owner, type) else None
+        except Exception:
+            return None
 
     def label(self, function, generated):
         """The capture's label: the compiled function and the sizes a user knows, for the graph's
