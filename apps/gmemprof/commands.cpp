@@ -2,6 +2,7 @@
 #include <ostream>
 
 #include "views/bench_summary.hpp"
+#include "views/check_view.hpp"
 #include "gmemprof/commands.hpp"
 #include "gmem/profiler/report_io.hpp"
 #include "views/show.hpp"
@@ -17,6 +18,10 @@ int run_check(const std::string& baseline_path, const std::string& current_path,
     const comparison c = compare_reports(baseline, current, t);
     if (format != "text") {
       out << (format == "markdown" ? format_markdown(c, all) : format_comparison_json(c, all));
+      return exit_code(c);
+    }
+    if (baseline.recorded && current.recorded) {
+      out << format_recorded_check(baseline, baseline_path, current, current_path, c, all);
       return exit_code(c);
     }
     out << "baseline: " << baseline_path << " (" << baseline.env.device_name << ", "

@@ -33,7 +33,8 @@ constexpr std::size_t min_recorded_samples = 5;
 const char* const recorded_memory_metrics[] = {"held_granule_bytes", "high_bytes", "end_bytes",
                                                "capture_pool_growth_bytes", "private_pool_bytes",
                                                "node_pool_retained_bytes", "framework_retained_bytes",
-                                               "framework_warmup_bytes", "exec_state_bytes"};
+                                               "framework_warmup_bytes", "exec_state_bytes",
+                                               "graph_memory_bytes", "graph_memory_peak_bytes"};
 
 bool is_known_metric(const std::string& name) {
   for (const char* m : memory_metrics)
@@ -311,6 +312,11 @@ class comparer {
   }
 
   void note(std::string text) { out_.notes.push_back(std::move(text)); }
+  /// A note of what the bills show (a kind that held graph memory in one recording only).
+  void bill_note(std::string text) {
+    out_.said_by_bills.push_back(out_.notes.size());
+    note(std::move(text));
+  }
   [[nodiscard]] double memory_tolerance() const { return t_.memory; }
   [[nodiscard]] const tolerances& limits() const { return t_; }
   /// How each time metric ("host.instantiate") moved across the suite, held within host_drift.
@@ -670,6 +676,9 @@ struct recorded_pair {
   /// Where the recordings paired two or more graphs of its site: that site, under which its rare
   /// calls are judged with the others' (comparer::pool); empty: judged as its own.
   std::string pool_site;
+  /// Its memory is of another kind in each recording (memory nodes in one, the framework's
+  /// private pool in the other): its memory figures are not compared, its times are.
+  [[nodiscard]] bool kinds_differ() const { return baseline && current && baseline->kind != current->kind; }
 };
 
 // The pool growth that a recorded graph's calls of one launch-cost phase caused. The phase is
@@ -772,7 +781,8 @@ void judge_recorded_launch(const std::string& key, const scenario_result& b, con
       relative(static_cast<double>(std::max(b_mapped, c_mapped)),
                static_cast<double>(std::min(b_mapped, c_mapped))) <=
       out.memory_tolerance() + slack;
-  if (!same_state) {
+  // A graph whose memory moved kind maps in one recording only: said once for all of them.
+  if (!same_state && !rec.kinds_differ()) {
     out.note(key + ": its '" + phase + "' calls mapped " + format_bytes(b_mapped) +
              " in the baseline and " + format_bytes(c_mapped) +
              " now (the launch order decides which graph maps): their times are not compared "
@@ -824,7 +834,7 @@ void judge_recorded_launch(const std::string& key, const scenario_result& b, con
 // `rec` non-null: a recorded graph (rows as the header of compare.hpp lists for recordings).
 void compare_scenario(const std::string& key, const scenario_result& b, const scenario_result& c,
                       comparer& out, const recorded_pair* rec = nullptr) {
-  if (!rec || rec->analysed) judge_footprint(key, b, c, out);
+  if (!rec || (rec->analysed && !rec->kinds_differ())) judge_footprint(key, b, c, out);
 
   // A recorded graph's figures are its own footprint, not the state its calls met: what its
   // calls mapped decides (judge_recorded_launch).
@@ -885,13 +895,25 @@ void compare_pools(const recording& b, const recording& c, comparer& out) {
                              (bp.process.empty() ? std::string() : " by " + bp.process) + ")");
       continue;
     }
-    out.judge(label(bp), "high_bytes", "memory", {static_cast<double>(bp.high_bytes)},
-              {static_cast<double>(cp->high_bytes)}, true);
-    out.judge(label(bp), "end_bytes", "memory", {static_cast<double>(bp.end_bytes)},
-              {static_cast<double>(cp->end_bytes)}, true);
-    if (bp.private_pool_bytes || cp->private_pool_bytes) {
+    // The memory-node pool (or the framework's private pools) holding memory in one recording
+    // only: another allocator, said and compared as the bill's graph memory in all.
+    const bool b_nodes = bp.high_bytes != 0, c_nodes = cp->high_bytes != 0;
+    if (b_nodes == c_nodes) {
+      out.judge(label(bp), "high_bytes", "memory", {static_cast<double>(bp.high_bytes)},
+                {static_cast<double>(cp->high_bytes)}, true);
+      out.judge(label(bp), "end_bytes", "memory", {static_cast<double>(bp.end_bytes)},
+                {static_cast<double>(cp->end_bytes)}, true);
+    } else {
+      out.bill_note(label(bp) + ": the memory-node pool held graph memory in the " + (b_nodes ? "baseline" : "current") +
+               " recording only; compared in the bill's graph memory in all");
+    }
+    if ((bp.private_pool_bytes != 0) == (cp->private_pool_bytes != 0) && bp.private_pool_bytes != 0) {
       out.judge(label(bp), "private_pool_bytes", "memory", {static_cast<double>(bp.private_pool_bytes)},
                 {static_cast<double>(cp->private_pool_bytes)}, true);
+    } else if (bp.private_pool_bytes != cp->private_pool_bytes) {
+      out.bill_note(label(bp) + ": the framework's private pools held graph memory in the " +
+               (bp.private_pool_bytes ? "baseline" : "current") +
+               " recording only; compared in the bill's graph memory in all");
     }
   }
   for (const auto& cp : c.pools) {
@@ -914,13 +936,19 @@ void compare_bills(const recording& b, const recording& c, comparer& out) {
       continue;
     }
     const graph_bill& cb = *it;
+    // A kind that holds memory in one recording only (the graphs' memory moved from the
+    // framework's pools to memory nodes: another allocator) is not a regression of that kind
+    // nor an improvement of the other: the bill's total, judged below, compares them.
     const auto judge = [&](bool b_seen, bool c_seen, const char* metric, std::uint64_t bv, std::uint64_t cv,
                            const char* kind) {
-      if (b_seen && c_seen) {
-        out.judge(label(bb), metric, "memory", {static_cast<double>(bv)}, {static_cast<double>(cv)}, true);
-      } else if (b_seen != c_seen) {
-        out.note(label(bb) + ": " + kind + " seen in the " + (b_seen ? "baseline" : "current") +
+      if (b_seen != c_seen) {
+        out.bill_note(label(bb) + ": " + kind + " seen in the " + (b_seen ? "baseline" : "current") +
                  " recording only; not compared");
+      } else if (b_seen && (bv == 0) != (cv == 0)) {
+        out.bill_note(label(bb) + ": " + kind + " held graph memory in the " + (bv != 0 ? "baseline" : "current") +
+                      " recording only; compared in the bill's graph memory in all");
+      } else if (b_seen) {
+        out.judge(label(bb), metric, "memory", {static_cast<double>(bv)}, {static_cast<double>(cv)}, true);
       }
     };
     judge(bb.node_pool_seen, cb.node_pool_seen, "node_pool_retained_bytes", bb.node_pool_retained_bytes,
@@ -931,6 +959,11 @@ void compare_bills(const recording& b, const recording& c, comparer& out) {
           cb.framework_warmup_bytes, "warm-ups into the framework's pools");
     judge(bb.exec_state_measured, cb.exec_state_measured, "exec_state_bytes", bb.exec_state_bytes,
           cb.exec_state_bytes, "the executable graphs' state");
+    // Graph memory in all, whatever kind holds it: at the bill's end and with each kind at its peak.
+    out.judge(label(bb), "graph_memory_bytes", "memory", {static_cast<double>(graph_memory_bytes(bb))},
+              {static_cast<double>(graph_memory_bytes(cb))}, true);
+    out.judge(label(bb), "graph_memory_peak_bytes", "memory", {static_cast<double>(graph_memory_peaks_bytes(bb))},
+              {static_cast<double>(graph_memory_peaks_bytes(cb))}, true);
   }
 }
 
@@ -1052,7 +1085,7 @@ void compare_paired_graph(const recorded_entry& b, const recorded_entry& c, bool
   // A graph that holds one more output between launches pins one more granule for the whole
   // run; in a pool of many GiB that is within the pool's tolerance, so it is its own row.
   // Only with identities: older recordings did not record held granules (0, not "none").
-  if (by_identity && analysed && b.graph && c.graph) {
+  if (by_identity && analysed && b.graph && c.graph && !pair.kinds_differ()) {
     out.judge(label, "held_granule_bytes", "memory",
               {static_cast<double>(b.graph->held_granule_bytes)},
               {static_cast<double>(c.graph->held_granule_bytes)}, true);
@@ -1112,6 +1145,14 @@ void compare_recordings(const report& baseline, const report& current, comparer&
     if (b->scenario->status != scenario_status::ok || c->scenario->status != scenario_status::ok) continue;
     ok_pairs.emplace_back(b->scenario, c->scenario);
     if (!b->site.empty()) ++per_site[b->site];
+  }
+  std::size_t moved = 0;
+  for (const auto& [b, c] : pairs) moved += b->graph && c->graph && b->graph->kind != c->graph->kind;
+  if (moved != 0) {
+    out.note(std::to_string(moved) + " graph(s) hold their memory in another kind now (memory nodes in one "
+             "recording, the framework's private pool in the other): their memory figures are not compared, "
+             "and their calls that map memory in one recording only are unstable; the bills compare graph "
+             "memory in all");
   }
   out.for_recordings();
   out.set_drift(suite_drift(ok_pairs, out.limits(), /*others=*/true));
@@ -1386,6 +1427,12 @@ std::string format_comparison(const comparison& c, bool all) {
   out += std::to_string(compared) + " compared, " + std::to_string(regressed) + " regressed\n";
   return out;
 }
+
+std::string format_row_value(const comparison_row& r, double v) { return format_value(r, v); }
+std::string format_row_change(const comparison_row& r) { return format_change(r); }
+std::string format_row_tolerance(const comparison_row& r) { return format_tolerance(r); }
+bool row_is_notable(const comparison_row& r) { return notable(r); }
+std::string comparison_footnote(const comparison& c, bool all) { return reference_footnote(c, all); }
 
 std::string verdict_counts(const comparison& c) {
   std::string s = std::to_string(c.rows.size()) + " rows:";

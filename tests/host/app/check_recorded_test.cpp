@@ -168,12 +168,17 @@ bool has_note(const comparison& c, const std::string& text) {
 }
 
 // A line of the printed table that starts with `scenario` and holds `metric` and `verdict`.
+// A row of the check's table: on one line ("scenario metric ... verdict", format_comparison) or,
+// in the text of `gmemprof check` of two recordings, under the scenario's heading (indented by
+// two, its metrics by four).
 bool has_line(const std::string& text, const std::string& scenario, const std::string& metric,
               const std::string& verdict) {
   std::istringstream in(text);
+  std::string heading;
   for (std::string line; std::getline(in, line);) {
-    if (line.rfind(scenario + " ", 0) == 0 && line.find(" " + metric + " ") != std::string::npos &&
-        line.find(verdict) != std::string::npos) {
+    if (line.size() > 2 && line.compare(0, 2, "  ") == 0 && line[2] != ' ') heading = line.substr(2);
+    const bool named = line.rfind(scenario + " ", 0) == 0 || (heading == scenario && line.rfind("    ", 0) == 0);
+    if (named && line.find(" " + metric + " ") != std::string::npos && line.find(verdict) != std::string::npos) {
       return true;
     }
   }

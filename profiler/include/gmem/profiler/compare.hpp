@@ -118,6 +118,9 @@ struct comparison_row {
 struct comparison {
   std::vector<comparison_row> rows;
   std::vector<std::string> notes;  ///< what was not compared and why, in words
+  /// The notes (their indices) that say what two recordings' bills show side by side: a kind
+  /// that held graph memory in one of them only. A view that prints the bills leaves them out.
+  std::vector<std::size_t> said_by_bills;
   bool strict = false;  ///< unstable rows count as regressions (tolerances::strict)
 
   /// True when a row is a "regression" or "missing".
@@ -139,6 +142,17 @@ struct comparison {
 /// Summary first: counts per verdict, then only the regression / improvement / unstable /
 /// missing rows (every row with `all`).
 [[nodiscard]] std::string format_summary(const comparison& c, bool all);
+/// "62 rows: 6 pass, 28 regression, ...": the count of each verdict.
+[[nodiscard]] std::string verdict_counts(const comparison& c);
+/// A row's cells as the table writes them: a value ("36.0 MiB", "75.44 us"), its change
+/// ("+350.0%", "up from 0"), its tolerance ("+2.0%"); and whether a summary shows it (not
+/// pass or skipped).
+[[nodiscard]] std::string format_row_value(const comparison_row& r, double v);
+[[nodiscard]] std::string format_row_change(const comparison_row& r);
+[[nodiscard]] std::string format_row_tolerance(const comparison_row& r);
+[[nodiscard]] bool row_is_notable(const comparison_row& r);
+/// The footnote for rows judged per reference among those shown ("" where none).
+[[nodiscard]] std::string comparison_footnote(const comparison& c, bool all);
 /// The same as a markdown table (CI job summary, pull-request comment).
 [[nodiscard]] std::string format_markdown(const comparison& c, bool all);
 /// The same as JSON: {"counts": {...}, "rows": [...], "notes": [...]}.
