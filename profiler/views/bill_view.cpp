@@ -83,7 +83,7 @@ std::vector<std::string> bill_lines(const graph_bill& b) {
   }
   if (b.own_apart) {
     out.push_back("  gmem's own               " + size_text(b.own_bytes) +
-                  " (the recording makes no context, module, stream or allocation on the device)");
+                  " (the recording makes no context, module, stream or allocation)");
   } else if (b.own_hook == "cupti") {
     out.push_back("  gmem's own               not told apart: CUPTI's own device memory shares the driver's "
                   "pieces with the executable-graph state, which may be that much off (the default hook takes none)");

@@ -98,20 +98,57 @@ std::string cost_definition(const recording& rec) {
 constexpr std::size_t name_width = 32;
 
 // The ranked table: the first `shown` of `order`, then one row for the rest.
+// The names of the graphs `order` lists first (`shown` of them) as the cost table shows them:
+// without a pid that tells nothing apart, without the process label where one process made every
+// graph, and, where every one of them was made at one site ("gen.py:26 in <module>
+// (GPT2LMHeadModel.forward, batch 16)"), without that site, which `site` then holds.
+std::vector<std::string> table_names(const recording& rec, const std::vector<std::size_t>& order, std::size_t shown,
+                                     std::string& site) {
+  const std::set<std::string> shared = labels_of_several_processes(graph_names(rec));
+  std::set<long> makers;
+  for (const auto& g : rec.graphs) makers.insert(g.pid);
+  std::vector<std::string> names;
+  for (std::size_t k = 0; k < std::min(shown, order.size()); ++k) {
+    std::string name = without_lone_pid(rec.graphs[order[k]].name, shared);
+    const std::size_t end = name.find("] ");
+    if (makers.size() == 1 && name.rfind("[", 0) == 0 && end != std::string::npos) name = name.substr(end + 2);
+    names.push_back(std::move(name));
+  }
+  site.clear();
+  for (const std::string& name : names) {
+    const std::size_t open = name.find(" (");
+    if (open == std::string::npos || name.back() != ')' || (!site.empty() && name.compare(0, open, site) != 0) ||
+        (site.empty() && &name != &names.front())) {
+      site.clear();
+      break;
+    }
+    site = name.substr(0, open);
+  }
+  if (names.size() < 2) site.clear();
+  if (!site.empty()) {
+    for (std::string& name : names) name = name.substr(site.size() + 2, name.size() - site.size() - 3);
+  }
+  return names;
+}
+
 std::string cost_table(const report& r, const std::vector<std::size_t>& order, std::size_t shown,
                        const std::string& indent) {
   const recording& rec = *r.recorded;
+  std::string site;
+  const std::vector<std::string> names = table_names(rec, order, shown, site);
   std::vector<std::vector<std::string>> rows = {
       {"graph", "cost", "pool growth", "held (requested in mapped)", "exec state", "launches", "1st launch"}};
   const std::size_t n = std::min(shown, order.size());
-  const std::set<std::string> shared = labels_of_several_processes(graph_names(rec));
   for (std::size_t k = 0; k < n; ++k) {
     const recorded_graph& g = rec.graphs[order[k]];
     const double first = first_launch_us(scenario_of(r, order[k]));
     std::string launches = std::to_string(g.launches);
     if (g.failed_calls) launches += " (" + std::to_string(g.failed_calls) + " failed)";
-    rows.push_back({quoted(without_lone_pid(g.name, shared)), size_text(graph_cost(g)), growth_text(g), held_text(g),
-                    state_text(g), launches, first < 0 ? "-" : show_format("%.1f us", first)});
+    // A graph never launched (a CUDA graph tree's placeholder, a graph made and let go) is marked
+    // as such: its figures are what making it cost.
+    rows.push_back({quoted(names[k]), size_text(graph_cost(g)), growth_text(g), held_text(g),
+                    state_text(g), launches,
+                    first >= 0 ? show_format("%.1f us", first) : g.launches == 0 ? "never" : "-"});
   }
   if (order.size() > n) {
     std::uint64_t cost = 0, growth = 0, requested = 0, mapped = 0, state = 0, launches = 0;
@@ -485,9 +522,35 @@ std::string pool_figures(const recorded_graph& g, const recording& rec, bool fra
   return out;
 }
 
+// Whether a recording's note belongs on the first screen: not how the recording was made (which
+// hook took the calls, as recordings made before each bill named it said; that processes were
+// merged, which the process labels and the process list say), which --all prints.
+bool first_screen_note(const std::string& note) {
+  const std::size_t colon = note.find(": ");
+  const std::string text = colon != std::string::npos && colon < 16 ? note.substr(colon + 2) : note;
+  return text.rfind("driver calls were taken by gmem's own interception", 0) != 0 && text.rfind("merged from ", 0) != 0;
+}
+
+// A command as the first line shows it: each path as its file's name ("python3 gpt2_compile.py
+// out.json"); `show --all` lists the whole command.
+std::string short_command(const std::string& command) {
+  std::string out, word;
+  const auto flush = [&] {
+    const std::size_t slash = word.find('/') == std::string::npos || word.back() == '/' ? std::string::npos : word.rfind('/');
+    if (!word.empty()) out += (out.empty() ? "" : " ") + (slash == std::string::npos ? word : word.substr(slash + 1));
+    word.clear();
+  };
+  for (char ch : command) {
+    if (ch == ' ') flush();
+    else word += ch;
+  }
+  flush();
+  return out;
+}
+
 std::string header_line(const report& r) {
   const recording& rec = *r.recorded;
-  std::string out = "recording of " + (rec.command.empty() ? std::string("(command unknown)") : "`" + clip(rec.command, 60) + "`");
+  std::string out = "recording of " + (rec.command.empty() ? std::string("(command unknown)") : "`" + clip_middle(short_command(rec.command), 56) + "`");
   if (rec.pid != 0) out += " (pid " + std::to_string(rec.pid) + ")";
   out += " on " + (r.env.device_name.empty() ? std::string("an unknown device") : r.env.device_name);
   if (!r.env.driver_release.empty()) out += ", driver " + r.env.driver_release;
@@ -522,8 +585,11 @@ std::vector<std::size_t> graphs_by_cost(const recording& rec) {
   for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
   std::vector<std::uint64_t> cost(rec.graphs.size());
   for (std::size_t k = 0; k < cost.size(); ++k) cost[k] = graph_cost(rec.graphs[k]);
+  // By cost, the graphs never launched after those launched at the same cost.
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
     if (cost[a] != cost[b]) return cost[a] > cost[b];
+    const bool a_ran = rec.graphs[a].launches != 0, b_ran = rec.graphs[b].launches != 0;
+    if (a_ran != b_ran) return a_ran;
     return natural_less(rec.graphs[a].name, rec.graphs[b].name);
   });
   return order;
@@ -580,10 +646,20 @@ std::vector<std::string> recording_overview(const report& r, const show_options&
   std::string counts = plural(memory_nodes, "graph", "graphs") + " with memory nodes";
   if (rec.graphs.size() > memory_nodes) counts += ", " + std::to_string(rec.graphs.size() - memory_nodes) + " in the framework's graph pools";
   if (rec.graphs_without_memory_nodes) counts += ", " + std::to_string(rec.graphs_without_memory_nodes) + " without graph memory";
-  if (rec.processes.size() > 1) counts += ", in " + std::to_string(rec.processes.size()) + " processes";
-  out.push_back(counts);
+  std::size_t never = 0;
+  for (const auto& g : rec.graphs) never += g.launches == 0;
+  if (never != 0) counts += " (" + std::to_string(never) + " never launched)";
+  if (rec.processes.size() > 1) {
+    const std::size_t making = static_cast<std::size_t>(std::count_if(
+        rec.processes.begin(), rec.processes.end(), [](const recorded_process& p) { return p.graphs != 0; }));
+    counts += ", in " + std::to_string(rec.processes.size()) + " processes";
+    if (making != rec.processes.size()) counts += ", " + std::to_string(making) + " of them making graphs";
+  }
+  append_lines(out, wrap(counts, "", "  "));
   if (rec.partial) out.push_back(clip("PARTIAL: " + (rec.partial_reason.empty() ? std::string("unknown") : rec.partial_reason), text_width));
-  for (const auto& n : rec.notes) append_lines(out, wrap("note: " + n, "", "  "));
+  for (const auto& n : rec.notes) {
+    if (o.all || first_screen_note(n)) append_lines(out, wrap("note: " + n, "", "  "));
+  }
 
   if (rec.bills.size() > 1) {  // several processes (ranks) or devices: side by side
     out.push_back("");
@@ -599,9 +675,12 @@ std::vector<std::string> recording_overview(const report& r, const show_options&
     out.push_back("");
     const std::vector<std::size_t> order = graphs_by_cost(rec);
     const std::size_t shown = std::min(o.top, order.size());
-    out.push_back(shown == order.size() ? "the graphs by what they cost the device:"
-                                        : "the top " + std::to_string(shown) + " of " + std::to_string(order.size()) +
-                                              " graphs by what they cost the device:");
+    std::string site;
+    table_names(rec, order, shown, site);
+    std::string head = shown == order.size() ? "the graphs by what they cost the device"
+                                             : "the top " + std::to_string(shown) + " of " + std::to_string(order.size()) +
+                                                   " graphs by what they cost the device";
+    append_lines(out, wrap(head + (site.empty() ? ":" : ", all made at " + site + ":"), "", "  "));
     append_lines(out, cost_table(r, order, shown, "  "));
     append_lines(out, wrap(cost_definition(rec), "  ", "  "));
   }
@@ -643,7 +722,7 @@ std::string format_recording(const report& r, const show_options& o) {
   }
   std::string out;
   for (const std::string& line : recording_overview(r, o)) out += line + "\n";
-  const bool detail = o.all || rec.graphs.size() <= o.top;
+  const bool detail = o.all;
   if (!detail) return out;
 
   out += "\n" + format_environment(r.env);

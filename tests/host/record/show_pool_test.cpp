@@ -20,6 +20,15 @@
 namespace gmem {
 namespace {
 
+// These tests read the sections past the first screen (each graph's figures, the pools' events):
+// `gmemprof show --all`.
+profiler::show_options every_section() {
+  profiler::show_options o;
+  o.all = true;
+  return o;
+}
+
+
 using profiler::probe::granule;
 using profiler::probe::MiB;
 
@@ -71,7 +80,7 @@ std::string shown_p1() {
       (void)record::test::feed(r, c);
       profiler::environment env;
       env.granularity_bytes = granule;
-      return profiler::format_report(record::assemble(r, env, granule));
+      return profiler::format_report(record::assemble(r, env, granule), every_section());
     }
     return std::string("no probe case P1");
   }();
@@ -273,7 +282,7 @@ profiler::report two_pools() {
 }
 
 TEST(ShowPool, ThePoolSectionReadsEachFigureFromItsOwnField) {
-  const std::string text = profiler::format_report(two_pools());
+  const std::string text = profiler::format_report(two_pools(), every_section());
   const std::string pool = between(text, "\npool of device 0\n", "\npool of device 1\n");
   ASSERT_FALSE(pool.empty()) << text;
   EXPECT_NE(pool.find("high watermark  736 MiB measured"), std::string::npos) << pool;
@@ -303,15 +312,16 @@ TEST(ShowPool, ThePoolSectionReadsEachFigureFromItsOwnField) {
   EXPECT_NE(pool.find("[warning] 'decode' holds 6 MiB in a 32 MiB granule (32.0 MiB)"), std::string::npos);
 }
 
-TEST(ShowPool, TheMappingEventsAreCappedAndTheHighAndTrimsMarked) {
-  const std::string text = profiler::format_report(two_pools());
+TEST(ShowPool, EveryMappingEventIsListedAndTheHighAndTrimsMarked) {
+  const std::string text = profiler::format_report(two_pools(), every_section());
   const std::string events = between(text, "mapping events", "\npool of device 1\n");
-  // 46 points: 40 shown, then how many more.
-  EXPECT_NE(events.find("and 6 more"), std::string::npos) << events;
+  // 46 points, every one (show --all); the first screen has none.
+  EXPECT_EQ(events.find(" more"), std::string::npos) << events;
   std::size_t rows = 0;
   static const std::regex time_cell("[0-9]+\\.[0-9]{3}");
   for (const auto& row : rows_of(events)) rows += row.size() >= 5 && std::regex_match(row[0], time_cell);
-  EXPECT_EQ(rows, 40u) << events;
+  EXPECT_EQ(rows, 46u) << events;
+  EXPECT_EQ(profiler::format_report(two_pools()).find("mapping events"), std::string::npos);
   const auto trim = row_of(events, "1.050");
   ASSERT_TRUE(trim) << events;
   EXPECT_EQ(*trim, (std::vector<std::string>{"1.050", "-", "trim", "-32.0 MiB", "64.0 MiB"}));
@@ -323,7 +333,7 @@ TEST(ShowPool, TheMappingEventsAreCappedAndTheHighAndTrimsMarked) {
 }
 
 TEST(ShowPool, APrivatePoolsGraphShowsWhatItsCaptureTook) {
-  const std::string text = profiler::format_report(two_pools());
+  const std::string text = profiler::format_report(two_pools(), every_section());
   const std::string pool = between(text, "\npool of device 1\n", "");
   ASSERT_FALSE(pool.empty()) << text;
   EXPECT_NE(pool.find("private pools   768 MiB taken by the application's allocator"), std::string::npos) << pool;
@@ -340,7 +350,7 @@ TEST(ShowPool, APrivatePoolsGraphShowsWhatItsCaptureTook) {
 TEST(ShowPool, ASuiteReportKeepsItsLabelsAndHasNoPoolSection) {
   profiler::report r = two_pools();
   r.recorded.reset();
-  const std::string text = profiler::format_report(r);
+  const std::string text = profiler::format_report(r, every_section());
   EXPECT_NE(text.find("reserved high 544 MiB"), std::string::npos) << text;
   EXPECT_NE(text.find("reserved / lower bound"), std::string::npos) << text;
   EXPECT_EQ(text.find("alone"), std::string::npos) << text;
