@@ -53,25 +53,29 @@ code{font-size:12px;background:#f2f4f8;padding:0 3px;border-radius:3px}
 <div id="bills"></div>
 </div>
 <div id="pool-section" style="display:none">
-<h2>Graph memory pool per device (recorded)</h2>
-<div class="note">The device's reservation over the recording: a point per call that changed it (and per trim), the high watermark the driver measured, and what the pool model says was mapped at that moment, by graph and why. These are the graphs' figures together; each graph's own are below.</div>
+<h2 id="pool-title">Graph memory pool per device (recorded)</h2>
+<div class="note" id="pool-note">The device's reservation over the recording: a point per call that changed it (and per trim), the high watermark the driver measured, and what the pool model says was mapped at that moment, by graph and why. These are the graphs' figures together; each graph's own are below.</div>
 <div id="pools"></div>
 <h2 id="growth-title">Pool growth each graph caused</h2>
 <div class="note" id="gr-note">Growth: what the graph's own calls added to its device's pool (the driver's counters around each call; a private pool's graph: what its capture took). Alone: what the graph reserves by itself from a trimmed pool, predicted by the reuse model (gmemprof replay measures it). A small graph can cause no growth (it fits in what a larger one mapped) or more than it needs alone (remaps after others held memory).</div>
 <div class="card"><div class="legend" id="gr-legend"></div><svg id="growth" width="1120"></svg></div>
 </div>
+<div id="footprint-section">
 <h2 id="fp-title">Memory per scenario: requested, lower bound, reserved</h2>
 <div class="note" id="fp-note">Requested: bytes all allocation nodes ask for. Lower bound: the heaviest set of allocations that can be live at once, each rounded up to the reservation granularity. Reserved: the driver's reserved-memory high watermark.</div>
 <div class="card"><div class="legend" id="fp-legend"></div><svg id="footprint" width="1120"></svg></div>
+</div>
+<div id="memory-node-sections">
 <h2>Allocation lifetimes</h2>
 <div class="note" id="lt-note">Execution order across (a topological order of the graph's nodes), addresses down: one box per allocation, from its alloc node to its free node (to the end when the graph does not free it). Boxes in one row share a virtual address: that is reuse.</div>
 <div class="grid" id="lifetimes"></div>
 <h2 id="counters-title">Counters across phases</h2>
 <div class="note" id="ct-note">The four cudaGraphMemAttr counters read after each phase of each scenario.</div>
 <div class="legend" id="ct-legend"></div><div class="grid" id="counters"></div>
-<h2>Mapping cost against size</h2><div class="note" id="bench-note"></div>
-<div class="card" id="bench-card"><div class="legend" id="bench-legend"></div><svg id="bench" width="1120" height="360"></svg></div>
-<h2 id="check-title">Check against a baseline</h2><div id="check"></div>
+</div>
+<div id="bench-section"><h2>Mapping cost against size</h2><div class="note" id="bench-note"></div>
+<div class="card" id="bench-card"><div class="legend" id="bench-legend"></div><svg id="bench" width="1120" height="360"></svg></div></div>
+<div id="check-section"><h2 id="check-title">Check against a baseline</h2><div id="check"></div></div>
 <pre id="gmem-selfcheck"></pre>
 <script>
 "use strict";
@@ -83,7 +87,8 @@ console.error = function(...a) { errors.push(a.map(String).join(" ")); origError
 const DATA = @DATA@;
 const counts = {bars: 0, lifetime_boxes: 0, lifetime_rows: 0, counter_points: 0, counter_charts: 0, bench_points: 0, verdict_rows: 0,
   pool_charts: 0, pool_points: 0, pool_high_bytes: 0, growth_bars: 0, others_rows: 0, attribution_segments: 0, attribution_bytes: 0,
-  attribution_legend_rows: 0, attribution_min_width_px: 0, reached_segments: 0, concurrent_marks: 0, labels_dropped: 0};
+  attribution_legend_rows: 0, attribution_min_width_px: 0, reached_segments: 0, concurrent_marks: 0, labels_dropped: 0,
+  framework_charts: 0, framework_points: 0};
 function writeSelfcheck() {
   document.getElementById("gmem-selfcheck").textContent = JSON.stringify(Object.assign({errors}, counts));
 }
@@ -215,6 +220,14 @@ document.getElementById("title").textContent = "gmem report: " + env.device_name
     ["tool", env.tool_version], ["commit", env.git_commit], ["date", env.date], [R.recorded ? "graphs" : "scenarios", String(VIEW ? VIEW.graphs : R.scenarios.length)]];
   items.forEach(([k, v], i) => { if (i) m.appendChild(document.createTextNode(" · ")); m.appendChild(document.createTextNode(k + " ")); h(m, "b", {}, v); });
 })();
+// A recording's scenarios whose graphs have memory nodes: a graph of the framework's pool has no
+// footprint, lifetimes or counters of its own (zeros are not drawn), its figure is what it added
+// to its pool. A suite report's scenarios, all.
+const KIND = new Map(((R.recorded || {}).graphs || []).map(g => [g.name, g.kind]));
+const nodeScenarios = R.scenarios.filter(s => KIND.get(s.name) !== "private_pool");
+if (R.recorded && !nodeScenarios.length) {
+  for (const id of ["footprint-section", "memory-node-sections"]) document.getElementById(id).style.display = "none";
+}
 // Per-graph detail is drawn for the costliest graphs only; the rest are counted.
 function shownNote(what) {
   if (!VIEW || VIEW.shown >= VIEW.graphs) return "";
@@ -399,15 +412,86 @@ function attributionBar(card, p) {
     counts.attribution_legend_rows++;
   });
 }
+// A graph's name as gmemprof show writes it in a table: its pid left out where its process label
+// ("rank 0", "p1") is one process's, the label too where one process made every graph.
+const PROCESS_PIDS = (() => {
+  const m = new Map();
+  for (const g of ((R.recorded || {}).graphs || [])) {
+    const x = /^\[(.*) pid (\d+)\] /.exec(g.name);
+    if (x) m.set(x[1], (m.get(x[1]) || new Set()).add(x[2]));
+  }
+  return m;
+})();
+function unlabelled(name) {
+  const x = /^\[(.*) pid (\d+)\] (.*)$/.exec(name);
+  if (!x || (PROCESS_PIDS.get(x[1]) || new Set()).size > 1) return name;
+  return PROCESS_PIDS.size === 1 ? x[3] : "[" + x[1] + "] " + x[3];
+}
+// The framework's graph pools of one device, capture by capture: a step per capture to what the
+// pool held after it (the framework's own figure, else the recording's), labelled with the graph
+// and what it added; one line per pool.
+function frameworkChart(card, fps) {
+  const retained = fps.reduce((a, f) => a + f.retained_bytes, 0);
+  h(card, "div", {class: "note framework-summary"}, "No graph memory nodes on this device: its graphs' memory is the framework's graph pools (" +
+    fps.length + (fps.length > 1 ? " pools" : " pool") + ", " + sizeText(retained) + " retained at the end), drawn after each capture: what the pool held then, by the framework's own figure (warm-up runs included). Each point names the graph captured and what its pool grew by.");
+  const W = 1120, H = 260, L = 74, B = 36, Tp = 18, Rm = 24;
+  const svg = el(card, "svg", {class: "framework-chart", width: W, height: H});
+  const held = c => c.framework_bytes !== undefined && c.framework_bytes >= 0 ? c.framework_bytes : c.retained_bytes;
+  const n = Math.max(...fps.map(f => f.after_captures.length));
+  const top = Math.max(1, ...fps.flatMap(f => f.after_captures.map(held)));
+  const ticks = sizeTicks(top), ymax = Math.max(top, ticks[ticks.length - 1]) * 1.04;
+  const X = i => L + (W - L - Rm) * (n === 1 ? 0.5 : i / (n - 1));
+  const Y = b => Tp + (H - Tp - B) * (1 - b / ymax);
+  for (const b of ticks) {
+    el(svg, "line", {x1: L, x2: W - Rm, y1: Y(b), y2: Y(b), stroke: "#e6e9ef"});
+    el(svg, "text", {class: "axis-label", x: L - 6, y: Y(b) + 4, "text-anchor": "end"}, sizeText(b));
+  }
+  el(svg, "text", {class: "axis-label", x: (W + L) / 2, y: H - 4, "text-anchor": "middle"}, "captures, in the order the program made them (the pool after each)");
+  thin(svg);
+  const taken = [...svg.querySelectorAll("text")].map(box);
+  const palette = ["#8e6c8a", "#4a6fa5", "#2a9d8f", "#d1495b"];
+  const labels = [];
+  fps.forEach((f, k) => {
+    const color = palette[k % palette.length];
+    let level = 0;
+    const pts = [];
+    f.after_captures.forEach((c, i) => {
+      const now = held(c);
+      // Recordings that did not name the graph of each check list the pool's graphs in order.
+      const graph = c.graph || (f.graphs.length === f.after_captures.length ? unlabelled(f.graphs[i]) : "a capture");
+      pts.push(X(i) + "," + Y(level), X(i) + "," + Y(now));
+      const pt = el(svg, "circle", {class: "framework-point", cx: X(i), cy: Y(now), r: 3.4, fill: now > level ? "#d1495b" : "#8c959f"});
+      el(pt, "title", {}, "'" + graph + "': its pool held " + sizeText(now) + " after its capture (" + signedSizeText(now - level) + ")");
+      taken.push(box(pt));
+      labels.push({added: now - level, item: {cls: "framework-label", x: X(i), y: Y(now), style: "font-size:10px", text: graph.replace(/^.* \((\D.*)\)$/, "$1") + " " + signedSizeText(now - level)}});
+      counts.framework_points++;
+      level = now;
+    });
+    el(svg, "polyline", {class: "framework-line", fill: "none", stroke: color, "stroke-width": 1.8, points: pts.join(" ")});
+  });
+  labels.sort((a, b) => Math.abs(b.added) - Math.abs(a.added));
+  placeLabels(svg, labels.slice(0, 24).map(l => l.item), taken);
+  counts.framework_charts++;
+}
 (function pools() {
   const rec = R.recorded;
   if (!rec) return;
   document.getElementById("pool-section").style.display = "";
   const host = document.getElementById("pools");
+  let framework = 0;
   if (!(rec.pools || []).length) h(host, "div", {class: "note"}, "No pool in this recording (an older gmemprof, or the device's granularity unknown): record the program again for the pool's high watermark and what held it.");
   for (const p of rec.pools || []) {
     const card = h(host, "div", {class: "card pool"});
     h(card, "h3", {style: "font-size:14px;margin:0 0 4px"}, "Device " + p.device + (p.process ? " of process " + p.process : ""));
+    // No memory nodes on this device: its graphs' memory is the framework's pools', drawn capture
+    // by capture (what the pool held after each, by the framework's own figure).
+    const fps = (rec.framework_pools || []).filter(f => f.device === p.device && (f.after_captures || []).length &&
+      (!p.process || f.id.startsWith("[" + p.process + " ") || f.id.startsWith("[" + p.process + "]")));
+    if (p.high_bytes === 0 && fps.length) {
+      frameworkChart(card, fps);
+      ++framework;
+      continue;
+    }
     const diff = p.model_high_bytes - p.high_bytes;
     const framework_only = p.high_bytes === 0 && (p.private_pool_bytes || 0) > 0;
     const summary = h(card, "div", {class: "note pool-summary"});
@@ -428,6 +512,10 @@ function attributionBar(card, p) {
     attributionBar(card, p);
     for (const d of p.diagnostics || []) h(card, "div", {class: "note"}, "[" + d.severity + "] " + d.message + (d.bytes ? " (" + sizeText(d.bytes) + ")" : ""));
   }
+  if (framework && framework === (rec.pools || []).length) {
+    document.getElementById("pool-title").textContent = "The framework's graph pools per device";
+    document.getElementById("pool-note").textContent = "What the framework's allocator held for the graphs after each capture (warm-up runs included), by its own figure; the bill above has what they retain at the end.";
+  }
 })();
 // What the others' growth was for (growth_cause in views.hpp), short enough for a row's name.
 const GROWTH_CAUSE = {none: "no growth", held_outputs: "for held outputs", working_set: "for working sets", capture: "private-pool captures"};
@@ -435,12 +523,30 @@ const GROWTH_CAUSE = {none: "no growth", held_outputs: "for held outputs", worki
   const rec = R.recorded;
   if (!rec) return;
   const C = [["growth it caused", "#d1495b"], ["alone (predicted)", "#8fb8de"]];
-  legend("gr-legend", C);
   document.getElementById("gr-note").textContent += shownNote(" The rows are") + (VIEW && VIEW.shown < VIEW.graphs ? " The others are counted by what their growth was for: none (each fitted in what others had mapped), held outputs (no more than the granules its outputs pin between launches), working sets (more), a private pool's capture; their growth summed, on the rows' one scale." : "");
-  const grown = g => g.kind === "private_pool" ? (g.capture_pool_growth_bytes || 0) : g.growth_bytes;
-  const rows = (rec.graphs || []).map(g => ({name: g.name, title: "'" + g.name + "'", growth: grown(g), alone: g.own_footprint_bytes, cls: "growth-bar"}))
+  // A graph of the framework's pool: what its pool grew by from the previous capture into it
+  // (warm-up runs and capture, PyTorch's figure), else what its capture took; no alone figure.
+  const pooled = g => g.kind === "private_pool";
+  const grown = g => !pooled(g) ? g.growth_bytes : g.framework_pool_added_bytes !== undefined ? Math.max(0, g.framework_pool_added_bytes) : (g.capture_pool_growth_bytes || 0);
+  const rows = (rec.graphs || []).map(g => ({name: g.name, title: "'" + g.name + "'", growth: grown(g), alone: pooled(g) ? null : g.own_footprint_bytes, cls: "growth-bar"}))
     .concat((rec.others || []).map(o => ({name: o.graphs + " others: " + (GROWTH_CAUSE[o.cause] || o.cause), title: o.graphs + " other graphs", growth: o.growth_bytes,
-      alone: null, largest: o.largest_alone_bytes, cls: "others-bar"})));
+      alone: null, other: true, largest: o.largest_alone_bytes, cls: "others-bar"})));
+  const pooledOnly = rows.length && rows.every(r => r.alone === null && !r.other);
+  if (pooledOnly) {
+    document.getElementById("growth-title").textContent = "What each graph added to its framework pool";
+    document.getElementById("gr-note").textContent = "What the pool grew by from the previous capture into it: the graph's warm-up runs and its capture, by the framework's own figure after each capture. In a shared pool a graph made after a larger one may add nothing." + shownNote(" The rows are");
+  }
+  legend("gr-legend", pooledOnly ? [["added to its pool", C[0][1]]] : C);
+  // Names as gmemprof show writes them: without a process label where one process made every
+  // graph, and without a site every graph shares (said once, in the note).
+  const parts = rows.filter(r => !r.other).map(r => unlabelled(r.name).match(/^(.*) \((.*)\)$/));
+  const site = parts.length > 1 && parts.every(m => m && m[1] === parts[0][1]) ? parts[0][1] : "";
+  for (const r of rows) {
+    if (r.other) continue;
+    r.name = unlabelled(r.name);
+    if (site) r.name = r.name.slice(site.length + 2, -1);
+  }
+  if (site) document.getElementById("gr-note").textContent += " Every graph was made at " + site + ".";
   const svg = document.getElementById("growth");
   const rowH = 24, left = 330, width = 1120 - left - 260;
   svg.setAttribute("height", rows.length * rowH + 26);
@@ -453,15 +559,15 @@ const GROWTH_CAUSE = {none: "no growth", held_outputs: "for held outputs", worki
   rows.forEach((g, i) => {
     const y = i * rowH + 3;
     fit(el(svg, "text", {class: "row-label", x: left - 8, y: y + 13, "text-anchor": "end"}, g.name), left - 16);
-    const r = el(svg, "rect", {class: g.cls, x: left, y: y, width: Math.max(1, width * g.growth / top), height: 10, fill: C[0][1], "fill-opacity": g.alone === null ? 0.55 : 1});
+    const r = el(svg, "rect", {class: g.cls, x: left, y: y, width: Math.max(1, width * g.growth / top), height: 10, fill: C[0][1], "fill-opacity": g.other ? 0.55 : 1});
     el(r, "title", {}, g.title + " grew the pool by " + sizeText(g.growth));
     if (g.alone !== null) {
       const o = el(svg, "rect", {class: "own-bar", x: left, y: y + 11, width: Math.max(1, width * g.alone / top), height: 7, fill: C[1][1]});
       el(o, "title", {}, g.title + " alone (predicted): " + sizeText(g.alone));
     }
     el(svg, "text", {class: "value-label", x: left + width * Math.max(g.growth, g.alone || 0) / top + 6, y: y + 13},
-       signedSizeText(g.growth) + (g.alone !== null ? " · alone " + sizeText(g.alone) : " in all · each alone ≤ " + sizeText(g.largest)));
-    if (g.alone === null) counts.others_rows++; else counts.growth_bars++;
+       signedSizeText(g.growth) + (g.alone !== null ? " · alone " + sizeText(g.alone) : g.other ? " in all · each alone ≤ " + sizeText(g.largest) : ""));
+    if (g.other) counts.others_rows++; else counts.growth_bars++;
   });
 })();
 
@@ -476,7 +582,7 @@ const GROWTH_CAUSE = {none: "no growth", held_outputs: "for held outputs", worki
     document.getElementById("fp-note").textContent = "Requested: bytes all allocation nodes ask for. Lower bound: the heaviest set of allocations that can be live at once, each rounded up to the reservation granularity. Alone (predicted): what the graph reserves by itself from a trimmed pool, by the reuse model; the device's high watermark is the pool's, above." + shownNote(" The rows are");
   }
   legend("fp-legend", C);
-  const ok = R.scenarios.filter(s => s.status === "ok" && s.analysis);
+  const ok = nodeScenarios.filter(s => s.status === "ok" && s.analysis);
   const svg = document.getElementById("footprint");
   const rowH = 30, left = 360, width = 1120 - left - 150;
   svg.setAttribute("height", ok.length * rowH + 24);
@@ -505,7 +611,7 @@ const GROWTH_CAUSE = {none: "no growth", held_outputs: "for held outputs", worki
 // Lifetimes: one box per allocation, one row per distinct address.
 (function lifetimes() {
   const grid = document.getElementById("lifetimes");
-  const withAllocs = R.scenarios.filter(s => (s.allocations || []).length);
+  const withAllocs = nodeScenarios.filter(s => (s.allocations || []).length);
   if (!withAllocs.length) {
     // Running the suite again is no help for a recording: the program's graphs are not the suite's.
     document.getElementById("lt-note").textContent = R.recorded
@@ -547,7 +653,7 @@ const GROWTH_CAUSE = {none: "no growth", held_outputs: "for held outputs", worki
   if (R.recorded) document.getElementById("ct-note").textContent = "The device's four cudaGraphMemAttr counters after each of the graph's recorded calls that read them: the device's, holding every graph's memory, not the graph's own." + shownNote(" The charts are");
   legend("ct-legend", C);
   const grid = document.getElementById("counters");
-  for (const s of R.scenarios) {
+  for (const s of nodeScenarios) {
     const ph = s.counters_after_phase || [];
     const bx = h(grid, "div", {class: "mini"});
     h(bx, "h3", {}, key(s));
@@ -580,7 +686,8 @@ const GROWTH_CAUSE = {none: "no growth", held_outputs: "for held outputs", worki
 // Mapping cost against size, from gmem_bench (one allocation per graph).
 (function bench() {
   const note = document.getElementById("bench-note");
-  if (!DATA.bench) { note.textContent = "No benchmark given (gmemprof html REPORT --bench reports/bench/<machine>.json)."; document.getElementById("bench-card").style.display = "none"; return; }
+  // Without a benchmark (--bench) or a baseline (--baseline) their sections are left out.
+  if (!DATA.bench) { document.getElementById("bench-section").style.display = "none"; return; }
   note.textContent = "Median time per call from " + DATA.bench.name + " (gmem_bench), one allocation per graph; both axes logarithmic (times, not sizes compared: each size doubles the last).";
   const want = [["graph/first_launch_no_upload", "#d1495b"], ["graph/upload", "#4a6fa5"], ["graph/launch_after_trim", "#f2b66d"], ["floor/map", "#2a9d8f"], ["graph/steady_launch", "#8c959f"]];
   const series = want.map(([f, c]) => [f, c, DATA.bench.points.filter(p => p.family === f && (p.allocs === null || p.allocs === 1) && p.bytes > 0 && p.us > 0).sort((a, b) => a.bytes - b.bytes)]).filter(s => s[2].length);
@@ -588,7 +695,7 @@ const GROWTH_CAUSE = {none: "no growth", held_outputs: "for held outputs", worki
   const svg = document.getElementById("bench");
   const W = 1120, H = 360, L = 70, B = 40, T = 10, Rm = 30;
   const all = series.flatMap(s => s[2]);
-  if (!all.length) { note.textContent += " It holds no graph mapping benchmarks."; return; }
+  if (!all.length) { document.getElementById("bench-section").style.display = "none"; return; }
   const lx = Math.log2, ly = Math.log10;
   const x0 = lx(Math.min(...all.map(p => p.bytes))), x1 = lx(Math.max(...all.map(p => p.bytes)));
   const y0 = Math.floor(ly(Math.min(...all.map(p => p.us)))), y1 = Math.ceil(ly(Math.max(...all.map(p => p.us))));
@@ -615,7 +722,7 @@ const GROWTH_CAUSE = {none: "no growth", held_outputs: "for held outputs", worki
 // The check's verdicts: regressions first; a long check shows its first rows and counts the rest.
 (function check() {
   const d = document.getElementById("check");
-  if (!DATA.check) { h(d, "div", {class: "note"}, "No baseline given (gmemprof html REPORT --baseline BASELINE)."); return; }
+  if (!DATA.check) { document.getElementById("check-section").style.display = "none"; return; }
   const rows = DATA.check.rows, C = DATA.check;
   const head = h(d, "div", {});
   h(head, "span", {class: "badge " + (C.regressed ? "bad" : "ok")}, C.regressed ? C.regressed + " regressed" : "no regression");
