@@ -236,11 +236,25 @@ def check_path(page, root, word):
 
 # ---- Python ----
 
+def top_level_statements(body):
+    """A module's statements, those inside its top-level try and if blocks too (gmem binds its
+    API in a try block's else, for when its extension module does not import)."""
+    for node in body:
+        if isinstance(node, ast.Try):
+            for part in (node.body, node.orelse, node.finalbody, *[h.body for h in node.handlers]):
+                yield from top_level_statements(part)
+        elif isinstance(node, ast.If):
+            yield from top_level_statements(node.body)
+            yield from top_level_statements(node.orelse)
+        else:
+            yield node
+
+
 def top_level_names(path):
     """The names a module binds at its top level (defs, classes, assignments, imports)."""
     tree = ast.parse(open(path, encoding="utf-8").read(), path)
     names, from_core = set(), set()
-    for node in tree.body:
+    for node in top_level_statements(tree.body):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             names.add(node.name)
         elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):

@@ -8,6 +8,7 @@ build_dir=${1:-build}
 
 packages=(cmake ninja-build g++ git libgtest-dev libbenchmark-dev nlohmann-json3-dev python3
           python3-jsonschema chromium python3-dev pybind11-dev python3-pytest
+          python3-pip python3-venv python3-setuptools python3-wheel  # pip install of a checkout
           clang libclang-rt-dev)  # clang and its runtimes: the sanitized build and the fuzzers
 missing=()
 for p in "${packages[@]}"; do

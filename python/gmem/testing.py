@@ -6,7 +6,8 @@ its lower bound and the diagnostics that explain the excess.
     gmem.testing.assert_within_bound(report, 1.25)
 """
 
-from . import Report, ScenarioResult, UsageError, _core, _one_scenario
+from . import Report, ScenarioResult, UsageError, _core
+from ._api import _one_scenario
 
 __all__ = ["assert_reserved_at_most", "assert_within_bound", "assert_pool_at_most", "describe",
            "describe_pool"]

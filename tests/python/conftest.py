@@ -1,6 +1,6 @@
 """pytest setup for gmem's Python tests: markers, and an all-skipped run reported as exit 5.
 
-ctest runs `pytest -m host` and `pytest -m gpu` (tests/CMakeLists.txt); a run where every test
+ctest runs `pytest -m host`, `pytest -m gpu` and `pytest -m wheel` (tests/CMakeLists.txt); a run where every test
 skipped (no GPU, no torch) exits 5, which ctest's SKIP_RETURN_CODE shows as skipped."""
 
 import pytest
@@ -9,6 +9,7 @@ import pytest
 def pytest_configure(config):
     config.addinivalue_line("markers", "host: runs without a GPU")
     config.addinivalue_line("markers", "gpu: needs a GPU (skips with the reason without one)")
+    config.addinivalue_line("markers", "wheel: builds the wheel and installs it into a venv (ctest's python.wheel)")
 
 
 def pytest_sessionfinish(session, exitstatus):
