@@ -5,7 +5,9 @@
 #include <utility>
 
 #include "gmem/capability.hpp"
+#include "gmem/detail/graph_shape.hpp"
 #include "gmem/error.hpp"
+#include "graph_shape_reader.hpp"
 #include "memory_node_calls.hpp"
 
 namespace gmem {
@@ -35,10 +37,20 @@ std::string in_graph(const std::string& name) { return "graph '" + name + "'"; }
 
 graph::graph(std::string name) : ledger_(std::make_shared<graph_ledger>(std::move(name))) {
   GMEM_CUDA_TRY_CTX(cudaGraphCreate(&handle_, 0), "creating " + in_graph(ledger_->name()));
+  ledger_->set_graph_alive(true);
 }
 
 graph::graph(cudaGraph_t handle, bool owning, std::shared_ptr<graph_ledger> ledger) noexcept
-    : handle_(handle), owning_(owning), ledger_(std::move(ledger)) {}
+    : handle_(handle), owning_(owning), ledger_(std::move(ledger)) {
+  if (owning_ && handle_ && ledger_) ledger_->set_graph_alive(true);
+}
+
+void graph::destroy() noexcept {
+  if (owning_ && handle_) {
+    GMEM_CUDA_TRY_NOTHROW(cudaGraphDestroy(handle_));
+    if (ledger_) ledger_->set_graph_alive(false);
+  }
+}
 
 graph graph::adopt(cudaGraph_t g, std::string name) {
   return adopt(g, std::make_shared<graph_ledger>(std::move(name)));
@@ -50,9 +62,7 @@ graph graph::adopt(cudaGraph_t g, std::shared_ptr<graph_ledger> ledger) {
   return out;
 }
 
-graph::~graph() {
-  if (owning_ && handle_) GMEM_CUDA_TRY_NOTHROW(cudaGraphDestroy(handle_));
-}
+graph::~graph() { destroy(); }
 
 graph::graph(graph&& other) noexcept
     : handle_(std::exchange(other.handle_, nullptr)),
@@ -61,7 +71,7 @@ graph::graph(graph&& other) noexcept
 
 graph& graph::operator=(graph&& other) noexcept {
   if (this != &other) {
-    if (owning_ && handle_) GMEM_CUDA_TRY_NOTHROW(cudaGraphDestroy(handle_));
+    destroy();
     handle_ = std::exchange(other.handle_, nullptr);
     owning_ = other.owning_;
     ledger_ = std::move(other.ledger_);
@@ -137,6 +147,27 @@ cudaGraphNode_t graph::add_kernel_raw(const node_list& deps, void* func, dim3 gr
   GMEM_CUDA_TRY_CTX(cudaGraphAddKernelNode(&node, handle_, deps.data(), deps.size(), &p),
                     "kernel node in " + in_graph(name()));
   return node;
+}
+
+void graph::set_kernel_raw(cudaGraphNode_t node, void* func, dim3 grid, dim3 block,
+                           unsigned int shared_bytes, void** args) {
+  require_ordinary("setting a kernel node's parameters");
+  const node_kind actual = detail::read_node_kind(node);
+  if (const auto refused = check_node_update(actual, node_kind::kernel,
+                                             reinterpret_cast<node_handle>(node),
+                                             in_graph(name()))) {
+    throw_update_error(*refused);
+  }
+  cudaKernelNodeParams p{};
+  p.func = func;
+  p.gridDim = grid;
+  p.blockDim = block;
+  p.sharedMemBytes = shared_bytes;
+  p.kernelParams = args;
+  GMEM_CUDA_TRY_CTX(cudaGraphKernelNodeSetParams(node, &p),
+                    "setting the parameters of kernel node " +
+                        format_address(reinterpret_cast<std::uintptr_t>(node)) + " in " +
+                        in_graph(name()));
 }
 
 cudaGraphNode_t graph::add_memset(const node_list& deps, void* dst, unsigned char value,
@@ -220,6 +251,7 @@ cudaGraphNode_t graph::add_child_graph(const node_list& deps, graph&& child) {
   cudaGraphNode_t node = add_node(deps, params, "child graph node (ownership moved)");
   child.handle_ = nullptr;  // the parent owns it now, whatever happens next
   child.owning_ = false;
+  child.ledger_->set_graph_alive(false);
   ledger_->absorb_child(*child.ledger_);
   return node;
 }
