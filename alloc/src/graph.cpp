@@ -7,6 +7,7 @@
 #include "gmem/capability.hpp"
 #include "gmem/detail/graph_shape.hpp"
 #include "gmem/error.hpp"
+#include "gmem/user_object.hpp"
 #include "graph_shape_reader.hpp"
 #include "memory_node_calls.hpp"
 
@@ -285,6 +286,31 @@ std::vector<graph> graph::add_conditional(const node_list& deps,
                                graph_ledger::kind::conditional_body)));
   }
   return bodies;
+}
+
+void graph::retain(const user_object& object) {
+  require_ordinary("retaining a user object");
+  if (!object) {
+    throw usage_error("retaining an empty gmem::user_object in " + in_graph(name()) +
+                      " (moved from, or released): retain the user object it was moved to");
+  }
+  GMEM_CUDA_TRY_CTX(cudaGraphRetainUserObject(handle_, object.get(), 1, 0),
+                    "retaining user object " +
+                        format_address(reinterpret_cast<std::uintptr_t>(object.get())) + " in " +
+                        in_graph(name()));
+}
+
+void graph::retain(user_object&& object) {
+  require_ordinary("retaining a user object");
+  if (!object) {
+    throw usage_error("moving an empty gmem::user_object into " + in_graph(name()) +
+                      " (moved from, or released): retain the user object it was moved to");
+  }
+  GMEM_CUDA_TRY_CTX(cudaGraphRetainUserObject(handle_, object.get(), 1, cudaGraphUserObjectMove),
+                    "moving user object " +
+                        format_address(reinterpret_cast<std::uintptr_t>(object.get())) +
+                        " into " + in_graph(name()));
+  (void)object.release();  // the graph holds that reference now
 }
 
 graph graph::clone(std::string clone_name) const {

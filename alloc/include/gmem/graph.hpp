@@ -17,6 +17,8 @@
 
 namespace gmem {
 
+class user_object;
+
 /// The dependencies of a new node: a non-owning view, like std::span, over braces
 /// (`{a, b}`) or a std::vector. It never allocates (adding a node costs no more than the raw
 /// call); keep dependencies you build up in a std::vector<cudaGraphNode_t>, not in a node_list.
@@ -149,6 +151,15 @@ class graph {
   std::vector<graph> add_conditional(const node_list& deps, cudaGraphConditionalHandle handle,
                                      cudaGraphConditionalNodeType type, unsigned int size = 1,
                                      cudaGraphNode_t* node_out = nullptr);
+
+  /// Gives the graph a reference of its own to `object` (cudaGraphRetainUserObject): the
+  /// graph, its clones and its executable graphs keep the object alive; `object` keeps its own
+  /// reference. Throws usage_error for an empty graph or object, cuda_error.
+  void retain(const user_object& object);
+  /// Moves `object`'s reference into the graph (cudaGraphUserObjectMove), leaving `object`
+  /// empty: from now on the graph and its executable graphs hold the object. Throws as above
+  /// (`object` unchanged then).
+  void retain(user_object&& object);
 
   /// Clones the graph. Throws usage_error if it holds memory nodes (the driver cannot clone
   /// them), cuda_error otherwise.
