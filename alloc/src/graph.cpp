@@ -9,6 +9,7 @@
 #include "gmem/error.hpp"
 #include "gmem/user_object.hpp"
 #include "graph_shape_reader.hpp"
+#include "kernel_node_params.hpp"
 #include "memory_node_calls.hpp"
 
 namespace gmem {
@@ -138,12 +139,8 @@ cudaGraphNode_t graph::add_free(void* ptr, const node_list& deps) {
 cudaGraphNode_t graph::add_kernel_raw(const node_list& deps, void* func, dim3 grid, dim3 block,
                                       unsigned int shared_bytes, void** args) {
   require_ordinary("adding a kernel node");
-  cudaKernelNodeParams p{};
-  p.func = func;
-  p.gridDim = grid;
-  p.blockDim = block;
-  p.sharedMemBytes = shared_bytes;
-  p.kernelParams = args;
+  const cudaKernelNodeParams p =
+      detail::kernel_node_params(func, grid, block, shared_bytes, args);
   cudaGraphNode_t node = nullptr;
   GMEM_CUDA_TRY_CTX(cudaGraphAddKernelNode(&node, handle_, deps.data(), deps.size(), &p),
                     "kernel node in " + in_graph(name()));
@@ -153,18 +150,14 @@ cudaGraphNode_t graph::add_kernel_raw(const node_list& deps, void* func, dim3 gr
 void graph::set_kernel_raw(cudaGraphNode_t node, void* func, dim3 grid, dim3 block,
                            unsigned int shared_bytes, void** args) {
   require_ordinary("setting a kernel node's parameters");
-  const node_kind actual = detail::read_node_kind(node);
-  if (const auto refused = check_node_update(actual, node_kind::kernel,
+  const graph_node_kind actual = detail::read_node_kind(node);
+  if (const auto refused = check_node_update(actual, graph_node_kind::kernel,
                                              reinterpret_cast<node_handle>(node),
                                              in_graph(name()))) {
     throw_update_error(*refused);
   }
-  cudaKernelNodeParams p{};
-  p.func = func;
-  p.gridDim = grid;
-  p.blockDim = block;
-  p.sharedMemBytes = shared_bytes;
-  p.kernelParams = args;
+  const cudaKernelNodeParams p =
+      detail::kernel_node_params(func, grid, block, shared_bytes, args);
   GMEM_CUDA_TRY_CTX(cudaGraphKernelNodeSetParams(node, &p),
                     "setting the parameters of kernel node " +
                         format_address(reinterpret_cast<std::uintptr_t>(node)) + " in " +

@@ -5,6 +5,7 @@
 #include "gmem/error.hpp"
 #include "gmem/handles.hpp"
 #include "graph_shape_reader.hpp"
+#include "kernel_node_params.hpp"
 
 namespace gmem {
 namespace {
@@ -230,7 +231,9 @@ update_result graph_exec::try_update(const graph& g) {
     r.node = info.errorNode;
     r.from_node = info.errorFromNode;
     r.message = head + ": the driver refused it for " + update_result_text(info.result);
-    if (info.errorNode) r.message += ", at " + detail::describe_node(info.errorNode, g.get(), g.name());
+    if (info.errorNode) {
+      r.message += ", at " + detail::describe_node(info.errorNode, g.get(), g.name());
+    }
     if (info.errorFromNode) {
       r.message += ", whose dependency on " +
                    detail::describe_node(info.errorFromNode, g.get(), g.name()) +
@@ -264,18 +267,16 @@ void graph_exec::update(const graph& g) {
 
 void graph_exec::set_kernel_raw(cudaGraphNode_t node, void* func, dim3 grid, dim3 block,
                                 unsigned int shared_bytes, void** args) {
-  if (!handle_) throw usage_error("setting a kernel node of an empty gmem::graph_exec (moved from)");
+  if (!handle_) {
+    throw usage_error("setting a kernel node of an empty gmem::graph_exec (moved from)");
+  }
   const node_handle h = reinterpret_cast<node_handle>(node);
-  if (const auto m = check_node_update(detail::read_node_kind(node), node_kind::kernel, h,
+  if (const auto m = check_node_update(detail::read_node_kind(node), graph_node_kind::kernel, h,
                                        in_exec(name_))) {
     throw_update_error(*m);
   }
-  cudaKernelNodeParams p{};
-  p.func = func;
-  p.gridDim = grid;
-  p.blockDim = block;
-  p.sharedMemBytes = shared_bytes;
-  p.kernelParams = args;
+  const cudaKernelNodeParams p =
+      detail::kernel_node_params(func, grid, block, shared_bytes, args);
   GMEM_CUDA_TRY_CTX(cudaGraphExecKernelNodeSetParams(handle_, node, &p),
                     "setting the parameters of kernel node " + format_address(h) + " in " +
                         in_exec(name_));

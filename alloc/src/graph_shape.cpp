@@ -20,7 +20,7 @@ std::string instead(const std::string& graph_name) {
 
 /// "the kernel node 0x.. (the 3rd node created in graph 'B')".
 std::string describe(const shape_node& n, std::size_t index, const std::string& where) {
-  return std::string("the ") + node_kind_name(n.kind) + " node " + format_address(n.handle) +
+  return std::string("the ") + graph_node_kind_name(n.kind) + " node " + format_address(n.handle) +
          " (the " + ordinal(index + 1) + " node created in " + where + ")";
 }
 
@@ -70,7 +70,7 @@ void visit_in_read_order(const graph_shape& shape,
     ready.pop();
     const shape_node& node = shape.nodes[i];
     visit(node);
-    if (node.kind == node_kind::child_graph && node.child < shape.children.size()) {
+    if (node.kind == graph_node_kind::child_graph && node.child < shape.children.size()) {
       visit_in_read_order(shape.children[node.child], visit);
     }
     for (std::size_t j : dependents[i]) {
@@ -100,7 +100,7 @@ std::optional<update_mismatch> compare_level(const graph_shape& cur, const graph
     if (c.kind != x.kind) {
       return update_mismatch{update_refusal::node_type_changed, x.handle, 0,
                              head + ": " + describe(x, i, names.where) + " pairs with a " +
-                                 node_kind_name(c.kind) + " node of " + names.exec_where +
+                                 graph_node_kind_name(c.kind) + " node of " + names.exec_where +
                                  " (its " + ordinal(i + 1) +
                                  " node); node types cannot change in an update" + tail};
     }
@@ -122,11 +122,13 @@ std::optional<update_mismatch> compare_level(const graph_shape& cur, const graph
                 "); an update keeps the topology" + tail};
       }
     }
-    if (x.kind == node_kind::child_graph && c.child < cur.children.size() &&
+    if (x.kind == graph_node_kind::child_graph && c.child < cur.children.size() &&
         x.child < next.children.size()) {
-      const level_names inner{"the child graph of the " + ordinal(i + 1) + " node of " + names.where,
-                              "its paired child graph in " + names.exec_where};
-      if (auto m = compare_level(cur.children[c.child], next.children[x.child], inner, head, tail)) {
+      const level_names inner{
+          "the child graph of the " + ordinal(i + 1) + " node of " + names.where,
+          "its paired child graph in " + names.exec_where};
+      if (auto m = compare_level(cur.children[c.child], next.children[x.child], inner, head,
+                                 tail)) {
         return m;
       }
     }
@@ -136,22 +138,22 @@ std::optional<update_mismatch> compare_level(const graph_shape& cur, const graph
 
 }  // namespace
 
-const char* node_kind_name(node_kind kind) noexcept {
+const char* graph_node_kind_name(graph_node_kind kind) noexcept {
   switch (kind) {
-    case node_kind::kernel: return "kernel";
-    case node_kind::memcpy: return "memcpy";
-    case node_kind::memset: return "memset";
-    case node_kind::host: return "host";
-    case node_kind::child_graph: return "child graph";
-    case node_kind::empty: return "empty";
-    case node_kind::event_wait: return "event wait";
-    case node_kind::event_record: return "event record";
-    case node_kind::semaphore_signal: return "external semaphore signal";
-    case node_kind::semaphore_wait: return "external semaphore wait";
-    case node_kind::mem_alloc: return "alloc";
-    case node_kind::mem_free: return "free";
-    case node_kind::conditional: return "conditional";
-    case node_kind::other: break;
+    case graph_node_kind::kernel: return "kernel";
+    case graph_node_kind::memcpy: return "memcpy";
+    case graph_node_kind::memset: return "memset";
+    case graph_node_kind::host: return "host";
+    case graph_node_kind::child_graph: return "child graph";
+    case graph_node_kind::empty: return "empty";
+    case graph_node_kind::event_wait: return "event wait";
+    case graph_node_kind::event_record: return "event record";
+    case graph_node_kind::semaphore_signal: return "external semaphore signal";
+    case graph_node_kind::semaphore_wait: return "external semaphore wait";
+    case graph_node_kind::mem_alloc: return "alloc";
+    case graph_node_kind::mem_free: return "free";
+    case graph_node_kind::conditional: return "conditional";
+    case graph_node_kind::other: break;
   }
   return "unknown";
 }
@@ -172,7 +174,7 @@ std::string ordinal(std::size_t n) {
 
 bool graph_shape::has_memory_nodes() const noexcept {
   for (const shape_node& n : nodes) {
-    if (n.kind == node_kind::mem_alloc || n.kind == node_kind::mem_free) return true;
+    if (n.kind == graph_node_kind::mem_alloc || n.kind == graph_node_kind::mem_free) return true;
   }
   return std::any_of(children.begin(), children.end(),
                      [](const graph_shape& c) { return c.has_memory_nodes(); });
@@ -183,10 +185,10 @@ memory_signature signature_of(const graph_shape& shape) {
   std::unordered_map<std::uintptr_t, std::size_t> unfreed;  // address -> its allocation
   std::size_t frees = 0;
   visit_in_read_order(shape, [&](const shape_node& n) {
-    if (n.kind == node_kind::mem_alloc) {
+    if (n.kind == graph_node_kind::mem_alloc) {
       unfreed[n.address] = sig.allocations.size();
       sig.allocations.push_back({n.handle, n.bytes, n.device, n.peers, false, 0, std::nullopt});
-    } else if (n.kind == node_kind::mem_free) {
+    } else if (n.kind == graph_node_kind::mem_free) {
       if (const auto a = unfreed.find(n.address); a != unfreed.end()) {
         memory_signature::allocation& freed = sig.allocations[a->second];
         freed.freed_here = true;
@@ -320,12 +322,12 @@ std::optional<update_mismatch> compare_memory(const memory_signature& current,
   return std::nullopt;
 }
 
-std::optional<update_mismatch> check_node_update(node_kind actual, node_kind given,
+std::optional<update_mismatch> check_node_update(graph_node_kind actual, graph_node_kind given,
                                                  node_handle node, const std::string& where) {
   const std::string head = std::string("setting the parameters of the ") +
-                           node_kind_name(actual) + " node " + format_address(node) + " in " +
+                           graph_node_kind_name(actual) + " node " + format_address(node) + " in " +
                            where + ": ";
-  if (actual == node_kind::mem_alloc || actual == node_kind::mem_free) {
+  if (actual == graph_node_kind::mem_alloc || actual == graph_node_kind::mem_free) {
     return update_mismatch{update_refusal::not_supported, node, 0,
                            head + "the parameters of alloc and free nodes are fixed once they "
                                   "are made (the driver changes them neither in a graph nor in "
@@ -334,7 +336,7 @@ std::optional<update_mismatch> check_node_update(node_kind actual, node_kind giv
   }
   if (actual != given) {
     return update_mismatch{update_refusal::node_type_changed, node, 0,
-                           head + "the parameters given are a " + node_kind_name(given) +
+                           head + "the parameters given are a " + graph_node_kind_name(given) +
                                " node's; give the node parameters of its own kind"};
   }
   return std::nullopt;

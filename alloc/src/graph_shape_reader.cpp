@@ -21,7 +21,7 @@ std::vector<cudaGraphNode_t> nodes_of(cudaGraph_t g) {
 }
 
 void read_memory_node(cudaGraphNode_t node, shape_node& out) {
-  if (out.kind == node_kind::mem_alloc) {
+  if (out.kind == graph_node_kind::mem_alloc) {
     cudaMemAllocNodeParams p{};
     GMEM_CUDA_TRY(cudaGraphMemAllocNodeGetParams(node, &p));
     out.address = reinterpret_cast<std::uintptr_t>(p.dptr);
@@ -57,9 +57,9 @@ void read_level(cudaGraph_t g, graph_shape& shape) {
     cudaGraphNodeType type{};
     GMEM_CUDA_TRY(cudaGraphNodeGetType(nodes[i], &type));
     out.kind = kind_of(type);
-    if (out.kind == node_kind::mem_alloc || out.kind == node_kind::mem_free) {
+    if (out.kind == graph_node_kind::mem_alloc || out.kind == graph_node_kind::mem_free) {
       read_memory_node(nodes[i], out);
-    } else if (out.kind == node_kind::child_graph) {
+    } else if (out.kind == graph_node_kind::child_graph) {
       cudaGraph_t child = nullptr;
       GMEM_CUDA_TRY(cudaGraphChildGraphNodeGetGraph(nodes[i], &child));
       out.child = shape.children.size();
@@ -87,26 +87,26 @@ void read_level(cudaGraph_t g, graph_shape& shape) {
 
 }  // namespace
 
-node_kind kind_of(cudaGraphNodeType type) noexcept {
+graph_node_kind kind_of(cudaGraphNodeType type) noexcept {
   switch (type) {
-    case cudaGraphNodeTypeKernel: return node_kind::kernel;
-    case cudaGraphNodeTypeMemcpy: return node_kind::memcpy;
-    case cudaGraphNodeTypeMemset: return node_kind::memset;
-    case cudaGraphNodeTypeHost: return node_kind::host;
-    case cudaGraphNodeTypeGraph: return node_kind::child_graph;
-    case cudaGraphNodeTypeEmpty: return node_kind::empty;
-    case cudaGraphNodeTypeWaitEvent: return node_kind::event_wait;
-    case cudaGraphNodeTypeEventRecord: return node_kind::event_record;
-    case cudaGraphNodeTypeExtSemaphoreSignal: return node_kind::semaphore_signal;
-    case cudaGraphNodeTypeExtSemaphoreWait: return node_kind::semaphore_wait;
-    case cudaGraphNodeTypeMemAlloc: return node_kind::mem_alloc;
-    case cudaGraphNodeTypeMemFree: return node_kind::mem_free;
-    case cudaGraphNodeTypeConditional: return node_kind::conditional;
-    default: return node_kind::other;
+    case cudaGraphNodeTypeKernel: return graph_node_kind::kernel;
+    case cudaGraphNodeTypeMemcpy: return graph_node_kind::memcpy;
+    case cudaGraphNodeTypeMemset: return graph_node_kind::memset;
+    case cudaGraphNodeTypeHost: return graph_node_kind::host;
+    case cudaGraphNodeTypeGraph: return graph_node_kind::child_graph;
+    case cudaGraphNodeTypeEmpty: return graph_node_kind::empty;
+    case cudaGraphNodeTypeWaitEvent: return graph_node_kind::event_wait;
+    case cudaGraphNodeTypeEventRecord: return graph_node_kind::event_record;
+    case cudaGraphNodeTypeExtSemaphoreSignal: return graph_node_kind::semaphore_signal;
+    case cudaGraphNodeTypeExtSemaphoreWait: return graph_node_kind::semaphore_wait;
+    case cudaGraphNodeTypeMemAlloc: return graph_node_kind::mem_alloc;
+    case cudaGraphNodeTypeMemFree: return graph_node_kind::mem_free;
+    case cudaGraphNodeTypeConditional: return graph_node_kind::conditional;
+    default: return graph_node_kind::other;
   }
 }
 
-node_kind read_node_kind(cudaGraphNode_t node) {
+graph_node_kind read_node_kind(cudaGraphNode_t node) {
   cudaGraphNodeType type{};
   GMEM_CUDA_TRY_CTX(cudaGraphNodeGetType(node, &type),
                     "reading the type of node " + format_address(handle_of(node)));
@@ -125,7 +125,7 @@ std::string describe_node(cudaGraphNode_t node, cudaGraph_t g,
     std::string kind = "node";
     cudaGraphNodeType type{};
     if (cudaGraphNodeGetType(node, &type) == cudaSuccess) {
-      kind = std::string(node_kind_name(kind_of(type))) + " node";
+      kind = std::string(graph_node_kind_name(kind_of(type))) + " node";
     } else {
       (void)cudaGetLastError();
     }

@@ -11,10 +11,10 @@
 namespace gmem::detail {
 
 /// The kind of a cudaGraphNodeType.
-[[nodiscard]] node_kind kind_of(cudaGraphNodeType type) noexcept;
+[[nodiscard]] graph_node_kind kind_of(cudaGraphNodeType type) noexcept;
 
 /// The kind of `node` (cudaGraphNodeGetType). Throws cuda_error.
-[[nodiscard]] node_kind read_node_kind(cudaGraphNode_t node);
+[[nodiscard]] graph_node_kind read_node_kind(cudaGraphNode_t node);
 
 /// Reads `g`: its nodes in the order the driver lists them (creation order), their kinds and
 /// dependencies, the parameters of its alloc and free nodes, its child graphs recursively.

@@ -27,7 +27,8 @@ void free_on_device(void* ptr, int device) noexcept {
   cudaError_t err = cudaSetDevice(device);
   if (err == cudaSuccess) err = cudaFree(ptr);
   if (err != cudaSuccess && err != cudaErrorCudartUnloading) {  // unloading: the process exits
-    std::fprintf(stderr, "gmem: freeing the outside buffer at %s on device %d failed with %s (%s)\n",
+    std::fprintf(stderr,
+                 "gmem: freeing the outside buffer at %s on device %d failed with %s (%s)\n",
                  format_address(reinterpret_cast<std::uintptr_t>(ptr)).c_str(), device,
                  cudaGetErrorName(err), cudaGetErrorString(err));
   }

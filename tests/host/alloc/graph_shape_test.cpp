@@ -13,13 +13,13 @@ namespace {
 using gmem::graph_shape;
 using gmem::memory_signature;
 using gmem::node_handle;
-using gmem::node_kind;
+using gmem::graph_node_kind;
 using gmem::shape_node;
 using gmem::update_refusal;
 
 constexpr std::size_t MiB = std::size_t{1} << 20;
 
-shape_node plain(node_handle h, node_kind k, std::vector<std::size_t> deps = {}) {
+shape_node plain(node_handle h, graph_node_kind k, std::vector<std::size_t> deps = {}) {
   shape_node n;
   n.handle = h;
   n.kind = k;
@@ -29,7 +29,7 @@ shape_node plain(node_handle h, node_kind k, std::vector<std::size_t> deps = {})
 
 shape_node alloc(node_handle h, std::uintptr_t address, std::size_t bytes,
                  std::vector<std::size_t> deps = {}, int device = 0, std::vector<int> peers = {}) {
-  shape_node n = plain(h, node_kind::mem_alloc, std::move(deps));
+  shape_node n = plain(h, graph_node_kind::mem_alloc, std::move(deps));
   n.address = address;
   n.bytes = bytes;
   n.device = device;
@@ -38,7 +38,7 @@ shape_node alloc(node_handle h, std::uintptr_t address, std::size_t bytes,
 }
 
 shape_node free_of(node_handle h, std::uintptr_t address, std::vector<std::size_t> deps) {
-  shape_node n = plain(h, node_kind::mem_free, std::move(deps));
+  shape_node n = plain(h, graph_node_kind::mem_free, std::move(deps));
   n.address = address;
   return n;
 }
@@ -46,7 +46,7 @@ shape_node free_of(node_handle h, std::uintptr_t address, std::vector<std::size_
 /// alloc -> kernel -> free, handles from `base`, the allocation at `address`.
 graph_shape chain(node_handle base, std::uintptr_t address, std::size_t bytes = MiB) {
   graph_shape s;
-  s.nodes = {alloc(base, address, bytes), plain(base + 1, node_kind::kernel, {0}),
+  s.nodes = {alloc(base, address, bytes), plain(base + 1, graph_node_kind::kernel, {0}),
              free_of(base + 2, address, {1})};
   return s;
 }
@@ -92,24 +92,26 @@ TEST(GraphShapeUpdate, ChangedDeviceOrPeersAreRefusedToo) {
   m = gmem::compare_memory(gmem::signature_of(a), gmem::signature_of(b), "A", "B");
   ASSERT_TRUE(m);
   EXPECT_EQ(m->reason, update_refusal::parameters_changed);
-  EXPECT_TRUE(has(m->message, "on device 0 with read-write access for device 1 where")) << m->message;
+  EXPECT_TRUE(has(m->message, "on device 0 with read-write access for device 1 where"))
+      << m->message;
 }
 
 TEST(GraphShapeUpdate, AnExtraNodeIsATopologyChangeThatGivesBothCounts) {
   const graph_shape a = chain(0xa0, 0x10000);
   graph_shape b = chain(0xb0, 0x90000);
-  b.nodes.push_back(plain(0xb3, node_kind::empty, {2}));
+  b.nodes.push_back(plain(0xb3, graph_node_kind::empty, {2}));
   const auto m = gmem::compare_topology(a, b, "A", "B");
   ASSERT_TRUE(m);
   EXPECT_EQ(m->reason, update_refusal::topology_changed);
   EXPECT_EQ(m->node, node_handle{0});
-  EXPECT_TRUE(has(m->message, "graph 'B' has 4 nodes where the executable graph has 3")) << m->message;
+  EXPECT_TRUE(has(m->message, "graph 'B' has 4 nodes where the executable graph has 3"))
+      << m->message;
 }
 
 TEST(GraphShapeUpdate, AChangedNodeKindNamesTheNodeAndBothKinds) {
   const graph_shape a = chain(0xa0, 0x10000);
   graph_shape b = chain(0xb0, 0x90000);
-  b.nodes[1].kind = node_kind::memset;
+  b.nodes[1].kind = graph_node_kind::memset;
   const auto m = gmem::compare_topology(a, b, "A", "B");
   ASSERT_TRUE(m);
   EXPECT_EQ(m->reason, update_refusal::node_type_changed);
@@ -122,11 +124,11 @@ TEST(GraphShapeUpdate, AChangedNodeKindNamesTheNodeAndBothKinds) {
 TEST(GraphShapeUpdate, AChangedDependencyNamesTheNodeAndTheDependencyThatDoesNotMatch) {
   // A: alloc -> k1 -> k2 -> free; B: k2 depends on the alloc node instead of k1.
   graph_shape a;
-  a.nodes = {alloc(0xa0, 0x10000, MiB), plain(0xa1, node_kind::kernel, {0}),
-             plain(0xa2, node_kind::kernel, {1}), free_of(0xa3, 0x10000, {2})};
+  a.nodes = {alloc(0xa0, 0x10000, MiB), plain(0xa1, graph_node_kind::kernel, {0}),
+             plain(0xa2, graph_node_kind::kernel, {1}), free_of(0xa3, 0x10000, {2})};
   graph_shape b;
-  b.nodes = {alloc(0xb0, 0x90000, MiB), plain(0xb1, node_kind::kernel, {0}),
-             plain(0xb2, node_kind::kernel, {0}), free_of(0xb3, 0x90000, {2})};
+  b.nodes = {alloc(0xb0, 0x90000, MiB), plain(0xb1, graph_node_kind::kernel, {0}),
+             plain(0xb2, graph_node_kind::kernel, {0}), free_of(0xb3, 0x90000, {2})};
   const auto m = gmem::compare_topology(a, b, "A", "B");
   ASSERT_TRUE(m);
   EXPECT_EQ(m->reason, update_refusal::topology_changed);
@@ -151,7 +153,7 @@ TEST(GraphShapeUpdate, AnotherDependencyCountIsATopologyChangeAtThatNode) {
 
 TEST(GraphShapeUpdate, ChildGraphsAreComparedLevelByLevel) {
   graph_shape a;
-  a.nodes = {plain(0xa0, node_kind::child_graph), plain(0xa1, node_kind::kernel, {0})};
+  a.nodes = {plain(0xa0, graph_node_kind::child_graph), plain(0xa1, graph_node_kind::kernel, {0})};
   a.nodes[0].child = 0;
   a.children = {chain(0xa10, 0x10000)};
   graph_shape b = a;
@@ -160,7 +162,7 @@ TEST(GraphShapeUpdate, ChildGraphsAreComparedLevelByLevel) {
   b.children = {chain(0xb10, 0x90000)};
   EXPECT_FALSE(gmem::compare_topology(a, b, "A", "B"));
 
-  b.children[0].nodes.push_back(plain(0xb13, node_kind::empty, {2}));
+  b.children[0].nodes.push_back(plain(0xb13, graph_node_kind::empty, {2}));
   auto m = gmem::compare_topology(a, b, "A", "B");
   ASSERT_TRUE(m);
   EXPECT_TRUE(has(m->message, "the child graph of the 1st node of graph 'B' has 4 nodes where its "
@@ -205,7 +207,8 @@ TEST(GraphShapeUpdate, SignaturePairsAFreeWithTheLatestEarlierAllocationOfItsAdd
   EXPECT_EQ(sig.allocations[0].free_node, node_handle{2});
   EXPECT_EQ(sig.allocations[0].free_position, 0u);
   EXPECT_EQ(sig.allocations[1].free_node, node_handle{4});
-  EXPECT_EQ(sig.allocations[1].free_position, 1u);  // the foreign free, ready first, is created last
+  // The foreign free is ready from the start but created last: read last.
+  EXPECT_EQ(sig.allocations[1].free_position, 1u);
   ASSERT_EQ(sig.foreign_frees.size(), 1u);
   EXPECT_EQ(sig.foreign_frees[0].node, node_handle{5});
   EXPECT_EQ(sig.foreign_frees[0].address, 0x77000u);
@@ -237,7 +240,7 @@ TEST(GraphShapeUpdate, ALedgersSignatureChecksSizesAndFreesButNotPeers) {
   EXPECT_FALSE(gmem::compare_memory(from_ledger, gmem::signature_of(b), "A", "B"));
 
   b.nodes.pop_back();  // B leaves its allocation unfreed
-  b.nodes.push_back(plain(0xb2, node_kind::empty, {1}));
+  b.nodes.push_back(plain(0xb2, graph_node_kind::empty, {1}));
   const auto m = gmem::compare_memory(from_ledger, gmem::signature_of(b), "A", "B");
   ASSERT_TRUE(m);
   EXPECT_EQ(m->node, node_handle{0xb0});
@@ -254,7 +257,8 @@ TEST(GraphShapeUpdate, MemoryNodesAddedOrFreesOfOtherAddressesAreRefused) {
   ASSERT_TRUE(m);
   EXPECT_EQ(m->reason, update_refusal::topology_changed);
   EXPECT_EQ(m->node, node_handle{0xb3});
-  EXPECT_TRUE(has(m->message, "graph 'B' has 2 alloc nodes where the executable graph has 1")) << m->message;
+  EXPECT_TRUE(has(m->message, "graph 'B' has 2 alloc nodes where the executable graph has 1"))
+      << m->message;
 
   graph_shape fa;
   fa.nodes = {free_of(0xa0, 0x50000, {})};
@@ -294,7 +298,7 @@ TEST(GraphShapeUpdate, AGraphWithMemoryNodesInstantiatedElsewhereIsRefused) {
 }
 
 TEST(GraphShapeUpdate, MemoryNodesParametersCannotBeSetAndKindsMustAgree) {
-  auto m = gmem::check_node_update(node_kind::mem_alloc, node_kind::mem_alloc, 0xa0,
+  auto m = gmem::check_node_update(graph_node_kind::mem_alloc, graph_node_kind::mem_alloc, 0xa0,
                                    "executable graph 'A'");
   ASSERT_TRUE(m);
   EXPECT_EQ(m->reason, update_refusal::not_supported);
@@ -302,15 +306,18 @@ TEST(GraphShapeUpdate, MemoryNodesParametersCannotBeSetAndKindsMustAgree) {
   EXPECT_TRUE(has(m->message, "setting the parameters of the alloc node 0xa0 in executable graph "
                               "'A': the parameters of alloc and free nodes are fixed"))
       << m->message;
-  m = gmem::check_node_update(node_kind::mem_free, node_kind::kernel, 0xa2, "graph 'A'");
+  m = gmem::check_node_update(graph_node_kind::mem_free, graph_node_kind::kernel, 0xa2,
+                              "graph 'A'");
   ASSERT_TRUE(m);
   EXPECT_EQ(m->reason, update_refusal::not_supported);
-  m = gmem::check_node_update(node_kind::memset, node_kind::kernel, 0xa1, "executable graph 'A'");
+  m = gmem::check_node_update(graph_node_kind::memset, graph_node_kind::kernel, 0xa1,
+                              "executable graph 'A'");
   ASSERT_TRUE(m);
   EXPECT_EQ(m->reason, update_refusal::node_type_changed);
   EXPECT_TRUE(has(m->message, "the memset node 0xa1")) << m->message;
   EXPECT_TRUE(has(m->message, "the parameters given are a kernel node's")) << m->message;
-  EXPECT_FALSE(gmem::check_node_update(node_kind::kernel, node_kind::kernel, 0xa1, "graph 'A'"));
+  EXPECT_FALSE(gmem::check_node_update(graph_node_kind::kernel, graph_node_kind::kernel, 0xa1,
+                                       "graph 'A'"));
 }
 
 TEST(GraphShapeUpdate, UpdateErrorIsAUsageErrorCarryingTheNodes) {
@@ -337,7 +344,7 @@ TEST(GraphShapeUpdate, OrdinalsReadAsWords) {
 
 TEST(GraphShapeUpdate, MemoryNodesAreFoundInChildGraphs) {
   graph_shape s;
-  s.nodes = {plain(1, node_kind::child_graph)};
+  s.nodes = {plain(1, graph_node_kind::child_graph)};
   s.nodes[0].child = 0;
   s.children.emplace_back();
   EXPECT_FALSE(s.has_memory_nodes());

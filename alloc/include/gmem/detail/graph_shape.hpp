@@ -27,7 +27,7 @@
 namespace gmem {
 
 /// The kind of a graph node (cudaGraphNodeType, as plain C++).
-enum class node_kind : std::uint8_t {
+enum class graph_node_kind : std::uint8_t {
   kernel,
   memcpy,
   memset,
@@ -45,13 +45,13 @@ enum class node_kind : std::uint8_t {
 };
 
 /// "kernel", "alloc", "free", "child graph"... for messages ("a kernel node").
-[[nodiscard]] const char* node_kind_name(node_kind kind) noexcept;
+[[nodiscard]] const char* graph_node_kind_name(graph_node_kind kind) noexcept;
 
 /// One node of a graph_shape.
 struct shape_node {
   static constexpr std::size_t no_child = ~std::size_t{0};
   node_handle handle = 0;
-  node_kind kind = node_kind::other;
+  graph_node_kind kind = graph_node_kind::other;
   std::vector<std::size_t> deps;  ///< its dependencies: indices in the same level, ascending
   std::uintptr_t address = 0;     ///< alloc: the address it returns; free: the address it frees
   std::size_t bytes = 0;          ///< alloc: the size asked for
@@ -135,7 +135,8 @@ struct update_mismatch {
 /// A node parameter update in `where` ("executable graph 'A'", "graph 'A'"): `node` is of
 /// kind `actual`, the parameters given are for kind `given`. Memory nodes' parameters cannot
 /// be set, and the kinds must agree.
-[[nodiscard]] std::optional<update_mismatch> check_node_update(node_kind actual, node_kind given,
+[[nodiscard]] std::optional<update_mismatch> check_node_update(graph_node_kind actual,
+                                                               graph_node_kind given,
                                                                node_handle node,
                                                                const std::string& where);
 
