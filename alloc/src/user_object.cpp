@@ -14,12 +14,16 @@ namespace {
 using release_fn = std::function<void()>;
 
 // The driver's callback for user_object::deferred: it may neither call CUDA nor block, so it
-// only hands the release to gmem's release thread.
-void hand_over(void* p) {
-  detail::release_queue::process().post([p] {
-    const std::unique_ptr<release_fn> release(static_cast<release_fn*>(p));
-    if (*release) (*release)();
-  });
+// only hands the release to gmem's release thread. Nothing may escape into the driver.
+void hand_over(void* p) noexcept {
+  try {
+    detail::release_queue::process().post([p] {
+      const std::unique_ptr<release_fn> release(static_cast<release_fn*>(p));
+      if (*release) (*release)();
+    });
+  } catch (...) {
+    std::fprintf(stderr, "gmem: a deferred release could not be handed over; it is kept\n");
+  }
 }
 
 // On the release thread, where CUDA calls are allowed.
