@@ -24,6 +24,10 @@ void register_overhead_benchmarks();
 /// Where profile_graph's time goes on a 1000-allocation graph, independent and chained.
 void register_profile_time_benchmarks();
 
+/// Moving an executable graph with memory nodes to another graph of its shape: updated
+/// (gmem, raw) or instantiated anew (gmem, raw), for each (bytes per allocation, allocations).
+void register_update_benchmarks(const std::vector<std::pair<std::uint64_t, int>>& shapes);
+
 /// The plan's price in launch time: predicted by profile_graph, and the planned graph launched.
 void register_advice_price_benchmarks();
 

@@ -80,6 +80,12 @@ int main(int argc, char** argv) {
   register_overhead_benchmarks();
   register_profile_time_benchmarks();
   register_advice_price_benchmarks();
+  // Updates: chains of 2 MiB allocations, and one large allocation (the first launch maps it).
+  std::vector<std::pair<std::uint64_t, int>> update_shapes =
+      c.quick ? std::vector<std::pair<std::uint64_t, int>>{{2 * MiB, 1}, {2 * MiB, 64}}
+              : std::vector<std::pair<std::uint64_t, int>>{
+                    {2 * MiB, 1}, {2 * MiB, 16}, {2 * MiB, 256}, {256 * MiB, 1}};
+  register_update_benchmarks(update_shapes);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

@@ -128,6 +128,42 @@ void capture::free_async(void* ptr, cudaStream_t s) {
   if (own) mine->second.freed = true;  // until malloc_async returns the address again
 }
 
+cudaGraphNode_t capture::add_kernel_raw(cudaStream_t s, void* func, dim3 grid, dim3 block,
+                                        unsigned int shared_bytes, void** args) {
+  s = resolve(s);
+  const std::string what = "adding a kernel node to the capture of graph '" +
+                           tracker_.graph_name() + "' in " + describe_stream(s);
+  if (!active_) {
+    throw usage_error(what + ": the capture has ended; add the node to the graph instead "
+                             "(gmem::graph::add_kernel)");
+  }
+  tracker_.check_in_capture(handle_of(s), "a kernel node");
+  cudaStreamCaptureStatus status{};
+  cudaGraph_t g = nullptr;
+  const cudaGraphNode_t* deps = nullptr;
+  const cudaGraphEdgeData* edges = nullptr;
+  std::size_t count = 0;
+  GMEM_CUDA_TRY_CTX(cudaStreamGetCaptureInfo(s, &status, nullptr, &g, &deps, &edges, &count),
+                    what);
+  if (status != cudaStreamCaptureStatusActive) {
+    throw usage_error(what + ": the capture is no longer active (an operation not permitted "
+                             "while capturing invalidated it); end it and capture again");
+  }
+  cudaGraphNodeParams p{};
+  p.type = cudaGraphNodeTypeKernel;
+  p.kernel.func = func;
+  p.kernel.gridDim = grid;
+  p.kernel.blockDim = block;
+  p.kernel.sharedMemBytes = shared_bytes;
+  p.kernel.kernelParams = args;
+  cudaGraphNode_t node = nullptr;
+  GMEM_CUDA_TRY_CTX(cudaGraphAddNode(&node, g, deps, edges, count, &p), what);
+  GMEM_CUDA_TRY_CTX(cudaStreamUpdateCaptureDependencies(s, &node, nullptr, 1,
+                                                        cudaStreamSetCaptureDependencies),
+                    what);
+  return node;
+}
+
 graph capture::end() {
   if (!active_) {
     throw usage_error("capture of graph '" + tracker_.graph_name() + "' has already ended");

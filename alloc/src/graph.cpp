@@ -5,7 +5,11 @@
 #include <utility>
 
 #include "gmem/capability.hpp"
+#include "gmem/detail/graph_shape.hpp"
 #include "gmem/error.hpp"
+#include "gmem/user_object.hpp"
+#include "graph_shape_reader.hpp"
+#include "kernel_node_params.hpp"
 #include "memory_node_calls.hpp"
 
 namespace gmem {
@@ -35,10 +39,20 @@ std::string in_graph(const std::string& name) { return "graph '" + name + "'"; }
 
 graph::graph(std::string name) : ledger_(std::make_shared<graph_ledger>(std::move(name))) {
   GMEM_CUDA_TRY_CTX(cudaGraphCreate(&handle_, 0), "creating " + in_graph(ledger_->name()));
+  ledger_->set_graph_alive(true);
 }
 
 graph::graph(cudaGraph_t handle, bool owning, std::shared_ptr<graph_ledger> ledger) noexcept
-    : handle_(handle), owning_(owning), ledger_(std::move(ledger)) {}
+    : handle_(handle), owning_(owning), ledger_(std::move(ledger)) {
+  if (owning_ && handle_ && ledger_) ledger_->set_graph_alive(true);
+}
+
+void graph::destroy() noexcept {
+  if (owning_ && handle_) {
+    GMEM_CUDA_TRY_NOTHROW(cudaGraphDestroy(handle_));
+    if (ledger_) ledger_->set_graph_alive(false);
+  }
+}
 
 graph graph::adopt(cudaGraph_t g, std::string name) {
   return adopt(g, std::make_shared<graph_ledger>(std::move(name)));
@@ -50,9 +64,7 @@ graph graph::adopt(cudaGraph_t g, std::shared_ptr<graph_ledger> ledger) {
   return out;
 }
 
-graph::~graph() {
-  if (owning_ && handle_) GMEM_CUDA_TRY_NOTHROW(cudaGraphDestroy(handle_));
-}
+graph::~graph() { destroy(); }
 
 graph::graph(graph&& other) noexcept
     : handle_(std::exchange(other.handle_, nullptr)),
@@ -61,7 +73,7 @@ graph::graph(graph&& other) noexcept
 
 graph& graph::operator=(graph&& other) noexcept {
   if (this != &other) {
-    if (owning_ && handle_) GMEM_CUDA_TRY_NOTHROW(cudaGraphDestroy(handle_));
+    destroy();
     handle_ = std::exchange(other.handle_, nullptr);
     owning_ = other.owning_;
     ledger_ = std::move(other.ledger_);
@@ -127,16 +139,29 @@ cudaGraphNode_t graph::add_free(void* ptr, const node_list& deps) {
 cudaGraphNode_t graph::add_kernel_raw(const node_list& deps, void* func, dim3 grid, dim3 block,
                                       unsigned int shared_bytes, void** args) {
   require_ordinary("adding a kernel node");
-  cudaKernelNodeParams p{};
-  p.func = func;
-  p.gridDim = grid;
-  p.blockDim = block;
-  p.sharedMemBytes = shared_bytes;
-  p.kernelParams = args;
+  const cudaKernelNodeParams p =
+      detail::kernel_node_params(func, grid, block, shared_bytes, args);
   cudaGraphNode_t node = nullptr;
   GMEM_CUDA_TRY_CTX(cudaGraphAddKernelNode(&node, handle_, deps.data(), deps.size(), &p),
                     "kernel node in " + in_graph(name()));
   return node;
+}
+
+void graph::set_kernel_raw(cudaGraphNode_t node, void* func, dim3 grid, dim3 block,
+                           unsigned int shared_bytes, void** args) {
+  require_ordinary("setting a kernel node's parameters");
+  const graph_node_kind actual = detail::read_node_kind(node);
+  if (const auto refused = check_node_update(actual, graph_node_kind::kernel,
+                                             reinterpret_cast<node_handle>(node),
+                                             in_graph(name()))) {
+    throw_update_error(*refused);
+  }
+  const cudaKernelNodeParams p =
+      detail::kernel_node_params(func, grid, block, shared_bytes, args);
+  GMEM_CUDA_TRY_CTX(cudaGraphKernelNodeSetParams(node, &p),
+                    "setting the parameters of kernel node " +
+                        format_address(reinterpret_cast<std::uintptr_t>(node)) + " in " +
+                        in_graph(name()));
 }
 
 cudaGraphNode_t graph::add_memset(const node_list& deps, void* dst, unsigned char value,
@@ -220,6 +245,7 @@ cudaGraphNode_t graph::add_child_graph(const node_list& deps, graph&& child) {
   cudaGraphNode_t node = add_node(deps, params, "child graph node (ownership moved)");
   child.handle_ = nullptr;  // the parent owns it now, whatever happens next
   child.owning_ = false;
+  child.ledger_->set_graph_alive(false);
   ledger_->absorb_child(*child.ledger_);
   return node;
 }
@@ -253,6 +279,31 @@ std::vector<graph> graph::add_conditional(const node_list& deps,
                                graph_ledger::kind::conditional_body)));
   }
   return bodies;
+}
+
+void graph::retain(const user_object& object) {
+  require_ordinary("retaining a user object");
+  if (!object) {
+    throw usage_error("retaining an empty gmem::user_object in " + in_graph(name()) +
+                      " (moved from, or released): retain the user object it was moved to");
+  }
+  GMEM_CUDA_TRY_CTX(cudaGraphRetainUserObject(handle_, object.get(), 1, 0),
+                    "retaining user object " +
+                        format_address(reinterpret_cast<std::uintptr_t>(object.get())) + " in " +
+                        in_graph(name()));
+}
+
+void graph::retain(user_object&& object) {
+  require_ordinary("retaining a user object");
+  if (!object) {
+    throw usage_error("moving an empty gmem::user_object into " + in_graph(name()) +
+                      " (moved from, or released): retain the user object it was moved to");
+  }
+  GMEM_CUDA_TRY_CTX(cudaGraphRetainUserObject(handle_, object.get(), 1, cudaGraphUserObjectMove),
+                    "moving user object " +
+                        format_address(reinterpret_cast<std::uintptr_t>(object.get())) +
+                        " into " + in_graph(name()));
+  (void)object.release();  // the graph holds that reference now
 }
 
 graph graph::clone(std::string clone_name) const {

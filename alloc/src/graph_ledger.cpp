@@ -236,9 +236,10 @@ void graph_ledger::check_instantiate(const instantiate_request& request) const {
                       "separate host-launched graph");
   }
   if (live_execs_ > 0 && has_memory_nodes()) {
-    throw usage_error(where() + ": an executable graph of it already exists, and a graph with "
-                      "memory nodes may have only one at a time; destroy the first "
-                      "executable graph before instantiating again");
+    throw usage_error(where() + ": an executable graph of it already exists (instantiated "
+                      "from it, or updated with it), and a graph with memory nodes may have only "
+                      "one at a time; destroy the first executable graph before instantiating "
+                      "again");
   }
 }
 

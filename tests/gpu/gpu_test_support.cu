@@ -1,5 +1,8 @@
 #include "gpu_test_support.cuh"
 
+#include <cstdio>
+#include <thread>
+
 namespace gmem::test {
 
 void GpuTest::SetUp() {
@@ -133,6 +136,20 @@ void expect_stream_usable(cudaStream_t s) {
   ASSERT_EQ(cudaGetLastError(), cudaSuccess);
   ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
   EXPECT_EQ(out.to_host()[63], 68);
+}
+
+bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds limit) {
+  const auto until = std::chrono::steady_clock::now() + limit;
+  while (!condition()) {
+    if (std::chrono::steady_clock::now() > until) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
+
+void driver_fact(const std::string& key, const std::string& what) {
+  std::printf("driver fact: %s: %s\n", key.c_str(), what.c_str());
+  ::testing::Test::RecordProperty(key, what);
 }
 
 }  // namespace gmem::test

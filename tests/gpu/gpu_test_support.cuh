@@ -5,7 +5,10 @@
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <functional>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "gmem/gmem.hpp"
@@ -78,5 +81,29 @@ bool is_capturing(cudaStream_t s);
 
 /// Runs a tiny kernel in `s` and waits for it: the stream is usable.
 void expect_stream_usable(cudaStream_t s);
+
+/// The update_error `f` throws (a test failure, and an empty error, when it throws none).
+template <typename F>
+update_error update_error_of(F&& f) {
+  try {
+    f();
+  } catch (const update_error& e) {
+    return e;
+  }
+  ADD_FAILURE() << "no update_error";
+  return update_error(update_refusal::topology_changed, 0, 0, "");
+}
+
+/// A node's handle as gmem's errors carry it.
+inline node_handle handle(cudaGraphNode_t node) { return reinterpret_cast<node_handle>(node); }
+
+/// Polls `condition` every millisecond until it holds or `limit` passed; says whether it held.
+/// For what the driver does later on a thread of its own (a user object's destructor).
+bool eventually(const std::function<bool()>& condition,
+                std::chrono::milliseconds limit = std::chrono::seconds(5));
+
+/// Prints "driver fact: <what>" and records it as a property of the test (in the XML of
+/// --gtest_output): what the driver did where the documentation does not say.
+void driver_fact(const std::string& key, const std::string& what);
 
 }  // namespace gmem::test

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "gmem/detail/capture_tracker.hpp"
+#include "gmem/detail/kernel_args.hpp"
 #include "gmem/graph.hpp"
 #include "gmem/handles.hpp"
 
@@ -49,6 +50,26 @@ class capture {
   /// or an allocation that already has a free (a second free of an allocation of this capture
   /// included), cuda_error.
   void free_async(void* ptr, cudaStream_t s = nullptr);
+
+  /// Adds a kernel node running `kernel<<<grid, block, shared_bytes>>>(args...)` to the graph
+  /// being captured, after the work captured so far in `s` (the origin when null), and makes
+  /// the stream's later work wait for it (cudaStreamGetCaptureInfo, cudaGraphAddNode,
+  /// cudaStreamUpdateCaptureDependencies). Unlike a captured launch it returns the node, which
+  /// graph_exec::set_kernel takes to change the kernel's parameters on the executable graph.
+  /// Throws usage_error for a stream outside the capture or a capture no longer active,
+  /// cuda_error if the driver refuses.
+  template <typename... Params, typename... Args>
+  cudaGraphNode_t add_kernel(cudaStream_t s, void (*kernel)(Params...), dim3 grid, dim3 block,
+                             unsigned int shared_bytes, Args&&... args) {
+    static_assert(sizeof...(Params) == sizeof...(Args), "kernel argument count mismatch");
+    detail::kernel_args<Params...> packed(std::forward<Args>(args)...);
+    return add_kernel_raw(s, reinterpret_cast<void*>(kernel), grid, block, shared_bytes,
+                          packed.get());
+  }
+
+  /// add_kernel from raw parameters (`args` as for cudaLaunchKernel).
+  cudaGraphNode_t add_kernel_raw(cudaStream_t s, void* func, dim3 grid, dim3 block,
+                                 unsigned int shared_bytes, void** args);
 
   /// Ends the capture and returns the graph. If streams forked into the capture were not
   /// joined, they are joined, the graph is discarded and usage_error names them; if the capture

@@ -8,3 +8,4 @@
 #include "gmem/graph_exec.hpp"
 #include "gmem/handles.hpp"
 #include "gmem/outside_free.hpp"
+#include "gmem/user_object.hpp"

@@ -4,19 +4,20 @@
 
 #include <cuda_runtime_api.h>
 
-#include <array>
 #include <initializer_list>
 #include <cstddef>
 #include <memory>
 #include <string>
-#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "gmem/alloc_request.hpp"
 #include "gmem/detail/graph_ledger.hpp"
+#include "gmem/detail/kernel_args.hpp"
 
 namespace gmem {
+
+class user_object;
 
 /// The dependencies of a new node: a non-owning view, like std::span, over braces
 /// (`{a, b}`) or a std::vector. It never allocates (adding a node costs no more than the raw
@@ -91,21 +92,31 @@ class graph {
   cudaGraphNode_t add_kernel(const node_list& deps, void (*kernel)(Params...), dim3 grid,
                              dim3 block, unsigned int shared_bytes, Args&&... args) {
     static_assert(sizeof...(Params) == sizeof...(Args), "kernel argument count mismatch");
-    std::tuple<Params...> values(std::forward<Args>(args)...);
-    std::array<void*, sizeof...(Params) + 1> pointers{};
-    std::apply(
-        [&pointers](auto&... v) {
-          std::size_t i = 0;
-          ((pointers[i++] = static_cast<void*>(&v)), ...);
-        },
-        values);
+    detail::kernel_args<Params...> packed(std::forward<Args>(args)...);
     return add_kernel_raw(deps, reinterpret_cast<void*>(kernel), grid, block, shared_bytes,
-                          pointers.data());
+                          packed.get());
   }
 
   /// Adds a kernel node from raw parameters (`args` as for cudaLaunchKernel).
   cudaGraphNode_t add_kernel_raw(const node_list& deps, void* func, dim3 grid, dim3 block,
                                  unsigned int shared_bytes, void** args);
+
+  /// Changes kernel node `node` of this graph to run `kernel<<<grid, block, shared_bytes>>>
+  /// (args...)` (cudaGraphKernelNodeSetParams): executable graphs made before keep theirs until
+  /// updated with this graph (graph_exec::update). Throws update_error when `node` is not a
+  /// kernel node (memory nodes' parameters are fixed), cuda_error if the driver refuses.
+  template <typename... Params, typename... Args>
+  void set_kernel(cudaGraphNode_t node, void (*kernel)(Params...), dim3 grid, dim3 block,
+                  unsigned int shared_bytes, Args&&... args) {
+    static_assert(sizeof...(Params) == sizeof...(Args), "kernel argument count mismatch");
+    detail::kernel_args<Params...> packed(std::forward<Args>(args)...);
+    set_kernel_raw(node, reinterpret_cast<void*>(kernel), grid, block, shared_bytes,
+                   packed.get());
+  }
+
+  /// set_kernel from raw parameters (`args` as for cudaLaunchKernel).
+  void set_kernel_raw(cudaGraphNode_t node, void* func, dim3 grid, dim3 block,
+                      unsigned int shared_bytes, void** args);
 
   /// Adds a memset node setting `bytes` bytes at `dst` (device memory of the current device)
   /// to `value`.
@@ -141,6 +152,15 @@ class graph {
                                      cudaGraphConditionalNodeType type, unsigned int size = 1,
                                      cudaGraphNode_t* node_out = nullptr);
 
+  /// Gives the graph a reference of its own to `object` (cudaGraphRetainUserObject): the
+  /// graph, its clones and its executable graphs keep the object alive; `object` keeps its own
+  /// reference. Throws usage_error for an empty graph or object, cuda_error.
+  void retain(const user_object& object);
+  /// Moves `object`'s reference into the graph (cudaGraphUserObjectMove), leaving `object`
+  /// empty: from now on the graph and its executable graphs hold the object. Throws as above
+  /// (`object` unchanged then).
+  void retain(user_object&& object);
+
   /// Clones the graph. Throws usage_error if it holds memory nodes (the driver cannot clone
   /// them), cuda_error otherwise.
   [[nodiscard]] graph clone(std::string name) const;
@@ -150,6 +170,8 @@ class graph {
 
  private:
   graph(cudaGraph_t handle, bool owning, std::shared_ptr<graph_ledger> ledger) noexcept;
+  /// Destroys the driver's graph if this graph owns it.
+  void destroy() noexcept;
   cudaGraphNode_t add_node(const node_list& deps, cudaGraphNodeParams& params, const char* what);
   void require_ordinary(const char* what) const {
     if (!handle_ || !ledger_) refuse_empty(what);

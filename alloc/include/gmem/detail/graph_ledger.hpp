@@ -12,7 +12,8 @@
 //    only one graph ever holds the free node of an address;
 //  - while a free node is being added, its record holds `pending_free`, so that no other
 //    graph can claim the same allocation in the meantime.
-//  - `live_execs` counts executable graphs instantiated from this graph and not yet destroyed.
+//  - `live_execs` counts executable graphs instantiated from this graph, or updated with it,
+//    and not yet destroyed (or updated with another graph since).
 //  - the index (`latest_`) holds every record but the newest `unindexed_`; a lookup reads the
 //    newest `tail_probe` records first and indexes the rest only when it must look further;
 //  - `max_address_` is the highest address of any record: an allocation above it is no second
@@ -154,6 +155,12 @@ class alignas(64) graph_ledger {
   void exec_destroyed() noexcept { --live_execs_; }
   [[nodiscard]] int live_execs() const noexcept { return live_execs_; }
 
+  /// Whether the driver's graph of this ledger still exists (gmem::graph sets it while it owns
+  /// the graph): an executable graph reads the graph it came from at its first update, and
+  /// only while it exists.
+  void set_graph_alive(bool alive) noexcept { graph_alive_ = alive; }
+  [[nodiscard]] bool graph_alive() const noexcept { return graph_alive_; }
+
   /// Takes over the records of a child graph moved into this one (its alloc and free nodes now
   /// belong to this graph's executions). The child becomes a moved_child.
   void absorb_child(graph_ledger& child);
@@ -245,6 +252,7 @@ class alignas(64) graph_ledger {
   shared_name name_;
   std::vector<foreign_free_record> foreign_frees_;
   int live_execs_ = 0;
+  bool graph_alive_ = false;
   /// Captured frees whose node is not named yet (free_node == captured_free_node).
   std::uint32_t captured_frees_ = 0;
   static constexpr node_handle captured_free_node = 0;
