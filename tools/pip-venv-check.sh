@@ -32,6 +32,14 @@ venv=$tmp/venv
 "$python" -m venv --system-site-packages "$venv" > "$out/venv.log" 2>&1 ||
   fail "$python -m venv failed ($out/venv.log; Debian: apt-get install python3-venv)"
 py=$venv/bin/python
+# --system-site-packages sees the base interpreter's packages only: where `python3` is itself a
+# virtual environment's (the GPU machine's PyTorch lives in one), its packages are added by a
+# .pth file, so that the fresh venv holds gmem alone and imports that environment's PyTorch.
+parent=$("$python" -c 'import sys, site; print("\n".join(site.getsitepackages()) if sys.prefix != sys.base_prefix else "")')
+if [ -n "$parent" ]; then
+  echo "$parent" > "$("$py" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/parent-environment.pth"
+  echo "parent environment's packages: $(echo $parent)"
+fi
 version=$("$py" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 echo "python: $py ($version, from $(command -v "$python"))"
 
