@@ -23,6 +23,12 @@ std::vector<std::string> processes_sharing_a_device(const recording& rec) {
   return out;
 }
 
+bool framework_pools_held(const graph_bill& b) {
+  return b.framework_seen && (b.framework_retained_bytes != 0 || b.framework_peak_bytes != 0 ||
+                              b.framework_warmup_bytes != 0 || b.framework_capture_bytes != 0 ||
+                              b.framework_snapshot_bytes > 0);
+}
+
 std::uint64_t graph_memory_bytes(const graph_bill& b) {
   return (b.node_pool_seen ? b.node_pool_retained_bytes : 0) + (b.framework_seen ? b.framework_retained_bytes : 0) +
          b.library_bytes + (b.exec_state_measured ? b.exec_state_bytes : 0);

@@ -18,6 +18,11 @@ namespace gmem::profiler {
 /// on one GPU): their calls wait on each other's driver work.
 [[nodiscard]] std::vector<std::string> processes_sharing_a_device(const recording& rec);
 
+/// Whether a bill has the framework's graph pools as a kind: seen (the Python companion named the
+/// pools) and holding something the framework can show. PyTorch's cudaMallocAsync backend keeps
+/// graph memory in the memory-node pool: its pools, seen and empty, are no kind of its bill.
+[[nodiscard]] bool framework_pools_held(const graph_bill& b);
+
 /// What a bill counts as graph memory: the memory-node pool retained, the framework's graph pools
 /// retained and the executable graphs' state, each where the recording saw it.
 [[nodiscard]] std::uint64_t graph_memory_bytes(const graph_bill& b);

@@ -30,7 +30,7 @@ std::vector<std::string> bill_lines(const graph_bill& b) {
     out.push_back("  graph memory-node pool   " + size_text(b.node_pool_retained_bytes) + " retained, " +
                   size_text(b.node_pool_high_bytes) + " at its high watermark");
   }
-  if (b.framework_seen) {
+  if (framework_pools_held(b)) {
     std::string line = "  framework graph pools    " + size_text(b.framework_retained_bytes) + " retained";
     if (b.framework_snapshot_bytes >= 0) {
       line += " (the framework's own figure: " + size_text(static_cast<std::uint64_t>(b.framework_snapshot_bytes)) + ")";
@@ -75,7 +75,7 @@ std::vector<std::string> bill_lines(const graph_bill& b) {
     }
     out.push_back(line);
   }
-  if (b.node_pool_seen || b.framework_seen || b.library_allocations + b.library_streams != 0 || b.exec_state_measured) {
+  if (b.node_pool_seen || framework_pools_held(b) || b.library_allocations + b.library_streams != 0 || b.exec_state_measured) {
     const std::uint64_t end = graph_memory_bytes(b), peaks = graph_memory_peaks_bytes(b);
     out.push_back("  graph memory in all      " + size_text(end) + " at the end" +
                   (peaks > end ? "; " + size_text(peaks) + " with each kind at its peak (at most what they took at once)"

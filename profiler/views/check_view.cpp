@@ -53,8 +53,8 @@ void bill_change(const graph_bill* b, const graph_bill* c, const comparison& cmp
   };
   kind("memory-node pool", b && b->node_pool_seen, b ? b->node_pool_retained_bytes : 0, c && c->node_pool_seen,
        c ? c->node_pool_retained_bytes : 0);
-  kind("framework graph pools", b && b->framework_seen, b ? b->framework_retained_bytes : 0, c && c->framework_seen,
-       c ? c->framework_retained_bytes : 0);
+  kind("framework graph pools", b && framework_pools_held(*b), b ? b->framework_retained_bytes : 0,
+       c && framework_pools_held(*c), c ? c->framework_retained_bytes : 0);
   kind("libraries at capture", b && b->library_allocations + b->library_streams != 0, b ? b->library_bytes : 0,
        c && c->library_allocations + c->library_streams != 0, c ? c->library_bytes : 0);
   kind("executable-graph state", b && b->exec_state_measured, b ? b->exec_state_bytes : 0, c && c->exec_state_measured,

@@ -252,7 +252,9 @@ function why(w) { return WHY[w] || [w, "#8e6c8a"]; }
     let graphs = 0;
     const np = b.memory_node_pool, fp = b.framework_pools, es = b.exec_state, pm = b.process_memory;
     if (np) { rows.push(["graph memory-node pool", np.retained_bytes, "retained; " + sizeText(np.high_bytes) + " at its high watermark"]); graphs += np.retained_bytes; }
-    if (fp) {
+    // Seen but holding nothing the framework can show (cudaMallocAsync): not a row of zeros.
+    const fpEmpty = fp && !fp.retained_bytes && !fp.peak_bytes && !fp.warmup_bytes && !fp.capture_bytes && !(fp.snapshot_bytes > 0);
+    if (fp && !fpEmpty) {
       const checked = fp.checked_captures ? (fp.differing_captures ? "; differs from the framework's figure after " + fp.differing_captures + " of " + fp.checked_captures + " captures"
         : "; equal to the framework's figure after each of " + fp.checked_captures + " captures") : "";
       rows.push(["framework graph pools", fp.retained_bytes, "retained" + (fp.snapshot_bytes !== undefined ? " (the framework's own figure " + sizeText(fp.snapshot_bytes) + ")" : "") +

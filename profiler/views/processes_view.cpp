@@ -28,7 +28,7 @@ std::vector<std::string> processes_side_by_side(const recording& rec) {
   bool node = false, framework = false, state = false, process = false;
   for (const auto& b : rec.bills) {
     node = node || b.node_pool_seen;
-    framework = framework || b.framework_seen;
+    framework = framework || framework_pools_held(b);
     state = state || b.exec_state_measured;
     process = process || b.process_measured;
   }
@@ -48,7 +48,7 @@ std::vector<std::string> processes_side_by_side(const recording& rec) {
       row.push_back(or_dash(b.node_pool_seen, size_text(b.node_pool_retained_bytes) + " (" +
                                                   size_text(b.node_pool_high_bytes) + ")"));
     }
-    if (framework) row.push_back(or_dash(b.framework_seen, size_text(b.framework_retained_bytes)));
+    if (framework) row.push_back(or_dash(framework_pools_held(b), size_text(b.framework_retained_bytes)));
     if (state) row.push_back(or_dash(b.exec_state_measured, size_text(b.exec_state_bytes)));
     row.push_back(size_text(graph_memory_bytes(b)));
     if (process) row.push_back(or_dash(b.process_measured, signed_size_text(b.process_delta_bytes)));
@@ -71,7 +71,7 @@ std::vector<std::string> processes_side_by_side(const recording& rec) {
     }
   };
   kind(high->node_pool_seen, "memory-node pool", high->node_pool_retained_bytes, low->node_pool_retained_bytes);
-  kind(high->framework_seen, "framework pools", high->framework_retained_bytes, low->framework_retained_bytes);
+  kind(framework_pools_held(*high), "framework pools", high->framework_retained_bytes, low->framework_retained_bytes);
   kind(high->exec_state_measured, "graph state", high->exec_state_bytes, low->exec_state_bytes);
   if (why.back() == ',') why.pop_back();
   // The graphs behind it: the same graph (identity without the process's label) costing more in
