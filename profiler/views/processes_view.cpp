@@ -25,18 +25,23 @@ std::string own_identity(const recorded_graph& g, const std::string& process) {
 std::vector<std::string> processes_side_by_side(const recording& rec) {
   std::vector<std::string> out;
   if (rec.bills.size() < 2) return out;
-  bool node = false, framework = false, state = false, process = false;
+  bool node = false, framework = false, libraries = false, state = false, process = false;
   for (const auto& b : rec.bills) {
     node = node || b.node_pool_seen;
     framework = framework || framework_pools_held(b);
+    libraries = libraries || b.library_allocations + b.library_streams != 0;
     state = state || b.exec_state_measured;
     process = process || b.process_measured;
   }
-  out.push_back("what CUDA graphs cost each process's device (at " + rec.bills.front().end + "):");
+  // The end's first words where the whole would not fit ("the program's end").
+  std::string end = rec.bills.front().end;
+  if (end.size() > 40 && end.find(" (") != std::string::npos) end = end.substr(0, end.find(" ("));
+  out.push_back("what CUDA graphs cost each process's device (at " + end + "):");
   std::vector<std::vector<std::string>> rows;
   std::vector<std::string> head = {"process", "device"};
   if (node) head.push_back("node pool (high)");
   if (framework) head.push_back("framework pools");
+  if (libraries) head.push_back("libraries");
   if (state) head.push_back("graph state");
   head.push_back("graph memory");
   if (process) head.push_back("process change");
@@ -49,6 +54,7 @@ std::vector<std::string> processes_side_by_side(const recording& rec) {
                                                   size_text(b.node_pool_high_bytes) + ")"));
     }
     if (framework) row.push_back(or_dash(framework_pools_held(b), size_text(b.framework_retained_bytes)));
+    if (libraries) row.push_back(size_text(b.library_bytes));
     if (state) row.push_back(or_dash(b.exec_state_measured, size_text(b.exec_state_bytes)));
     row.push_back(size_text(graph_memory_bytes(b)));
     if (process) row.push_back(or_dash(b.process_measured, signed_size_text(b.process_delta_bytes)));
@@ -72,6 +78,7 @@ std::vector<std::string> processes_side_by_side(const recording& rec) {
   };
   kind(high->node_pool_seen, "memory-node pool", high->node_pool_retained_bytes, low->node_pool_retained_bytes);
   kind(framework_pools_held(*high), "framework pools", high->framework_retained_bytes, low->framework_retained_bytes);
+  kind(true, "libraries at capture", high->library_bytes, low->library_bytes);
   kind(high->exec_state_measured, "graph state", high->exec_state_bytes, low->exec_state_bytes);
   if (why.back() == ',') why.pop_back();
   // The graphs behind it: the same graph (identity without the process's label) costing more in

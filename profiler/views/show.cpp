@@ -34,18 +34,24 @@ std::string ratio(double v) { return std::isfinite(v) ? show_format("%.3f", v) :
 }  // namespace
 
 std::string format_environment(const environment& e) {
-  std::vector<std::vector<std::string>> rows = {
-      {"device", or_unknown(e.device_name) + " (device " + std::to_string(e.device_index) + " of " +
-                     std::to_string(e.device_count) + ")"},
-      {"compute capability", std::to_string(e.cc_major) + "." + std::to_string(e.cc_minor)},
-      {"memory", size_text(e.total_memory_bytes)},
-      {"driver", cuda_version(e.driver_version) + (e.driver_release.empty() ? "" : ", release " + e.driver_release)},
-      {"runtime", cuda_version(e.runtime_version)},
-      {"granularity", size_text(e.granularity_bytes) + ", " + or_unknown(e.granularity_method)},
-      {"tool", or_unknown(e.tool_version) + ", commit " + or_unknown(e.git_commit)},
-      {"date", or_unknown(e.date)},
-      {"command", or_unknown(e.command_line)},
-  };
+  std::vector<std::vector<std::string>> rows;
+  if (e.device_name.empty() && e.device_count == 0) {
+    // A recorded process that used no device (a compile worker): no device's figures to show.
+    rows.push_back({"device", "none used"});
+  } else {
+    rows = {
+        {"device", or_unknown(e.device_name) + " (device " + std::to_string(e.device_index) + " of " +
+                       std::to_string(e.device_count) + ")"},
+        {"compute capability", std::to_string(e.cc_major) + "." + std::to_string(e.cc_minor)},
+        {"memory", size_text(e.total_memory_bytes)},
+        {"driver", cuda_version(e.driver_version) + (e.driver_release.empty() ? "" : ", release " + e.driver_release)},
+        {"runtime", cuda_version(e.runtime_version)},
+        {"granularity", size_text(e.granularity_bytes) + ", " + or_unknown(e.granularity_method)},
+    };
+  }
+  rows.push_back({"tool", or_unknown(e.tool_version) + ", commit " + or_unknown(e.git_commit)});
+  rows.push_back({"date", or_unknown(e.date)});
+  rows.push_back({"command", or_unknown(e.command_line)});
   std::size_t label = 0;
   for (const auto& row : rows) label = std::max(label, row[0].size());
   std::string out;

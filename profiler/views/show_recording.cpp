@@ -552,6 +552,10 @@ std::string header_line(const report& r) {
   const recording& rec = *r.recorded;
   std::string out = "recording of " + (rec.command.empty() ? std::string("(command unknown)") : "`" + clip_middle(short_command(rec.command), 56) + "`");
   if (rec.pid != 0) out += " (pid " + std::to_string(rec.pid) + ")";
+  // A process of the command that never used a device (a compile worker) records no device.
+  if (r.env.device_name.empty() && r.env.device_count == 0 && rec.bills.empty() && rec.graphs.empty()) {
+    return out + ", a process that used no CUDA device";
+  }
   out += " on " + (r.env.device_name.empty() ? std::string("an unknown device") : r.env.device_name);
   if (!r.env.driver_release.empty()) out += ", driver " + r.env.driver_release;
   return out;

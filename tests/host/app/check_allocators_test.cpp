@@ -74,6 +74,23 @@ TEST(CheckAllocators, TheBillsComeFirstAndGraphMemoryIsComparedAcrossKinds) {
   for (std::string line; std::getline(in, line);) EXPECT_LE(line.size(), 100u) << line;
 }
 
+// A serving warm-up recorded through a pip install on an H100, with each allocator.
+TEST(CheckAllocators, TheServingWarmUpsBillChangeComesFirst) {
+  const auto path = [](const char* name) {
+    return (fs::path(GMEM_SOURCE_DIR) / "reports" / "views" / "first-screen-pip-h100" / name).string();
+  };
+  const checked c = check(path("serving-native.json"), path("serving-async.json"));
+  ASSERT_EQ(c.status, 1) << c.text;
+  const std::size_t bills = c.text.find("what CUDA graphs cost, baseline -> current");
+  ASSERT_NE(bills, std::string::npos) << c.text;
+  EXPECT_LT(bills, c.text.find(" rows: "));
+  EXPECT_NE(c.text.find("    graph memory in all       806 MiB   1.16 GiB   +380 MiB  regression (+47.1%, at most +2.0%)"),
+            std::string::npos)
+      << c.text;
+  EXPECT_NE(c.text.find("differs: where the graphs' memory lives"), std::string::npos) << c.text;
+  EXPECT_EQ(c.text.find("up from 0"), std::string::npos) << c.text;
+}
+
 TEST(CheckAllocators, OneAllocatorAgainstItselfSaysNothingDiffers) {
   const checked c = check(committed("tp-async.json"), committed("tp-async.json"));
   EXPECT_EQ(c.status, 0) << c.text;

@@ -84,5 +84,55 @@ TEST(ShowRecordings, TheFirstScreenOfEachCommittedEngineRecordingAnswers) {
   }
 }
 
+// The recordings made through a pip install on an H100 (and two ranks on two H200s): each first
+// screen answers within 40 lines of 100 columns, the bill's total and the graphs by cost, names
+// as the user gave them, nothing of how the recording was made.
+TEST(ShowRecordings, EachFirstScreenOfThePipInstalledRecordingsAnswers) {
+  struct expected {
+    const char* file;
+    const char* total;
+    const char* first_graph;  // the costliest graph's row
+  };
+  const std::vector<expected> cases = {
+      {"gpt2_compile.json", "  graph memory in all      530 MiB",
+       "  'GPT2LMHeadModel.forward, batch 16, sequence 256'   460 MiB     +460 MiB"},
+      {"serving-native.json", "  graph memory in all      806 MiB at the end and at each kind's peak",
+       "  'batch 256'   800 MiB     +800 MiB           -        27     35.0 us"},
+      {"serving-async.json", "  graph memory in all      1.16 GiB", "  'batch 256'"},
+      {"tp-native.json", "  rank 0   0              34.0 MiB   2.00 MiB          0 B      36.0 MiB", "  '[rank 0] tp_worker.py:85 in <module>'"},
+  };
+  for (const expected& e : cases) {
+    const report r = read_report((fs::path(GMEM_SOURCE_DIR) / "reports" / "views" / "first-screen-pip-h100" / e.file).string());
+    show_options o;
+    o.source = e.file;
+    const std::string text = format_report(r, o);
+    const std::vector<std::string> lines = lines_of(text);
+    EXPECT_LE(lines.size(), 40u) << text;
+    for (const std::string& l : lines) EXPECT_LE(l.size(), 100u) << l;
+    EXPECT_NE(text.find(e.total), std::string::npos) << e.file << "\n" << text;
+    const std::size_t table = text.find("the graphs by what they cost the device");
+    ASSERT_NE(table, std::string::npos) << text;
+    const std::size_t row = text.find('\n', text.find('\n', table) + 1) + 1;  // past the heading and columns
+    EXPECT_EQ(text.compare(row, std::string(e.first_graph).size(), e.first_graph), 0) << e.file << "\n" << text;
+    EXPECT_EQ(text.find("note:"), std::string::npos) << text;
+    EXPECT_EQ(text.find(" 0 B retained"), std::string::npos) << text;  // no kind of zeros
+  }
+}
+
+// A merged recording's side file of a process that made no CUDA call on a device (torch.compile's
+// compile workers): said so, not "an unknown device" with a granularity of 0 B.
+TEST(ShowRecordings, AProcessThatUsedNoDeviceSaysSo) {
+  report r;
+  r.recorded = recording{};
+  r.recorded->command = "python3 gpt2_compile.py";
+  r.recorded->pid = 2670;
+  const std::string text = format_report(r, show_options{});
+  EXPECT_EQ(lines_of(text).at(0), "recording of `python3 gpt2_compile.py` (pid 2670), a process that used no CUDA device") << text;
+  EXPECT_EQ(text.find("unknown device"), std::string::npos) << text;
+  show_options all;
+  all.all = true;
+  EXPECT_EQ(format_report(r, all).find("granularity         0 B"), std::string::npos) << format_report(r, all);
+}
+
 }  // namespace
 }  // namespace gmem::profiler
