@@ -6,6 +6,7 @@
 // and a report written without them still reads.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <regex>
 #include <string>
 
@@ -248,6 +249,65 @@ TEST(RecordUpdate, ShowSaysAGraphWasUpdatedInItsDetailAndMarksItOnTheFirstScreen
   EXPECT_EQ(profiler::format_report(f).find("update"), std::string::npos);
   EXPECT_NE(one_line(profiler::format_report(f, all)).find("1 update refused by the driver, which changed nothing"),
             std::string::npos);
+}
+
+// tests/record/update_client's calls as the injected library reports them, with the counters its
+// driver would give (a 64 MiB working set freed in the graph and an 8 MiB output: three granules),
+// written with the client's own readings for tests/record/check_updates.py (ctest
+// record.check_updates_holds_on_a_fake_recording) and the schema's check.
+TEST(RecordUpdate, WritesTheUpdateClientsCallsForItsChecker) {
+  program p;
+  constexpr int updates = 3;
+  const std::string step = "g=w64,o8";
+  const auto out_of = [](std::uint64_t k) { return base_of(k) + 64 * MiB; };
+  std::string points;
+  const auto reading = [&](const std::string& label, const std::string& event, int index) {
+    const counters c = p.gpu.devices[0];
+    points += std::string(points.empty() ? "" : ", ") + "{\"label\": \"" + label + "\", \"event\": \"" + event +
+              "\", \"index\": " + std::to_string(index) + ", \"counters\": {\"used_current\": " +
+              std::to_string(c.used_current) + ", \"used_high\": " + std::to_string(c.used_high) +
+              ", \"reserved_current\": " + std::to_string(c.reserved_current) +
+              ", \"reserved_high\": " + std::to_string(c.reserved_high) + "}}";
+  };
+  int frees = 0;
+  const auto free_output = [&](std::uint64_t k) {
+    p.s.device_free(out_of(k), 0xA);
+    p.s.stream_synchronized(0xA);
+    ++frees;
+  };
+  const auto launch_twice = [&](std::uint64_t k, std::uint64_t grows) {
+    p.launch(0x100, 0xA, 300, grows);
+    reading("first launch of graph " + std::to_string(k), "launch:first_launch", static_cast<int>(k));
+    p.s.stream_synchronized(0xA);
+    free_output(k);
+    p.launch(0x100, 0xA, 5);
+    p.s.stream_synchronized(0xA);
+  };
+  p.capture(0xA, 0x10, graph_of(step, base_of(0)));
+  p.instantiate(0x100, 0x10);
+  p.s.node_params_set(0x100);
+  p.s.node_params_set(0x100);
+  launch_twice(0, 3 * granule);
+  p.capture(0xA, 0x40, graph_of("g=w64,o8,o1", base_of(9)));  // another topology
+  p.update(0x100, 0x40, "CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE");
+  for (std::uint64_t k = 1; k <= updates; ++k) {
+    p.capture(0xA, 0x10 + k, graph_of(step, base_of(k)));
+    p.update(0x100, 0x10 + k);
+    reading("update " + std::to_string(k), "update", static_cast<int>(k - 1));
+    free_output(k - 1);
+    launch_twice(k, 0);
+  }
+  free_output(updates);
+  const counters end = p.gpu.devices[0];
+  const profiler::report r = p.finish();
+  ASSERT_EQ(r.recorded->graphs.size(), 1u);
+  profiler::write_report(r, std::string(GMEM_BINARY_DIR) + "/update-client-recording.json");
+  std::ofstream(std::string(GMEM_BINARY_DIR) + "/update-client-self.json")
+      << "{\"client\": \"update (fake driver)\", \"updates\": " << updates
+      << ", \"refused\": 1, \"node_param_sets\": 2, \"frees\": " << frees << ", \"last_addresses\": ["
+      << base_of(updates) << ", " << out_of(updates) << "], \"final\": {\"used_current\": " << end.used_current
+      << ", \"used_high\": " << end.used_high << ", \"reserved_current\": " << end.reserved_current
+      << ", \"reserved_high\": " << end.reserved_high << "}, \"points\": [" << points << "]}\n";
 }
 
 }  // namespace
