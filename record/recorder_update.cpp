@@ -1,11 +1,15 @@
 // Executable graphs updated in place (cuGraphExecUpdate) and their nodes given other parameters.
-// A successful update makes the executable graph the new graph's instantiation (the driver then
-// lets the old graph be instantiated again and not the new one: tests/gpu/update_test.cu), so
-// its record takes the new graph's memory nodes and, where names come from the graph, its name:
-// its figures are its last graph's. The driver pairs the two graphs' nodes by one topology, and
-// an alloc node's parameters cannot change, so the skeleton keeps its sizes; its addresses are
-// the new graph's, which this executable graph never mapped, so it starts with no mapping (the
-// sequence's "update", which the pool model follows as a new instance).
+// A successful update makes the executable graph the new graph's instantiation (as gmem's
+// allocator layer takes it: the old graph may be instantiated again and the new one not, which
+// tests/gpu/update_test.cu asks the driver), so its record takes the new graph's memory nodes
+// and, where names come from the graph, its name: its figures are its last graph's. The new
+// graph's allocations have addresses of their own, which this executable graph never mapped, so
+// it starts with no mapping (the sequence's "update", which the pool model follows as a graph
+// with no mapping whose live allocations stay). The driver pairs the two graphs' nodes by one
+// topology and no call changes an alloc node's parameters, so the sizes are expected to stay;
+// the pool model lays a record out once, from its last graph, so where an update did change
+// them (gmem's allocator refuses that; the driver documents no rule) the launches before it are
+// judged against the last graph's layout.
 #include <algorithm>
 
 #include "gmem/profiler/analysis.hpp"
