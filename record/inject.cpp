@@ -11,8 +11,10 @@
 // after an upload, a trim or a stream switch, and launches slow enough to have mapped memory
 // read the counters (eight attribute reads). Event records, event and stream queries and
 // synchronous copies cost one atomic load while no recorded launch awaits completion. Nothing
-// synchronizes the application's streams. The device memory in use around each instantiation is
-// read by a helper thread while the instantiating thread waits (cupti_driver.cpp, handoff.hpp).
+// synchronizes the application's streams. An executable graph updated in place costs the
+// counters around the call and a read of the new graph; a node given other parameters one
+// look-up. The device memory in use around each instantiation is read by a helper thread while
+// the instantiating thread waits (cupti_driver.cpp, handoff.hpp).
 #include <cuda.h>
 #include <cupti.h>
 #include <dlfcn.h>
@@ -68,6 +70,15 @@ std::uint64_t stream_of(CUstream s, bool per_thread_call) {
 struct instantiate_prefix {
   CUgraphExec* phGraphExec;
   CUgraph hGraph;
+};
+// Both update flavours start with (CUgraphExec hGraphExec, CUgraph hGraph); every call that sets
+// an executable graph's node parameters starts with the executable graph.
+struct exec_update_prefix {
+  CUgraphExec hGraphExec;
+  CUgraph hGraph;
+};
+struct exec_prefix {
+  CUgraphExec hGraphExec;
 };
 // Every begin-capture flavour starts with the stream.
 struct stream_prefix {
@@ -146,6 +157,25 @@ void on_exec_destroy(CUpti_CallbackId, const CUpti_CallbackData* cb, bool enter)
   } else {
     the_session->exec_destroy_exit(succeeded(cb));
   }
+}
+
+// An executable graph updated in place with the parameters of another graph (cuGraphExecUpdate):
+// where it succeeds, the executable graph is that graph's from then on.
+void on_exec_update(CUpti_CallbackId, const CUpti_CallbackData* cb, bool enter) {
+  const auto* p = params<exec_update_prefix>(cb);
+  const auto exec = reinterpret_cast<std::uint64_t>(p->hGraphExec);
+  if (enter) {
+    the_session->exec_update_enter(exec);
+  } else {
+    the_session->exec_update_exit(exec, reinterpret_cast<std::uint64_t>(p->hGraph), failure_of(cb));
+  }
+}
+
+// One node of an executable graph given other parameters (a kernel's arguments, a copy's
+// addresses, a node enabled or not): counted, as no such call can change a memory node.
+void on_node_params(CUpti_CallbackId, const CUpti_CallbackData* cb, bool enter) {
+  if (enter || !succeeded(cb)) return;
+  the_session->node_params_set(reinterpret_cast<std::uint64_t>(params<exec_prefix>(cb)->hGraphExec));
 }
 
 void on_graph_destroy(CUpti_CallbackId, const CUpti_CallbackData* cb, bool enter) {

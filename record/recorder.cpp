@@ -149,8 +149,7 @@ std::size_t recorder::on_capture_end(std::uint64_t stream, std::uint64_t graph) 
   return o.pool;
 }
 
-void recorder::point(double t_us, int device, const std::string& event, const std::string& graph,
-                     const counters& c) {
+void recorder::point(double t_us, int device, const std::string& event, std::size_t graph, const counters& c) {
   last_[device] = c;
   if (timeline_.size() >= max_timeline) {
     timeline_truncated_ = true;
@@ -318,6 +317,7 @@ void recorder::on_instantiate(std::uint64_t exec, std::uint64_t graph, profiler:
   std::string name = make_name(names_, g.nvtx, g.stream, stream_sequence, g.sequence, g.python_site, g.framework_label);
   // Two execs of one name (an NVTX range around a loop of captures) stay apart in reports.
   const int uses = ++name_uses_[name];
+  g.plain_name = name;
   if (uses > 1) name += " (" + std::to_string(uses) + ")";
   g.name = name;
   g.model = std::move(model);
@@ -333,8 +333,8 @@ void recorder::on_instantiate(std::uint64_t exec, std::uint64_t graph, profiler:
   e.before = before;
   e.after = after;
   g.events.push_back(e);
-  if (after) point(t_us, e.device, "instantiate", g.name, *after);
   const std::size_t gi = graphs_.size();
+  if (after) point(t_us, e.device, "instantiate", gi, *after);
   execs_[exec] = gi;
   std::vector<std::uint64_t> held = held_of(g.model);
   graphs_.push_back(std::move(g));
@@ -362,7 +362,7 @@ void recorder::on_other_device(std::uint64_t exec, int device, double t_us, cons
   e.before = before;
   e.after = after;
   push_event(g, e);
-  if (after) point(t_us, device, e.kind + (e.cls.empty() ? "" : ":" + e.cls), g.name, *after);
+  if (after) point(t_us, device, e.kind + (e.cls.empty() ? "" : ":" + e.cls), it->second, *after);
 }
 
 launch_history recorder::history(std::uint64_t exec, std::uint64_t stream) const {
@@ -501,7 +501,7 @@ void recorder::on_upload(std::uint64_t exec, std::uint64_t stream, double t_us, 
   g.trims_seen = trims_[g.devices.front()];
   ++epoch_;  // it maps granules other graphs may have mapped
   log({'U', it->second, stream, -1, 1, 0, push_event(g, e), t_us});
-  if (after) point(t_us, e.device, "upload", g.name, *after);
+  if (after) point(t_us, e.device, "upload", it->second, *after);
 }
 
 void recorder::on_launch(std::uint64_t exec, std::uint64_t stream, double t_us, double host_us,
@@ -544,7 +544,7 @@ void recorder::on_launch(std::uint64_t exec, std::uint64_t stream, double t_us, 
   graph_event e{t_us, "launch", cls, g.devices.front(), host_us, before, after, stream, "",
                 concurrent, 0};
   log({'L', it->second, stream, -1, 1, 0, push_event(g, e), t_us});
-  if (after) point(t_us, e.device, "launch:" + cls, g.name, *after);
+  if (after) point(t_us, e.device, "launch:" + cls, it->second, *after);
 }
 
 void recorder::on_trim(int device, double t_us, double host_us, const counters& before,
@@ -557,7 +557,7 @@ void recorder::on_trim(int device, double t_us, double host_us, const counters& 
     push_event(g, {t_us, "trim", "", device, host_us, before, after, 0, "", false, 0});
   }
   log({'T', 0, 0, device, 1, 0, -1, t_us});
-  point(t_us, device, "trim", "", after);
+  point(t_us, device, "trim", static_cast<std::size_t>(-1), after);
 }
 
 void recorder::on_exec_destroy(std::uint64_t exec, double t_us) {
@@ -574,14 +574,26 @@ void recorder::on_exec_destroy(std::uint64_t exec, double t_us) {
 bool recorder::on_free(std::uint64_t address, std::uint64_t stream, double t_us) {
   const auto it = held_.find(address);
   if (it == held_.end()) return false;
-  graph_record& g = graphs_[it->second];
-  const auto k = std::find(g.held_addresses.begin(), g.held_addresses.end(), address);
-  const std::int64_t held = k == g.held_addresses.end() ? -1 : k - g.held_addresses.begin();
-  if (held >= 0) g.held_live[static_cast<std::size_t>(held)] = false;
+  const std::size_t gi = it->second;
+  graph_record& g = graphs_[gi];
+  auto k = std::find(g.held_addresses.begin(), g.held_addresses.end(), address);
+  std::int64_t held = k == g.held_addresses.end() ? -1 : k - g.held_addresses.begin();
+  if (held < 0) {
+    // An allocation the graph before an update left live: the same held allocation by order,
+    // at the old graph's address, which no launch makes again.
+    k = std::find(g.replaced_held.begin(), g.replaced_held.end(), address);
+    if (k != g.replaced_held.end()) {
+      held = k - g.replaced_held.begin();
+      *k = 0;
+      held_.erase(it);
+    }
+  }
+  const auto slot = static_cast<std::size_t>(held);
+  if (held >= 0 && slot < g.held_live.size()) g.held_live[slot] = false;
   const int device = g.devices.empty() ? 0 : g.devices.front();
   const std::int64_t ev = push_event(g, {t_us, "free", "", device, 0, std::nullopt, std::nullopt,
                                          stream, "", false, address});
-  sequence_entry e{'F', it->second, stream, -1, 1, address, ev, t_us};
+  sequence_entry e{'F', gi, stream, -1, 1, address, ev, t_us};
   e.held = held;
   log(e);
   return true;

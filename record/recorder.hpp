@@ -89,7 +89,7 @@ inline constexpr double slow_factor = 3.0;
 /// One event of one graph: instantiate, upload, launch or trim, with host time and counters.
 struct graph_event {
   double t_us = 0;
-  std::string kind;  ///< "instantiate", "upload", "launch", "trim", "free", "release", "capture"
+  std::string kind;  ///< "instantiate", "upload", "launch", "trim", "free", "release", "capture", "update"
   std::string cls;   ///< launch class for launches, else empty
   int device = 0;
   double host_us = 0;
@@ -106,7 +106,9 @@ struct timeline_point {
   double t_us = 0;
   int device = 0;
   std::string event;  ///< "instantiate", "launch:first_launch", "trim", ...
-  std::string graph;  ///< graph name, empty for trims
+  /// The graph record's index (none for trims): the report names the point by the record's
+  /// name at its end, which an update in place may have changed since.
+  std::size_t graph = static_cast<std::size_t>(-1);
   counters values;
 };
 
@@ -130,6 +132,9 @@ using stack_ref = std::shared_ptr<const call_stack>;
 /// application's allocator (a private pool: PyTorch's native caching allocator).
 struct graph_record {
   std::string name;
+  /// The name before " (2)" told it apart from an earlier graph's: an update whose graph is
+  /// named alike keeps the name.
+  std::string plain_name;
   /// "memory_nodes", or "private_pool": no memory nodes, its memory is what the capturing
   /// thread allocated (cuMemAlloc, cuMemCreate) while the capture was active.
   std::string kind = "memory_nodes";
@@ -154,7 +159,12 @@ struct graph_record {
                                 ///< at each of the first 16 and then every 64th
   std::array<double, 32> recent{};  ///< the last 32 steady host times (a ring)
   std::uint64_t launches = 0;
-  std::uint64_t failed_calls = 0;  ///< launches and uploads the driver refused
+  std::uint64_t failed_calls = 0;  ///< launches, uploads and updates the driver refused
+  /// Updates in place that took (cuGraphExecUpdate): the record is its last graph's since.
+  std::uint64_t updates = 0;
+  /// Calls that set one node's parameters of its executable graph (cuGraphExec*SetParams,
+  /// cuGraphNodeSetEnabled); none of them can change a memory node.
+  std::uint64_t node_param_sets = 0;
   std::int64_t exec_state_bytes = 0;  ///< the driver's state for its instances (-1: unmeasured)
   std::string python_site;             ///< where the framework captured it (the companion)
   std::string framework_label;
@@ -177,6 +187,9 @@ struct graph_record {
   /// launch, not yet freed).
   std::vector<std::uint64_t> held_addresses;
   std::vector<bool> held_live;
+  /// The addresses of the graph before an update of the held allocations that were live at
+  /// the update, by the same order (0 where none): the program frees them later.
+  std::vector<std::uint64_t> replaced_held;
   std::uint64_t shape = 0;  ///< site and structure (see recorder::shape_of)
   std::uint64_t epoch = 0;  ///< the recorder's contention epoch at its last launch
   // History for classification.
@@ -201,7 +214,8 @@ inline constexpr std::size_t max_timeline = 1u << 16;
 
 /// One entry of the sequence of calls that change a pool (see profiler::sequence_step).
 struct sequence_entry {
-  char op = 'L';  ///< L launch, U upload, F free, D destroy, T trim, S sync, I instantiate again
+  char op = 'L';  ///< L launch, U upload, F free, D destroy, T trim, S sync, I instantiate again,
+                  ///< E updated in place
   std::size_t graph = 0;
   std::uint64_t stream = 0;  ///< label; 0 = none (sync: every stream)
   int device = -1;
@@ -313,6 +327,18 @@ class recorder {
                  const std::string& failure = "", bool concurrent = false);
   void on_trim(int device, double t_us, double host_us, const counters& before,
                const counters& after);
+  /// cuGraphExecUpdate of `exec` with graph `graph` returned: `failure` the CUresult name where
+  /// the driver refused it (counted, nothing else changes); else the record takes `model` (the
+  /// graph read back; nullopt: unread, the skeleton stays), its held allocations' addresses,
+  /// its name where names come from the graph (NVTX range, capture, Python site; `nvtx` is the
+  /// range active at the update), and starts with no mapping: the new graph's allocations have
+  /// addresses of their own (a sequence entry "update"). Counters around the call as for an
+  /// upload. An untracked `exec` only marks `graph` as instantiated.
+  void on_exec_update(std::uint64_t exec, std::uint64_t graph, std::optional<profiler::graph_model> model,
+                      const std::string& nvtx, double t_us, double host_us, const std::optional<counters>& before,
+                      const std::optional<counters>& after, const std::string& failure = "", bool concurrent = false);
+  /// One node of `exec` was given other parameters: counted (graph_record::node_param_sets).
+  void on_node_params_set(std::uint64_t exec);
   /// The executable graph destroyed: its record stays (a later instantiation of its site and
   /// structure may be recorded as it again, recorder_fold.cpp).
   void on_exec_destroy(std::uint64_t exec, double t_us = -1);
@@ -483,8 +509,8 @@ class recorder {
   /// warm-up took at an address outside them is the libraries' (device_costs::takers), not
   /// the pool's. `only`: that pool alone (its list just told); no_pool: every pool.
   void separate_library_memory(std::size_t only = no_pool);
-  void point(double t_us, int device, const std::string& event, const std::string& graph,
-             const counters& c);
+  /// A point of the timeline; `graph`: the record's index (none for a trim).
+  void point(double t_us, int device, const std::string& event, std::size_t graph, const counters& c);
   void log(sequence_entry e);
   std::int64_t push_event(graph_record& g, const graph_event& e);
   /// A graph's held allocations' addresses in the order of their alloc nodes.

@@ -105,7 +105,7 @@ void recorder::revive(std::size_t gi, std::uint64_t exec, std::uint64_t graph,
   e.before = before;
   e.after = after;
   const std::int64_t ev = push_event(g, e);
-  if (after) point(t_us, e.device, "instantiate", g.name, *after);
+  if (after) point(t_us, e.device, "instantiate", gi, *after);
   execs_[exec] = gi;
   hold(gi, held_of(model));  // this instance's addresses, in the order of the first's alloc nodes
   sequence_entry s{'I', gi, 0, -1, 1, 0, ev, t_us};
@@ -128,6 +128,7 @@ void recorder::record_uninstantiated(std::uint64_t graph, const capture_origin& 
   g.stream = "stream " + std::to_string(o.stream_label);
   g.nvtx = o.nvtx;
   std::string name = make_name(names_, g.nvtx, g.stream, o.stream_sequence, g.sequence, o.python_site, o.framework_label);
+  g.plain_name = name;
   const int uses = ++name_uses_[name];
   if (uses > 1) name += " (" + std::to_string(uses) + ")";
   g.name = name;

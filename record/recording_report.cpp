@@ -40,6 +40,7 @@ const char* op_name(char op) {
     case 'D': return "destroy";
     case 'T': return "trim";
     case 'I': return "instantiate";
+    case 'E': return "update";
     default: return "sync";
   }
 }
@@ -234,6 +235,8 @@ graph_figures figures_of(const graph_record& g, std::uint64_t granularity, analy
   rg.steady_launches = g.steady_count;
   rg.slow_launches = g.slow_launches;
   rg.failed_calls = g.failed_calls;
+  rg.updates = g.updates;
+  rg.node_param_sets = g.node_param_sets;
   rg.instances = g.instances;
   rg.events_dropped = g.events_dropped;
   rg.flags = g.flags;
@@ -396,7 +399,11 @@ profiler::report assemble(const recorder& r, const profiler::environment& env,
     const int n = ++identities[g.identity];
     if (n > 1) g.identity += " #" + std::to_string(n);
   }
-  for (const timeline_point& p : r.timeline()) rec.timeline.push_back({p.t_us, p.device, p.event, p.graph, p.values});
+  const std::string no_name;  // a trim's point names no graph
+  for (const timeline_point& p : r.timeline()) {
+    const std::string& graph = p.graph < r.graphs().size() ? r.graphs()[p.graph].name : no_name;
+    rec.timeline.push_back({p.t_us, p.device, p.event, graph, p.values});
+  }
   if (granularity && options.analyse) profiler::analyse_pools(rec, skeletons, granularity, profiler::on_threads(analysis_threads_of(options)));
   for (std::size_t gi = 0; gi < skeletons.size(); ++gi) {  // moved, not copied, once the pools are analysed
     if (has_skeleton[gi]) rep.scenarios[gi].skeletons.push_back(std::move(skeletons[gi]));

@@ -18,6 +18,25 @@
   X(cuGraphInstantiateWithParams_ptsz, on_instantiate, CUgraphExec*, CUgraph, CUDA_GRAPH_INSTANTIATE_PARAMS*)         \
   X(cuDeviceGraphMemTrim, on_trim, CUdevice)                                                                          \
   X(cuGraphExecDestroy, on_exec_destroy, CUgraphExec)                                                                 \
+  X(cuGraphExecUpdate, on_exec_update, CUgraphExec, CUgraph, CUgraphNode*, CUgraphExecUpdateResult*)                  \
+  X(cuGraphExecUpdate_v2, on_exec_update, CUgraphExec, CUgraph, CUgraphExecUpdateResultInfo*)                         \
+  X(cuGraphExecKernelNodeSetParams, on_node_params, CUgraphExec, CUgraphNode, const CUDA_KERNEL_NODE_PARAMS_v1*)      \
+  X(cuGraphExecKernelNodeSetParams_v2, on_node_params, CUgraphExec, CUgraphNode, const CUDA_KERNEL_NODE_PARAMS*)      \
+  X(cuGraphExecNodeSetParams, on_node_params, CUgraphExec, CUgraphNode, CUgraphNodeParams*)                           \
+  X(cuGraphExecMemcpyNodeSetParams, on_node_params, CUgraphExec, CUgraphNode, const CUDA_MEMCPY3D*, CUcontext)        \
+  X(cuGraphExecMemsetNodeSetParams, on_node_params, CUgraphExec, CUgraphNode, const CUDA_MEMSET_NODE_PARAMS*,         \
+    CUcontext)                                                                                                        \
+  X(cuGraphExecHostNodeSetParams, on_node_params, CUgraphExec, CUgraphNode, const CUDA_HOST_NODE_PARAMS*)             \
+  X(cuGraphExecChildGraphNodeSetParams, on_node_params, CUgraphExec, CUgraphNode, CUgraph)                            \
+  X(cuGraphExecEventRecordNodeSetEvent, on_node_params, CUgraphExec, CUgraphNode, CUevent)                            \
+  X(cuGraphExecEventWaitNodeSetEvent, on_node_params, CUgraphExec, CUgraphNode, CUevent)                              \
+  X(cuGraphExecExternalSemaphoresSignalNodeSetParams, on_node_params, CUgraphExec, CUgraphNode,                       \
+    const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS*)                                                                           \
+  X(cuGraphExecExternalSemaphoresWaitNodeSetParams, on_node_params, CUgraphExec, CUgraphNode,                         \
+    const CUDA_EXT_SEM_WAIT_NODE_PARAMS*)                                                                             \
+  X(cuGraphExecBatchMemOpNodeSetParams, on_node_params, CUgraphExec, CUgraphNode,                                     \
+    const CUDA_BATCH_MEM_OP_NODE_PARAMS*)                                                                             \
+  X(cuGraphNodeSetEnabled, on_node_params, CUgraphExec, CUgraphNode, unsigned int)                                    \
   X(cuGraphDestroy, on_graph_destroy, CUgraph)                                                                        \
   X(cuStreamBeginCapture, on_begin_capture, CUstream)                                                                 \
   X(cuStreamBeginCapture_ptsz, on_begin_capture, CUstream)                                                            \

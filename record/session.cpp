@@ -143,6 +143,8 @@ const char* to_string(cost_part part) {
     case cost_part::completion: return "completions";
     case cost_part::trim: return "trim";
     case cost_part::destroy: return "destroy";
+    case cost_part::update: return "update";
+    case cost_part::node_params: return "node parameters";
     case cost_part::companion: return "companion marks";
     case cost_part::count: break;
   }

@@ -92,6 +92,8 @@ enum class cost_part : int {
   completion,   ///< synchronizes, queries, event records, synchronous copies
   trim,
   destroy,      ///< executable graphs and graphs destroyed
+  update,       ///< executable graphs updated in place (the new graph's read included)
+  node_params,  ///< an executable graph's node given other parameters
   companion,    ///< the Python companion's NVTX marks, read by this library
   count
 };
@@ -120,6 +122,15 @@ class session {
   /// destroy gave back (the device's memory in use read around it).
   void exec_destroy_exit(bool ok) noexcept;
   void graph_destroy(std::uint64_t graph) noexcept;
+  /// cuGraphExecUpdate begins on `exec`: the counters are read before it where the recording
+  /// tracks `exec`.
+  void exec_update_enter(std::uint64_t exec) noexcept;
+  /// cuGraphExecUpdate of `exec` with graph `graph` returned (`failure` as for launches): where
+  /// it succeeded, `graph` is read, and `exec`'s record takes its memory nodes and its name.
+  void exec_update_exit(std::uint64_t exec, std::uint64_t graph, const std::string& failure) noexcept;
+  /// A call that set the parameters of one node of `exec` succeeded (cuGraphExec*SetParams,
+  /// cuGraphNodeSetEnabled).
+  void node_params_set(std::uint64_t exec) noexcept;
 
   // Captures, and memory the capturing thread takes meanwhile (a private pool growing).
   void capture_begin(std::uint64_t stream) noexcept;

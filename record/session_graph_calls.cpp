@@ -1,4 +1,5 @@
-// The recording session's handlers of graph calls: launches, uploads, instantiations, trims, destroys.
+// The recording session's handlers of graph calls: launches, uploads, instantiations, trims,
+// destroys, updates in place and node parameters.
 #include <algorithm>
 
 #include "gmem/profiler/analysis.hpp"
@@ -336,6 +337,80 @@ void session::exec_destroy_exit(bool ok) noexcept {
     if (read && !concurrent) released = used < t.destroy_used_before ? t.destroy_used_before - used : 0;
     rec_.on_exec_state_released(device, released);
     if (read) rec_.on_memory_reading(device, used);
+  } catch (...) {
+  }
+}
+
+void session::exec_update_enter(std::uint64_t exec) noexcept {
+  if (forked_) return;
+  try {
+    const double t0 = driver_.now_us();
+    pending_call& p = here(this).pending;
+    p.tracked = false;  // before anything can fail: the exit then records the update unmeasured
+    lock l(*this);
+    if (!rec_.tracks(exec)) {
+      charge(cost_part::update, driver_.now_us() - t0);
+      return;
+    }
+    p.tracked = true;
+    p.device = rec_.device_of(exec);
+    window_enter();
+    p.before = driver_.read_counters(p.device);
+    read_other_devices_before(exec, p.device);
+    p.t_us = p.start_us = driver_.now_us();
+    p.enter_cost_us = p.start_us - t0;
+  } catch (...) {
+  }
+}
+
+void session::exec_update_exit(std::uint64_t exec, std::uint64_t graph, const std::string& failure) noexcept {
+  if (forked_) return;
+  try {
+    thread_state& t = here(this);
+    pending_call& p = t.pending;
+    const double end_us = driver_.now_us();
+    const bool tracked = p.tracked;
+    p.tracked = false;
+    if (!tracked) {
+      // An executable graph the recording does not track: the graph it now runs counts as
+      // instantiated (its capture is not one left unused).
+      if (!failure.empty()) return;
+      timed cost(*this, cost_part::update);
+      lock l(*this);
+      rec_.on_exec_update(exec, graph, std::nullopt, "", end_us, 0, std::nullopt, std::nullopt);
+      return;
+    }
+    timed cost(*this, cost_part::update, end_us, p.enter_cost_us);
+    const double host_us = end_us - p.start_us;
+    const std::optional<counters> after = driver_.read_counters(p.device);
+    const bool concurrent = window_exit();
+    // The new graph is read only where the update took (a refused one changes nothing), after
+    // the counters' window: its read maps nothing.
+    std::optional<profiler::graph_model> model;
+    if (failure.empty()) {
+      profiler::graph_model m;
+      bool has_alloc = false;
+      if (driver_.read_graph(graph, m, has_alloc)) model = std::move(m);
+    }
+    lock l(*this);
+    const std::string nvtx = t.nvtx.empty() ? "" : t.nvtx.back();
+    rec_.on_exec_update(exec, graph, std::move(model), nvtx, p.t_us, host_us, p.before, after, failure, concurrent);
+    if (failure.empty()) {
+      record_other_devices(exec, p.device, p.t_us);
+      if (graph == t.last_captured) t.last_captured_record = rec_.record_of_exec(exec);
+    }
+    note_completions();
+  } catch (...) {
+    window_exit();  // else every later reading would count as overlapped
+  }
+}
+
+void session::node_params_set(std::uint64_t exec) noexcept {
+  if (forked_) return;
+  try {
+    timed cost(*this, cost_part::node_params);
+    lock l(*this);
+    rec_.on_node_params_set(exec);
   } catch (...) {
   }
 }

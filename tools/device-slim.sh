@@ -11,7 +11,7 @@ cp "$from/profiler/gmemprof" "$to/profiler/"
 cp "$from/record/libgmem_record.so" "$to/record/"
 [ -f "$from/record/libgmem_record_preload.so" ] && cp "$from/record/libgmem_record_preload.so" "$to/record/"
 cp -r "$from/record/companion" "$to/record/"
-for t in gmem_gpu_tests gmem_record_client gmem_corpus_client gmem_driver_client gmem_launch_soak gmem_free_soak; do cp "$from/tests/$t" "$to/tests/"; done
+for t in gmem_gpu_tests gmem_record_client gmem_corpus_client gmem_driver_client gmem_update_client gmem_launch_soak gmem_free_soak; do cp "$from/tests/$t" "$to/tests/"; done
 for b in gmem_bench gmem_model_scale_bench gmem_record_cost_bench libgmem_cupti_floor.so libgmem_record_ablate.so libgmem_interpose_floor.so \
     libgmem_companion_words_noop.so; do [ -f "$from/benchmarks/$b" ] && cp "$from/benchmarks/$b" "$to/benchmarks/"; done
 cp -r "$from/lib" "$from/COMMIT" "$to/"

@@ -31,6 +31,11 @@
 #             readings (tests/record/ranks/check_tp.py)
 #   engines   GPT-2 under torch.compile(mode="reduce-overhead") and a Hugging Face static-cache
 #             generate(): each bill against the program's own readings (tests/record/engines)
+#   updates   an executable graph updated in place (tests/record/update_client.cpp) through the
+#             runtime and through the driver API, unrecorded and recorded (the default hook, and
+#             the runtime's through CUPTI): each recording against the client's own counters
+#             after every update and first launch and its counts (tests/record/check_updates.py),
+#             and `gmemprof show --all` saying the graph was updated
 # Usage: [RESULTS=DIR] tools/gpu-record-runs.sh BUILD_DIR OUT_DIR SAMPLES STAGE...
 # (RESULTS: a folder the packed results are copied into after each stage)
 set -u
@@ -116,6 +121,25 @@ sys.exit(0 if ok else 1)' "$d/async-self.json" "$d/async.json" >> "$d/log" 2>&1
         "$build/profiler/gmemprof" show "$d/$program.json" > "$d/show-$program.txt" 2>&1
         "$build/profiler/gmemprof" show --all "$d/$program.json" > "$d/show-all-$program.txt" 2>&1
       done
+      (exit $rc) ;;
+    updates)  # updates in place: each recording against the client's readings and counts
+      rc=0
+      for mode in runtime driver; do
+        "$build/tests/gmem_update_client" $mode "$d/self-$mode-unrecorded.json" >> "$d/log" 2>&1 || rc=1
+      done
+      for run in runtime:interpose driver:interpose runtime:cupti; do
+        mode=${run%%:*}; hook=${run##*:}; name=$mode-$hook
+        "$build/profiler/gmemprof" record --hook "$hook" --out "$d/$name.json" -- \
+          "$build/tests/gmem_update_client" "$mode" "$d/self-$name.json" >> "$d/log" 2>&1 &&
+          python3 "$here/../tests/record/check_updates.py" "$d/self-$name.json" "$d/$name.json" \
+            --unrecorded "$d/self-$mode-unrecorded.json" > "$d/check-$name.txt" 2>&1 || rc=1
+        "$build/profiler/gmemprof" show "$d/$name.json" > "$d/show-$name.txt" 2>&1
+        "$build/profiler/gmemprof" show --all "$d/$name.json" > "$d/show-all-$name.txt" 2>&1
+        tr -s ' \n' ' ' < "$d/show-all-$name.txt" |
+          grep -q "in place (cuGraphExecUpdate): its figures are its last graph's" ||
+          { echo "FAIL show --all of $name does not say the graph was updated" >> "$d/log"; rc=1; }
+      done
+      grep -h "^FAIL" "$d"/check-*.txt >> "$d/log"
       (exit $rc) ;;
     tp)  # tensor-parallel ranks as engines capture, both allocators
       rc=0

@@ -54,6 +54,10 @@ std::uint64_t predict_high(const std::vector<skeleton>& graphs, const std::vecto
       continue;
     }
     if (on_graph && destroyed[g]) continue;
+    if (st.op == "update" && on_graph) {
+      m.update(g);
+      continue;
+    }
     if (st.op == "launch" && on_graph) {
       for (std::uint64_t n = 0; n < std::min<std::uint64_t>(st.count, 2); ++n) m.launch(g, stream);
     } else if (st.op == "upload" && on_graph) {

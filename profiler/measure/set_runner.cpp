@@ -66,6 +66,17 @@ class set_run {
       destroyed_[i] = launched_[i] = uploaded_[i] = false;
       trims_seen_[i] = trims_;
       rec_.sequence.push_back(st);
+    } else if (st.op == "update" && on_graph && !destroyed_[i] && members_[i].instantiate &&
+               std::none_of(live_[i].begin(), live_[i].end(), [](bool live) { return live; })) {
+      // An update in place, replayed as a new executable graph of the skeleton: the updated one
+      // has no mapping at its new graph's addresses, as a new one has none. Where an allocation
+      // it left is live, the skeleton's addresses are taken: the step is skipped.
+      GMEM_CUDA_TRY_CTX(cudaDeviceSynchronize(), ctx);
+      members_[i].destroy();
+      members_[i].instantiate();
+      launched_[i] = uploaded_[i] = false;
+      trims_seen_[i] = trims_;
+      rec_.sequence.push_back(st);
     }
   }
 

@@ -21,7 +21,8 @@ struct set_member {
   bool auto_free = false;
   std::function<void()> destroy;   ///< destroys the executable graph (a "destroy" step)
   /// makes the executable graph again after a destroy (an "instantiate" step: a recording's
-  /// graph of which one instance followed another); none: such steps are skipped
+  /// graph of which one instance followed another; an "update" step, which destroys it first);
+  /// none: such steps are skipped
   std::function<void()> instantiate;
 };
 

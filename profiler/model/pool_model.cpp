@@ -278,6 +278,25 @@ void pool_model::instantiate(std::size_t g) {
   gs.last_stream = 0;
 }
 
+void pool_model::update(std::size_t g) {
+  graph_state& gs = graphs_.at(g);
+  for (std::size_t d = 0; d < gs.slots.size(); ++d) {
+    // The granules of its live allocations stay mapped where they are: their pins are found
+    // through these slots when the allocations are freed.
+    std::vector<bool> live(gs.slots[d].size(), false);
+    const auto& allocs = gs.layout.devices[d].allocations;
+    for (std::size_t a = 0; a < allocs.size(); ++a) {
+      if (!gs.live[d][a]) continue;
+      for (std::size_t slot = allocs[a].first_slot; slot < allocs[a].end_slot; ++slot) live[slot] = true;
+    }
+    for (std::size_t slot = 0; slot < gs.slots[d].size(); ++slot) {
+      if (!live[slot]) set_slot(gs, d, slot, 0);
+    }
+  }
+  gs.mapped_once = false;
+  gs.last_stream = 0;
+}
+
 void pool_model::free_held(std::size_t g, std::optional<std::size_t> allocation, int device) {
   graph_state& gs = graphs_.at(g);
   for (std::size_t d = 0; d < gs.live.size(); ++d) {

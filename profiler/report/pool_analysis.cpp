@@ -15,7 +15,8 @@ namespace gmem::profiler {
 namespace {
 
 bool maps_memory(const recorded_event& e) {
-  return e.result.empty() && (e.kind == "launch" || e.kind == "upload" || e.kind == "instantiate");
+  return e.result.empty() &&
+         (e.kind == "launch" || e.kind == "upload" || e.kind == "instantiate" || e.kind == "update");
 }
 
 // Where one device's pool stood when its high watermark was reached, by the model.
@@ -340,6 +341,8 @@ class sequence_follower {
       model_.destroy(m);
     } else if (st.op == "instantiate" && m != no_node) {
       model_.instantiate(m);
+    } else if (st.op == "update" && m != no_node) {
+      model_.update(m);
     } else if (st.op == "trim" && st.device >= 0) {
       model_.trim(st.device);
     } else if (st.op == "sync") {

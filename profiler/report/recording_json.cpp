@@ -102,6 +102,8 @@ json graph_json(const recorded_graph& g, stack_table& stacks, const std::string&
   j["steady_launches"] = g.steady_launches;
   if (g.slow_launches) j["slow_launches"] = g.slow_launches;
   j["failed_calls"] = g.failed_calls;
+  if (g.updates) j["updates"] = g.updates;
+  if (g.node_param_sets) j["node_param_sets"] = g.node_param_sets;
   if (g.instances != 1) j["instances"] = g.instances;
   if (g.events_dropped) j["events_dropped"] = g.events_dropped;
   if (g.flags_known) j["flags"] = flags_json(g.flags);
@@ -238,6 +240,8 @@ recorded_graph read_graph(const json& j, const std::string& path,
   g.steady_launches = u64(j, "steady_launches", path, optional);
   g.slow_launches = u64(j, "slow_launches", path, optional);
   g.failed_calls = u64(j, "failed_calls", path, optional);
+  g.updates = u64(j, "updates", path, optional);
+  g.node_param_sets = u64(j, "node_param_sets", path, optional);
   g.instances = find(j, "instances") ? u64(j, "instances", path, optional) : 1;
   g.events_dropped = u64(j, "events_dropped", path, optional);
   if (const json* f = find(j, "flags")) {

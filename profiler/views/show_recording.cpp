@@ -70,6 +70,35 @@ std::string growth_text(const recorded_graph& g) {
   return size_text(g.growth_bytes) + (g.instances > 1 ? " (" + std::to_string(g.instances) + " instances)" : "");
 }
 
+// The launches column: how many, how many calls the driver refused, and the updates in place (a
+// graph updated in place shows its last graph's figures).
+std::string launches_text(const recorded_graph& g) {
+  std::string launches = std::to_string(g.launches);
+  if (g.failed_calls != 0) launches += " (" + std::to_string(g.failed_calls) + " failed)";
+  if (g.updates != 0) launches += ", " + plural(g.updates, "update", "updates");
+  return launches;
+}
+
+// What an update in place and node parameters did to a graph, in one sentence; "" where neither.
+std::string updates_text(const recorded_graph& g) {
+  std::size_t refused = 0;
+  for (const recorded_event& e : g.events) refused += e.kind == "update" && !e.result.empty();
+  std::string out;
+  if (g.updates != 0) {
+    out = "updated " + std::string(g.updates == 1 ? "once" : std::to_string(g.updates) + " times") +
+          " in place (cuGraphExecUpdate): its figures are its last graph's";
+  }
+  if (refused != 0) {
+    out += (out.empty() ? "" : "; ") + plural(refused, "update", "updates") +
+           " refused by the driver, which changed nothing";
+  }
+  if (g.node_param_sets != 0) {
+    out += (out.empty() ? "" : "; ") + plural(g.node_param_sets, "call", "calls") +
+           " set a node's parameters (cuGraphExec*SetParams), which cannot change its memory nodes";
+  }
+  return out;
+}
+
 std::vector<std::string> graph_names(const recording& rec) {
   std::vector<std::string> names;
   names.reserve(rec.graphs.size());
@@ -142,8 +171,7 @@ std::string cost_table(const report& r, const std::vector<std::size_t>& order, s
   for (std::size_t k = 0; k < n; ++k) {
     const recorded_graph& g = rec.graphs[order[k]];
     const double first = first_launch_us(scenario_of(r, order[k]));
-    std::string launches = std::to_string(g.launches);
-    if (g.failed_calls) launches += " (" + std::to_string(g.failed_calls) + " failed)";
+    const std::string launches = launches_text(g);
     // A graph never launched (a CUDA graph tree's placeholder, a graph made and let go) is marked
     // as such: its figures are what making it cost.
     rows.push_back({quoted(names[k]), size_text(graph_cost(g)), growth_text(g), held_text(g),
@@ -422,8 +450,7 @@ std::string pool_graphs_text(const recorded_pool& p, const recording& rec, const
   const std::set<std::string> shared = labels_of_several_processes(graph_names(rec));
   for (std::size_t k = 0; k < shown; ++k) {
     const recorded_graph& g = rec.graphs[in_pool[k]];
-    std::string launches = std::to_string(g.launches);
-    if (g.failed_calls != 0) launches += " (" + std::to_string(g.failed_calls) + " failed)";
+    const std::string launches = launches_text(g);
     // A private pool's graph has no memory-node figures unless one was recorded: "-", not zeros.
     const bool nodes = g.kind != "private_pool";
     const auto figure = [nodes](std::uint64_t v) { return nodes || v != 0 ? size_text(v) : std::string("-"); };
@@ -489,6 +516,7 @@ std::string pool_figures(const recorded_graph& g, const recording& rec, bool fra
                              ", " + plural(g.launches, "launch", "launches") +
                              (g.instances > 1 ? ", " + std::to_string(g.instances) + " instances" : ""),
                          "  ", "    ");
+  if (const std::string updates = updates_text(g); !updates.empty()) out += wrap(updates, "  ", "    ");
   if (!g.python_site.empty() || !g.framework_label.empty()) {
     out += wrap("captured at " + (g.python_site.empty() ? std::string("an unknown site") : g.python_site) +
                     (g.framework_label.empty() ? "" : " (" + g.framework_label + ")"),

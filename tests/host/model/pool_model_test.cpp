@@ -147,6 +147,34 @@ TEST(PoolModel, EveryStepOfTheCompletionCasesMeasuredOnTheDriver) {
   EXPECT_GT(steps, 50u);
 }
 
+// An executable graph updated in place runs a graph whose allocations have addresses of their
+// own: its next launch maps them again, from the pool's free granules (no growth), and an output
+// the graph before the update left live keeps its granule until it is freed.
+TEST(PoolModel, AnUpdatedGraphMapsAgainFromThePoolAndItsLiveOutputStaysUntilFreed) {
+  pool_model m(granule);
+  const std::size_t g = m.add(probe_graph("g=w64"));
+  EXPECT_EQ(m.launch(g, 1).grown_bytes, 2 * granule);
+  EXPECT_EQ(m.launch(g, 1).mapped_slots, 0u);  // mapped: nothing to do
+  m.synchronize();
+  m.update(g);
+  const pool_step again = m.launch(g, 1);
+  EXPECT_EQ(again.mapped_slots, 2u);
+  EXPECT_EQ(again.grown_bytes, 0u);
+  EXPECT_EQ(m.reserved(0), 2 * granule);
+
+  pool_model o(granule);
+  const std::size_t h = o.add(probe_graph("g=o8"));
+  o.launch(h, 1);
+  o.synchronize();
+  o.update(h);
+  EXPECT_TRUE(o.launch(h, 1).refused);  // its output is still live, without AutoFreeOnLaunch
+  o.free_held(h);
+  const pool_step after_free = o.launch(h, 1);  // the freed output's granule, mapped again
+  EXPECT_FALSE(after_free.refused);
+  EXPECT_EQ(after_free.grown_bytes, 0u);
+  EXPECT_EQ(o.reserved(0), granule);
+}
+
 INSTANTIATE_TEST_SUITE_P(H100AndH200, PoolModelOn,
                          ::testing::Values(probe_file{probe::probe_output, 15.0},
                                            probe_file{probe::probe_output_h200, 25.0}));

@@ -239,6 +239,18 @@ struct program {
     f.auto_free_on_launch = auto_free;
     s.instantiate_exit(exec, graph, "", f, std::nullopt);
   }
+  /// A graph made by the program's own calls (not captured), as the driver reads it back.
+  void define(std::uint64_t graph, const profiler::graph_model& model) {
+    std::lock_guard<std::mutex> l(gpu.mutex);
+    gpu.graphs[graph] = model;
+  }
+  /// cuGraphExecUpdate of `exec` with `graph`; `failure`: the driver refused it with this result.
+  void update(std::uint64_t exec, std::uint64_t graph, const std::string& failure = "") {
+    s.exec_update_enter(exec);
+    tick(20);
+    s.exec_update_exit(exec, graph, failure);
+    tick(1);
+  }
   /// A launch taking `host_us`, during which the pool grows by `grows`.
   void launch(std::uint64_t exec, std::uint64_t stream, double host_us = 4, std::uint64_t grows = 0) {
     s.launch_enter(exec, stream);

@@ -49,6 +49,13 @@ __attribute__((visibility("default"))) int cuStreamBeginCapture_v2(void* s, int 
   return record("cuStreamBeginCapture_v2", reinterpret_cast<std::uintptr_t>(s), static_cast<std::uintptr_t>(mode));
 }
 __attribute__((visibility("default"))) int cuCtxSynchronize() { return record("cuCtxSynchronize", 0, 0); }
+__attribute__((visibility("default"))) int cuGraphExecUpdate_v2(void* e, void* g, void*) {
+  return record("cuGraphExecUpdate_v2", reinterpret_cast<std::uintptr_t>(e), reinterpret_cast<std::uintptr_t>(g));
+}
+__attribute__((visibility("default"))) int cuGraphExecKernelNodeSetParams_v2(void* e, void* n, const void*) {
+  return record("cuGraphExecKernelNodeSetParams_v2", reinterpret_cast<std::uintptr_t>(e),
+                reinterpret_cast<std::uintptr_t>(n));
+}
 // Not one the recording takes: handed back as it is.
 __attribute__((visibility("default"))) int cuDeviceGetCount(int* n) {
   *n = 1;
@@ -63,6 +70,10 @@ __attribute__((visibility("default"))) int cuGetProcAddress_v2(const char* symbo
     f = per_thread ? reinterpret_cast<void*>(&cuGraphLaunch_ptsz) : reinterpret_cast<void*>(&cuGraphLaunch);
   } else if (std::strcmp(symbol, "cuStreamBeginCapture") == 0) {
     f = version >= 10010 ? reinterpret_cast<void*>(&cuStreamBeginCapture_v2) : reinterpret_cast<void*>(&cuStreamBeginCapture);
+  } else if (std::strcmp(symbol, "cuGraphExecUpdate") == 0 && version >= 12000) {
+    f = reinterpret_cast<void*>(&cuGraphExecUpdate_v2);
+  } else if (std::strcmp(symbol, "cuGraphExecKernelNodeSetParams") == 0 && version >= 12000) {
+    f = reinterpret_cast<void*>(&cuGraphExecKernelNodeSetParams_v2);
   } else if (std::strcmp(symbol, "cuCtxSynchronize") == 0) {
     f = reinterpret_cast<void*>(&cuCtxSynchronize);
   } else if (std::strcmp(symbol, "cuDeviceGetCount") == 0) {

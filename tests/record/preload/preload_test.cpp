@@ -27,6 +27,7 @@ using begin_v1_fn = int (*)(void*);
 using begin_v2_fn = int (*)(void*, int);
 using init_fn = int (*)(unsigned);
 using sync_fn = int (*)();
+using update_fn = int (*)(void*, void*, void*);
 
 template <class F>
 F in(void* library, const char* name) {
@@ -152,6 +153,23 @@ TEST(PreloadedInterception, HandsBackTheWrapperOfTheEntryPointTheDriverGaveAndRe
   ASSERT_EQ(words(), before + 10);
   EXPECT_EQ(recorded(before + 8).id, static_cast<unsigned>(CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize));
 
+  // An update in place (the name's version 12.0 entry point, cuGraphExecUpdate_v2) and a node's
+  // parameters set: recorded with the executable graph and the graph (or the node) first.
+  void* update = nullptr;
+  void* kernel_params = nullptr;
+  ASSERT_EQ(proc("cuGraphExecUpdate", &update, 12000, 0, &status), 0);
+  ASSERT_EQ(proc("cuGraphExecKernelNodeSetParams", &kernel_params, 12000, 0, &status), 0);
+  EXPECT_NE(update, fake_address(cuda, "cuGraphExecUpdate_v2"));
+  EXPECT_NE(kernel_params, fake_address(cuda, "cuGraphExecKernelNodeSetParams_v2"));
+  EXPECT_EQ(reinterpret_cast<update_fn>(update)(exec, stream, nullptr), 600);
+  EXPECT_EQ(reinterpret_cast<update_fn>(kernel_params)(exec, stream, nullptr), 600);
+  ASSERT_EQ(words(), before + 14);
+  EXPECT_EQ(recorded(before + 10).id, static_cast<unsigned>(CUPTI_DRIVER_TRACE_CBID_cuGraphExecUpdate_v2));
+  EXPECT_EQ(recorded(before + 10).a, 0x1234u);
+  EXPECT_EQ(recorded(before + 11).b, 0x5678u);
+  EXPECT_EQ(recorded(before + 11).result, 600);
+  EXPECT_EQ(recorded(before + 12).id, static_cast<unsigned>(CUPTI_DRIVER_TRACE_CBID_cuGraphExecKernelNodeSetParams_v2));
+
   // One the recording does not take is handed back as the driver gave it, through dlsym too.
   void* count = nullptr;
   ASSERT_EQ(proc("cuDeviceGetCount", &count, 12000, 0, &status), 0);
@@ -167,7 +185,7 @@ TEST(PreloadedInterception, HandsBackTheWrapperOfTheEntryPointTheDriverGaveAndRe
   EXPECT_NE(dlerror(), nullptr);
   // Names that are not the driver's are glibc's answers.
   EXPECT_EQ(dlsym(cuda, "fake_cuda_inits"), fake_address(cuda, "fake_cuda_inits"));
-  EXPECT_EQ(words(), before + 10);
+  EXPECT_EQ(words(), before + 14);
 }
 
 TEST(PreloadedInterception, CuInitStartsTheRecordingOnceAfterTheDriverIsUp) {
@@ -243,6 +261,16 @@ TEST(PreloadedLinked, CallsLinkedToLibcudaDirectlyAreRecordedAndReachTheDriver) 
   ASSERT_EQ(words(), before + 6);
   EXPECT_EQ(recorded(before + 2).id, static_cast<unsigned>(CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize));
   EXPECT_EQ(recorded(before + 4).id, static_cast<unsigned>(CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2));
+  // An update in place linked directly: cuda.h names cuGraphExecUpdate_v2 cuGraphExecUpdate.
+  EXPECT_EQ(static_cast<int>(cuGraphExecUpdate(reinterpret_cast<CUgraphExec>(0x4321), reinterpret_cast<CUgraph>(0x1111),
+                                               nullptr)),
+            600);
+  EXPECT_EQ(std::string(last(&a, &b, &calls)), "cuGraphExecUpdate_v2");
+  EXPECT_EQ(b, 0x1111u);
+  ASSERT_EQ(words(), before + 8);
+  EXPECT_EQ(recorded(before + 6).id, static_cast<unsigned>(CUPTI_DRIVER_TRACE_CBID_cuGraphExecUpdate_v2));
+  EXPECT_EQ(recorded(before + 6).a, 0x4321u);
+  EXPECT_EQ(recorded(before + 6).b, 0x1111u);
   // One the recording does not take is libcuda's own, bound directly.
   int n = 0;
   EXPECT_EQ(cuDeviceGetCount(&n), CUDA_SUCCESS);
@@ -254,7 +282,7 @@ TEST(PreloadedLinked, CallsLinkedToLibcudaDirectlyAreRecordedAndReachTheDriver) 
   ASSERT_EQ(cuGetProcAddress_v2("cuGraphLaunch", &pfn, 12000, 0, &status), CUDA_SUCCESS);
   EXPECT_NE(pfn, fake_address(cuda, "cuGraphLaunch"));
   EXPECT_EQ(reinterpret_cast<launch_fn>(pfn)(nullptr, nullptr), 600);
-  EXPECT_EQ(words(), before + 8);
+  EXPECT_EQ(words(), before + 10);
 }
 
 // Run by ctest apart, preloaded where the interception must stay out of the way: without the

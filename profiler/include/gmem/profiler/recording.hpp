@@ -25,7 +25,7 @@ namespace gmem::profiler {
 /// trim of its device, a failed call, a free of an allocation it left allocated.
 struct recorded_event {
   double t_us = 0;
-  std::string kind;  ///< "instantiate", "upload", "launch", "trim", "free"
+  std::string kind;  ///< "instantiate", "upload", "launch", "trim", "free", "update"
   /// launches: "first_launch", "steady", "remap_after_trim", "remap_contention" (the pool model
   /// says another graph's live allocation held granules it had mapped), "slow_launch" (a
   /// relaunch that took 15 us or more where the pool did not grow and the pool model finds
@@ -78,7 +78,14 @@ struct recorded_graph {
   /// last launch could have taken its memory (no other stream, no held output): the launch
   /// queue was full, or the host busy.
   std::uint64_t slow_launches = 0;
-  std::uint64_t failed_calls = 0;
+  std::uint64_t failed_calls = 0;  ///< launches, uploads and updates the driver refused
+  /// Updates in place that took (cuGraphExecUpdate): the graph's name, skeleton and figures are
+  /// its last graph's; its events and launches are all its graphs'. 0 in recordings made before
+  /// updates were followed.
+  std::uint64_t updates = 0;
+  /// Calls that gave one node of the executable graph other parameters (cuGraphExec*SetParams,
+  /// cuGraphNodeSetEnabled): none can change a memory node.
+  std::uint64_t node_param_sets = 0;
   /// Executable graphs of this site and structure the program made and destroyed, recorded as
   /// one (their launches and events together).
   std::uint64_t instances = 1;
@@ -271,9 +278,12 @@ struct recorded_pool {
 
 /// A run of identical calls in the order the program made them: what `replay --set` replays.
 struct sequence_step {
-  /// "launch", "upload", "free", "destroy", "trim", "sync", or "instantiate": an executable
+  /// "launch", "upload", "free", "destroy", "trim", "sync", "instantiate": an executable
   /// graph of a destroyed graph's site and structure made again (recorded as that graph: its
-  /// instances grow by one; it starts with no mapping).
+  /// instances grow by one; it starts with no mapping), or "update": the executable graph
+  /// updated in place with another graph of its shape (cuGraphExecUpdate), whose allocations
+  /// have addresses of their own: it starts with no mapping, and the allocations it held that
+  /// are still live stay until freed.
   std::string op;
   std::int64_t graph = -1;  ///< index into recording::graphs, -1 for trim and sync
   std::string stream;       ///< launches, uploads, frees, stream syncs

@@ -134,6 +134,12 @@ class pool_model {
   /// after it was destroyed): it has no mapping, as a new executable graph has none; its live
   /// allocations stay live. Throws std::out_of_range for an unknown graph.
   void instantiate(std::size_t g);
+  /// The executable graph updated in place with a graph of its layout (cuGraphExecUpdate): the
+  /// new graph's allocations have addresses of their own, so it has no mapping, as a new
+  /// executable graph has none; its live allocations stay live, on their granules, until freed
+  /// (free_held, or AutoFreeOnLaunch at its next launch). Throws std::out_of_range for an
+  /// unknown graph.
+  void update(std::size_t g);
   /// The graph's held allocations freed outside it (cudaFreeAsync / cudaFree): all of them, or
   /// the one whose index in the graph's device layout is `allocation` on `device`.
   void free_held(std::size_t g, std::optional<std::size_t> allocation = std::nullopt,
