@@ -31,7 +31,7 @@
 #             readings (tests/record/ranks/check_tp.py)
 #   engines   GPT-2 under torch.compile(mode="reduce-overhead") and a Hugging Face static-cache
 #             generate(): each bill against the program's own readings (tests/record/engines)
-#   updates   an executable graph updated in place (tests/record/update_client.cpp) through the
+#   updates   an executable graph updated in place (tests/record/update_client.cu) through the
 #             runtime and through the driver API, unrecorded and recorded (the default hook, and
 #             the runtime's through CUPTI): each recording against the client's own counters
 #             after every update and first launch and its counts (tests/record/check_updates.py),

@@ -1,17 +1,22 @@
 // Record mode's check of executable graphs updated in place, run recorded and unrecorded by
 // tools/gpu-record-runs.sh (stage `updates`) and checked by tests/record/check_updates.py.
 //   update_client runtime|driver SELF_JSON [UPDATES]
-// One step captured on one stream: 64 MiB of working memory filled and freed inside the graph,
-// its first 8 MiB copied into an 8 MiB output the graph leaves allocated. The step is
+// One step captured on one stream: 64 MiB of working memory filled (a kernel) and freed inside
+// the graph, its first 8 MiB copied (a kernel) into an 8 MiB output the graph leaves allocated.
+// Kernels, not memset and memcpy nodes: on an H100 with driver 580.159.04 the driver refused every
+// update of a step whose memset and memcpy nodes worked on the graph's own allocations
+// (cudaGraphExecUpdateError), where the same step with kernels updates. The step is
 // instantiated once (no flags) and launched; a graph of another topology (one more node) is
 // offered as an update, which the driver must refuse; then UPDATES times (5) the step is
 // captured again (its allocations at new addresses) and the executable graph updated with it, in
-// place. Each graph's launches are two: each output freed by the program (the last output of a
-// graph after the update that replaced it). Two calls set a node's parameters (the fill's value,
-// the fill enabled). `runtime` makes the calls through the CUDA runtime (cudaGraphExecUpdate...),
+// place (the first offered while the last launch's output is unfreed, and again after it is
+// freed where the driver refuses it). Each graph's launches are two, each output freed by the
+// program. Two calls set a node's parameters (the fill's value, the fill enabled). `runtime`
+// makes the calls through the CUDA runtime (cudaGraphExecUpdate...),
 // `driver` the update and node calls through the driver API this program is linked to
 // (cuGraphExecUpdate...: the program's PLT, not a lookup). The program reads the graph memory
-// counters itself right after each update and each first launch of a graph, and at the end, and
+// counters itself right after each update and each first launch of a graph, at the end and after
+// it let its graphs go and trimmed the pool, and
 // writes them with its own counts to SELF_JSON. Exit 0; 3 where the driver did not do what the
 // check rests on (an update of the same shape refused, or one of another topology taken).
 #include <cuda.h>
@@ -25,6 +30,18 @@
 #include <vector>
 
 namespace {
+
+__global__ void fill(unsigned char* p, int value, std::size_t n) {
+  for (std::size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += std::size_t{gridDim.x} * blockDim.x) {
+    p[i] = static_cast<unsigned char>(value);
+  }
+}
+
+__global__ void copy(unsigned char* dst, const unsigned char* src, std::size_t n) {
+  for (std::size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += std::size_t{gridDim.x} * blockDim.x) {
+    dst[i] = src[i];
+  }
+}
 
 constexpr std::size_t MiB = std::size_t{1} << 20;
 constexpr std::size_t work_bytes = 64 * MiB;
@@ -81,10 +98,10 @@ step_graph capture(cudaStream_t s, int value, bool extra) {
   step_graph g;
   CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
   CK(cudaMallocAsync(&g.work, work_bytes, s));
-  CK(cudaMemsetAsync(g.work, value, work_bytes, s));
+  fill<<<264, 256, 0, s>>>(static_cast<unsigned char*>(g.work), value, work_bytes);
   CK(cudaMallocAsync(&g.out, out_bytes, s));
-  CK(cudaMemcpyAsync(g.out, g.work, out_bytes, cudaMemcpyDeviceToDevice, s));
-  if (extra) CK(cudaMemsetAsync(g.out, 0, 4096, s));
+  copy<<<264, 256, 0, s>>>(static_cast<unsigned char*>(g.out), static_cast<const unsigned char*>(g.work), out_bytes);
+  if (extra) fill<<<1, 256, 0, s>>>(static_cast<unsigned char*>(g.out), 0, 4096);
   CK(cudaFreeAsync(g.work, s));
   CK(cudaStreamEndCapture(s, &g.graph));
   return g;
@@ -108,7 +125,7 @@ bool update(bool driver, cudaGraphExec_t exec, cudaGraph_t g, std::string& why) 
   return e == cudaSuccess;
 }
 
-// The first memset node of `g` (the working memory's fill).
+// The first kernel node of `g` (the working memory's fill).
 cudaGraphNode_t fill_node(cudaGraph_t g) {
   std::size_t n = 0;
   CK(cudaGraphGetNodes(g, nullptr, &n));
@@ -117,9 +134,9 @@ cudaGraphNode_t fill_node(cudaGraph_t g) {
   for (cudaGraphNode_t node : nodes) {
     cudaGraphNodeType type{};
     CK(cudaGraphNodeGetType(node, &type));
-    if (type == cudaGraphNodeTypeMemset) return node;
+    if (type == cudaGraphNodeTypeKernel) return node;
   }
-  std::fprintf(stderr, "update_client: the captured step has no memset node\n");
+  std::fprintf(stderr, "update_client: the captured step has no kernel node\n");
   std::exit(1);
 }
 
@@ -127,19 +144,34 @@ cudaGraphNode_t fill_node(cudaGraph_t g) {
 // the driver took.
 int set_node_params(bool driver, cudaGraphExec_t exec, cudaGraphNode_t node) {
   int taken = 0;
+  // The fill's arguments (its pointer, the value 7, its size) for the kernel node's parameters.
+  const auto args_of = [](void** from, unsigned char*& ptr, int& value, std::size_t& n, void** to) {
+    ptr = *static_cast<unsigned char**>(from[0]);
+    value = 7;
+    n = *static_cast<std::size_t*>(from[2]);
+    to[0] = &ptr;
+    to[1] = &value;
+    to[2] = &n;
+  };
+  unsigned char* ptr = nullptr;
+  int value = 0;
+  std::size_t n = 0;
+  void* args[3] = {};
   if (driver) {
-    CUDA_MEMSET_NODE_PARAMS p{};
-    CK(cuGraphMemsetNodeGetParams(node, &p));
-    p.value = 7;
-    CUcontext ctx = nullptr;
-    CK(cuCtxGetCurrent(&ctx));
-    taken += cuGraphExecMemsetNodeSetParams(exec, node, &p, ctx) == CUDA_SUCCESS;
+    CUDA_KERNEL_NODE_PARAMS p{};
+    CK(cuGraphKernelNodeGetParams(node, &p));
+    args_of(p.kernelParams, ptr, value, n, args);
+    p.kernelParams = args;
+    p.extra = nullptr;
+    taken += cuGraphExecKernelNodeSetParams(exec, node, &p) == CUDA_SUCCESS;
     taken += cuGraphNodeSetEnabled(exec, node, 1) == CUDA_SUCCESS;
   } else {
-    cudaMemsetParams p{};
-    CK(cudaGraphMemsetNodeGetParams(node, &p));
-    p.value = 7;
-    taken += cudaGraphExecMemsetNodeSetParams(exec, node, &p) == cudaSuccess;
+    cudaKernelNodeParams p{};
+    CK(cudaGraphKernelNodeGetParams(node, &p));
+    args_of(p.kernelParams, ptr, value, n, args);
+    p.kernelParams = args;
+    p.extra = nullptr;
+    taken += cudaGraphExecKernelNodeSetParams(exec, node, &p) == cudaSuccess;
     taken += cudaGraphNodeSetEnabled(exec, node, 1) == cudaSuccess;
   }
   (void)cudaGetLastError();
@@ -185,26 +217,56 @@ int run(bool driver, const std::string& self, int updates) {
   ++refused;
   std::printf("update_client: an update with another topology was refused (%s)\n", why.c_str());
 
+  // The first update is offered while the executable graph's last launch still holds its output
+  // (an allocation of the graph the program has not freed): on an H100 with driver 580.159.04 the
+  // driver refused it (cudaGraphExecUpdateError). Where refused, the output is freed and the
+  // update offered again; the later updates come after the output is freed.
   for (int k = 1; k <= updates; ++k) {
     graphs.push_back(capture(s, 10 + k, false));
+    bool freed = false;
+    if (k > 1) {
+      free_output(graphs[graphs.size() - 2].out);  // the graph before's last output, at its address
+      freed = true;
+    }
     if (!update(driver, exec, graphs.back().graph, why)) {
-      std::fprintf(stderr, "update_client: the driver refused update %d with a graph of the step's shape (%s)\n", k,
-                   why.c_str());
-      return 3;
+      if (freed) {
+        std::fprintf(stderr, "update_client: the driver refused update %d with a graph of the step's shape (%s)\n", k,
+                     why.c_str());
+        return 3;
+      }
+      ++refused;
+      std::printf("update_client: driver fact: an update while the last launch's output is unfreed was refused (%s)\n",
+                  why.c_str());
+      free_output(graphs[graphs.size() - 2].out);
+      freed = true;
+      if (!update(driver, exec, graphs.back().graph, why)) {
+        std::fprintf(stderr, "update_client: the driver refused update %d after the output was freed (%s)\n", k,
+                     why.c_str());
+        return 3;
+      }
     }
     ++taken;
     points.push_back({"update " + std::to_string(k), "update", k - 1, read_counters()});
-    free_output(graphs[graphs.size() - 2].out);  // the graph before's last output, at its address
+    if (!freed) free_output(graphs[graphs.size() - 2].out);  // an update the driver took with it unfreed
     launch_twice(graphs.back(), k);
   }
   free_output(graphs.back().out);
   const counters final_counters = read_counters();
+  // Then the program lets its graphs go and trims the pool: what the recording's end (the exit)
+  // reads.
+  CK(cudaGraphExecDestroy(exec));
+  for (const step_graph& g : graphs) CK(cudaGraphDestroy(g.graph));
+  CK(cudaGraphDestroy(other.graph));
+  CK(cudaStreamDestroy(s));
+  CK(cudaDeviceGraphMemTrim(0));
+  const counters after_trim = read_counters();
 
   std::ofstream out(self);
   out << "{\"client\": \"update " << (driver ? "driver" : "runtime") << "\", \"updates\": " << taken
       << ", \"refused\": " << refused << ", \"node_param_sets\": " << node_param_sets << ", \"frees\": " << frees
       << ", \"last_addresses\": [" << reinterpret_cast<std::uintptr_t>(graphs.back().work) << ", "
       << reinterpret_cast<std::uintptr_t>(graphs.back().out) << "], \"final\": " << json_of(final_counters)
+      << ", \"after_trim\": " << json_of(after_trim)
       << ", \"points\": [";
   for (std::size_t k = 0; k < points.size(); ++k) {
     out << (k ? ", " : "") << "{\"label\": \"" << points[k].label << "\", \"event\": \"" << points[k].kind
@@ -213,12 +275,6 @@ int run(bool driver, const std::string& self, int updates) {
   out << "]}\n";
   std::printf("update_client: %d updates in place, %d refused, %d node parameter calls, %d frees; reserved high %llu MiB\n",
               taken, refused, node_param_sets, frees, final_counters.v[3] / MiB);
-
-  CK(cudaGraphExecDestroy(exec));
-  for (const step_graph& g : graphs) CK(cudaGraphDestroy(g.graph));
-  CK(cudaGraphDestroy(other.graph));
-  CK(cudaStreamDestroy(s));
-  CK(cudaDeviceGraphMemTrim(0));
   return 0;
 }
 
