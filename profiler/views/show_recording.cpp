@@ -73,9 +73,14 @@ std::string growth_text(const recorded_graph& g) {
 // The launches column: how many, how many calls the driver refused, and the updates in place (a
 // graph updated in place shows its last graph's figures).
 std::string launches_text(const recorded_graph& g) {
+  // Refused updates are among the calls the driver refused, said as updates (the detail has them).
+  std::size_t refused_updates = 0;
+  for (const recorded_event& e : g.events) refused_updates += e.kind == "update" && !e.result.empty();
+  const std::uint64_t failed = g.failed_calls - std::min<std::uint64_t>(g.failed_calls, refused_updates);
   std::string launches = std::to_string(g.launches);
-  if (g.failed_calls != 0) launches += " (" + std::to_string(g.failed_calls) + " failed)";
-  if (g.updates != 0) launches += ", " + plural(g.updates, "update", "updates");
+  if (failed != 0) launches += " (" + std::to_string(failed) + " failed)";
+  if (g.updates != 0) launches += ", " + std::to_string(g.updates) + " upd.";
+  if (refused_updates != 0) launches += (g.updates != 0 ? " + " : ", ") + std::to_string(refused_updates) + " refused";
   return launches;
 }
 
