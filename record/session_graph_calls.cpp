@@ -347,16 +347,24 @@ void session::exec_update_enter(std::uint64_t exec) noexcept {
     const double t0 = driver_.now_us();
     pending_call& p = here(this).pending;
     p.tracked = false;  // before anything can fail: the exit then records the update unmeasured
-    lock l(*this);
-    if (!rec_.tracks(exec)) {
+    bool tracked = false;
+    {
+      lock l(*this);
+      tracked = rec_.tracks(exec);
+      if (tracked) p.device = rec_.device_of(exec);
+    }
+    if (!tracked) {
       charge(cost_part::update, driver_.now_us() - t0);
       return;
     }
     p.tracked = true;
-    p.device = rec_.device_of(exec);
+    // The counters are read with the lock released, as at a launch.
     window_enter();
     p.before = driver_.read_counters(p.device);
-    read_other_devices_before(exec, p.device);
+    {
+      lock l(*this);
+      read_other_devices_before(exec, p.device);
+    }
     p.t_us = p.start_us = driver_.now_us();
     p.enter_cost_us = p.start_us - t0;
   } catch (...) {
@@ -408,8 +416,11 @@ void session::exec_update_exit(std::uint64_t exec, std::uint64_t graph, const st
 void session::node_params_set(std::uint64_t exec) noexcept {
   if (forked_) return;
   try {
-    timed cost(*this, cost_part::node_params);
+    // A call on an executable graph the recording does not track stays one look-up: no clock is
+    // read for it, and its cost is not counted (as at a launch).
     lock l(*this);
+    if (!rec_.tracks(exec)) return;
+    timed cost(*this, cost_part::node_params);
     rec_.on_node_params_set(exec);
   } catch (...) {
   }
