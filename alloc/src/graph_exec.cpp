@@ -223,14 +223,15 @@ update_result graph_exec::try_update(const graph& g) {
   }
   cudaGraphExecUpdateResultInfo info{};
   const cudaError_t err = cudaGraphExecUpdate(handle_, g.get(), &info);
-  const std::string head = "updating " + in_exec(name_) + " with graph '" + g.name() + "'";
+  // The message is made only where the driver refused or failed.
+  const auto head = [&] { return "updating " + in_exec(name_) + " with graph '" + g.name() + "'"; };
   if (err == cudaErrorGraphExecUpdateFailure) {
     (void)cudaGetLastError();
     update_result r;
     r.result = info.result;
     r.node = info.errorNode;
     r.from_node = info.errorFromNode;
-    r.message = head + ": the driver refused it for " + update_result_text(info.result);
+    r.message = head() + ": the driver refused it for " + update_result_text(info.result);
     if (info.errorNode) {
       r.message += ", at " + detail::describe_node(info.errorNode, g.get(), g.name());
     }
@@ -245,7 +246,7 @@ update_result graph_exec::try_update(const graph& g) {
   }
   if (err != cudaSuccess) {
     detail::throw_cuda_error(err, "cudaGraphExecUpdate", __FILE__, __LINE__,
-                             head + " (" + update_result_text(info.result) + ")");
+                             head() + " (" + update_result_text(info.result) + ")");
   }
   adopt_source(g, std::move(next_shape));
   update_result r;
@@ -289,11 +290,12 @@ void graph_exec::set_node_params(cudaGraphNode_t node, cudaGraphNodeParams& para
                                        h, in_exec(name_))) {
     throw_update_error(*m);
   }
-  const std::string which = ledger_->graph_alive()
-                                ? detail::describe_node(node, source_, name_)
-                                : "node " + format_address(h);
+  // The node is described (a walk of the graph's nodes) only where the driver refused it.
   GMEM_CUDA_TRY_CTX(cudaGraphExecNodeSetParams(handle_, node, &params),
-                    "setting the parameters of " + which + " in " + in_exec(name_));
+                    "setting the parameters of " +
+                        (ledger_->graph_alive() ? detail::describe_node(node, source_, name_)
+                                                : "node " + format_address(h)) +
+                        " in " + in_exec(name_));
 }
 
 }  // namespace gmem

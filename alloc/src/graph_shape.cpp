@@ -324,6 +324,10 @@ std::optional<update_mismatch> compare_memory(const memory_signature& current,
 
 std::optional<update_mismatch> check_node_update(graph_node_kind actual, graph_node_kind given,
                                                  node_handle node, const std::string& where) {
+  // The message is made only for a refusal: a node's parameters are set at every step.
+  if (actual != graph_node_kind::mem_alloc && actual != graph_node_kind::mem_free && actual == given) {
+    return std::nullopt;
+  }
   const std::string head = std::string("setting the parameters of the ") +
                            graph_node_kind_name(actual) + " node " + format_address(node) + " in " +
                            where + ": ";

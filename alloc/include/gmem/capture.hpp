@@ -61,7 +61,6 @@ class capture {
   template <typename... Params, typename... Args>
   cudaGraphNode_t add_kernel(cudaStream_t s, void (*kernel)(Params...), dim3 grid, dim3 block,
                              unsigned int shared_bytes, Args&&... args) {
-    static_assert(sizeof...(Params) == sizeof...(Args), "kernel argument count mismatch");
     detail::kernel_args<Params...> packed(std::forward<Args>(args)...);
     return add_kernel_raw(s, reinterpret_cast<void*>(kernel), grid, block, shared_bytes,
                           packed.get());

@@ -91,7 +91,6 @@ class graph {
   template <typename... Params, typename... Args>
   cudaGraphNode_t add_kernel(const node_list& deps, void (*kernel)(Params...), dim3 grid,
                              dim3 block, unsigned int shared_bytes, Args&&... args) {
-    static_assert(sizeof...(Params) == sizeof...(Args), "kernel argument count mismatch");
     detail::kernel_args<Params...> packed(std::forward<Args>(args)...);
     return add_kernel_raw(deps, reinterpret_cast<void*>(kernel), grid, block, shared_bytes,
                           packed.get());
@@ -108,7 +107,6 @@ class graph {
   template <typename... Params, typename... Args>
   void set_kernel(cudaGraphNode_t node, void (*kernel)(Params...), dim3 grid, dim3 block,
                   unsigned int shared_bytes, Args&&... args) {
-    static_assert(sizeof...(Params) == sizeof...(Args), "kernel argument count mismatch");
     detail::kernel_args<Params...> packed(std::forward<Args>(args)...);
     set_kernel_raw(node, reinterpret_cast<void*>(kernel), grid, block, shared_bytes,
                    packed.get());

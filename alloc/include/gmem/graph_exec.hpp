@@ -98,7 +98,6 @@ class graph_exec {
   template <typename... Params, typename... Args>
   void set_kernel(cudaGraphNode_t node, void (*kernel)(Params...), dim3 grid, dim3 block,
                   unsigned int shared_bytes, Args&&... args) {
-    static_assert(sizeof...(Params) == sizeof...(Args), "kernel argument count mismatch");
     detail::kernel_args<Params...> packed(std::forward<Args>(args)...);
     set_kernel_raw(node, reinterpret_cast<void*>(kernel), grid, block, shared_bytes,
                    packed.get());

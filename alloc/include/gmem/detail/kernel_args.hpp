@@ -17,6 +17,7 @@ class kernel_args {
  public:
   template <typename... Args>
   explicit kernel_args(Args&&... args) : values_(std::forward<Args>(args)...) {
+    static_assert(sizeof...(Params) == sizeof...(Args), "kernel argument count mismatch");
     std::apply(
         [this](auto&... v) {
           [[maybe_unused]] std::size_t i = 0;
