@@ -907,10 +907,10 @@ void compare_pools(const recording& b, const recording& c, comparer& out) {
       out.bill_note(label(bp) + ": the memory-node pool held graph memory in the " + (b_nodes ? "baseline" : "current") +
                " recording only; compared in the bill's graph memory in all");
     }
-    if ((bp.private_pool_bytes != 0) == (cp->private_pool_bytes != 0) && bp.private_pool_bytes != 0) {
+    if (bp.private_pool_bytes != 0 && cp->private_pool_bytes != 0) {
       out.judge(label(bp), "private_pool_bytes", "memory", {static_cast<double>(bp.private_pool_bytes)},
                 {static_cast<double>(cp->private_pool_bytes)}, true);
-    } else if (bp.private_pool_bytes != cp->private_pool_bytes) {
+    } else if (bp.private_pool_bytes != 0 || cp->private_pool_bytes != 0) {
       out.bill_note(label(bp) + ": the framework's private pools held graph memory in the " +
                (bp.private_pool_bytes ? "baseline" : "current") +
                " recording only; compared in the bill's graph memory in all");
@@ -924,18 +924,14 @@ void compare_pools(const recording& b, const recording& c, comparer& out) {
 // Each process's and device's bill (rows "bill[device N]"): every kind both recordings saw, as
 // memory; a kind one of them did not see is said, not compared.
 void compare_bills(const recording& b, const recording& c, comparer& out) {
-  const auto label = [](const graph_bill& x) {
-    return "bill[" + (x.process.empty() ? std::string() : x.process + " ") + "device " + std::to_string(x.device) + "]";
-  };
+  const auto label = bill_row_label;
   for (const auto& bb : b.bills) {
-    const auto it = std::find_if(c.bills.begin(), c.bills.end(), [&](const graph_bill& x) {
-      return x.device == bb.device && x.process == bb.process;
-    });
-    if (it == c.bills.end()) {
+    const graph_bill* found = find_bill(c, bb);
+    if (!found) {
       out.note(label(bb) + ": not in the current recording; not compared");
       continue;
     }
-    const graph_bill& cb = *it;
+    const graph_bill& cb = *found;
     // A kind that holds memory in one recording only (the graphs' memory moved from the
     // framework's pools to memory nodes: another allocator) is not a regression of that kind
     // nor an improvement of the other: the bill's total, judged below, compares them.

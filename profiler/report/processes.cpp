@@ -23,6 +23,17 @@ std::vector<std::string> processes_sharing_a_device(const recording& rec) {
   return out;
 }
 
+std::string bill_row_label(const graph_bill& b) {
+  return "bill[" + (b.process.empty() ? std::string() : b.process + " ") + "device " + std::to_string(b.device) + "]";
+}
+
+const graph_bill* find_bill(const recording& r, const graph_bill& like) {
+  const auto it = std::find_if(r.bills.begin(), r.bills.end(), [&](const graph_bill& x) {
+    return x.device == like.device && x.process == like.process;
+  });
+  return it == r.bills.end() ? nullptr : &*it;
+}
+
 bool framework_pools_held(const graph_bill& b) {
   return b.framework_seen && (b.framework_retained_bytes != 0 || b.framework_peak_bytes != 0 ||
                               b.framework_warmup_bytes != 0 || b.framework_capture_bytes != 0 ||

@@ -18,6 +18,12 @@ namespace gmem::profiler {
 /// on one GPU): their calls wait on each other's driver work.
 [[nodiscard]] std::vector<std::string> processes_sharing_a_device(const recording& rec);
 
+/// A bill's rows in a check: "bill[device 0]", "bill[rank 1 device 1]".
+[[nodiscard]] std::string bill_row_label(const graph_bill& b);
+
+/// The bill of `r` for the process and device of `like` (another recording's), or null.
+[[nodiscard]] const graph_bill* find_bill(const recording& r, const graph_bill& like);
+
 /// Whether a bill has the framework's graph pools as a kind: seen (the Python companion named the
 /// pools) and holding something the framework can show. PyTorch's cudaMallocAsync backend keeps
 /// graph memory in the memory-node pool: its pools, seen and empty, are no kind of its bill.

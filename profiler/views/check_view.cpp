@@ -59,8 +59,7 @@ void bill_change(const graph_bill* b, const graph_bill* c, const comparison& cmp
        c && c->library_allocations + c->library_streams != 0, c ? c->library_bytes : 0);
   kind("executable-graph state", b && b->exec_state_measured, b ? b->exec_state_bytes : 0, c && c->exec_state_measured,
        c ? c->exec_state_bytes : 0);
-  const std::string label = "bill[" + (any.process.empty() ? std::string() : any.process + " ") + "device " +
-                            std::to_string(any.device) + "]";
+  const std::string label = bill_row_label(any);
   const auto verdict = [&](const char* metric) {
     const comparison_row* r = row_of(cmp, label, metric);
     return r ? r->verdict + " (" + format_row_change(*r) + ", at most " + format_row_tolerance(*r) + ")" : std::string();
@@ -106,11 +105,9 @@ std::vector<std::string> differences(const report& b, const report& c) {
   }
   std::set<std::string> said;
   for (const graph_bill& bb : br.bills) {
-    const auto it = std::find_if(cr.bills.begin(), cr.bills.end(), [&](const graph_bill& x) {
-      return x.device == bb.device && x.process == bb.process;
-    });
-    if (it == cr.bills.end()) continue;
-    const std::string was = where_memory_lives(bb), now = where_memory_lives(*it);
+    const graph_bill* now_bill = find_bill(cr, bb);
+    if (!now_bill) continue;
+    const std::string was = where_memory_lives(bb), now = where_memory_lives(*now_bill);
     if (was.empty() || now.empty() || was == now || !said.insert(was + "|" + now).second) continue;
     out.push_back("differs: where the graphs' memory lives: " + was + " in the baseline, " + now +
                   " now (another allocator: PyTorch's native one keeps graph memory in its graph pools, "
@@ -149,15 +146,9 @@ std::string format_recorded_check(const report& baseline, const std::string& bas
   if (!br.bills.empty() || !cr.bills.empty()) {
     out.push_back("");
     out.push_back("what CUDA graphs cost, baseline -> current (at each bill's end):");
-    const auto find = [](const recording& r, const graph_bill& like) -> const graph_bill* {
-      const auto it = std::find_if(r.bills.begin(), r.bills.end(), [&](const graph_bill& x) {
-        return x.device == like.device && x.process == like.process;
-      });
-      return it == r.bills.end() ? nullptr : &*it;
-    };
-    for (const graph_bill& b : br.bills) bill_change(&b, find(cr, b), c, out);
+    for (const graph_bill& b : br.bills) bill_change(&b, find_bill(cr, b), c, out);
     for (const graph_bill& b : cr.bills) {
-      if (!find(br, b)) bill_change(nullptr, &b, c, out);
+      if (!find_bill(br, b)) bill_change(nullptr, &b, c, out);
     }
   }
 

@@ -70,24 +70,29 @@ std::string growth_text(const recorded_graph& g) {
   return size_text(g.growth_bytes) + (g.instances > 1 ? " (" + std::to_string(g.instances) + " instances)" : "");
 }
 
+// The updates in place the driver refused (its result kept on the update's event).
+std::size_t refused_updates(const recorded_graph& g) {
+  std::size_t refused = 0;
+  for (const recorded_event& e : g.events) refused += e.kind == "update" && !e.result.empty();
+  return refused;
+}
+
 // The launches column: how many, how many calls the driver refused, and the updates in place (a
 // graph updated in place shows its last graph's figures).
 std::string launches_text(const recorded_graph& g) {
   // Refused updates are among the calls the driver refused, said as updates (the detail has them).
-  std::size_t refused_updates = 0;
-  for (const recorded_event& e : g.events) refused_updates += e.kind == "update" && !e.result.empty();
-  const std::uint64_t failed = g.failed_calls - std::min<std::uint64_t>(g.failed_calls, refused_updates);
+  const std::size_t refused = refused_updates(g);
+  const std::uint64_t failed = g.failed_calls - std::min<std::uint64_t>(g.failed_calls, refused);
   std::string launches = std::to_string(g.launches);
   if (failed != 0) launches += " (" + std::to_string(failed) + " failed)";
   if (g.updates != 0) launches += ", " + std::to_string(g.updates) + " upd.";
-  if (refused_updates != 0) launches += (g.updates != 0 ? " + " : ", ") + std::to_string(refused_updates) + " refused";
+  if (refused != 0) launches += (g.updates != 0 ? " + " : ", ") + std::to_string(refused) + " refused";
   return launches;
 }
 
 // What an update in place and node parameters did to a graph, in one sentence; "" where neither.
 std::string updates_text(const recorded_graph& g) {
-  std::size_t refused = 0;
-  for (const recorded_event& e : g.events) refused += e.kind == "update" && !e.result.empty();
+  const std::size_t refused = refused_updates(g);
   std::string out;
   if (g.updates != 0) {
     out = "updated " + std::string(g.updates == 1 ? "once" : std::to_string(g.updates) + " times") +
@@ -131,7 +136,6 @@ std::string cost_definition(const recording& rec) {
 
 constexpr std::size_t name_width = 32;
 
-// The ranked table: the first `shown` of `order`, then one row for the rest.
 // The names of the graphs `order` lists first (`shown` of them) as the cost table shows them:
 // without a pid that tells nothing apart, without the process label where one process made every
 // graph, and, where every one of them was made at one site ("gen.py:26 in <module>
@@ -165,11 +169,11 @@ std::vector<std::string> table_names(const recording& rec, const std::vector<std
   return names;
 }
 
+// The ranked table: the first `shown` of `order`, then one row for the rest; `names`: the listed
+// graphs' names as table_names writes them.
 std::string cost_table(const report& r, const std::vector<std::size_t>& order, std::size_t shown,
-                       const std::string& indent) {
+                       const std::vector<std::string>& names, const std::string& indent) {
   const recording& rec = *r.recorded;
-  std::string site;
-  const std::vector<std::string> names = table_names(rec, order, shown, site);
   std::vector<std::vector<std::string>> rows = {
       {"graph", "cost", "pool growth", "held (requested in mapped)", "exec state", "launches", "1st launch"}};
   const std::size_t n = std::min(shown, order.size());
@@ -407,38 +411,28 @@ std::string pool_head_text(const recorded_pool& p) {
   return out;
 }
 
-// The pool model's shares at the high watermark by graph: the largest shares; the rest as one
-// row per reason.
-std::string attribution_text(const recorded_pool& p, const show_options& o) {
+// The pool model's shares at the high watermark by graph, the largest first (`show --all`: every
+// share).
+std::string attribution_text(const recorded_pool& p) {
   std::string out = "  at the high watermark, by graph (pool model):\n";
   std::vector<std::size_t> order(p.attribution.size());
   for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
     return p.attribution[a].bytes > p.attribution[b].bytes;
   });
-  const std::size_t shown = o.all ? order.size() : std::min(order.size(), o.top);
   std::vector<std::vector<std::string>> rows = {{"graph", "why", "size", "share"}};
   std::uint64_t sum = 0;
   for (const auto& a : p.attribution) sum += a.bytes;
-  for (std::size_t k = 0; k < shown; ++k) {
-    const auto& a = p.attribution[order[k]];
+  for (const std::size_t k : order) {
+    const auto& a = p.attribution[k];
     rows.push_back({clip(quoted(a.graph), name_width), why_in_words(a.why), size_text(a.bytes), percent(a.bytes, sum)});
-  }
-  std::map<std::string, std::pair<std::size_t, std::uint64_t>> rest;
-  for (std::size_t k = shown; k < order.size(); ++k) {
-    const auto& a = p.attribution[order[k]];
-    rest[a.why].first += 1;
-    rest[a.why].second += a.bytes;
-  }
-  for (const auto& [why, n] : rest) {
-    rows.push_back({plural(n.first, "other", "others"), why_in_words(why), size_text(n.second), percent(n.second, sum)});
   }
   rows.push_back({"total", plural(p.attribution.size(), "share", "shares"), size_text(sum), percent(sum, sum)});
   return out + table(rows, "    ", "llrr");
 }
 
-// The graphs of the pool's device by cost, each with its own figures.
-std::string pool_graphs_text(const recorded_pool& p, const recording& rec, const show_options& o) {
+// The graphs of the pool's device by cost, each with its own figures (`show --all`: every one).
+std::string pool_graphs_text(const recorded_pool& p, const recording& rec) {
   std::vector<std::size_t> in_pool;
   for (std::size_t gi : graphs_by_cost(rec)) {
     if (on_device(rec.graphs[gi], p.device, rec.pools.size())) in_pool.push_back(gi);
@@ -451,10 +445,9 @@ std::string pool_graphs_text(const recorded_pool& p, const recording& rec, const
            "  ", "  ");
   std::vector<std::vector<std::string>> rows = {
       {"graph", "kind", "alone", "growth", "held", "mapped", "launches", "auto-free"}};
-  const std::size_t shown = o.all ? in_pool.size() : std::min(in_pool.size(), o.top);
   const std::set<std::string> shared = labels_of_several_processes(graph_names(rec));
-  for (std::size_t k = 0; k < shown; ++k) {
-    const recorded_graph& g = rec.graphs[in_pool[k]];
+  for (const std::size_t gi : in_pool) {
+    const recorded_graph& g = rec.graphs[gi];
     const std::string launches = launches_text(g);
     // A private pool's graph has no memory-node figures unless one was recorded: "-", not zeros.
     const bool nodes = g.kind != "private_pool";
@@ -466,20 +459,15 @@ std::string pool_graphs_text(const recorded_pool& p, const recording& rec, const
   }
   fit_first_column(rows, 4);
   out += table(rows, "    ", "llrrrrrl");
-  if (in_pool.size() > shown) out += "    and " + plural(in_pool.size() - shown, "other", "others") + " (--all lists them)\n";
   return out;
 }
 
-// The pool's mapping events: enough rows to see how the pool grew; a long-running program makes
-// thousands of points, which the report (and `gmemprof html`) hold in full.
-std::string pool_timeline_text(const recorded_pool& p, const show_options& o) {
-  constexpr std::size_t timeline_rows = 40;
+// The pool's mapping events, every one (`show --all`; `gmemprof html` draws them).
+std::string pool_timeline_text(const recorded_pool& p) {
   std::string out = "  mapping events (reserved after each call that changed it, and trims):\n";
   std::vector<std::vector<std::string>> rows = {{"t (ms)", "graph", "event", "growth", "reserved after"}};
-  const std::size_t shown = o.all ? p.timeline.size() : std::min(p.timeline.size(), timeline_rows);
   bool concurrent = false;
-  for (std::size_t i = 0; i < shown; ++i) {
-    const pool_point& t = p.timeline[i];
+  for (const pool_point& t : p.timeline) {
     rows.push_back({ms(t.t_us), t.graph.empty() ? "-" : clip(quoted(t.graph), name_width),
                     t.event + (t.concurrent ? " *" : ""), signed_size_text(t.growth_bytes), size_text(t.reserved_bytes)});
     concurrent = concurrent || t.concurrent;
@@ -490,21 +478,19 @@ std::string pool_timeline_text(const recorded_pool& p, const show_options& o) {
     out += "    * concurrent: another thread's call overlapped it; its growth is the pool model's share, and\n"
            "      readings of overlapping calls need not rise in time order\n";
   }
-  if (p.timeline.size() > shown) {
-    out += "    and " + std::to_string(p.timeline.size() - shown) + " more (--all prints them; gmemprof html draws them)\n";
-  }
   return out;
 }
 
-std::string format_pool(const recorded_pool& p, const report& r, const show_options& o) {
+// A pool's section of `show --all`.
+std::string format_pool(const recorded_pool& p, const report& r) {
   const recording& rec = *r.recorded;
   if (!has_graph_memory(p, rec)) return framework_pools_text(p, rec);
   std::string out = "\npool of " + pool_title(p) + "\n";
   out += pool_head_text(p);
-  if (!p.attribution.empty()) out += attribution_text(p, o);
-  out += pool_graphs_text(p, rec, o);
+  if (!p.attribution.empty()) out += attribution_text(p);
+  out += pool_graphs_text(p, rec);
   for (const auto& d : p.diagnostics) out += format_diagnostic(d, "  ");
-  if (!p.timeline.empty()) out += pool_timeline_text(p, o);
+  if (!p.timeline.empty()) out += pool_timeline_text(p);
   return out;
 }
 
@@ -713,12 +699,12 @@ std::vector<std::string> recording_overview(const report& r, const show_options&
     const std::vector<std::size_t> order = graphs_by_cost(rec);
     const std::size_t shown = std::min(o.top, order.size());
     std::string site;
-    table_names(rec, order, shown, site);
+    const std::vector<std::string> names = table_names(rec, order, shown, site);
     std::string head = shown == order.size() ? "the graphs by what they cost the device"
                                              : "the top " + std::to_string(shown) + " of " + std::to_string(order.size()) +
                                                    " graphs by what they cost the device";
     append_lines(out, wrap(head + (site.empty() ? ":" : ", all made at " + site + ":"), "", "  "));
-    append_lines(out, cost_table(r, order, shown, "  "));
+    append_lines(out, cost_table(r, order, shown, names, "  "));
     append_lines(out, wrap(cost_definition(rec), "  ", "  "));
   }
 
@@ -788,9 +774,9 @@ std::string format_recording(const report& r, const show_options& o) {
     const scenario_result* s = scenario_of(r, gi);
     if (s) out += format_scenario(*s, true, r.env.granularity_bytes);
     else out += quoted(rec.graphs[gi].name) + "\n";
-    out += pool_figures(rec.graphs[gi], rec, o.all);
+    out += pool_figures(rec.graphs[gi], rec, true);
   }
-  for (const auto& p : rec.pools) out += format_pool(p, r, o);
+  for (const auto& p : rec.pools) out += format_pool(p, r);
   if (rec.pools.empty() && !rec.graphs.empty()) {
     out += "\nno graph memory pool in this recording (an older gmemprof, or the device's granularity unknown): "
            "record the program again for the pool's high watermark and what held it\n";
