@@ -53,6 +53,20 @@ int run_html(const std::string& report_path, const std::string& baseline_path,
              const std::string& bench_path, const std::string& out_path, std::ostream& out,
              std::ostream& err);
 
+/// What `gmemprof predict` is asked: the sample's path, the warm-up's sizes as text (empty: the
+/// sample's capture order) and their order ("largest-first" or "as-given"), a JSON file to write.
+struct predict_options {
+  std::string sample_path;
+  std::string sizes;
+  std::string order = "largest-first";
+  std::string json_path;
+  std::string format = "text";
+};
+
+/// `gmemprof predict`: the predicted bill of a warm-up (gmem/profiler/predict.hpp) from a sample
+/// gmem.predict.sample wrote. Returns 0, or 2 on unusable input (the reason on `err`).
+int run_predict(const predict_options& options, std::ostream& out, std::ostream& err);
+
 /// `gmemprof trace`: the report as Chrome trace / Perfetto JSON, written atomically to
 /// `out_path`. Returns 0, or 2 when the report is unusable or the file cannot be written.
 int run_trace(const std::string& report_path, const std::string& out_path, std::ostream& out,

@@ -119,6 +119,18 @@ int bench_summary(const arguments& a, const std::string&) {
   return gmem::profiler::run_bench_summary(a.positional[0], a.value("--out"), std::cout, std::cerr);
 }
 
+int predict(const arguments& a, const std::string&) {
+  if (a.positional.size() != 1) throw usage_problem(a.positional.empty() ? "needs a SAMPLE" : "takes one SAMPLE");
+  gmem::profiler::predict_options o;
+  o.sample_path = a.positional[0];
+  o.sizes = a.value("--sizes");
+  o.order = a.value("--order", o.order);
+  o.json_path = a.value("--json");
+  o.format = a.value("--format", o.format);
+  if (o.format != "text" && o.format != "json") throw usage_problem("--format is text or json");
+  return gmem::profiler::run_predict(o, std::cout, std::cerr);
+}
+
 std::string view_input(const arguments& a) {
   if (a.positional.size() != 1) throw usage_problem(a.positional.empty() ? "needs a REPORT" : "takes one REPORT");
   if (!a.has("--out")) throw usage_problem("needs -o FILE, the file to write");
@@ -253,6 +265,27 @@ const std::vector<command>& commands() {
        "upload saves, what remaps cost, the alternatives' cost and footprint, gmem's own cost.\n"
        "Prints it, or writes FILE.md atomically.\n",
        {out_option}, false, bench_summary},
+      {"predict", "the bill of a whole warm-up, predicted from a few captured batch sizes",
+       "usage: gmemprof predict SAMPLE [--sizes LIST] [--order largest-first|as-given] [--json FILE]\n"
+       "                        [--format text|json]\n",
+       "Reads a sample (gmem.predict.sample in the engine's process: a few batch sizes captured\n"
+       "the engine's way, each with every call PyTorch's caching allocator made in the graph pool,\n"
+       "the pool's segments, the executable graphs' state and the device memory in use) and\n"
+       "predicts what capturing every size of LIST costs, by kind: PyTorch's graph pool (each\n"
+       "size's allocations fitted from the sampled sizes, replayed in the capture order through\n"
+       "the caching allocator's rules), the executable-graph state, and what captures take\n"
+       "outside the pools, each with the uncertainty it measured of itself; and beside it the\n"
+       "linear extrapolation from two sizes that engines use. It checks the allocator model on\n"
+       "the sample's own calls against the pool PyTorch listed.\n"
+       "\n"
+       "  --sizes LIST      the warm-up's batch sizes: 1,2,4 or 1-512 or 8-512:8, or a mix\n"
+       "                    (default: the capture order the sample holds)\n"
+       "  --order O         largest-first (default: the order engines capture in) or as-given\n"
+       "  --json FILE       also write the prediction as JSON, atomically\n"
+       "  --format json     print the JSON instead of the text\n",
+       {{"--sizes", "", true, false}, {"--order", "", true, false}, {"--json", "", true, false},
+        {"--format", "", true, false}},
+       false, predict},
       {"html", "a report as one self-contained HTML page",
        "usage: gmemprof html REPORT [--baseline BASELINE] [--bench BENCH_JSON] -o FILE.html\n",
        "Writes the report as one self-contained HTML page (inline CSS, script and SVG; nothing\n"

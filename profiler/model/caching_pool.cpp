@@ -1,0 +1,87 @@
+#include "gmem/profiler/caching_pool.hpp"
+
+namespace gmem::profiler {
+
+namespace {
+std::uint64_t round_up(std::uint64_t v, std::uint64_t to) { return (v + to - 1) / to * to; }
+}  // namespace
+
+std::uint64_t caching_pool_model::block_size(std::uint64_t bytes) const {
+  return bytes < rules_.min_block ? rules_.min_block : round_up(bytes, rules_.min_block);
+}
+
+std::uint64_t caching_pool_model::segment_size(std::uint64_t bytes) const {
+  if (bytes <= rules_.small_size) return rules_.small_buffer;
+  if (bytes < rules_.min_large_alloc) return rules_.large_buffer;
+  return round_up(bytes, rules_.round_large);
+}
+
+std::uint64_t caching_pool_model::allocate(std::uint64_t bytes) {
+  const std::uint64_t size = block_size(bytes);
+  const bool small = size <= rules_.small_size;
+  free_set& frees = frees_of(small);
+  std::uint64_t address = 0;
+  auto it = frees.lower_bound({size, 0});
+  if (it != frees.end()) {
+    address = it->second;
+    frees.erase(it);
+  } else {
+    const std::uint64_t seg = segment_size(size);
+    address = next_address_;
+    // Segments apart, so that blocks of two segments never merge.
+    next_address_ += round_up(seg, rules_.round_large) + rules_.round_large;
+    blocks_[address] = block{seg, address + seg, address, small, false};
+    segment_sizes_.push_back(seg);
+    reserved_ += seg;
+  }
+  block& b = blocks_[address];
+  const std::uint64_t rest = b.size - size;
+  if (small ? rest >= rules_.min_block : rest > rules_.small_size) {
+    blocks_[address + size] = block{rest, b.segment_end, b.segment_start, small, false};
+    frees.insert({rest, address + size});
+    b.size = size;
+  }
+  b.allocated = true;
+  allocated_ += b.size;
+  const std::uint64_t id = next_id_++;
+  id_address_[id] = address;
+  return id;
+}
+
+void caching_pool_model::free(std::uint64_t id) {
+  auto found = id_address_.find(id);
+  if (found == id_address_.end()) {
+    ++unknown_frees_;
+    return;
+  }
+  std::uint64_t address = found->second;
+  id_address_.erase(found);
+  auto it = blocks_.find(address);
+  block merged = it->second;
+  merged.allocated = false;
+  allocated_ -= merged.size;
+  free_set& frees = frees_of(merged.small);
+  // The free neighbours in the same segment merge into it.
+  auto next = std::next(it);
+  if (next != blocks_.end() && next->first == address + merged.size && !next->second.allocated &&
+      next->first < merged.segment_end) {
+    frees.erase({next->second.size, next->first});
+    merged.size += next->second.size;
+    blocks_.erase(next);
+  }
+  it = blocks_.find(address);
+  if (it != blocks_.begin() && address > merged.segment_start) {
+    auto prev = std::prev(it);
+    if (!prev->second.allocated && prev->first + prev->second.size == address) {
+      frees.erase({prev->second.size, prev->first});
+      prev->second.size += merged.size;
+      blocks_.erase(it);
+      frees.insert({prev->second.size, prev->first});
+      return;
+    }
+  }
+  it->second = merged;
+  frees.insert({merged.size, address});
+}
+
+}  // namespace gmem::profiler

@@ -1,0 +1,262 @@
+#include "gmem/profiler/predict.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <stdexcept>
+
+#include "gmem/profiler/caching_pool.hpp"
+
+namespace gmem::profiler {
+
+namespace {
+
+constexpr std::uint64_t MiB = 1ull << 20;
+
+/// A size's calls with blocks named by where they were made: `back` sizes earlier in the order
+/// (0: this size), its `index`-th allocation.
+struct call {
+  bool alloc = true;
+  std::uint64_t bytes = 0;
+  std::size_t back = 0, index = 0;
+};
+
+struct sampled_calls {
+  std::int64_t size = 0;
+  std::vector<call> calls;
+  std::size_t allocs = 0;
+};
+
+std::vector<sampled_calls> name_blocks(const predict_sample& s, std::vector<std::string>& notes) {
+  std::vector<sampled_calls> out;
+  std::map<std::uint64_t, std::pair<std::size_t, std::size_t>> live;  // address -> (size's position, index)
+  std::uint64_t strangers = 0;
+  for (std::size_t k = 0; k < s.sizes.size(); ++k) {
+    sampled_calls t;
+    t.size = s.sizes[k].size;
+    for (const sampled_call& c : s.sizes[k].calls) {
+      if (c.what == sampled_call::kind::alloc) {
+        live[c.address] = {k, t.allocs++};
+        t.calls.push_back({true, c.bytes, 0, 0});
+      } else if (c.what == sampled_call::kind::free) {
+        auto it = live.find(c.address);
+        if (it == live.end()) {
+          ++strangers;
+          continue;
+        }
+        t.calls.push_back({false, 0, k - it->second.first, it->second.second});
+        live.erase(it);
+      }
+    }
+    out.push_back(std::move(t));
+  }
+  if (strangers) {
+    notes.push_back(std::to_string(strangers) + " free(s) of blocks allocated before the sample were left out");
+  }
+  return out;
+}
+
+/// The bytes of allocation `index` at batch size `b`, from the sampled sizes with as many
+/// allocations: linear between the two nearest, and beyond them along the nearest two.
+std::uint64_t fitted_bytes(const std::vector<const sampled_calls*>& like, std::size_t index, std::int64_t b) {
+  std::vector<std::pair<double, double>> points;
+  for (const sampled_calls* t : like) {
+    std::size_t seen = 0;
+    for (const call& c : t->calls) {
+      if (!c.alloc) continue;
+      if (seen++ == index) {
+        points.push_back({static_cast<double>(t->size), static_cast<double>(c.bytes)});
+        break;
+      }
+    }
+  }
+  std::sort(points.begin(), points.end());
+  const double x = static_cast<double>(b);
+  for (const auto& p : points) {
+    if (p.first == x) return static_cast<std::uint64_t>(p.second);
+  }
+  if (points.size() == 1) return static_cast<std::uint64_t>(points[0].second);
+  std::size_t hi = 0;
+  while (hi < points.size() && points[hi].first < x) ++hi;
+  if (hi == 0) hi = 1;
+  if (hi == points.size()) hi = points.size() - 1;
+  const auto& p0 = points[hi - 1];
+  const auto& p1 = points[hi];
+  const double y = p0.second + (p1.second - p0.second) * (x - p0.first) / (p1.first - p0.first);
+  return static_cast<std::uint64_t>(std::max(1.0, std::llround(y) * 1.0));
+}
+
+/// The sampled size whose calls `b` takes: the nearest on a log scale (the larger on a tie),
+/// among the sizes after the sample's first unless `b` is the first of the order.
+const sampled_calls* calls_for(const std::vector<sampled_calls>& t, std::int64_t b, bool first) {
+  const sampled_calls* best = nullptr;
+  double best_d = 0;
+  for (std::size_t k = (first || t.size() < 2) ? 0 : 1; k < t.size(); ++k) {
+    const double d = std::fabs(std::log(static_cast<double>(t[k].size)) - std::log(static_cast<double>(b)));
+    if (!best || d < best_d || (d == best_d && t[k].size > best->size)) {
+      best = &t[k];
+      best_d = d;
+    }
+  }
+  return best;
+}
+
+/// The pool after each size of `order`, every size's calls from `t`.
+std::vector<std::pair<const sampled_calls*, std::uint64_t>> simulate(const std::vector<sampled_calls>& t,
+                                                                     const std::vector<std::int64_t>& order) {
+  caching_pool_model pool;
+  std::vector<std::vector<std::uint64_t>> ids;
+  std::vector<std::pair<const sampled_calls*, std::uint64_t>> out;
+  for (std::size_t p = 0; p < order.size(); ++p) {
+    const sampled_calls* from = calls_for(t, order[p], p == 0);
+    std::vector<const sampled_calls*> like;
+    for (const sampled_calls& s : t) {
+      if (s.allocs == from->allocs) like.push_back(&s);
+    }
+    ids.emplace_back();
+    std::size_t index = 0;
+    for (const call& c : from->calls) {
+      if (c.alloc) {
+        const std::uint64_t bytes = from->size == order[p] ? c.bytes : fitted_bytes(like, index, order[p]);
+        ids.back().push_back(pool.allocate(bytes));
+        ++index;
+      } else if (c.back <= p && c.index < ids[p - c.back].size()) {
+        pool.free(ids[p - c.back][c.index]);
+      }
+    }
+    out.push_back({from, pool.reserved_bytes()});
+  }
+  return out;
+}
+
+std::int64_t median(std::vector<std::int64_t> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+std::uint64_t distance(std::uint64_t a, std::uint64_t b) { return a > b ? a - b : b - a; }
+
+}  // namespace
+
+warmup_prediction predict_warmup(const predict_sample& sample, const std::vector<std::int64_t>& order) {
+  if (sample.sizes.empty()) throw std::invalid_argument("the sample has no sampled size: capture at least one");
+  if (order.empty()) throw std::invalid_argument("no batch size to predict: give the warm-up's sizes");
+  for (std::int64_t b : order) {
+    if (b < 1) throw std::invalid_argument("batch size " + std::to_string(b) + " is not positive");
+  }
+  warmup_prediction out;
+  out.order = order;
+  const std::vector<sampled_calls> calls = name_blocks(sample, out.notes);
+
+  // The allocator model on the sample's own calls, against the pool PyTorch listed.
+  {
+    std::vector<std::int64_t> sampled_order;
+    for (const sampled_calls& t : calls) sampled_order.push_back(t.size);
+    const auto replayed = simulate(calls, sampled_order);
+    for (std::size_t k = 0; k < calls.size(); ++k) {
+      const std::uint64_t measured = sample.sizes[k].pool_bytes_after >= sample.pool_bytes_before
+                                         ? sample.sizes[k].pool_bytes_after - sample.pool_bytes_before
+                                         : 0;
+      out.checks.push_back({calls[k].size, replayed[k].second, measured});
+    }
+  }
+  std::uint64_t model_error = 0;
+  for (const model_check& c : out.checks) model_error = std::max(model_error, distance(c.simulated_bytes, c.measured_bytes));
+
+  // The executable graphs' state, per graph.
+  double exec_total = 0, exec_graphs = 0;
+  for (const sampled_size& s : sample.sizes) {
+    if (s.exec_state_bytes && s.graphs) {
+      exec_total += *s.exec_state_bytes;
+      exec_graphs += static_cast<double>(s.graphs);
+    }
+  }
+  const double exec_per_graph = exec_graphs > 0 ? exec_total / exec_graphs : 0;
+  if (exec_graphs == 0) out.notes.push_back("no executable-graph state was read: it is predicted as 0");
+
+  // What captures take outside the pools: the first sampled size's, and later sizes' median.
+  std::vector<std::int64_t> outside;
+  std::uint64_t previous_pool = sample.pool_bytes_before;
+  for (const sampled_size& s : sample.sizes) {
+    const std::int64_t growth = static_cast<std::int64_t>(s.pool_bytes_after) - static_cast<std::int64_t>(previous_pool);
+    previous_pool = s.pool_bytes_after;
+    const double exec = s.exec_state_bytes ? *s.exec_state_bytes : exec_per_graph * static_cast<double>(s.graphs);
+    outside.push_back(s.used_change - growth - s.node_pool_change - static_cast<std::int64_t>(std::llround(exec)));
+  }
+  const std::int64_t outside_first = outside.front();
+  std::int64_t outside_later = median(std::vector<std::int64_t>(outside.begin() + 1, outside.end()));
+  if (std::llabs(outside_later) < static_cast<std::int64_t>(MiB)) outside_later = 0;
+  std::uint64_t outside_spread = 0;
+  for (std::size_t k = 1; k < outside.size(); ++k) {
+    outside_spread = std::max<std::uint64_t>(outside_spread, static_cast<std::uint64_t>(std::llabs(outside[k] - outside_later)));
+  }
+
+  const auto simulated = simulate(calls, order);
+  std::uint64_t previous = 0;
+  double exec_sum = 0;
+  std::int64_t outside_sum = 0;
+  std::uint64_t graphs_sum = 0;
+  for (std::size_t p = 0; p < order.size(); ++p) {
+    predicted_size ps;
+    ps.size = order[p];
+    ps.calls_from = simulated[p].first->size;
+    for (const sampled_size& s : sample.sizes) {
+      if (s.size == ps.size) ps.sampled = true;
+      if (s.size == ps.calls_from) ps.graphs = s.graphs;
+    }
+    ps.pool_bytes_after = simulated[p].second;
+    ps.pool_growth = ps.pool_bytes_after - previous;
+    previous = ps.pool_bytes_after;
+    ps.exec_state_bytes = exec_per_graph * static_cast<double>(ps.graphs);
+    ps.outside_bytes = p == 0 ? outside_first : outside_later;
+    exec_sum += ps.exec_state_bytes;
+    outside_sum += ps.outside_bytes;
+    graphs_sum += ps.graphs;
+    out.sizes.push_back(ps);
+  }
+
+  // The fit without each sampled size after the first (with three or more sampled): how far
+  // the pool moves.
+  std::uint64_t fit_spread = 0;
+  if (calls.size() >= 3) {
+    for (std::size_t drop = 1; drop < calls.size(); ++drop) {
+      std::vector<sampled_calls> fewer;
+      for (std::size_t k = 0; k < calls.size(); ++k) {
+        if (k != drop) fewer.push_back(calls[k]);
+      }
+      // Blocks the dropped size made are not named by the others' frees: left as they are.
+      fit_spread = std::max(fit_spread, distance(simulate(fewer, order).back().second, previous));
+    }
+  }
+  const double per_graph_reading =
+      sample.copies && exec_graphs > 0 ? 2.0 * MiB / (static_cast<double>(sample.copies) * exec_graphs) : 0;
+
+  out.kinds.push_back({"framework_pool", static_cast<std::int64_t>(previous), model_error + fit_spread});
+  out.kinds.push_back({"exec_state", static_cast<std::int64_t>(std::llround(exec_sum)),
+                       static_cast<std::uint64_t>(std::llround(per_graph_reading * static_cast<double>(graphs_sum)))});
+  out.kinds.push_back({"outside", outside_sum, outside_spread});
+  out.total.kind = "total";
+  for (const predicted_kind& k : out.kinds) {
+    out.total.bytes += k.bytes;
+    out.total.uncertainty_bytes += k.uncertainty_bytes;
+  }
+
+  // Linear extrapolation from the largest and the smallest sampled size.
+  const auto [lo, hi] = std::minmax_element(sample.sizes.begin(), sample.sizes.end(),
+                                            [](const sampled_size& a, const sampled_size& b) { return a.size < b.size; });
+  out.linear_from_large = hi->size;
+  out.linear_from_small = lo->size;
+  for (std::int64_t b : order) {
+    double y = static_cast<double>(hi->used_change);
+    if (hi->size != lo->size) {
+      y = static_cast<double>(lo->used_change) + static_cast<double>(hi->used_change - lo->used_change) *
+                                                     static_cast<double>(b - lo->size) /
+                                                     static_cast<double>(hi->size - lo->size);
+    }
+    out.linear_bytes += std::max<std::int64_t>(0, std::llround(y));
+  }
+  return out;
+}
+
+}  // namespace gmem::profiler

@@ -1,0 +1,244 @@
+"""Know the bill before the warm-up: capture a few batch sizes, predict the whole warm-up.
+
+    import gmem.predict
+    sample = gmem.predict.sample(runner.capture, [512, 128, 16, 1])   # the engine's own captures
+    bill = gmem.predict.predict(sample, sizes=range(1, 513))          # every size, largest first
+    kv_cache_bytes = free_bytes - bill["total"]["predicted_bytes"] - margin
+
+`sample` calls the engine's `capture(size)` for each sampled size, in the order given (the
+engine's capture order), and reads what each capture did: every allocation and free PyTorch's
+caching allocator made in its graph pools (its memory history), the pools' segments, the
+memory-node pool's counters, the device memory in use, and the executable graphs' own state
+(instantiating copies of each captured graph, `copies` each, and reading what they took).
+`predict` runs `gmemprof predict` on it: the allocations of every size fitted from the sampled
+ones, replayed through a model of the caching allocator's rules in the engine's capture order.
+The sampled graphs stay the engine's; release them (and their pool) before the real warm-up.
+Reading needs PyTorch; neither function needs gmem's extension module.
+"""
+
+import json
+import math
+import os
+import subprocess
+import tempfile
+
+from ._readings import device_reading
+
+__all__ = ["sample", "predict", "pick_sizes", "device_reading", "torch_allocator"]
+
+SAMPLE_FORMAT = "gmem.predict.sample"
+SAMPLE_VERSION = 1
+
+
+def torch_allocator():
+    """PyTorch's CUDA allocator backend: "native" (the caching allocator) or "cudaMallocAsync"."""
+    import torch
+    return torch.cuda.memory.get_allocator_backend()
+
+
+def pick_sizes(sizes, n):
+    """`n` of `sizes` to sample, in their order: the first and the last, and between them sizes
+    spread evenly on a log scale (where graph sizes change most)."""
+    ordered = list(sizes)
+    if n >= len(ordered):
+        return ordered
+    if n < 2:
+        return ordered[:1]
+    lo, hi = min(ordered), max(ordered)
+    picked = {ordered[0], ordered[-1]}
+    for k in range(1, n - 1):
+        target = math.exp(math.log(hi) + (math.log(lo) - math.log(hi)) * k / (n - 1))
+        rest = [s for s in ordered if s not in picked]
+        if rest:
+            picked.add(min(rest, key=lambda s: abs(math.log(s) - math.log(target))))
+    return [s for s in ordered if s in picked]
+
+
+class _GraphWatch:
+    """While sampling: counts the graphs captured and keeps their CUDA graphs (PyTorch's
+    keep_graph), instantiating each at the end of its capture as PyTorch does without it, so
+    that copies of it can be instantiated and measured."""
+
+    def __init__(self, torch):
+        self.torch = torch
+        self.graphs = []
+        self.cls = torch.cuda.CUDAGraph
+        self.saved = {}
+
+    def __enter__(self):
+        cls, watch = self.cls, self
+        self.saved = {k: cls.__dict__[k] for k in ("__new__", "capture_end") if k in cls.__dict__}
+        base_new = self.saved.get("__new__")
+        base_end = cls.capture_end
+        keeps = base_new is not None and hasattr(cls, "raw_cuda_graph")
+
+        if keeps:
+            def new(klass, keep_graph=False, *args, **kwargs):
+                g = base_new(klass, True, *args, **kwargs)
+                g._gmem_kept_for_engine = bool(keep_graph)
+                return g
+            cls.__new__ = staticmethod(new) if isinstance(base_new, staticmethod) else new
+
+        def capture_end(g, *args, **kwargs):
+            base_end(g, *args, **kwargs)
+            if keeps and not getattr(g, "_gmem_kept_for_engine", True):
+                g.instantiate()
+            watch.graphs.append(g)
+        cls.capture_end = capture_end
+        return self
+
+    def __exit__(self, *exc):
+        for k in ("__new__", "capture_end"):
+            if k in self.saved:
+                setattr(self.cls, k, self.saved[k])
+            elif k in self.cls.__dict__:
+                delattr(self.cls, k)
+        return False
+
+
+def _exec_state(torch, graphs, copies, device, keep):
+    """The device memory `copies` instantiations of each graph take, divided by `copies`: the
+    executable-graph state of one instantiation of all of them (None where graphs cannot be
+    copied: no keep_graph, or memory nodes, which allow one executable graph at a time). The
+    copies are appended to `keep` and stay until the sample ends: the driver keeps what a
+    destroyed executable graph took for later instantiations, which would read as nothing taken."""
+    import ctypes
+    if copies < 1 or not graphs or not all(hasattr(g, "raw_cuda_graph") for g in graphs):
+        return None
+    cuda = ctypes.CDLL("libcuda.so.1")
+    torch.cuda.synchronize(device)
+    free0, _ = torch.cuda.mem_get_info(device)
+    try:
+        for g in graphs:
+            handle = ctypes.c_void_p(g.raw_cuda_graph())
+            for _ in range(copies):
+                e = ctypes.c_void_p()
+                if cuda.cuGraphInstantiateWithFlags(ctypes.byref(e), handle, ctypes.c_ulonglong(0)) != 0:
+                    return None
+                keep.append(e)
+    except Exception:
+        return None
+    torch.cuda.synchronize(device)
+    free1, _ = torch.cuda.mem_get_info(device)
+    return (free0 - free1) / copies
+
+
+def _destroy(execs):
+    import ctypes
+    cuda = ctypes.CDLL("libcuda.so.1")
+    for e in execs:
+        cuda.cuGraphExecDestroy(e)
+    del execs[:]
+
+
+def _pool_segments(snapshot, device):
+    """The graph pools' segments: [(address, bytes, pool id)]."""
+    out = []
+    for seg in snapshot["segments"]:
+        pool = tuple(int(x) for x in seg.get("segment_pool_id", (0, 0)))
+        if pool != (0, 0) and int(seg.get("device", 0)) == device:
+            out.append((int(seg["address"]), int(seg["total_size"]), "%d,%d" % pool))
+    return out
+
+
+def _pool_events(traces, segments):
+    """The allocator's events in the graph pools: ["alloc", address, bytes], ["free", address],
+    ["segment", address, bytes] (a new segment), in order."""
+    ranges = sorted((a, a + b) for a, b, _ in segments)
+
+    def in_pools(addr):
+        lo, hi = 0, len(ranges)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if ranges[mid][1] <= addr:
+                lo = mid + 1
+            else:
+                hi = mid
+        return lo < len(ranges) and ranges[lo][0] <= addr < ranges[lo][1]
+
+    out = []
+    for t in traces:
+        action, addr = t.get("action"), int(t.get("addr", 0))
+        if action not in ("alloc", "free_completed", "segment_alloc") or not in_pools(addr):
+            continue
+        if action == "alloc":
+            out.append(["alloc", addr, int(t["size"])])
+        elif action == "free_completed":
+            out.append(["free", addr])
+        else:
+            out.append(["segment", addr, int(t["size"])])
+    return out
+
+
+def sample(capture, sizes, device=0, copies=64):
+    """Calls `capture(size)` for each of `sizes` in order and returns the sample (a dict, JSON as
+    `gmemprof predict` reads it). PyTorch's memory history is on for the sample's duration (it
+    costs host time, not device memory) and off after it."""
+    import torch
+    if torch_allocator() != "native":
+        raise RuntimeError("gmem.predict.sample: PyTorch's %s backend keeps no memory history; "
+                           "the sample needs the caching allocator's (backend native)" % torch_allocator())
+    torch.cuda.synchronize(device)
+    record = torch.cuda.memory._record_memory_history
+    record(enabled="all", context=None, max_entries=1 << 24)
+    taken, copied = [], []
+    before = device_reading(device)
+    seen = len(torch.cuda.memory._snapshot()["device_traces"][device])
+    try:
+        for size in sizes:
+            with _GraphWatch(torch) as watch:
+                r0 = device_reading(device)
+                capture(size)
+                torch.cuda.synchronize(device)
+                r1 = device_reading(device)
+            snap = torch.cuda.memory._snapshot()
+            traces = snap["device_traces"][device]
+            fresh, seen = traces[seen:], len(traces)
+            segments = _pool_segments(snap, device)
+            taken.append({
+                "size": int(size),
+                "graphs": len(watch.graphs),
+                "calls": _pool_events(fresh, segments),
+                "pools_after": {k: v for k, v in r1["framework_pools"].items()},
+                "node_pool_change": r1["node_pool"]["reserved_current"] - r0["node_pool"]["reserved_current"],
+                "used_change": r1["used"] - r0["used"],
+                "exec_state_bytes": _exec_state(torch, watch.graphs, copies, device, copied),
+            })
+    finally:
+        record(enabled=None)
+        _destroy(copied)
+    return {
+        "format": SAMPLE_FORMAT,
+        "version": SAMPLE_VERSION,
+        "device": torch.cuda.get_device_name(device),
+        "torch": torch.__version__,
+        "allocator": torch_allocator(),
+        "copies": copies,
+        "before": before,
+        "sizes": taken,
+    }
+
+
+def predict(sample_or_path, sizes=None, gmemprof=None):
+    """`gmemprof predict` of a sample (a dict from `sample`, or its JSON file's path) for every
+    size of `sizes` in the order given (default: the sample's capture_order); returns the
+    prediction (a dict: per size, per kind, totals, and linear extrapolation beside it)."""
+    from . import _gmemprof
+    exe = gmemprof or os.environ.get("GMEMPROF") or _gmemprof.executable()
+    if exe is None:
+        raise RuntimeError("gmem.predict: no gmemprof found (install gmem from a checkout, or set GMEMPROF)")
+    with tempfile.TemporaryDirectory() as d:
+        path = sample_or_path
+        if not isinstance(sample_or_path, (str, os.PathLike)):
+            path = os.path.join(d, "sample.json")
+            with open(path, "w") as f:
+                json.dump(sample_or_path, f)
+        out = os.path.join(d, "prediction.json")
+        cmd = [exe, "predict", str(path), "--json", out]
+        if sizes is not None:
+            cmd += ["--sizes", ",".join(str(int(s)) for s in sizes)]
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RuntimeError("gmemprof predict failed (exit %d): %s" % (r.returncode, r.stderr.strip()))
+        with open(out) as f:
+            return json.load(f)

@@ -1,0 +1,112 @@
+// `gmemprof predict` on sample files: the text and the JSON it writes, its refusals.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "gmem/profiler/predict_io.hpp"
+#include "gmemprof/commands.hpp"
+
+namespace gmem::profiler {
+namespace {
+
+namespace fs = std::filesystem;
+constexpr std::uint64_t MiB = 1ull << 20;
+
+// Sizes 8 and 2 of a runner that allocates a temporary of 4b MiB and keeps an output of 2b MiB.
+nlohmann::json sample_json() {
+  nlohmann::json s = {{"format", "gmem.predict.sample"}, {"version", 1}, {"device", "NVIDIA H200"},
+                      {"torch", "2.11.0"}, {"allocator", "native"}, {"copies", 64},
+                      {"before", {{"framework_pools", nlohmann::json::object()}}}};
+  s["sizes"] = nlohmann::json::array();
+  std::uint64_t address = 1 << 20;
+  for (int b : {8, 2}) {
+    nlohmann::json z = {{"size", b}, {"graphs", 1}, {"used_change", 0}, {"exec_state_bytes", 65536.0}};
+    z["calls"] = {{"alloc", address, 4 * MiB * b}, {"alloc", address + 1, 2 * MiB * b}, {"free", address}};
+    z["pools_after"] = {{"0,1", 48 * MiB}};
+    address += 16;
+    s["sizes"].push_back(z);
+  }
+  return s;
+}
+
+struct temp_dir {
+  fs::path path = fs::temp_directory_path() / ("gmem-predict-" + std::to_string(::getpid()));
+  temp_dir() { fs::create_directories(path); }
+  ~temp_dir() { fs::remove_all(path); }
+};
+
+std::string write(const fs::path& p, const nlohmann::json& j) {
+  std::ofstream(p) << j.dump();
+  return p.string();
+}
+
+TEST(PredictCommand, PrintsTheBillByKindAndWritesItsJson) {
+  temp_dir d;
+  predict_options o;
+  o.sample_path = write(d.path / "sample.json", sample_json());
+  o.sizes = "1-8";
+  o.json_path = (d.path / "prediction.json").string();
+  std::ostringstream out, err;
+  ASSERT_EQ(run_predict(o, out, err), 0) << err.str();
+  EXPECT_NE(out.str().find("warm-up of 8 batch size(s) (8, 7, 6, ..., 1, in this order)"), std::string::npos)
+      << out.str();
+  EXPECT_NE(out.str().find("PyTorch's graph pool"), std::string::npos);
+  EXPECT_NE(out.str().find("linear extrapolation from sizes 8 and 2"), std::string::npos);
+  std::ifstream in(o.json_path);
+  const nlohmann::json p = nlohmann::json::parse(in);
+  EXPECT_EQ(p["format"], "gmem.predict");
+  EXPECT_EQ(p["order"].size(), 8u);
+  EXPECT_EQ(p["order"][0], 8);
+  // Eight graphs of 64 KiB.
+  EXPECT_EQ(p["kinds"]["exec_state"]["predicted_bytes"], 8 * 65536);
+  EXPECT_EQ(p["sizes"].size(), 8u);
+  EXPECT_EQ(p["model_checks"][0]["measured_bytes"], 48 * MiB);
+}
+
+TEST(PredictCommand, RefusesASampleItCannotReadAndSaysWhatToDo) {
+  temp_dir d;
+  predict_options o;
+  std::ostringstream out, err;
+  o.sample_path = (d.path / "absent.json").string();
+  EXPECT_EQ(run_predict(o, out, err), 2);
+  EXPECT_NE(err.str().find("gmem.predict.sample()"), std::string::npos) << err.str();
+
+  nlohmann::json async = sample_json();
+  async["allocator"] = "cudaMallocAsync";
+  o.sample_path = write(d.path / "async.json", async);
+  err.str("");
+  EXPECT_EQ(run_predict(o, out, err), 2);
+  EXPECT_NE(err.str().find("'cudaMallocAsync' allocator"), std::string::npos) << err.str();
+  EXPECT_NE(err.str().find("async.json"), std::string::npos) << err.str();
+
+  nlohmann::json later = sample_json();
+  later["version"] = 2;
+  o.sample_path = write(d.path / "later.json", later);
+  err.str("");
+  EXPECT_EQ(run_predict(o, out, err), 2);
+  EXPECT_NE(err.str().find("sample version 2"), std::string::npos) << err.str();
+
+  o.sample_path = write(d.path / "sample.json", sample_json());
+  o.sizes = "8-x";
+  err.str("");
+  EXPECT_EQ(run_predict(o, out, err), 2);
+  EXPECT_NE(err.str().find("'8-x' in --sizes"), std::string::npos) << err.str();
+}
+
+TEST(PredictCommand, BatchSizesFromListsAndRanges) {
+  EXPECT_EQ(parse_batch_sizes("1,2,4"), (std::vector<std::int64_t>{1, 2, 4}));
+  const auto vllm = parse_batch_sizes("1,2,4,8-512:8");
+  EXPECT_EQ(vllm.size(), 67u);
+  EXPECT_EQ(vllm.back(), 512);
+  EXPECT_EQ(parse_batch_sizes("1-512").size(), 512u);
+  EXPECT_THROW((void)parse_batch_sizes("0"), std::invalid_argument);
+  EXPECT_THROW((void)parse_batch_sizes("9-3"), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace gmem::profiler

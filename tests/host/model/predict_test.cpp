@@ -1,0 +1,131 @@
+// The warm-up prediction on synthetic samples whose answers are worked out by hand.
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+
+#include "gmem/profiler/predict.hpp"
+
+namespace gmem::profiler {
+namespace {
+
+constexpr std::uint64_t KiB = 1ull << 10;
+constexpr std::uint64_t MiB = 1ull << 20;
+
+sampled_call alloc_call(std::uint64_t address, std::uint64_t bytes) {
+  return {sampled_call::kind::alloc, address, bytes};
+}
+sampled_call free_call(std::uint64_t address) { return {sampled_call::kind::free, address, 0}; }
+
+// Each batch size b: a temporary of 4b MiB, an output of 2b MiB it keeps, the temporary freed.
+sampled_size temp_and_output(std::int64_t b, std::uint64_t base, std::uint64_t pool_after, std::int64_t used_change) {
+  sampled_size s;
+  s.size = b;
+  s.graphs = 2;
+  s.calls = {alloc_call(base, 4 * MiB * b), alloc_call(base + 1, 2 * MiB * b), free_call(base)};
+  s.pool_bytes_after = pool_after;
+  s.used_change = used_change;
+  s.exec_state_bytes = 200.0 * KiB;  // 100 KiB a graph
+  return s;
+}
+
+predict_sample eight_four_two() {
+  predict_sample s;
+  s.allocator = "native";
+  s.copies = 64;
+  // Pools after each sampled size, as the caching allocator makes them in this order (8, 4, 2):
+  // 8: segments of 32 and 16 MiB; 4: T16 and O8 from the free 32 MiB block; 2: T8 and O4 from
+  // the free blocks. The device memory in use: the pool, 200 KiB of graph state, and 8 MiB the
+  // first capture took besides.
+  s.sizes.push_back(temp_and_output(8, 0x1000, 48 * MiB, 48 * MiB + 200 * KiB + 8 * MiB));
+  s.sizes.push_back(temp_and_output(4, 0x2000, 48 * MiB, 200 * KiB));
+  s.sizes.push_back(temp_and_output(2, 0x3000, 48 * MiB, 200 * KiB));
+  return s;
+}
+
+TEST(PredictWarmup, FitsEverySizeAndReplaysTheCachingAllocatorInCaptureOrder) {
+  const predict_sample s = eight_four_two();
+  const warmup_prediction p = predict_warmup(s, {8, 7, 6, 5, 4, 3, 2, 1});
+  // Worked out by hand (sizes in MiB; T temporary, O output; best fit; large blocks split when
+  // more than 1 MiB is left; an 8 MiB request under 10 MiB makes a 20 MiB segment):
+  // 8: T32 new, O16 new -> 48. 7: T28 from 32 (4 left), O14 new -> 62. 6: T24 from 32, O12 new
+  // -> 74. 5: T20 from 32, O10 from the free 12 -> 74. 4: T16 from 20, O8: nothing fits, a 20
+  // MiB segment -> 94. 3, 2, 1: from free blocks -> 94.
+  const std::vector<std::uint64_t> after = {48, 62, 74, 74, 94, 94, 94, 94};
+  ASSERT_EQ(p.sizes.size(), after.size());
+  for (std::size_t k = 0; k < after.size(); ++k) {
+    EXPECT_EQ(p.sizes[k].pool_bytes_after, after[k] * MiB) << "after size " << p.sizes[k].size;
+  }
+  EXPECT_EQ(p.kinds[0].kind, "framework_pool");
+  EXPECT_EQ(p.kinds[0].bytes, static_cast<std::int64_t>(94 * MiB));
+  // 16 graphs of 100 KiB.
+  EXPECT_EQ(p.kinds[1].kind, "exec_state");
+  EXPECT_EQ(p.kinds[1].bytes, static_cast<std::int64_t>(1600 * KiB));
+  // Outside the pools: the first size's 8 MiB, nothing for later sizes.
+  EXPECT_EQ(p.kinds[2].kind, "outside");
+  EXPECT_EQ(p.kinds[2].bytes, static_cast<std::int64_t>(8 * MiB));
+  EXPECT_EQ(p.total.bytes, static_cast<std::int64_t>(94 * MiB + 1600 * KiB + 8 * MiB));
+  // Sizes 7, 6 and 5 take size 4's calls (the nearest after the first); 8 its own.
+  EXPECT_EQ(p.sizes[0].calls_from, 8);
+  EXPECT_TRUE(p.sizes[0].sampled);
+  EXPECT_EQ(p.sizes[1].calls_from, 4);
+  EXPECT_FALSE(p.sizes[1].sampled);
+  EXPECT_EQ(p.sizes[7].calls_from, 2);
+}
+
+TEST(PredictWarmup, ChecksTheAllocatorModelOnTheSampleItself) {
+  predict_sample s = eight_four_two();
+  const warmup_prediction p = predict_warmup(s, {8, 4, 2});
+  ASSERT_EQ(p.checks.size(), 3u);
+  for (const model_check& c : p.checks) EXPECT_EQ(c.simulated_bytes, c.measured_bytes) << "size " << c.size;
+  EXPECT_EQ(p.kinds[0].uncertainty_bytes, 0u);  // the model agrees, and no sampled size moves the fit
+  s.sizes[1].pool_bytes_after = 50 * MiB;      // PyTorch listing 2 MiB more than the model
+  const warmup_prediction q = predict_warmup(s, {8, 4, 2});
+  EXPECT_EQ(q.checks[1].simulated_bytes, 48 * MiB);
+  EXPECT_GE(q.kinds[0].uncertainty_bytes, 2 * MiB);
+}
+
+TEST(PredictWarmup, LinearExtrapolationSumsALineThroughTheLargestAndSmallestSize) {
+  const predict_sample s = eight_four_two();
+  const warmup_prediction p = predict_warmup(s, {8, 6, 4, 2});
+  // Size 8 took 56 MiB + 200 KiB, size 2 200 KiB: the line gives 8: 56, 6: 56*2/3, 4: 56/3, 2: 0
+  // (MiB, plus 200 KiB each).
+  const double mib = static_cast<double>(MiB);
+  const double expected = 56 * mib * (1 + 2.0 / 3 + 1.0 / 3) + 4 * 200.0 * KiB;
+  EXPECT_NEAR(static_cast<double>(p.linear_bytes), expected, 4);
+  EXPECT_EQ(p.linear_from_large, 8);
+  EXPECT_EQ(p.linear_from_small, 2);
+}
+
+TEST(PredictWarmup, FreesOfAnEarlierSizesBlocksFollowTheCaptureOrder) {
+  // Each size frees the output the size before it kept (a runner replacing its static output).
+  predict_sample s;
+  s.allocator = "native";
+  std::uint64_t address = 0x10;
+  std::uint64_t previous = 0;
+  for (std::int64_t b : {6, 4, 2}) {
+    sampled_size z;
+    z.size = b;
+    z.calls.push_back(alloc_call(address, 4 * MiB * b));
+    if (previous) z.calls.push_back(free_call(previous));
+    previous = address++;
+    s.sizes.push_back(z);
+  }
+  // 6: O24 -> 24. 5: O20, nothing free -> 44, then O24 freed. 4: O16 from 24 (8 left split) ->
+  // 44, O20 freed. 3: O12 from 20 (8 left) -> 44 ... every later size fits in what was freed.
+  const warmup_prediction p = predict_warmup(s, {6, 5, 4, 3, 2, 1});
+  EXPECT_EQ(p.sizes[1].pool_bytes_after, 44 * MiB);
+  EXPECT_EQ(p.sizes.back().pool_bytes_after, 44 * MiB);
+  // Without the frees, every output would stay: 24 + 20 + 16 + 12 + 20 (8 under 10 MiB) = 92.
+  predict_sample held = s;
+  for (sampled_size& z : held.sizes) z.calls.resize(1);
+  EXPECT_EQ(predict_warmup(held, {6, 5, 4, 3, 2, 1}).sizes.back().pool_bytes_after, 92 * MiB);
+}
+
+TEST(PredictWarmup, RefusesWhatItCannotPredict) {
+  EXPECT_THROW(predict_warmup(predict_sample{}, {1}), std::invalid_argument);
+  EXPECT_THROW(predict_warmup(eight_four_two(), {}), std::invalid_argument);
+  EXPECT_THROW(predict_warmup(eight_four_two(), {8, 0}), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace gmem::profiler

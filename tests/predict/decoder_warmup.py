@@ -1,0 +1,168 @@
+"""A vLLM-style CUDA graph warm-up of a decoder model with random weights: piecewise graphs (the
+model split at attention, which runs eagerly between the pieces, as vLLM's piecewise graphs do),
+every batch size captured largest first into one shared pool, each piece's output released once
+the next piece has read it (vLLM keeps weak references to them), so that later captures reuse
+what earlier ones freed.
+
+    decoder_warmup.py full   --sizes vllm|all|LIST --out MEASURED.json
+    decoder_warmup.py sample --sizes vllm|all|LIST --sample N --out SAMPLE.json
+
+`full` captures every size and writes the bill it measured itself (gmem.bill_meter's readings:
+PyTorch's graph pools, the memory-node pool, cuMemGetInfo). `sample` captures N of the sizes
+through gmem.predict.sample and writes the sample that `gmemprof predict` reads.
+vllm: 1, 2, 4, then 8 to 512 by 8 (67 sizes, vLLM's default capture sizes); all: 1 to 512."""
+import argparse
+import json
+import os
+import sys
+import time
+
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir, "python"))
+import gmem.predict  # noqa: E402
+
+
+def capture_sizes(spec):
+    if spec == "vllm":
+        return [1, 2, 4] + list(range(8, 513, 8))
+    if spec == "all":
+        return list(range(1, 513))
+    return [int(s) for s in spec.split(",")]
+
+
+class Layer(torch.nn.Module):
+    def __init__(self, hidden, heads, ffn):
+        super().__init__()
+        self.heads = heads
+        self.norm1 = torch.nn.RMSNorm(hidden)
+        self.qkv = torch.nn.Linear(hidden, 3 * hidden, bias=False)
+        self.out = torch.nn.Linear(hidden, hidden, bias=False)
+        self.norm2 = torch.nn.RMSNorm(hidden)
+        self.up = torch.nn.Linear(hidden, 2 * ffn, bias=False)
+        self.down = torch.nn.Linear(ffn, hidden, bias=False)
+
+    def before_attention(self, h):
+        return self.qkv(self.norm1(h))
+
+    def after_attention(self, h, attn):
+        h = h + self.out(attn)
+        gate, up = self.up(self.norm2(h)).chunk(2, dim=-1)
+        return h + self.down(torch.nn.functional.silu(gate) * up)
+
+
+class Decoder(torch.nn.Module):
+    """Embedding, layers, final norm and head; attention over a fixed context (a KV cache)."""
+
+    def __init__(self, vocab=8192, hidden=2048, heads=16, ffn=5632, layers=4, context=256):
+        super().__init__()
+        self.embed = torch.nn.Embedding(vocab, hidden)
+        self.layers = torch.nn.ModuleList(Layer(hidden, heads, ffn) for _ in range(layers))
+        self.norm = torch.nn.RMSNorm(hidden)
+        self.head = torch.nn.Linear(hidden, vocab, bias=False)
+        self.heads, self.hidden = heads, hidden
+        self.register_buffer("k_cache", torch.randn(heads, context, hidden // heads))
+        self.register_buffer("v_cache", torch.randn(heads, context, hidden // heads))
+
+    def attention(self, qkv):
+        """Eager, outside every graph: the tokens' queries against the cache."""
+        b = qkv.shape[0]
+        q = qkv[:, : self.hidden].view(b, self.heads, -1).transpose(0, 1)
+        w = torch.softmax(q @ self.k_cache.transpose(1, 2) / 8.0, dim=-1)
+        return (w @ self.v_cache).transpose(0, 1).reshape(b, self.hidden)
+
+    def pieces(self):
+        """The piecewise split: piece k runs layer k-1 after its attention and layer k before it."""
+        n = len(self.layers)
+        def first(x):
+            h = self.embed(x)
+            return h, self.layers[0].before_attention(h)
+        out = [first]
+        for k in range(1, n + 1):
+            def piece(args, k=k):
+                h, attn = args
+                h = self.layers[k - 1].after_attention(h, attn)
+                if k < n:
+                    return h, self.layers[k].before_attention(h)
+                return self.head(self.norm(h)), None
+            out.append(piece)
+        return out
+
+
+class Runner:
+    """The captured graphs of every batch size, in one shared pool."""
+
+    def __init__(self, model):
+        self.model = model
+        self.pool = torch.cuda.graph_pool_handle()
+        self.graphs = {}
+        self.inputs = {}
+        self.outputs = {}
+
+    def capture(self, size):
+        m = self.model
+        x = torch.randint(0, 8192, (size,), device="cuda")
+        self.inputs[size] = x
+        pieces = m.pieces()
+        graphs = []
+        with torch.no_grad():
+            # One eager run first, as engines warm up each size before capturing it.
+            state = pieces[0](x)
+            for piece in pieces[1:]:
+                state = piece((state[0], m.attention(state[1])))
+            torch.cuda.synchronize()
+            state = None
+            carried = x
+            for k, piece in enumerate(pieces):
+                g = torch.cuda.CUDAGraph()
+                arg = carried if k == 0 else (carried[0], m.attention(carried[1]))
+                with torch.cuda.graph(g, pool=self.pool):
+                    out = piece(arg)
+                graphs.append(g)
+                # The previous piece's output is released once this piece has read it.
+                carried = out
+            self.outputs[size] = carried[0]
+        self.graphs[size] = graphs
+        return len(graphs)
+
+
+def build():
+    torch.manual_seed(0)
+    torch.set_default_dtype(torch.float16)
+    model = Decoder().cuda().eval()
+    return model
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("mode", choices=["full", "sample"])
+    ap.add_argument("--sizes", default="vllm")
+    ap.add_argument("--sample", type=int, default=4)
+    ap.add_argument("--out", required=True)
+    a = ap.parse_args()
+    sizes = sorted(capture_sizes(a.sizes), reverse=True)  # largest first
+    model = build()
+    runner = Runner(model)
+    torch.cuda.synchronize()
+    started = time.time()
+    if a.mode == "full":
+        before = gmem.predict.device_reading(0)
+        graphs = sum(runner.capture(s) for s in sizes)
+        torch.cuda.synchronize()
+        after = gmem.predict.device_reading(0)
+        result = {"sizes": sizes, "graphs": graphs, "before": before, "after": after,
+                  "allocator": gmem.predict.torch_allocator(), "seconds": time.time() - started}
+    else:
+        picked = gmem.predict.pick_sizes(sizes, a.sample)
+        sample = gmem.predict.sample(runner.capture, picked, device=0)
+        sample["capture_order"] = sizes
+        result = sample
+    tmp = a.out + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(result, f)
+    os.replace(tmp, a.out)
+    print("decoder_warmup %s: %d sizes, %.1f s" % (a.mode, len(sizes), time.time() - started))
+
+
+if __name__ == "__main__":
+    main()
