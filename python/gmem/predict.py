@@ -24,7 +24,8 @@ import tempfile
 
 from ._readings import device_reading
 
-__all__ = ["sample", "predict", "pick_sizes", "device_reading", "torch_allocator"]
+__all__ = ["sample", "predict", "pick_sizes", "device_reading", "torch_allocator", "measured", "compare", "table",
+           "assert_close"]
 
 SAMPLE_FORMAT = "gmem.predict.sample"
 SAMPLE_VERSION = 1
@@ -242,3 +243,59 @@ def predict(sample_or_path, sizes=None, gmemprof=None):
             raise RuntimeError("gmemprof predict failed (exit %d): %s" % (r.returncode, r.stderr.strip()))
         with open(out) as f:
             return json.load(f)
+
+
+def measured(before, after):
+    """The bill a warm-up measured, by the prediction's kinds, from two `device_reading`s taken
+    around it: PyTorch's graph pools, the memory-node pool's reservation, the rest of the device
+    memory in use (the executable graphs' state and what captures take outside the pools),
+    and the total."""
+    pools = sum(after["framework_pools"].values()) - sum(before["framework_pools"].values())
+    node = after["node_pool"]["reserved_current"] - before["node_pool"]["reserved_current"]
+    total = after["used"] - before["used"]
+    return {"framework_pool": pools, "node_pool": node, "rest": total - pools - node, "total": total}
+
+
+def compare(prediction, bill, rel=0.05, abs_bytes=64 << 20):
+    """The prediction against a measured bill (`measured`), kind by kind: rows of (kind,
+    predicted, measured, error, within) where within is |error| <= rel of the measured and
+    <= abs_bytes; the linear extrapolation's row last (never judged)."""
+    k = prediction["kinds"]
+    pairs = [("framework_pool", k["framework_pool"]["predicted_bytes"], bill["framework_pool"]),
+             ("rest", k["exec_state"]["predicted_bytes"] + k["outside"]["predicted_bytes"], bill["rest"]),
+             ("total", prediction["total"]["predicted_bytes"], bill["total"])]
+    rows = []
+    for kind, p, m in pairs:
+        err = p - m
+        rows.append({"kind": kind, "predicted": p, "measured": m, "error": err,
+                     "within": abs(err) <= rel * abs(m) and abs(err) <= abs_bytes})
+    lin = prediction["linear"]["predicted_bytes"]
+    rows.append({"kind": "linear (total)", "predicted": lin, "measured": bill["total"],
+                 "error": lin - bill["total"], "within": None})
+    return rows
+
+
+def _mib(b):
+    return "%.1f MiB" % (b / 1048576.0)
+
+
+def table(rows):
+    """The rows of `compare` as text."""
+    out = ["%-16s %14s %14s %14s %8s" % ("kind", "predicted", "measured", "error", "")]
+    for r in rows:
+        rel = (100.0 * r["error"] / r["measured"]) if r["measured"] else 0.0
+        verdict = "" if r["within"] is None else ("ok" if r["within"] else "OFF")
+        out.append("%-16s %14s %14s %14s %+6.1f%% %s" % (r["kind"], _mib(r["predicted"]), _mib(r["measured"]),
+                                                        _mib(r["error"]), rel, verdict))
+    return "\n".join(out)
+
+
+def assert_close(prediction, bill, rel=0.05, abs_bytes=64 << 20):
+    """For pytest: fails, with the table, when a kind of the prediction and of the measured bill
+    (`measured`) drift apart by more than `rel` of the measured or more than `abs_bytes`."""
+    rows = compare(prediction, bill, rel, abs_bytes)
+    off = [r["kind"] for r in rows if r["within"] is False]
+    if off:
+        raise AssertionError("the predicted bill drifted from the measured one (%s; allowed %.0f%% and %s):\n%s"
+                             % (", ".join(off), 100 * rel, _mib(abs_bytes), table(rows)))
+    return rows

@@ -1,0 +1,82 @@
+"""gmem.predict without a GPU: which sizes a sample takes, the allocator's trace reduced to the
+graph pools' calls, the measured bill by the prediction's kinds, the pytest helper, and
+`gmemprof predict` run from Python on a sample whose answer is worked out by hand."""
+
+import pytest
+
+import gmem.predict as gp
+
+pytestmark = pytest.mark.host
+
+MiB = 1 << 20
+
+
+def test_pick_sizes_keeps_the_ends_and_spreads_the_rest_on_a_log_scale():
+    vllm = sorted([1, 2, 4] + list(range(8, 513, 8)), reverse=True)
+    assert gp.pick_sizes(vllm, 4) == [512, 64, 8, 1]
+    assert gp.pick_sizes(vllm, 2) == [512, 1]
+    assert gp.pick_sizes([4, 2, 1], 8) == [4, 2, 1]
+
+
+def test_pool_events_are_the_calls_in_graph_pool_segments_only():
+    segments = [(0x1000, 0x1000, "0,1"), (0x8000, 0x2000, "0,1")]
+    traces = [
+        {"action": "segment_alloc", "addr": 0x8000, "size": 0x2000},
+        {"action": "alloc", "addr": 0x8000, "size": 512},
+        {"action": "alloc", "addr": 0x4000, "size": 512},           # the default pool's
+        {"action": "free_requested", "addr": 0x8000, "size": 512},
+        {"action": "free_completed", "addr": 0x8000, "size": 512},
+        {"action": "alloc", "addr": 0x1fff, "size": 1},
+        {"action": "alloc", "addr": 0x2000, "size": 1},             # one past the first segment
+    ]
+    assert gp._pool_events(traces, segments) == [
+        ["segment", 0x8000, 0x2000], ["alloc", 0x8000, 512], ["free", 0x8000], ["alloc", 0x1fff, 1]]
+
+
+def reading(pools, reserved, used):
+    return {"framework_pools": pools, "node_pool": {"reserved_current": reserved}, "used": used}
+
+
+def test_measured_splits_the_change_by_kind():
+    bill = gp.measured(reading({"0,1": 4 * MiB}, 0, 1000 * MiB), reading({"0,1": 104 * MiB}, 32 * MiB, 1200 * MiB))
+    assert bill == {"framework_pool": 100 * MiB, "node_pool": 32 * MiB, "rest": 68 * MiB, "total": 200 * MiB}
+
+
+def prediction(pool, exec_state, outside, linear):
+    total = pool + exec_state + outside
+    return {"kinds": {"framework_pool": {"predicted_bytes": pool}, "exec_state": {"predicted_bytes": exec_state},
+                      "outside": {"predicted_bytes": outside}},
+            "total": {"predicted_bytes": total}, "linear": {"predicted_bytes": linear}}
+
+
+def test_assert_close_fails_on_a_kind_off_by_more_than_five_percent_or_64_mib():
+    bill = {"framework_pool": 1000 * MiB, "node_pool": 0, "rest": 300 * MiB, "total": 1300 * MiB}
+    rows = gp.assert_close(prediction(1040 * MiB, 290 * MiB, 0, 5000 * MiB), bill)
+    assert [r["within"] for r in rows] == [True, True, True, None]
+    with pytest.raises(AssertionError, match=r"framework_pool"):
+        gp.assert_close(prediction(1060 * MiB, 300 * MiB, 0, 0), bill)       # 6% off
+    big = {"framework_pool": 4000 * MiB, "node_pool": 0, "rest": 0, "total": 4000 * MiB}
+    with pytest.raises(AssertionError, match=r"64\.0 MiB"):
+        gp.assert_close(prediction(4100 * MiB, 0, 0, 0), big)                # 2.5%, but 100 MiB
+
+
+def test_predict_runs_gmemprof_on_a_sample():
+    # Sizes 8 and 2: a temporary of 4b MiB, an output of 2b MiB kept. In the order 8, 4, 2 the
+    # caching allocator makes segments of 32 and 16 MiB and takes sizes 4 and 2 from them.
+    sizes = []
+    for k, b in enumerate((8, 2)):
+        base = 0x100000 * (k + 1)
+        sizes.append({"size": b, "graphs": 1, "used_change": 0, "exec_state_bytes": 1024.0,
+                      "calls": [["alloc", base, 4 * MiB * b], ["alloc", base + 512, 2 * MiB * b], ["free", base]],
+                      "pools_after": {"0,1": 48 * MiB}})
+    sample = {"format": gp.SAMPLE_FORMAT, "version": gp.SAMPLE_VERSION, "allocator": "native", "copies": 64,
+              "before": {"framework_pools": {}}, "sizes": sizes, "capture_order": [8, 4, 2]}
+    p = gp.predict(sample)
+    assert p["order"] == [8, 4, 2]
+    assert p["kinds"]["framework_pool"]["predicted_bytes"] == 48 * MiB
+    assert p["kinds"]["exec_state"]["predicted_bytes"] == 3 * 1024
+    assert [s["pool_bytes_after"] for s in p["sizes"]] == [48 * MiB] * 3
+    p = gp.predict(sample, sizes=[8, 7, 6, 5, 4, 3, 2, 1])
+    assert [s["pool_bytes_after"] // MiB for s in p["sizes"]] == [48, 62, 74, 74, 94, 94, 94, 94]
+    with pytest.raises(RuntimeError, match="not a gmem.predict sample"):
+        gp.predict({"format": "something else"})
