@@ -175,7 +175,10 @@ warmup_prediction predict_warmup(const predict_sample& sample, const std::vector
   const double exec_per_graph = exec_graphs > 0 ? exec_total / exec_graphs : 0;
   if (exec_graphs == 0) out.notes.push_back("no executable-graph state was read: it is predicted as 0");
 
-  // What captures take outside the pools: the first sampled size's, and later sizes' median.
+  // What captures take outside the pools: the sample's net (one-time costs such as library
+  // workspaces and the eager runs' cache, less what later captures released of it: the cache is
+  // emptied before each capture) on the first size of the order, and for each size not sampled
+  // the later sampled sizes' median, where it reaches 1 MiB (a cost every capture has).
   std::vector<std::int64_t> outside;
   std::uint64_t previous_pool = sample.pool_bytes_before;
   for (const sampled_size& s : sample.sizes) {
@@ -184,13 +187,12 @@ warmup_prediction predict_warmup(const predict_sample& sample, const std::vector
     const double exec = s.exec_state_bytes ? *s.exec_state_bytes : exec_per_graph * static_cast<double>(s.graphs);
     outside.push_back(s.used_change - growth - s.node_pool_change - static_cast<std::int64_t>(std::llround(exec)));
   }
-  const std::int64_t outside_first = outside.front();
-  std::int64_t outside_later = median(std::vector<std::int64_t>(outside.begin() + 1, outside.end()));
-  if (std::llabs(outside_later) < static_cast<std::int64_t>(MiB)) outside_later = 0;
-  std::uint64_t outside_spread = 0;
-  for (std::size_t k = 1; k < outside.size(); ++k) {
-    outside_spread = std::max<std::uint64_t>(outside_spread, static_cast<std::uint64_t>(std::llabs(outside[k] - outside_later)));
-  }
+  std::int64_t outside_net = 0;
+  for (std::int64_t o : outside) outside_net += o;
+  std::int64_t outside_each = median(std::vector<std::int64_t>(outside.begin() + 1, outside.end()));
+  if (std::llabs(outside_each) < static_cast<std::int64_t>(MiB)) outside_each = 0;
+  // Each reading of the device memory in use moves in pieces of 2 MiB.
+  const std::uint64_t outside_reading = 2 * MiB * sample.sizes.size();
 
   const auto simulated = simulate(calls, order);
   std::uint64_t previous = 0;
@@ -209,7 +211,7 @@ warmup_prediction predict_warmup(const predict_sample& sample, const std::vector
     ps.pool_growth = ps.pool_bytes_after - previous;
     previous = ps.pool_bytes_after;
     ps.exec_state_bytes = exec_per_graph * static_cast<double>(ps.graphs);
-    ps.outside_bytes = p == 0 ? outside_first : outside_later;
+    ps.outside_bytes = p == 0 ? outside_net : ps.sampled ? 0 : outside_each;
     exec_sum += ps.exec_state_bytes;
     outside_sum += ps.outside_bytes;
     graphs_sum += ps.graphs;
@@ -235,7 +237,7 @@ warmup_prediction predict_warmup(const predict_sample& sample, const std::vector
   out.kinds.push_back({"framework_pool", static_cast<std::int64_t>(previous), model_error + fit_spread});
   out.kinds.push_back({"exec_state", static_cast<std::int64_t>(std::llround(exec_sum)),
                        static_cast<std::uint64_t>(std::llround(per_graph_reading * static_cast<double>(graphs_sum)))});
-  out.kinds.push_back({"outside", outside_sum, outside_spread});
+  out.kinds.push_back({"outside", outside_sum, outside_reading});
   out.total.kind = "total";
   for (const predicted_kind& k : out.kinds) {
     out.total.bytes += k.bytes;

@@ -58,38 +58,37 @@ def pick_sizes(sizes, n):
 class _GraphWatch:
     """While sampling: counts the graphs captured and keeps their CUDA graphs (PyTorch's
     keep_graph), instantiating each at the end of its capture as PyTorch does without it, so
-    that copies of it can be instantiated and measured."""
+    that copies of it can be instantiated and measured. Where PyTorch lacks keep_graph, or
+    keeping fails, graphs are only counted."""
 
     def __init__(self, torch):
-        self.torch = torch
         self.graphs = []
         self.cls = torch.cuda.CUDAGraph
         self.saved = {}
 
     def __enter__(self):
         cls, watch = self.cls, self
-        self.saved = {k: cls.__dict__[k] for k in ("__new__", "capture_end") if k in cls.__dict__}
-        base_new = self.saved.get("__new__")
+        self.saved = {k: cls.__dict__[k] for k in ("__init__", "capture_end") if k in cls.__dict__}
+        base_init = cls.__init__
         base_end = cls.capture_end
-        keeps = base_new is not None and hasattr(cls, "raw_cuda_graph")
+        keeps = hasattr(cls, "raw_cuda_graph") and hasattr(cls, "instantiate")
 
         if keeps:
-            def new(klass, keep_graph=False, *args, **kwargs):
-                g = base_new(klass, True, *args, **kwargs)
-                g._gmem_kept_for_engine = bool(keep_graph)
-                return g
-            cls.__new__ = staticmethod(new) if isinstance(base_new, staticmethod) else new
+            def init(g, keep_graph=False, *args, **kwargs):
+                base_init(g, True, *args, **kwargs)
+                g._gmem_engine_keeps = bool(keep_graph)
+            cls.__init__ = init
 
         def capture_end(g, *args, **kwargs):
             base_end(g, *args, **kwargs)
-            if keeps and not getattr(g, "_gmem_kept_for_engine", True):
-                g.instantiate()
+            if keeps and getattr(g, "_gmem_engine_keeps", True) is False:
+                g.instantiate()  # where the engine's graph would have been instantiated
             watch.graphs.append(g)
         cls.capture_end = capture_end
         return self
 
     def __exit__(self, *exc):
-        for k in ("__new__", "capture_end"):
+        for k in ("__init__", "capture_end"):
             if k in self.saved:
                 setattr(self.cls, k, self.saved[k])
             elif k in self.cls.__dict__:
@@ -132,22 +131,36 @@ def _destroy(execs):
     del execs[:]
 
 
-def _pool_segments(snapshot, device):
-    """The graph pools' segments: [(address, bytes, pool id)]."""
-    out = []
+def _segments(snapshot, device):
+    """Every segment of `device`: {address: (bytes, in a graph pool)}."""
+    out = {}
     for seg in snapshot["segments"]:
+        if int(seg.get("device", 0)) != device:
+            continue
         pool = tuple(int(x) for x in seg.get("segment_pool_id", (0, 0)))
-        if pool != (0, 0) and int(seg.get("device", 0)) == device:
-            out.append((int(seg["address"]), int(seg["total_size"]), "%d,%d" % pool))
+        out[int(seg["address"])] = (int(seg["total_size"]), pool != (0, 0))
     return out
 
 
-def _pool_events(traces, segments):
-    """The allocator's events in the graph pools: ["alloc", address, bytes], ["free", address],
-    ["segment", address, bytes] (a new segment), in order."""
-    ranges = sorted((a, a + b) for a, b, _ in segments)
+def _pool_events(traces, start, end):
+    """The allocator's calls in the graph pools, each with its index in `traces`: ["alloc",
+    address, bytes] (bytes requested), ["free", address], ["segment", address, bytes] (a new
+    segment), in order. `start` and `end`
+    are the segments (`_segments`) before and after `traces`. A segment belongs to a graph pool
+    when the pool lists it at the end and it is not released within `traces` (a graph pool keeps
+    its segments; torch.cuda.graph empties the cache of the others before each capture, and their
+    addresses are then reused), or when it was a graph pool's at the start."""
+    released = {}
+    for i, t in enumerate(traces):
+        if t.get("action") == "segment_free":
+            released.setdefault(int(t["addr"]), []).append(i)
+    live = {a: (b, private) for a, (b, private) in start.items()}
+    ranges = None
 
-    def in_pools(addr):
+    def segment_of(addr):
+        nonlocal ranges
+        if ranges is None:
+            ranges = sorted((a, a + b, private) for a, (b, private) in live.items())
         lo, hi = 0, len(ranges)
         while lo < hi:
             mid = (lo + hi) // 2
@@ -155,19 +168,26 @@ def _pool_events(traces, segments):
                 lo = mid + 1
             else:
                 hi = mid
-        return lo < len(ranges) and ranges[lo][0] <= addr < ranges[lo][1]
+        return ranges[lo] if lo < len(ranges) and ranges[lo][0] <= addr < ranges[lo][1] else None
 
     out = []
-    for t in traces:
+    for i, t in enumerate(traces):
         action, addr = t.get("action"), int(t.get("addr", 0))
-        if action not in ("alloc", "free_completed", "segment_alloc") or not in_pools(addr):
-            continue
-        if action == "alloc":
-            out.append(["alloc", addr, int(t["size"])])
-        elif action == "free_completed":
-            out.append(["free", addr])
-        else:
-            out.append(["segment", addr, int(t["size"])])
+        if action == "segment_alloc":
+            later = [j for j in released.get(addr, []) if j > i]
+            private = not later and end.get(addr, (0, False)) == (int(t["size"]), True)
+            live[addr] = (int(t["size"]), private)
+            ranges = None
+            if private:
+                out.append((i, ["segment", addr, int(t["size"])]))
+        elif action == "segment_free":
+            live.pop(addr, None)
+            ranges = None
+        elif action in ("alloc", "free_completed"):
+            seg = segment_of(addr)
+            if seg is None or not seg[2]:
+                continue
+            out.append((i, ["alloc", addr, int(t["size"])] if action == "alloc" else ["free", addr]))
     return out
 
 
@@ -184,7 +204,9 @@ def sample(capture, sizes, device=0, copies=64):
     record(enabled="all", context=None, max_entries=1 << 24)
     taken, copied = [], []
     before = device_reading(device)
-    seen = len(torch.cuda.memory._snapshot()["device_traces"][device])
+    first = torch.cuda.memory._snapshot()
+    start, seen = _segments(first, device), len(first["device_traces"][device])
+    bounds = []
     try:
         for size in sizes:
             with _GraphWatch(torch) as watch:
@@ -192,19 +214,24 @@ def sample(capture, sizes, device=0, copies=64):
                 capture(size)
                 torch.cuda.synchronize(device)
                 r1 = device_reading(device)
-            snap = torch.cuda.memory._snapshot()
-            traces = snap["device_traces"][device]
-            fresh, seen = traces[seen:], len(traces)
-            segments = _pool_segments(snap, device)
+            bounds.append(len(torch.cuda.memory._snapshot()["device_traces"][device]))
             taken.append({
                 "size": int(size),
                 "graphs": len(watch.graphs),
-                "calls": _pool_events(fresh, segments),
                 "pools_after": {k: v for k, v in r1["framework_pools"].items()},
                 "node_pool_change": r1["node_pool"]["reserved_current"] - r0["node_pool"]["reserved_current"],
                 "used_change": r1["used"] - r0["used"],
                 "exec_state_bytes": _exec_state(torch, watch.graphs, copies, device, copied),
             })
+        last = torch.cuda.memory._snapshot()
+        traces = last["device_traces"][device][seen:bounds[-1]]
+        for t in taken:
+            t["calls"] = []
+        k = 0
+        for at, call in _pool_events(traces, start, _segments(last, device)):
+            while at + seen >= bounds[k]:
+                k += 1
+            taken[k]["calls"].append(call)
     finally:
         record(enabled=None)
         _destroy(copied)

@@ -18,19 +18,29 @@ def test_pick_sizes_keeps_the_ends_and_spreads_the_rest_on_a_log_scale():
     assert gp.pick_sizes([4, 2, 1], 8) == [4, 2, 1]
 
 
-def test_pool_events_are_the_calls_in_graph_pool_segments_only():
-    segments = [(0x1000, 0x1000, "0,1"), (0x8000, 0x2000, "0,1")]
+def test_pool_events_follow_segments_through_time():
+    # A segment of the default pool at 0x8000 holds an eager run's blocks, is released (as
+    # torch.cuda.graph empties the cache before a capture), and its address is reused by a graph
+    # pool's segment: only the calls made while the graph pool's segment held the address count.
+    start = {0x1000: (0x1000, True), 0x8000: (0x2000, False)}
+    end = {0x1000: (0x1000, True), 0x8000: (0x2000, True)}
     traces = [
+        {"action": "alloc", "addr": 0x8000, "size": 512},            # the eager run's
+        {"action": "free_completed", "addr": 0x8000, "size": 512},
+        {"action": "segment_free", "addr": 0x8000, "size": 0x2000},
+        {"action": "alloc", "addr": 0x1200, "size": 100},             # a graph pool's from the start
         {"action": "segment_alloc", "addr": 0x8000, "size": 0x2000},
         {"action": "alloc", "addr": 0x8000, "size": 512},
-        {"action": "alloc", "addr": 0x4000, "size": 512},           # the default pool's
         {"action": "free_requested", "addr": 0x8000, "size": 512},
         {"action": "free_completed", "addr": 0x8000, "size": 512},
-        {"action": "alloc", "addr": 0x1fff, "size": 1},
-        {"action": "alloc", "addr": 0x2000, "size": 1},             # one past the first segment
+        {"action": "alloc", "addr": 0x4000, "size": 512},             # in no segment known
+        {"action": "segment_alloc", "addr": 0x20000, "size": 0x2000},  # released later: not a graph pool's
+        {"action": "alloc", "addr": 0x20000, "size": 512},
+        {"action": "segment_free", "addr": 0x20000, "size": 0x2000},
     ]
-    assert gp._pool_events(traces, segments) == [
-        ["segment", 0x8000, 0x2000], ["alloc", 0x8000, 512], ["free", 0x8000], ["alloc", 0x1fff, 1]]
+    assert gp._pool_events(traces, start, end) == [
+        (3, ["alloc", 0x1200, 100]), (4, ["segment", 0x8000, 0x2000]), (5, ["alloc", 0x8000, 512]),
+        (7, ["free", 0x8000])]
 
 
 def reading(pools, reserved, used):

@@ -121,6 +121,21 @@ TEST(PredictWarmup, FreesOfAnEarlierSizesBlocksFollowTheCaptureOrder) {
   EXPECT_EQ(predict_warmup(held, {6, 5, 4, 3, 2, 1}).sizes.back().pool_bytes_after, 92 * MiB);
 }
 
+TEST(PredictWarmup, OutsideThePoolsIsTheSamplesNetAndWhatEveryCaptureTakes) {
+  predict_sample s = eight_four_two();
+  // Size 4's capture released 4 MiB of the first size's cache and took 2 MiB as every capture
+  // does; size 2 took its 2 MiB.
+  s.sizes[1].used_change = 200 * KiB - 2 * MiB;
+  s.sizes[2].used_change = 200 * KiB + 2 * MiB;
+  const warmup_prediction p = predict_warmup(s, {8, 7, 6, 5, 4, 3, 2, 1});
+  // Net 8 - 2 + 2 = 8 MiB on size 8, and 2 MiB for each of the five sizes not sampled.
+  EXPECT_EQ(p.sizes[0].outside_bytes, static_cast<std::int64_t>(8 * MiB));
+  EXPECT_EQ(p.sizes[1].outside_bytes, static_cast<std::int64_t>(2 * MiB));
+  EXPECT_EQ(p.sizes[4].outside_bytes, 0);  // size 4, sampled: in the net
+  EXPECT_EQ(p.kinds[2].bytes, static_cast<std::int64_t>(18 * MiB));
+  EXPECT_EQ(p.kinds[2].uncertainty_bytes, 6 * MiB);
+}
+
 TEST(PredictWarmup, RefusesWhatItCannotPredict) {
   EXPECT_THROW(predict_warmup(predict_sample{}, {1}), std::invalid_argument);
   EXPECT_THROW(predict_warmup(eight_four_two(), {}), std::invalid_argument);

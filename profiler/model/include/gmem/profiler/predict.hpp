@@ -12,8 +12,10 @@
 // whose bytes are linear in it). The calls of every size, in the capture order, go through
 // caching_pool_model: the pool's size after each size. The executable graphs' own state is the
 // sample's per graph (copies of each sampled graph instantiated and read) times the graphs of each
-// size; what captures take outside the pools is the first sampled size's (one-time: library
-// workspaces), and for later sizes the median of the later sampled sizes' where it reaches 1 MiB.
+// size. What captures take outside the pools is the sample's net (one-time: library workspaces
+// and the cache of the eager runs before each capture, less what the cache emptied before later
+// captures released), and for each size not sampled the median of the sampled sizes after the
+// first, where it reaches 1 MiB.
 
 #include <cstdint>
 #include <optional>
