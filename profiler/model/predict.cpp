@@ -164,7 +164,15 @@ warmup_prediction predict_warmup(const predict_sample& sample, const std::vector
   std::uint64_t model_error = 0;
   for (const model_check& c : out.checks) model_error = std::max(model_error, distance(c.simulated_bytes, c.measured_bytes));
 
-  // The executable graphs' state, per graph.
+  std::vector<std::int64_t> growth;  // of the graph pools, over each sampled size
+  std::uint64_t previous_pool = sample.pool_bytes_before;
+  for (const sampled_size& s : sample.sizes) {
+    growth.push_back(static_cast<std::int64_t>(s.pool_bytes_after) - static_cast<std::int64_t>(previous_pool));
+    previous_pool = s.pool_bytes_after;
+  }
+
+  // The executable graphs' state, per graph: read from copies; else (graphs with memory nodes
+  // cannot be copied) what the captures after the first took besides the pools.
   double exec_total = 0, exec_graphs = 0;
   for (const sampled_size& s : sample.sizes) {
     if (s.exec_state_bytes && s.graphs) {
@@ -172,32 +180,50 @@ warmup_prediction predict_warmup(const predict_sample& sample, const std::vector
       exec_graphs += static_cast<double>(s.graphs);
     }
   }
-  const double exec_per_graph = exec_graphs > 0 ? exec_total / exec_graphs : 0;
-  if (exec_graphs == 0) out.notes.push_back("no executable-graph state was read: it is predicted as 0");
-
-  // What captures take outside the pools: the sample's net (one-time costs such as library
-  // workspaces and the eager runs' cache, less what later captures released of it: the cache is
-  // emptied before each capture) on the first size of the order, and for each size not sampled
-  // the later sampled sizes' median, where it reaches 1 MiB (a cost every capture has).
-  std::vector<std::int64_t> outside;
-  std::uint64_t previous_pool = sample.pool_bytes_before;
-  for (const sampled_size& s : sample.sizes) {
-    const std::int64_t growth = static_cast<std::int64_t>(s.pool_bytes_after) - static_cast<std::int64_t>(previous_pool);
-    previous_pool = s.pool_bytes_after;
-    const double exec = s.exec_state_bytes ? *s.exec_state_bytes : exec_per_graph * static_cast<double>(s.graphs);
-    outside.push_back(s.used_change - growth - s.node_pool_change - static_cast<std::int64_t>(std::llround(exec)));
+  bool exec_from_copies = exec_graphs > 0;
+  if (!exec_from_copies) {
+    for (std::size_t k = 1; k < sample.sizes.size(); ++k) {
+      const sampled_size& s = sample.sizes[k];
+      exec_total += static_cast<double>(s.used_change - growth[k] - s.node_pool_change);
+      exec_graphs += static_cast<double>(s.graphs);
+    }
+    out.notes.push_back(exec_graphs > 0 ? "the executable-graph state is what the sampled captures after the first "
+                                          "took besides the pools (no copies of the graphs could be read)"
+                                        : "no executable-graph state was read: it is predicted as 0");
   }
-  std::int64_t outside_net = 0;
-  for (std::int64_t o : outside) outside_net += o;
-  std::int64_t outside_each = median(std::vector<std::int64_t>(outside.begin() + 1, outside.end()));
-  if (std::llabs(outside_each) < static_cast<std::int64_t>(MiB)) outside_each = 0;
+  const double exec_per_graph = exec_graphs > 0 ? std::max(0.0, exec_total / exec_graphs) : 0;
+
+  // What captures take outside the pools, and the memory-node pool's reservation: the sample's
+  // net (one-time costs such as library workspaces and the eager runs' cache, less what later
+  // captures released of it: the cache is emptied before each capture) on the first size of the
+  // order, and for each size not sampled the later sampled sizes' median, where it reaches 1 MiB
+  // (a cost every capture has).
+  std::vector<std::int64_t> outside, node;
+  for (std::size_t k = 0; k < sample.sizes.size(); ++k) {
+    const sampled_size& s = sample.sizes[k];
+    const double exec = exec_from_copies ? s.exec_state_bytes.value_or(exec_per_graph * static_cast<double>(s.graphs))
+                                         : exec_per_graph * static_cast<double>(s.graphs);
+    outside.push_back(s.used_change - growth[k] - s.node_pool_change - static_cast<std::int64_t>(std::llround(exec)));
+    node.push_back(s.node_pool_change);
+  }
+  const auto net = [](const std::vector<std::int64_t>& v) {
+    std::int64_t sum = 0;
+    for (std::int64_t x : v) sum += x;
+    return sum;
+  };
+  const auto each = [](const std::vector<std::int64_t>& v) {
+    const std::int64_t m = median(std::vector<std::int64_t>(v.begin() + 1, v.end()));
+    return std::llabs(m) < static_cast<std::int64_t>(MiB) ? std::int64_t{0} : m;
+  };
+  const std::int64_t outside_net = net(outside), outside_each = each(outside);
+  const std::int64_t node_net = net(node), node_each = each(node);
   // Each reading of the device memory in use moves in pieces of 2 MiB.
   const std::uint64_t outside_reading = 2 * MiB * sample.sizes.size();
 
   const auto simulated = simulate(calls, order);
   std::uint64_t previous = 0;
   double exec_sum = 0;
-  std::int64_t outside_sum = 0;
+  std::int64_t outside_sum = 0, node_sum = 0;
   std::uint64_t graphs_sum = 0;
   for (std::size_t p = 0; p < order.size(); ++p) {
     predicted_size ps;
@@ -212,6 +238,8 @@ warmup_prediction predict_warmup(const predict_sample& sample, const std::vector
     previous = ps.pool_bytes_after;
     ps.exec_state_bytes = exec_per_graph * static_cast<double>(ps.graphs);
     ps.outside_bytes = p == 0 ? outside_net : ps.sampled ? 0 : outside_each;
+    ps.node_pool_bytes = p == 0 ? node_net : ps.sampled ? 0 : node_each;
+    node_sum += ps.node_pool_bytes;
     exec_sum += ps.exec_state_bytes;
     outside_sum += ps.outside_bytes;
     graphs_sum += ps.graphs;
@@ -232,12 +260,13 @@ warmup_prediction predict_warmup(const predict_sample& sample, const std::vector
     }
   }
   const double per_graph_reading =
-      sample.copies && exec_graphs > 0 ? 2.0 * MiB / (static_cast<double>(sample.copies) * exec_graphs) : 0;
+      exec_graphs > 0 ? 2.0 * MiB / (static_cast<double>(exec_from_copies ? sample.copies : 1) * exec_graphs) : 0;
 
   out.kinds.push_back({"framework_pool", static_cast<std::int64_t>(previous), model_error + fit_spread});
   out.kinds.push_back({"exec_state", static_cast<std::int64_t>(std::llround(exec_sum)),
                        static_cast<std::uint64_t>(std::llround(per_graph_reading * static_cast<double>(graphs_sum)))});
   out.kinds.push_back({"outside", outside_sum, outside_reading});
+  out.kinds.push_back({"node_pool", node_sum, 0});
   out.total.kind = "total";
   for (const predicted_kind& k : out.kinds) {
     out.total.bytes += k.bytes;

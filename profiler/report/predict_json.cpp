@@ -104,9 +104,9 @@ predict_sample predict_sample_from_json(const std::string& text, const std::stri
   } catch (const std::invalid_argument& e) {
     throw bad(e.what());
   }
-  if (s.allocator != "native") {
-    throw bad("sampled with PyTorch's '" + s.allocator + "' allocator; the prediction models the caching "
-              "allocator (backend native) only");
+  if (s.allocator != "native" && s.allocator != "cudaMallocAsync") {
+    throw bad("sampled with PyTorch's '" + s.allocator + "' allocator; the prediction knows the caching "
+              "allocator (backend native) and cudaMallocAsync");
   }
   return s;
 }
@@ -179,7 +179,8 @@ std::string prediction_json(const warmup_prediction& p, const predict_sample& sa
   for (const predicted_size& s : p.sizes) {
     sizes.push_back({{"size", s.size}, {"calls_from", s.calls_from}, {"sampled", s.sampled}, {"graphs", s.graphs},
                      {"pool_bytes_after", s.pool_bytes_after}, {"pool_growth_bytes", s.pool_growth},
-                     {"exec_state_bytes", s.exec_state_bytes}, {"outside_bytes", s.outside_bytes}});
+                     {"exec_state_bytes", s.exec_state_bytes}, {"outside_bytes", s.outside_bytes},
+                     {"node_pool_bytes", s.node_pool_bytes}});
   }
   j["sizes"] = sizes;
   j["notes"] = p.notes;

@@ -49,8 +49,10 @@ std::string format_prediction(const warmup_prediction& p, const predict_sample& 
       o << row("PyTorch's graph pool", k.bytes, k.uncertainty_bytes, "(the caching allocator's rules, every size's calls)");
     } else if (k.kind == "exec_state") {
       o << row("executable-graph state", k.bytes, k.uncertainty_bytes, "(" + std::to_string(graphs) + " graphs)");
-    } else {
+    } else if (k.kind == "outside") {
       o << row("outside the pools", k.bytes, k.uncertainty_bytes, "(what captures take besides: workspaces)");
+    } else if (k.kind == "node_pool" && (k.bytes != 0 || sample.allocator != "native")) {
+      o << row("memory-node pool", k.bytes, k.uncertainty_bytes, "(its reservation, as the sample moved it)");
     }
   }
   o << row("total", p.total.bytes, p.total.uncertainty_bytes, "");

@@ -52,6 +52,8 @@ def _framework_pools(device):
     torch = sys.modules.get("torch")
     if torch is None or not torch.cuda.is_initialized():
         return {}
+    if torch.cuda.memory.get_allocator_backend() != "native":
+        return {}  # cudaMallocAsync: no graph pools of PyTorch's (captures use the memory-node pool)
     pools = {}
     for seg in torch.cuda.memory._snapshot()["segments"]:
         pool = tuple(seg.get("segment_pool_id", (0, 0)))

@@ -193,18 +193,22 @@ def _pool_events(traces, start, end):
 
 def sample(capture, sizes, device=0, copies=64):
     """Calls `capture(size)` for each of `sizes` in order and returns the sample (a dict, JSON as
-    `gmemprof predict` reads it). PyTorch's memory history is on for the sample's duration (it
-    costs host time, not device memory) and off after it."""
+    `gmemprof predict` reads it). With the caching allocator (backend native) PyTorch's memory
+    history is on for the sample's duration (it costs host time, not device memory) and off
+    after it; with cudaMallocAsync, whose captures allocate in the memory-node pool, there is no
+    history and the sample holds no calls (nor copies: a graph with memory nodes has one
+    executable graph at a time)."""
     import torch
-    if torch_allocator() != "native":
-        raise RuntimeError("gmem.predict.sample: PyTorch's %s backend keeps no memory history; "
-                           "the sample needs the caching allocator's (backend native)" % torch_allocator())
+    native = torch_allocator() == "native"
     torch.cuda.synchronize(device)
-    record = torch.cuda.memory._record_memory_history
+    record = torch.cuda.memory._record_memory_history if native else (lambda **kw: None)
     record(enabled="all", context=None, max_entries=1 << 24)
     taken, copied = [], []
     before = device_reading(device)
-    first = torch.cuda.memory._snapshot()
+    def snapshot():
+        return torch.cuda.memory._snapshot() if native else {"segments": [], "device_traces": [[]] * (device + 1)}
+
+    first = snapshot()
     start, seen = _segments(first, device), len(first["device_traces"][device])
     bounds = []
     try:
@@ -214,16 +218,16 @@ def sample(capture, sizes, device=0, copies=64):
                 capture(size)
                 torch.cuda.synchronize(device)
                 r1 = device_reading(device)
-            bounds.append(len(torch.cuda.memory._snapshot()["device_traces"][device]))
+            bounds.append(len(snapshot()["device_traces"][device]))
             taken.append({
                 "size": int(size),
                 "graphs": len(watch.graphs),
                 "pools_after": {k: v for k, v in r1["framework_pools"].items()},
                 "node_pool_change": r1["node_pool"]["reserved_current"] - r0["node_pool"]["reserved_current"],
                 "used_change": r1["used"] - r0["used"],
-                "exec_state_bytes": _exec_state(torch, watch.graphs, copies, device, copied),
+                "exec_state_bytes": _exec_state(torch, watch.graphs, copies if native else 0, device, copied),
             })
-        last = torch.cuda.memory._snapshot()
+        last = snapshot()
         traces = last["device_traces"][device][seen:bounds[-1]]
         for t in taken:
             t["calls"] = []
@@ -289,6 +293,7 @@ def compare(prediction, bill, rel=0.05, abs_bytes=64 << 20):
     <= abs_bytes; the linear extrapolation's row last (never judged)."""
     k = prediction["kinds"]
     pairs = [("framework_pool", k["framework_pool"]["predicted_bytes"], bill["framework_pool"]),
+             ("node_pool", k.get("node_pool", {}).get("predicted_bytes", 0), bill["node_pool"]),
              ("rest", k["exec_state"]["predicted_bytes"] + k["outside"]["predicted_bytes"], bill["rest"]),
              ("total", prediction["total"]["predicted_bytes"], bill["total"])]
     rows = []

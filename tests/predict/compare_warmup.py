@@ -5,7 +5,8 @@ DIR/NAME.json (the comparison, with the device, the commit and the command); pri
 exits 1 when a kind is off by more than 5% or 64 MiB.
 
 Usage: compare_warmup.py --sizes vllm|all|LIST --sample N --gmemprof PATH --out DIR [--name NAME]
-       [--commit TEXT] [--env K=V]..."""
+       [--commit TEXT] [--env K=V]... [--ranks N]
+(--ranks N: N torchrun ranks, one device each, each rank's prediction against its own bill)"""
 import argparse
 import json
 import os
@@ -25,6 +26,7 @@ ap.add_argument("--out", required=True)
 ap.add_argument("--name")
 ap.add_argument("--commit", default="")
 ap.add_argument("--env", action="append", default=[])
+ap.add_argument("--ranks", type=int, default=1)
 a = ap.parse_args()
 name = a.name or "warmup-%s-sample%d" % (a.sizes, a.sample)
 os.makedirs(a.out, exist_ok=True)
@@ -34,36 +36,51 @@ for kv in a.env:
     env[k] = v
 paths = {k: os.path.join(a.out, "%s-%s.json" % (name, k)) for k in ("sample", "measured", "prediction")}
 warmup = os.path.join(here, "decoder_warmup.py")
+launch = [sys.executable] if a.ranks == 1 else ["torchrun", "--nproc-per-node", str(a.ranks)]
 seconds = {}
 for mode in ("sample", "full"):
     t = time.time()
-    cmd = [sys.executable, warmup, mode, "--sizes", a.sizes, "--out", paths["sample" if mode == "sample" else "measured"]]
+    cmd = launch + [warmup, mode, "--sizes", a.sizes, "--out", paths["sample" if mode == "sample" else "measured"]]
     if mode == "sample":
         cmd += ["--sample", str(a.sample)]
     subprocess.run(cmd, check=True, env=env)
     seconds[mode] = round(time.time() - t, 1)
-t = time.time()
-subprocess.run([a.gmemprof, "predict", paths["sample"], "--json", paths["prediction"]], check=True)
-seconds["predict"] = round(time.time() - t, 2)
-sample = json.load(open(paths["sample"]))
-full = json.load(open(paths["measured"]))
-prediction = json.load(open(paths["prediction"]))
-bill = gmem.predict.measured(full["before"], full["after"])
-rows = gmem.predict.compare(prediction, bill)
 import torch  # noqa: E402
-result = {
-    "name": name, "device": torch.cuda.get_device_name(0), "driver": torch.cuda.driver_version()
-    if hasattr(torch.cuda, "driver_version") else None, "torch": torch.__version__, "commit": a.commit,
-    "command": " ".join(sys.argv), "env": a.env, "allocator": full["allocator"], "sizes": len(full["sizes"]),
-    "graphs": full["graphs"], "sampled_sizes": [s["size"] for s in sample["sizes"]], "seconds": seconds,
-    "measured": bill, "prediction_total": prediction["total"], "kinds": prediction["kinds"],
-    "linear": prediction["linear"], "model_checks": prediction["model_checks"], "rows": rows,
-}
-with open(os.path.join(a.out, name + ".json") + ".tmp", "w") as f:
+
+
+def ranked(path, r):
+    root, ext = os.path.splitext(path)
+    return path if a.ranks == 1 else "%s.rank%d%s" % (root, r, ext)
+
+
+per_rank = []
+ok = True
+for r in range(a.ranks):
+    t = time.time()
+    subprocess.run([a.gmemprof, "predict", ranked(paths["sample"], r), "--json", ranked(paths["prediction"], r)],
+                   check=True)
+    seconds["predict"] = round(time.time() - t, 2)
+    sample = json.load(open(ranked(paths["sample"], r)))
+    full = json.load(open(ranked(paths["measured"], r)))
+    prediction = json.load(open(ranked(paths["prediction"], r)))
+    bill = gmem.predict.measured(full["before"], full["after"])
+    rows = gmem.predict.compare(prediction, bill)
+    ok = ok and all(x["within"] is not False for x in rows)
+    per_rank.append({"rank": r, "device": torch.cuda.get_device_name(r), "allocator": full["allocator"],
+                     "sizes": len(full["sizes"]), "graphs": full["graphs"],
+                     "sampled_sizes": [s["size"] for s in sample["sizes"]], "measured": bill,
+                     "prediction_total": prediction["total"], "kinds": prediction["kinds"],
+                     "linear": prediction["linear"], "model_checks": prediction["model_checks"],
+                     "notes": prediction["notes"], "rows": rows})
+    print("%s rank %d: %d sizes, %d graphs, sampled %s on %s, %s" % (
+        name, r, len(full["sizes"]), full["graphs"], per_rank[-1]["sampled_sizes"], per_rank[-1]["device"],
+        full["allocator"]))
+    print(gmem.predict.table(rows))
+    print("model checks:", [(c["size"], c["simulated_bytes"] - c["measured_bytes"]) for c in prediction["model_checks"]])
+result = {"name": name, "torch": torch.__version__, "commit": a.commit, "command": " ".join(sys.argv),
+          "env": a.env, "ranks": per_rank, "seconds": seconds}
+out = os.path.join(a.out, name + ".json")
+with open(out + ".tmp", "w") as f:
     json.dump(result, f, indent=1)
-os.replace(os.path.join(a.out, name + ".json") + ".tmp", os.path.join(a.out, name + ".json"))
-print("%s: %d sizes, %d graphs, sampled %s on %s" % (name, result["sizes"], result["graphs"],
-                                                     result["sampled_sizes"], result["device"]))
-print(gmem.predict.table(rows))
-print("model checks:", [(c["size"], c["simulated_bytes"] - c["measured_bytes"]) for c in prediction["model_checks"]])
-sys.exit(0 if all(r["within"] is not False for r in rows) else 1)
+os.replace(out + ".tmp", out)
+sys.exit(0 if ok else 1)

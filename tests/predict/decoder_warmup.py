@@ -9,7 +9,9 @@ what earlier ones freed.
 
 `full` captures every size and writes the bill it measured itself (gmem.bill_meter's readings:
 PyTorch's graph pools, the memory-node pool, cuMemGetInfo). `sample` captures N of the sizes
-through gmem.predict.sample and writes the sample that `gmemprof predict` reads.
+through gmem.predict.sample and writes the sample that `gmemprof predict` reads. Under torchrun
+with two or more ranks each rank all-reduces its activations after every layer inside the
+graphs (tensor-parallel style, NCCL captured), on its own device, and writes OUT with .rankR.
 vllm: 1, 2, 4, then 8 to 512 by 8 (67 sizes, vLLM's default capture sizes); all: 1 to 512."""
 import argparse
 import json
@@ -54,8 +56,9 @@ class Layer(torch.nn.Module):
 class Decoder(torch.nn.Module):
     """Embedding, layers, final norm and head; attention over a fixed context (a KV cache)."""
 
-    def __init__(self, vocab=8192, hidden=2048, heads=16, ffn=5632, layers=4, context=256):
+    def __init__(self, vocab=8192, hidden=2048, heads=16, ffn=5632, layers=4, context=256, world=1):
         super().__init__()
+        self.world = world
         self.embed = torch.nn.Embedding(vocab, hidden)
         self.layers = torch.nn.ModuleList(Layer(hidden, heads, ffn) for _ in range(layers))
         self.norm = torch.nn.RMSNorm(hidden)
@@ -82,6 +85,8 @@ class Decoder(torch.nn.Module):
             def piece(args, k=k):
                 h, attn = args
                 h = self.layers[k - 1].after_attention(h, attn)
+                if self.world > 1:
+                    torch.distributed.all_reduce(h)
                 if k < n:
                     return h, self.layers[k].before_attention(h)
                 return self.head(self.norm(h)), None
@@ -126,10 +131,13 @@ class Runner:
         return len(graphs)
 
 
-def build():
+def build(world):
     torch.manual_seed(0)
     torch.set_default_dtype(torch.float16)
-    model = Decoder().cuda().eval()
+    model = Decoder(world=world).cuda().eval()
+    if world > 1:  # the communicator made and warmed up before any capture
+        torch.distributed.all_reduce(torch.ones(1, device="cuda"))
+        torch.cuda.synchronize()
     return model
 
 
@@ -141,20 +149,28 @@ def main():
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
     sizes = sorted(capture_sizes(a.sizes), reverse=True)  # largest first
-    model = build()
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    device = 0
+    if world > 1:
+        device = int(os.environ["LOCAL_RANK"])
+        torch.cuda.set_device(device)
+        torch.distributed.init_process_group("nccl", device_id=torch.device("cuda", device))
+        root, ext = os.path.splitext(a.out)
+        a.out = "%s.rank%d%s" % (root, torch.distributed.get_rank(), ext)
+    model = build(world)
     runner = Runner(model)
     torch.cuda.synchronize()
     started = time.time()
     if a.mode == "full":
-        before = gmem.predict.device_reading(0)
+        before = gmem.predict.device_reading(device)
         graphs = sum(runner.capture(s) for s in sizes)
         torch.cuda.synchronize()
-        after = gmem.predict.device_reading(0)
+        after = gmem.predict.device_reading(device)
         result = {"sizes": sizes, "graphs": graphs, "before": before, "after": after,
                   "allocator": gmem.predict.torch_allocator(), "seconds": time.time() - started}
     else:
         picked = gmem.predict.pick_sizes(sizes, a.sample)
-        sample = gmem.predict.sample(runner.capture, picked, device=0)
+        sample = gmem.predict.sample(runner.capture, picked, device=device)
         sample["capture_order"] = sizes
         result = sample
     tmp = a.out + ".tmp"
@@ -162,6 +178,8 @@ def main():
         json.dump(result, f)
     os.replace(tmp, a.out)
     print("decoder_warmup %s: %d sizes, %.1f s" % (a.mode, len(sizes), time.time() - started))
+    if world > 1:
+        torch.distributed.destroy_process_group()
 
 
 if __name__ == "__main__":

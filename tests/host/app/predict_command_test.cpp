@@ -77,12 +77,12 @@ TEST(PredictCommand, RefusesASampleItCannotReadAndSaysWhatToDo) {
   EXPECT_NE(err.str().find("gmem.predict.sample()"), std::string::npos) << err.str();
 
   nlohmann::json async = sample_json();
-  async["allocator"] = "cudaMallocAsync";
-  o.sample_path = write(d.path / "async.json", async);
+  async["allocator"] = "pluggable";
+  o.sample_path = write(d.path / "pluggable.json", async);
   err.str("");
   EXPECT_EQ(run_predict(o, out, err), 2);
-  EXPECT_NE(err.str().find("'cudaMallocAsync' allocator"), std::string::npos) << err.str();
-  EXPECT_NE(err.str().find("async.json"), std::string::npos) << err.str();
+  EXPECT_NE(err.str().find("'pluggable' allocator"), std::string::npos) << err.str();
+  EXPECT_NE(err.str().find("pluggable.json"), std::string::npos) << err.str();
 
   nlohmann::json later = sample_json();
   later["version"] = 2;

@@ -136,6 +136,30 @@ TEST(PredictWarmup, OutsideThePoolsIsTheSamplesNetAndWhatEveryCaptureTakes) {
   EXPECT_EQ(p.kinds[2].uncertainty_bytes, 6 * MiB);
 }
 
+TEST(PredictWarmup, WithoutCallsOrCopiesTheStateIsWhatLaterCapturesTook) {
+  // cudaMallocAsync: no graph pool of PyTorch's, no calls, no copies. Five graphs a size; the
+  // first capture took 40 MiB besides and reserved 64 MiB in the memory-node pool, each later
+  // capture 1 MiB of graph state (200 KiB a graph), nothing in the node pool.
+  predict_sample s;
+  s.allocator = "cudaMallocAsync";
+  for (std::int64_t b : {64, 16, 4}) {
+    sampled_size z;
+    z.size = b;
+    z.graphs = 5;
+    z.used_change = b == 64 ? static_cast<std::int64_t>(105 * MiB) : static_cast<std::int64_t>(MiB);
+    z.node_pool_change = b == 64 ? static_cast<std::int64_t>(64 * MiB) : 0;
+    s.sizes.push_back(z);
+  }
+  const warmup_prediction p = predict_warmup(s, {64, 32, 16, 8, 4, 2, 1});
+  EXPECT_EQ(p.kinds[0].bytes, 0);                                         // no PyTorch graph pool
+  EXPECT_EQ(p.kinds[1].bytes, static_cast<std::int64_t>(7 * MiB));        // 35 graphs of 200 KiB
+  EXPECT_EQ(p.kinds[2].bytes, static_cast<std::int64_t>(40 * MiB));       // 105 - 64 - 1
+  EXPECT_EQ(p.kinds[3].kind, "node_pool");
+  EXPECT_EQ(p.kinds[3].bytes, static_cast<std::int64_t>(64 * MiB));
+  EXPECT_EQ(p.total.bytes, static_cast<std::int64_t>(111 * MiB));
+  EXPECT_FALSE(p.notes.empty());
+}
+
 TEST(PredictWarmup, RefusesWhatItCannotPredict) {
   EXPECT_THROW(predict_warmup(predict_sample{}, {1}), std::invalid_argument);
   EXPECT_THROW(predict_warmup(eight_four_two(), {}), std::invalid_argument);

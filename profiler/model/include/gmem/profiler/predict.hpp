@@ -59,6 +59,7 @@ struct predicted_size {
   std::uint64_t pool_growth = 0;
   double exec_state_bytes = 0;
   std::int64_t outside_bytes = 0;
+  std::int64_t node_pool_bytes = 0;
 };
 
 /// One kind of the bill: predicted, and how far it may be off (what the prediction measured of
@@ -81,7 +82,7 @@ struct model_check {
 struct warmup_prediction {
   std::vector<std::int64_t> order;
   std::vector<predicted_size> sizes;
-  std::vector<predicted_kind> kinds;         ///< framework_pool, exec_state, outside
+  std::vector<predicted_kind> kinds;         ///< framework_pool, exec_state, outside, node_pool
   predicted_kind total;
   /// Linear extrapolation from two sizes (what engines do): the device memory the largest and
   /// the smallest sampled size took, a line through them, summed over every size of the order.
