@@ -2,7 +2,7 @@
 model split at attention, which runs eagerly between the pieces, as vLLM's piecewise graphs do),
 every batch size captured largest first into one shared pool, each piece's output released once
 the next piece has read it (vLLM keeps weak references to them), so that later captures reuse
-what earlier ones freed.
+what earlier ones freed. Each piece is replayed once after its capture.
 
     decoder_warmup.py full   --sizes vllm|all|LIST --out MEASURED.json
     decoder_warmup.py sample --sizes vllm|all|LIST --sample N --out SAMPLE.json
@@ -123,6 +123,9 @@ class Runner:
                 arg = carried if k == 0 else (carried[0], m.attention(carried[1]))
                 with torch.cuda.graph(g, pool=self.pool):
                     out = piece(arg)
+                # Replayed once before the eager attention reads its output: with cudaMallocAsync
+                # a captured allocation is a memory node, mapped only when its graph runs.
+                g.replay()
                 graphs.append(g)
                 # The previous piece's output is released once this piece has read it.
                 carried = out
