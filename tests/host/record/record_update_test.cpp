@@ -466,5 +466,65 @@ TEST(RecordUpdate, WritesTheUpdateClientsCallsForItsChecker) {
       << ", \"reserved_high\": " << end.reserved_high << "}, \"points\": [" << points << "]}\n";
 }
 
+// tests/record/engines/jax_command_buffers.py's calls as the injected library reports them, as
+// XLA makes them: its first step instantiates three command buffers (kernels only, no memory
+// nodes), each later step updates them in place for its new input's address and sets two nodes'
+// parameters of each, and the driver refuses one update. Written with the program's own readings
+// after every step (graph memory 0 B throughout) for tests/record/engines/check_jax.py (ctest
+// record.check_jax_holds_on_a_fake_recording), and with a reading it cannot match (32 MiB of
+// graph memory at step 2) that the checker must refuse.
+TEST(RecordUpdate, WritesTheJaxProgramsCallsForItsChecker) {
+  program p;
+  constexpr int steps = 4;
+  constexpr std::uint64_t buffers = 3;
+  const std::uint64_t used_before = p.gpu.used;
+  std::uint64_t used_after_step1 = 0;
+  std::vector<counters> readings;
+  p.use(static_cast<std::int64_t>(300 * MiB));  // JAX's initialisation and the weights
+  for (int step = 1; step <= steps; ++step) {
+    for (std::uint64_t k = 0; k < buffers; ++k) {
+      const std::uint64_t graph = 0x1000 + 0x10 * step + k;
+      p.capture(0xB, graph, kernels_only());
+      if (step == 1) {
+        p.instantiate(0x200 + k, graph);
+      } else {
+        p.update(0x200 + k, graph);
+        p.s.node_params_set(0x200 + k);
+        p.s.node_params_set(0x200 + k);
+      }
+      if (step == 3 && k == 0) p.update(0x200, graph + 0x100, refused_update);
+      p.launch(0x200 + k, 0xB);
+    }
+    p.use(static_cast<std::int64_t>(MiB));  // the step's output
+    readings.push_back(p.gpu.devices[0]);
+    if (step == 1) used_after_step1 = p.gpu.used;
+  }
+  const std::uint64_t used_after = p.gpu.used;
+  const profiler::report r = p.finish();
+  EXPECT_TRUE(r.recorded->graphs.empty());
+  EXPECT_EQ(r.recorded->graphs_without_memory_nodes, buffers);
+  EXPECT_EQ(r.recorded->updates_without_memory_nodes, buffers * (steps - 1));
+  EXPECT_EQ(r.recorded->refused_updates_without_memory_nodes, 1u);
+  EXPECT_EQ(r.recorded->node_param_sets_without_memory_nodes, 2 * buffers * (steps - 1));
+  profiler::write_report(r, std::string(GMEM_BINARY_DIR) + "/jax-fake-recording.json");
+  const auto self = [&](const std::string& file, std::uint64_t step2_reserved) {
+    std::string points;
+    for (std::size_t k = 0; k < readings.size(); ++k) {
+      counters c = readings[k];
+      if (k == 1) c.reserved_high = std::max(c.reserved_high, step2_reserved);
+      points += std::string(points.empty() ? "" : ", ") + "{\"step\": " + std::to_string(k + 1) +
+                ", \"used_current\": " + std::to_string(c.used_current) + ", \"used_high\": " +
+                std::to_string(c.used_high) + ", \"reserved_current\": " + std::to_string(c.reserved_current) +
+                ", \"reserved_high\": " + std::to_string(c.reserved_high) + "}";
+    }
+    std::ofstream(std::string(GMEM_BINARY_DIR) + "/" + file)
+        << "{\"jax\": \"fake driver\", \"xla_flags\": \"\", \"steps\": " << steps
+        << ", \"device\": 0, \"used_before\": " << used_before << ", \"used_after_step1\": " << used_after_step1
+        << ", \"used_after\": " << used_after << ", \"result\": 0, \"graph_memory\": [" << points << "]}\n";
+  };
+  self("jax-fake-self.json", 0);
+  self("jax-fake-self-wrong.json", 32 * MiB);
+}
+
 }  // namespace
 }  // namespace gmem::record::test
