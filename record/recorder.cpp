@@ -265,8 +265,11 @@ void recorder::on_instantiate(std::uint64_t exec, std::uint64_t graph, profiler:
   const bool private_pool = devices.empty() && origin != graph_origin_.end() &&
                             (origin->second.capture_bytes > 0 || capture_device_ >= 0 ||
                              origin->second.pool < pools_.size());
+  // A handle the driver gives again (its destroy unseen) is the new executable graph's.
+  no_memory_execs_.erase(exec);
   if (devices.empty() && !private_pool) {
     ++no_memory_nodes_;
+    no_memory_execs_.insert(exec);
     if (origin != graph_origin_.end()) origin->second.instantiated = true;
     return;
   }
@@ -562,7 +565,10 @@ void recorder::on_trim(int device, double t_us, double host_us, const counters& 
 
 void recorder::on_exec_destroy(std::uint64_t exec, double t_us) {
   const auto it = execs_.find(exec);
-  if (it == execs_.end()) return;
+  if (it == execs_.end()) {
+    no_memory_execs_.erase(exec);  // the driver may give its handle to another executable graph
+    return;
+  }
   const std::size_t gi = it->second;
   execs_.erase(it);
   graph_record& g = graphs_[gi];

@@ -5,7 +5,8 @@
 // (inject.cpp) only reads the driver and calls these functions; everything here is host-tested.
 //
 // Invariants: every exec id passed to on_upload / on_launch / on_exec_destroy was first passed to
-// on_instantiate (unknown execs are graphs without memory nodes and are ignored); times are
+// on_instantiate (unknown execs are graphs without memory nodes and are ignored, but for their
+// updates and node parameter calls, which are counted); times are
 // microseconds since the recorder was made, non-decreasing per thread.
 
 #include <array>
@@ -16,6 +17,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "gmem/profiler/graph_model.hpp"
@@ -333,12 +335,19 @@ class recorder {
   /// its name where names come from the graph (NVTX range, capture, Python site; `nvtx` is the
   /// range active at the update), and starts with no mapping: the new graph's allocations have
   /// addresses of their own (a sequence entry "update"). Counters around the call as for an
-  /// upload. An untracked `exec` only marks `graph` as instantiated.
+  /// upload. An untracked `exec` only marks `graph` as instantiated where the update took, and is
+  /// counted, taken or refused, where it is an executable graph without memory nodes
+  /// (without_memory_nodes_calls).
   void on_exec_update(std::uint64_t exec, std::uint64_t graph, std::optional<profiler::graph_model> model,
                       const std::string& nvtx, double t_us, double host_us, const std::optional<counters>& before,
                       const std::optional<counters>& after, const std::string& failure = "", bool concurrent = false);
   /// One node of `exec` was given other parameters: counted (graph_record::node_param_sets).
   void on_node_params_set(std::uint64_t exec);
+  /// The same for an `exec` the recorder does not track (tracks is false): counted where it is an
+  /// executable graph without memory nodes (without_memory_nodes_calls), in one look-up.
+  void on_untracked_node_params_set(std::uint64_t exec) {
+    if (no_memory_execs_.count(exec) != 0) ++no_memory_calls_.node_param_sets;
+  }
   /// The executable graph destroyed: its record stays (a later instantiation of its site and
   /// structure may be recorded as it again, recorder_fold.cpp).
   void on_exec_destroy(std::uint64_t exec, double t_us = -1);
@@ -448,6 +457,17 @@ class recorder {
   [[nodiscard]] const std::vector<graph_record>& graphs() const { return graphs_; }
   [[nodiscard]] const std::vector<timeline_point>& timeline() const { return timeline_; }
   [[nodiscard]] std::uint64_t graphs_without_memory_nodes() const { return no_memory_nodes_; }
+  /// What the program did to its executable graphs without memory nodes once instantiated (XLA
+  /// updates its command buffers in place): updates in place the driver took (cuGraphExecUpdate),
+  /// those it refused, and calls that set one node's parameters (cuGraphExec*SetParams,
+  /// cuGraphNodeSetEnabled). Executable graphs the recording leaves out for other reasons (on
+  /// another device than --device, a graph it could not read) are not counted.
+  struct calls_without_memory_nodes {
+    std::uint64_t updates = 0;
+    std::uint64_t refused_updates = 0;
+    std::uint64_t node_param_sets = 0;
+  };
+  [[nodiscard]] const calls_without_memory_nodes& without_memory_nodes_calls() const { return no_memory_calls_; }
   /// Captures whose graphs were destroyed (or alive at the end) without an instantiation and
   /// without taking memory: they cost nothing, and are counted.
   [[nodiscard]] std::uint64_t captures_never_instantiated() const { return never_instantiated_; }
@@ -542,6 +562,10 @@ class recorder {
   std::vector<timeline_point> timeline_;
   std::map<std::string, int> name_uses_;
   std::uint64_t no_memory_nodes_ = 0;
+  /// The live executable graphs without memory nodes (those on_instantiate counted, until their
+  /// destroy): their updates and node parameter calls are counted, nothing else is kept of them.
+  std::unordered_set<std::uint64_t> no_memory_execs_;
+  calls_without_memory_nodes no_memory_calls_;
   std::uint64_t never_instantiated_ = 0;
   std::unordered_map<std::uint64_t, std::size_t> held_;  ///< held allocation address -> graph
   /// A set of addresses that may answer "maybe" for one it never had, never "no" for one it had:

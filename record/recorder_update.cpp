@@ -25,6 +25,9 @@ void recorder::on_exec_update(std::uint64_t exec, std::uint64_t graph, std::opti
   const auto it = execs_.find(exec);
   if (it == execs_.end()) {
     // An executable graph without memory nodes (or left out): the graph it runs now was used.
+    // Those without memory nodes are counted, so that a recording of a program whose graphs
+    // have none (XLA's command buffers) says whether it updated them.
+    if (no_memory_execs_.count(exec) != 0) ++(failure.empty() ? no_memory_calls_.updates : no_memory_calls_.refused_updates);
     if (failure.empty() && origin != graph_origin_.end()) origin->second.instantiated = true;
     return;
   }

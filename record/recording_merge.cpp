@@ -74,6 +74,9 @@ profiler::report merge_recordings(std::vector<process_report> reports, const std
       rec.partial_reason += (rec.partial_reason.empty() ? "" : "; ") + label + ": " + pr.partial_reason;
     }
     rec.graphs_without_memory_nodes += pr.graphs_without_memory_nodes;
+    rec.updates_without_memory_nodes += pr.updates_without_memory_nodes;
+    rec.refused_updates_without_memory_nodes += pr.refused_updates_without_memory_nodes;
+    rec.node_param_sets_without_memory_nodes += pr.node_param_sets_without_memory_nodes;
     for (const auto& n : pr.notes) rec.notes.push_back(label + ": " + n);
     for (auto& g : pr.graphs) {
       g.name = prefix + g.name;

@@ -283,6 +283,14 @@ profiler::sequence_step to_step(const sequence_entry& e) {
   return st;
 }
 
+// What the program did to its executable graphs without memory nodes once instantiated, for the
+// note that counts them: zeros are said too, since "none updated" is what a reader asks of them.
+std::string without_memory_nodes_calls_text(const recorder::calls_without_memory_nodes& c) {
+  return "Their updates in place: " + std::to_string(c.updates) + " taken, " + std::to_string(c.refused_updates) +
+         " refused by the driver (cuGraphExecUpdate); calls that set one of their nodes' parameters: " +
+         std::to_string(c.node_param_sets) + " (cuGraphExec*SetParams, cuGraphNodeSetEnabled)";
+}
+
 // The recording's own fields and notes: what was recorded, by whom, and what it lacks.
 profiler::recording recording_head(const recorder& r, const recording_info& info, const assemble_options& options) {
   profiler::recording rec;
@@ -293,6 +301,10 @@ profiler::recording recording_head(const recorder& r, const recording_info& info
   rec.rank = info.rank;
   rec.name_from = to_string(r.names());
   rec.graphs_without_memory_nodes = r.graphs_without_memory_nodes();
+  const recorder::calls_without_memory_nodes& calls = r.without_memory_nodes_calls();
+  rec.updates_without_memory_nodes = calls.updates;
+  rec.refused_updates_without_memory_nodes = calls.refused_updates;
+  rec.node_param_sets_without_memory_nodes = calls.node_param_sets;
   rec.notes = info.notes;
   rec.cost = info.cost;
   rec.notes.insert(rec.notes.end(), r.notes().begin(), r.notes().end());
@@ -302,7 +314,12 @@ profiler::recording recording_head(const recorder& r, const recording_info& info
                         "from the application's own allocator (PyTorch's caching allocator keeps it "
                         "in the graph's private memory pool), not from graph memory; this is not an "
                         "error. PyTorch makes memory nodes with "
-                        "PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync");
+                        "PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync. " +
+                        without_memory_nodes_calls_text(calls));
+  } else if (calls.updates + calls.refused_updates + calls.node_param_sets > 0) {
+    rec.notes.push_back(std::to_string(r.graphs_without_memory_nodes()) +
+                        " graph(s) without memory nodes were instantiated besides. " +
+                        without_memory_nodes_calls_text(calls));
   }
   if (r.captures_never_instantiated() > 0) {
     rec.notes.push_back(std::to_string(r.captures_never_instantiated()) +

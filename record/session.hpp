@@ -126,10 +126,11 @@ class session {
   /// tracks `exec`.
   void exec_update_enter(std::uint64_t exec) noexcept;
   /// cuGraphExecUpdate of `exec` with graph `graph` returned (`failure` as for launches): where
-  /// it succeeded, `graph` is read, and `exec`'s record takes its memory nodes and its name.
+  /// it succeeded, `graph` is read, and `exec`'s record takes its memory nodes and its name; an
+  /// executable graph without memory nodes is counted (recorder::without_memory_nodes_calls).
   void exec_update_exit(std::uint64_t exec, std::uint64_t graph, const std::string& failure) noexcept;
   /// A call that set the parameters of one node of `exec` succeeded (cuGraphExec*SetParams,
-  /// cuGraphNodeSetEnabled).
+  /// cuGraphNodeSetEnabled): counted on its record, or as a call on a graph without memory nodes.
   void node_params_set(std::uint64_t exec) noexcept;
 
   // Captures, and memory the capturing thread takes meanwhile (a private pool growing).

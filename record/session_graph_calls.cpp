@@ -344,19 +344,16 @@ void session::exec_destroy_exit(bool ok) noexcept {
 void session::exec_update_enter(std::uint64_t exec) noexcept {
   if (forked_) return;
   try {
-    const double t0 = driver_.now_us();
     pending_call& p = here(this).pending;
     p.tracked = false;  // before anything can fail: the exit then records the update unmeasured
-    bool tracked = false;
+    // An executable graph the recording does not track stays one look-up here: no clock is read
+    // for it (XLA updates its command buffers as often as it launches them); its exit counts it.
     {
       lock l(*this);
-      tracked = rec_.tracks(exec);
-      if (tracked) p.device = rec_.device_of(exec);
+      if (!rec_.tracks(exec)) return;
+      p.device = rec_.device_of(exec);
     }
-    if (!tracked) {
-      charge(cost_part::update, driver_.now_us() - t0);
-      return;
-    }
+    const double t0 = driver_.now_us();
     p.tracked = true;
     // The counters are read with the lock released, as at a launch.
     window_enter();
@@ -376,18 +373,17 @@ void session::exec_update_exit(std::uint64_t exec, std::uint64_t graph, const st
   try {
     thread_state& t = here(this);
     pending_call& p = t.pending;
-    const double end_us = driver_.now_us();
     const bool tracked = p.tracked;
     p.tracked = false;
     if (!tracked) {
-      // An executable graph the recording does not track: the graph it now runs counts as
-      // instantiated (its capture is not one left unused).
-      if (!failure.empty()) return;
-      timed cost(*this, cost_part::update);
+      // An executable graph the recording does not track: counted, taken or refused, where it
+      // has no memory nodes, and where the update took, the graph it now runs counts as
+      // instantiated (its capture is not one left unused). No clock is read, as at its enter.
       lock l(*this);
-      rec_.on_exec_update(exec, graph, std::nullopt, "", end_us, 0, std::nullopt, std::nullopt);
+      rec_.on_exec_update(exec, graph, std::nullopt, "", 0, 0, std::nullopt, std::nullopt, failure);
       return;
     }
+    const double end_us = driver_.now_us();
     timed cost(*this, cost_part::update, end_us, p.enter_cost_us);
     const double host_us = end_us - p.start_us;
     const std::optional<counters> after = driver_.read_counters(p.device);
@@ -416,10 +412,14 @@ void session::exec_update_exit(std::uint64_t exec, std::uint64_t graph, const st
 void session::node_params_set(std::uint64_t exec) noexcept {
   if (forked_) return;
   try {
-    // A call on an executable graph the recording does not track stays one look-up: no clock is
-    // read for it, and its cost is not counted (as at a launch).
+    // A call on an executable graph the recording does not track stays a look-up and a count
+    // (where it has no memory nodes): no clock is read for it, and its cost is not counted (as at
+    // a launch).
     lock l(*this);
-    if (!rec_.tracks(exec)) return;
+    if (!rec_.tracks(exec)) {
+      rec_.on_untracked_node_params_set(exec);
+      return;
+    }
     timed cost(*this, cost_part::node_params);
     rec_.on_node_params_set(exec);
   } catch (...) {

@@ -31,6 +31,10 @@
 #             readings (tests/record/ranks/check_tp.py)
 #   engines   GPT-2 under torch.compile(mode="reduce-overhead") and a Hugging Face static-cache
 #             generate(): each bill against the program's own readings (tests/record/engines)
+#   jax       tests/record/engines/jax_command_buffers.py (XLA's command buffers: graphs without
+#             memory nodes, updated in place) unrecorded and recorded: the recording against the
+#             program's own graph memory counters after every step, and its counts of updates and
+#             node parameter calls (tests/record/engines/check_jax.py)
 #   updates   an executable graph updated in place (tests/record/update_client.cu) through the
 #             runtime and through the driver API, unrecorded and recorded (the default hook, and
 #             the runtime's through CUPTI): each recording against the client's own counters
@@ -121,6 +125,17 @@ sys.exit(0 if ok else 1)' "$d/async-self.json" "$d/async.json" >> "$d/log" 2>&1
         "$build/profiler/gmemprof" show "$d/$program.json" > "$d/show-$program.txt" 2>&1
         "$build/profiler/gmemprof" show --all "$d/$program.json" > "$d/show-all-$program.txt" 2>&1
       done
+      (exit $rc) ;;
+    jax)  # XLA's command buffers: the recording against the program's own readings
+      python3 "$here/../tests/record/engines/jax_command_buffers.py" "$d/self-unrecorded.json" > "$d/log" 2>&1 &&
+        "$build/profiler/gmemprof" record --out "$d/jax.json" -- \
+          python3 "$here/../tests/record/engines/jax_command_buffers.py" "$d/self-recorded.json" >> "$d/log" 2>&1 &&
+        python3 "$here/../tests/record/engines/check_jax.py" "$d/jax.json" "$d/self-recorded.json" \
+          --unrecorded "$d/self-unrecorded.json" > "$d/check.txt" 2>&1
+      rc=$?
+      "$build/profiler/gmemprof" show "$d/jax.json" > "$d/show.txt" 2>&1
+      "$build/profiler/gmemprof" show --all "$d/jax.json" > "$d/show-all.txt" 2>&1
+      [ -f "$d/check.txt" ] && cat "$d/check.txt" >> "$d/log"
       (exit $rc) ;;
     updates)  # updates in place: each recording against the client's readings and counts
       rc=0

@@ -1,12 +1,17 @@
 #include "gmem/profiler/profile_set.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <stdexcept>
+#include <thread>
 
 #include "gmem/error.hpp"
+#include "gmem/usage_error.hpp"
 #include "gmem/profiler/counters.hpp"
 #include "gmem/profiler/diagnostics.hpp"
 #include "gmem/profiler/environment.hpp"
@@ -18,6 +23,7 @@
 #include "measure/set_runner.hpp"
 #include "measure/skeleton_build.hpp"
 #include "gmem/profiler/size_text.hpp"
+#include "gmem/user_object.hpp"
 
 namespace gmem::profiler {
 namespace {
@@ -77,14 +83,20 @@ std::uint64_t predict_high(const std::vector<skeleton>& graphs, const std::vecto
 }
 
 // Skeletons built and run through `steps` on `device`; returns the reservation's high
-// watermark above what was reserved before (the pool is trimmed first).
+// watermark above what was reserved before (the pool is trimmed first). `retained` (where given,
+// one list per graph) are user objects moved into each graph before its instantiation: they live
+// until the graph and its executable graphs are destroyed, at the replay's end.
 std::uint64_t replay_steps(const std::vector<skeleton>& graphs, const std::vector<bool>& auto_free,
-                           const std::vector<sequence_step>& steps, int device, recording* out) {
+                           const std::vector<sequence_step>& steps, int device, recording* out,
+                           std::vector<std::vector<user_object>>* retained = nullptr) {
   GMEM_CUDA_TRY_CTX(cudaSetDevice(device), "replaying a set of graphs");
   std::vector<detail::built_graph> built;
   for (std::size_t i = 0; i < graphs.size(); ++i) {
     validate(graphs[i]);
-    built.push_back(detail::build(graphs[i], auto_free[i] ? cudaGraphInstantiateFlagAutoFreeOnLaunch : 0));
+    std::vector<user_object> objects;
+    if (retained && i < retained->size()) objects = std::move((*retained)[i]);
+    built.push_back(detail::build(graphs[i], auto_free[i] ? cudaGraphInstantiateFlagAutoFreeOnLaunch : 0,
+                                  std::move(objects)));
   }
   std::vector<detail::set_member> members;
   for (std::size_t i = 0; i < graphs.size(); ++i) {
@@ -242,15 +254,57 @@ measured_change changed_calls(const replayed_set& set, const std::vector<sequenc
   return c;
 }
 
+// How long the replay waits for the buffers outside the graphs to be freed once the graphs
+// that retained them are gone: the driver releases a user object at some time after its last
+// reference went, on a thread of its own, and gmem's release thread frees the buffer then; no
+// CUDA call waits for that, so the replay polls.
+constexpr auto outside_release_bound = std::chrono::seconds(5);
+
+// Which buffers outside the graphs were freed (outside_buffer's after_free, on gmem's release
+// thread): shared with the callbacks, which may run after outputs_outside has returned.
+struct outside_frees {
+  explicit outside_frees(std::size_t n) : freed(n) {}
+  std::vector<std::atomic<bool>> freed;
+};
+
+// Waits, a bounded time, until every buffer of `frees` was freed; throws std::runtime_error
+// naming those that were not (`names`: each buffer's size and the graph that retained it).
+void wait_until_freed(const outside_frees& frees, const std::vector<std::string>& names) {
+  const auto deadline = std::chrono::steady_clock::now() + outside_release_bound;
+  for (;;) {
+    GMEM_CUDA_TRY_CTX(cudaDeviceSynchronize(), "replay --set: waiting for the outside buffers' release");
+    wait_for_deferred_releases();
+    std::vector<std::string> left;
+    for (std::size_t k = 0; k < names.size(); ++k) {
+      if (!frees.freed[k].load()) left.push_back(names[k]);
+    }
+    if (left.empty()) return;
+    if (std::chrono::steady_clock::now() >= deadline) {
+      std::string listed;
+      for (std::size_t k = 0; k < left.size() && k < 8; ++k) listed += (k ? ", " : "") + left[k];
+      if (left.size() > 8) listed += " and " + std::to_string(left.size() - 8) + " more";
+      throw std::runtime_error(
+          "replay --set: " + std::to_string(left.size()) + " buffer(s) outside the graphs were not freed within " +
+          std::to_string(outside_release_bound.count()) + " s of the graphs that retained them being destroyed (" +
+          listed + "): a reference to their user objects outlived the graphs");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
 // The allocations graphs hold between launches, allocated outside them: the skeletons without
-// those alloc nodes, and the buffers the caller would own instead, allocated for real.
+// those alloc nodes, and the buffers allocated for real as gmem::outside_buffer, each retained by
+// the replayed graph that held that allocation (the graph and its executable graphs own it, as
+// the advice says to do). After the replay every buffer must have been freed once its graph went.
 std::optional<measured_change> outputs_outside(const replayed_set& set) {
   std::vector<skeleton> outside = set.graphs;
   std::size_t buffers = 0;
   std::uint64_t requested = 0;
   std::string names;
   std::vector<std::size_t> bytes;
-  for (skeleton& sk : outside) {
+  std::vector<std::size_t> holder;  // the replayed graph that held each allocation
+  for (std::size_t g = 0; g < outside.size(); ++g) {
+    skeleton& sk = outside[g];
     std::vector<bool> freed(sk.nodes.size(), false);
     for (const skeleton_node& n : sk.nodes) {
       if (n.kind == skeleton_kind::free) freed[n.frees] = true;
@@ -259,6 +313,7 @@ std::optional<measured_change> outputs_outside(const replayed_set& set) {
     for (std::size_t v = 0; v < sk.nodes.size(); ++v) {
       if (sk.nodes[v].kind != skeleton_kind::alloc || freed[v]) continue;
       bytes.push_back(sk.nodes[v].bytes);
+      holder.push_back(g);
       requested += sk.nodes[v].bytes;
       sk.nodes[v].kind = skeleton_kind::empty;
       sk.nodes[v].bytes = 0;
@@ -273,29 +328,30 @@ std::optional<measured_change> outputs_outside(const replayed_set& set) {
   }
   std::size_t free_before = 0, free_after = 0, total = 0;
   GMEM_CUDA_TRY_CTX(cudaMemGetInfo(&free_before, &total), "replay --set");
-  std::vector<void*> held;
-  try {
-    for (std::size_t b : bytes) {
-      void* p = nullptr;
-      GMEM_CUDA_TRY_CTX(cudaMalloc(&p, b), "replay --set: allocating an output outside the graphs");
-      held.push_back(p);
-    }
-    GMEM_CUDA_TRY_CTX(cudaMemGetInfo(&free_after, &total), "replay --set");
-    measured_change c;
-    c.kind = "outputs_outside";
-    c.where = "allocate the " + std::to_string(bytes.size()) + " allocation(s) that graphs " + names +
-              (buffers > 8 ? " and others" : "") + " leave allocated between launches (" + size_text(requested) +
-              ") outside the graphs, as buffers the caller owns and the graphs write; measured "
-              "as the pool's high watermark plus what cudaMalloc took for them";
-    c.predicted_bytes = predict_high(outside, set.auto_free, no_frees, set.granularity, set.device) + requested;
-    c.measured_bytes = replay_steps(outside, set.auto_free, no_frees, set.device, nullptr) + (free_before - free_after);
-    for (void* p : held) GMEM_CUDA_TRY(cudaFree(p));
-    held.clear();
-    return c;
-  } catch (...) {
-    for (void* p : held) (void)cudaFree(p);
-    throw;
+  const auto frees = std::make_shared<outside_frees>(bytes.size());
+  std::vector<std::string> described;
+  std::vector<std::vector<user_object>> retained(outside.size());
+  for (std::size_t k = 0; k < bytes.size(); ++k) {
+    outside_buffer buffer(bytes[k], set.device, [frees, k] { frees->freed[k].store(true); });
+    described.push_back(size_text(bytes[k]) + " at " + format_address(reinterpret_cast<std::uintptr_t>(buffer.get())) +
+                        " (retained by '" + outside[holder[k]].name + "')");
+    retained[holder[k]].push_back(std::move(buffer.owner()));  // the graph's alone from its build on
   }
+  GMEM_CUDA_TRY_CTX(cudaMemGetInfo(&free_after, &total), "replay --set");
+  measured_change c;
+  c.kind = "outputs_outside";
+  c.where = "allocate the " + std::to_string(bytes.size()) + " allocation(s) that graphs " + names +
+            (buffers > 8 ? " and others" : "") + " leave allocated between launches (" + size_text(requested) +
+            ") outside the graphs, as gmem::outside_buffer (or a CUDA user object) retained by the graphs that "
+            "write them, so they live exactly as long as those graphs; measured as the pool's high watermark "
+            "plus what cudaMalloc took for them";
+  c.predicted_bytes = predict_high(outside, set.auto_free, no_frees, set.granularity, set.device) + requested;
+  // The buffers not yet moved into a graph (an error midway) are released with `retained`.
+  c.measured_bytes =
+      replay_steps(outside, set.auto_free, no_frees, set.device, nullptr, &retained) + (free_before - free_after);
+  retained.clear();
+  wait_until_freed(*frees, described);
+  return c;
 }
 
 // The graphs first launched largest first (their footprint alone, replayed).

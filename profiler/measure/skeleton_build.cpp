@@ -6,7 +6,7 @@ namespace gmem::profiler::detail {
 
 std::string context_of(const skeleton& s) { return "replaying the skeleton of graph '" + s.name + "'"; }
 
-built_graph build(const skeleton& s, unsigned long long instantiate_flags) {
+built_graph build(const skeleton& s, unsigned long long instantiate_flags, std::vector<user_object> retained) {
   const std::string ctx = context_of(s);
   built_graph b;
   GMEM_CUDA_TRY_CTX(cudaGraphCreate(&b.graph, 0), ctx);
@@ -59,6 +59,11 @@ built_graph build(const skeleton& s, unsigned long long instantiate_flags) {
     if (!freed[v]) b.unfreed.push_back(address[v]);
   }
   b.distinct_addresses = distinct.size();
+  for (user_object& o : retained) {
+    GMEM_CUDA_TRY_CTX(cudaGraphRetainUserObject(b.graph, o.get(), 1, cudaGraphUserObjectMove),
+                      ctx + ", retaining a user object");
+    (void)o.release();  // the graph holds the reference now
+  }
   GMEM_CUDA_TRY_CTX(cudaGraphInstantiateWithFlags(&b.exec, b.graph, instantiate_flags), ctx);
   return b;
 }

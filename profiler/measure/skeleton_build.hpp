@@ -10,6 +10,7 @@
 
 #include "gmem/error.hpp"
 #include "gmem/profiler/skeleton.hpp"
+#include "gmem/user_object.hpp"
 
 namespace gmem::profiler::detail {
 
@@ -45,8 +46,11 @@ struct built_graph {
 /// "replaying the skeleton of graph 'g'": the context of every error of a replay.
 std::string context_of(const skeleton& s);
 
-/// Builds `s` (validated by the caller) on the current device in its creation order and
-/// instantiates it with `instantiate_flags`. Throws cuda_error naming the node.
-built_graph build(const skeleton& s, unsigned long long instantiate_flags);
+/// Builds `s` (validated by the caller) on the current device in its creation order, moves the
+/// references of `retained` into the graph (cudaGraphRetainUserObject, before the instantiation,
+/// so that its executable graphs hold them too: a buffer outside the graph that it writes lives
+/// as long as they do), and instantiates it with `instantiate_flags`. Throws cuda_error naming
+/// the node; a user object the graph did not take keeps its reference (released with it).
+built_graph build(const skeleton& s, unsigned long long instantiate_flags, std::vector<user_object> retained = {});
 
 }  // namespace gmem::profiler::detail

@@ -564,9 +564,9 @@ void diagnose_held_outputs(const recording& rec, const high_moment& hm, std::uin
            std::to_string(holders) + " other graph(s) held allocations they leave allocated between launches: " +
            size_text(requested) + " requested, " + size_text(mapped) + " of the pool, since each occupies whole " +
            size_text(granularity) + " granules, which the launching graph could not use (" + listed +
-           "). Allocating such outputs outside the graphs (buffers the caller owns, written by "
-           "the graph) takes them out of the pool; `gmemprof replay REPORT --set` measures "
-           "what that saves.",
+           "). Allocating such outputs outside the graphs takes them out of the pool: allocate them as "
+           "gmem::outside_buffer (or a CUDA user object) retained by the graphs that write them, so they "
+           "live exactly as long as those graphs; `gmemprof replay REPORT --set` measures what that saves.",
        mapped});
 }
 

@@ -740,7 +740,7 @@ auto read_list(const json& j, const char* key, const std::string& path, Read rea
 json recording_to_json(const recording& r, const for_each_index& each) {
   // Room for every member, the compact forms' tables added after it too (report_to_json): a
   // member set beyond it would copy the graphs, the timeline and the sequence (json_tree.hpp).
-  json j = object_with_room(32);
+  json j = object_with_room(40);
   j["partial"] = r.partial;
   if (r.partial) j["partial_reason"] = r.partial_reason;
   j["command"] = r.command;
@@ -748,6 +748,10 @@ json recording_to_json(const recording& r, const for_each_index& each) {
   if (!r.rank.empty()) j["rank"] = r.rank;
   j["name_from"] = r.name_from;
   j["graphs_without_memory_nodes"] = r.graphs_without_memory_nodes;
+  // Stated even when 0: a recording of graphs without memory nodes then says that none was updated.
+  j["updates_without_memory_nodes"] = r.updates_without_memory_nodes;
+  j["refused_updates_without_memory_nodes"] = r.refused_updates_without_memory_nodes;
+  j["node_param_sets_without_memory_nodes"] = r.node_param_sets_without_memory_nodes;
   j["notes"] = r.notes;
   if (r.analysis_deferred) j["analysis_deferred"] = true;
   // The method of the graphs' own footprints most of them share, stated once.
@@ -848,6 +852,9 @@ recording recording_from_json(const json& j, const std::string& path, const for_
   r.rank = text(j, "rank", path, optional);
   r.name_from = text(j, "name_from", path, optional, "nvtx");
   r.graphs_without_memory_nodes = u64(j, "graphs_without_memory_nodes", path, optional);
+  r.updates_without_memory_nodes = u64(j, "updates_without_memory_nodes", path, optional);
+  r.refused_updates_without_memory_nodes = u64(j, "refused_updates_without_memory_nodes", path, optional);
+  r.node_param_sets_without_memory_nodes = u64(j, "node_param_sets_without_memory_nodes", path, optional);
   r.notes = strings(j, "notes", path);
   r.analysis_deferred = flag(j, "analysis_deferred", path);
   const std::vector<std::vector<std::string>> stacks = read_stacks(j, path);

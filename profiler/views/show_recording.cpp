@@ -660,6 +660,20 @@ std::string cost_line(const recording& rec) {
   return line;
 }
 
+// What the program did to its graphs without memory nodes once instantiated (XLA updates its
+// command buffers in place), where it did anything: " (12 updates in place, 1 refused, 40 node
+// parameter calls)".
+std::string without_memory_nodes_calls(const recording& rec) {
+  std::string out;
+  const auto add = [&out](std::uint64_t n, const std::string& one, const std::string& many) {
+    if (n != 0) out += (out.empty() ? "" : ", ") + plural(n, one, many);
+  };
+  add(rec.updates_without_memory_nodes, "update in place", "updates in place");
+  add(rec.refused_updates_without_memory_nodes, "refused", "refused");
+  add(rec.node_param_sets_without_memory_nodes, "node parameter call", "node parameter calls");
+  return out.empty() ? out : " (" + out + ")";
+}
+
 std::vector<std::string> recording_overview(const report& r, const show_options& o) {
   const recording& rec = *r.recorded;
   std::vector<std::string> out;
@@ -668,10 +682,13 @@ std::vector<std::string> recording_overview(const report& r, const show_options&
   for (const auto& g : rec.graphs) memory_nodes += g.kind == "memory_nodes";
   std::string counts = plural(memory_nodes, "graph", "graphs") + " with memory nodes";
   if (rec.graphs.size() > memory_nodes) counts += ", " + std::to_string(rec.graphs.size() - memory_nodes) + " in the framework's graph pools";
-  if (rec.graphs_without_memory_nodes) counts += ", " + std::to_string(rec.graphs_without_memory_nodes) + " without graph memory";
   std::size_t never = 0;
   for (const auto& g : rec.graphs) never += g.launches == 0;
   if (never != 0) counts += " (" + std::to_string(never) + " never launched)";
+  if (rec.graphs_without_memory_nodes) {
+    counts += ", " + std::to_string(rec.graphs_without_memory_nodes) + " without graph memory" +
+              without_memory_nodes_calls(rec);
+  }
   if (rec.processes.size() > 1) {
     const std::size_t making = static_cast<std::size_t>(std::count_if(
         rec.processes.begin(), rec.processes.end(), [](const recorded_process& p) { return p.graphs != 0; }));

@@ -4,9 +4,11 @@
 // checked against the real graphs rebuilt as it says.
 #include <cuda_runtime_api.h>
 
+#include <atomic>
 #include <cstdint>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -24,7 +26,7 @@ using namespace gmem::profiler;  // NOLINT(google-build-using-namespace): test f
 constexpr std::size_t MiB = std::size_t{1} << 20;
 
 // Working memory freed inside the graph, and an output it leaves allocated (or, with `into`,
-// writes into a buffer the caller owns instead).
+// writes into a buffer outside the graph instead).
 graph serving_graph(const std::string& name, std::size_t work, std::size_t output, void* into = nullptr) {
   graph g(name);
   auto w = g.add_alloc({work, 0});
@@ -104,7 +106,9 @@ TEST_F(PoolTest, ServingWarmUpHighWatermarkIsTheLargestGraphPlusAGranulePerHeldO
 }
 
 // The recording replayed from the report alone reaches the same high watermark; its what-if
-// "outputs outside the graphs" is true of the real graphs rebuilt that way.
+// "outputs outside the graphs" is true of the real graphs rebuilt as the advice says: each
+// output a gmem::outside_buffer retained by the graph that writes it, so it lives exactly as
+// long as that graph and its executable graph.
 TEST_F(PoolTest, ReplaySetReproducesTheSetAndItsOutputsOutsideClaimHolds) {
   const report rep = profile_six();
   const std::uint64_t granule = measure_granularity(0).bytes;
@@ -122,18 +126,23 @@ TEST_F(PoolTest, ReplaySetReproducesTheSetAndItsOutputsOutsideClaimHolds) {
   }
   for (const auto& c : r.tried) std::cout << "tried " << c.kind << ": " << (c.measured_bytes >> 20) << " MiB\n";
   ASSERT_NE(outside, nullptr) << "the held outputs cost a granule each: moving them out must save";
-  // The real graphs, their outputs in buffers the caller owns: pool high plus the buffers.
+  EXPECT_NE(outside->where.find("gmem::outside_buffer"), std::string::npos) << outside->where;
+  // The real graphs, their outputs in outside buffers: pool high plus the buffers. The count is
+  // shared with the release callbacks, which run on gmem's release thread.
+  const auto freed = std::make_shared<std::atomic<int>>(0);
   std::size_t free_before = 0, free_after = 0, total = 0;
   ASSERT_EQ(cudaMemGetInfo(&free_before, &total), cudaSuccess);
-  std::vector<void*> buffers(6, nullptr);
-  for (int i = 0; i < 6; ++i) ASSERT_EQ(cudaMalloc(&buffers[i], std::size_t(i + 1) * MiB), cudaSuccess);
+  std::vector<outside_buffer> buffers;
+  for (int i = 0; i < 6; ++i) buffers.emplace_back(std::size_t(i + 1) * MiB, 0, [freed] { freed->fetch_add(1); });
   ASSERT_EQ(cudaMemGetInfo(&free_after, &total), cudaSuccess);
   {
     std::vector<graph> outside_graphs;
     for (int i = 0; i < 6; ++i) {
       outside_graphs.push_back(serving_graph("h" + std::to_string(i), (std::size_t{512} >> i) * MiB,
-                                             std::size_t(i + 1) * MiB, buffers[i]));
+                                             std::size_t(i + 1) * MiB, buffers[i].get()));
+      outside_graphs.back().retain(std::move(buffers[i].owner()));  // the graph's alone from now on
     }
+    buffers.clear();  // the handles dropped: only the graphs hold the buffers
     (void)trim(0);
     reset_high_watermarks(0);
     std::vector<std::unique_ptr<graph_exec>> execs;
@@ -149,8 +158,17 @@ TEST_F(PoolTest, ReplaySetReproducesTheSetAndItsOutputsOutsideClaimHolds) {
     const std::uint64_t gap = real > outside->measured_bytes ? real - outside->measured_bytes
                                                              : outside->measured_bytes - real;
     EXPECT_LT(gap, granule);
+    // Alive while their graphs and executable graphs are: nothing freed after the launches.
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    wait_for_deferred_releases();
+    EXPECT_EQ(freed->load(), 0);
   }
-  for (void* b : buffers) ASSERT_EQ(cudaFree(b), cudaSuccess);
+  // The graphs and executable graphs destroyed: every buffer freed, on gmem's release thread.
+  EXPECT_TRUE(eventually([&] {
+    wait_for_deferred_releases();
+    return freed->load() == 6;
+  }));
+  EXPECT_EQ(freed->load(), 6);
   (void)trim(0);
 }
 

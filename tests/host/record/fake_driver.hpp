@@ -48,6 +48,7 @@ struct fake_gpu {
   std::map<std::uint64_t, profiler::graph_model> graphs;
   std::set<std::uint64_t> refused;  ///< graphs whose read the driver refuses
   std::atomic<double> clock_us{0};
+  std::atomic<std::uint64_t> clock_reads{0};  ///< the session's reads of the clock
   int device = 0;
   std::map<std::uint64_t, bool> blocking;
   std::set<std::uint64_t> under_capture;              ///< streams whose flags the driver will not give now
@@ -131,7 +132,10 @@ inline driver_api fake_driver() {
     std::lock_guard<std::mutex> l(current_gpu()->mutex);
     return current_gpu()->caller;
   };
-  d.now_us = [] { return current_gpu()->clock_us.load(); };
+  d.now_us = [] {
+    ++current_gpu()->clock_reads;
+    return current_gpu()->clock_us.load();
+  };
   d.describe = [](int device, profiler::environment& env, std::uint64_t& granularity) {
     env.device_name = "Fake H100";
     env.device_index = device;

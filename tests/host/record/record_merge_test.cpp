@@ -143,6 +143,25 @@ TEST(RecordMerge, RanksAreNamedByRankAndTheirBillsSideBySide) {
   EXPECT_EQ(same.recorded->bills[0].process, "p1");
 }
 
+// Each process's counts of its graphs without memory nodes and of what it did to them (a JAX
+// process updates its command buffers in place) add up across processes, apart as they were.
+TEST(RecordMerge, CallsOnGraphsWithoutMemoryNodesAddUpAcrossProcesses) {
+  profiler::report a = one_process(4200, "step", 1);
+  a.recorded->graphs_without_memory_nodes = 13;
+  a.recorded->updates_without_memory_nodes = 40;
+  a.recorded->refused_updates_without_memory_nodes = 1;
+  a.recorded->node_param_sets_without_memory_nodes = 7;
+  profiler::report b = one_process(4300, "step", 1);
+  b.recorded->graphs_without_memory_nodes = 2;
+  b.recorded->updates_without_memory_nodes = 3;
+  b.recorded->node_param_sets_without_memory_nodes = 500;
+  const profiler::report m = merge_recordings({{"a.json", a}, {"b.json", b}}, "x");
+  EXPECT_EQ(m.recorded->graphs_without_memory_nodes, 15u);
+  EXPECT_EQ(m.recorded->updates_without_memory_nodes, 43u);
+  EXPECT_EQ(m.recorded->refused_updates_without_memory_nodes, 1u);
+  EXPECT_EQ(m.recorded->node_param_sets_without_memory_nodes, 507u);
+}
+
 TEST(RecordMerge, OneProcessIsLeftAsItIs) {
   const profiler::report m = merge_recordings({{"r.json.7.json", one_process(7, "step", 1)}}, "x");
   EXPECT_EQ(m.recorded->graphs[0].name, "step");

@@ -85,6 +85,12 @@ TEST(RecordPool, LargestFirstServingWarmUpGivesEachGraphItsOwnFiguresAndThePoolI
   EXPECT_EQ(diag["held_outputs"]->bytes, 160 * MiB);
   EXPECT_NE(diag["held_outputs"]->message.find("20.0 MiB requested"), std::string::npos)
       << diag["held_outputs"]->message;
+  // The advice: buffers outside the graphs that live exactly as long as the graphs writing them.
+  EXPECT_NE(diag["held_outputs"]->message.find("allocate them as gmem::outside_buffer (or a CUDA user object) "
+                                               "retained by the graphs that write them, so they live exactly as "
+                                               "long as those graphs"),
+            std::string::npos)
+      << diag["held_outputs"]->message;
   ASSERT_TRUE(diag.count("remap_contention"));
   EXPECT_EQ(diag["remap_contention"]->bytes, 160 * MiB);
   // No graph's diagnostics measure it against the device's watermark.

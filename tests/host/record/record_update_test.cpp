@@ -208,6 +208,162 @@ TEST(RecordUpdate, AnUntrackedExecutableGraphsUpdateUsesItsGraph) {
   }
 }
 
+// A graph of kernels only, as XLA's command buffers are: no memory nodes.
+profiler::graph_model kernels_only() {
+  profiler::graph_model m;
+  m.nodes = {profiler::model_node{profiler::node_kind::kernel, 0, 0, 0, {}, std::nullopt}};
+  return m;
+}
+
+constexpr const char* refused_update = "CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE";
+
+// Executable graphs without memory nodes (XLA updates its command buffers in place) are not
+// recorded one by one, but what the program did to them is counted: the updates the driver took
+// apart from those it refused, and node parameter calls. Calls on a tracked graph count on its
+// record alone; calls on an executable graph the recording never saw instantiated, whose graph
+// it could not read, or that was destroyed, are not counted.
+TEST(RecordUpdate, CallsOnGraphsWithoutMemoryNodesAreCountedApartFromTrackedOnes) {
+  program p;
+  p.capture(0xA, 0x10, graph_of("g=w32", base_of(0)));
+  p.instantiate(0x100, 0x10);  // tracked
+  p.capture(0xB, 0x20, kernels_only());
+  p.instantiate(0x200, 0x20);  // without memory nodes
+  p.define(0x30, kernels_only());
+  p.gpu.refused.insert(0x30);
+  p.instantiate(0x300, 0x30);  // its graph unreadable: not tracked, not counted
+  p.capture(0xB, 0x40, kernels_only());
+  p.instantiate(0x400, 0x40);  // without memory nodes, destroyed below
+
+  // The tracked graph: one update taken, one refused, two node parameter calls.
+  p.launch(0x100, 0xA, 300, granule);
+  p.s.node_params_set(0x100);
+  p.s.node_params_set(0x100);
+  p.capture(0xA, 0x11, graph_of("g=w32", base_of(1)));
+  p.update(0x100, 0x11);
+  p.update(0x100, 0x11, refused_update);
+  // The graphs without memory nodes: three updates taken, two refused, five node parameter calls.
+  for (std::uint64_t k = 0; k < 3; ++k) {
+    p.capture(0xB, 0x21 + k, kernels_only());
+    p.update(0x200, 0x21 + k);
+    p.launch(0x200, 0xB);
+  }
+  p.update(0x200, 0x21, refused_update);
+  p.update(0x200, 0x22, refused_update);
+  for (int k = 0; k < 4; ++k) p.s.node_params_set(0x200);
+  p.s.node_params_set(0x400);
+  // Not counted: a destroyed one, an unknown one, the unreadable one.
+  p.destroy(0x400, 0x40);
+  p.s.node_params_set(0x400);
+  p.update(0x400, 0x21);
+  p.s.node_params_set(0x999);
+  p.update(0x999, 0x21);
+  p.update(0x999, 0x21, refused_update);
+  p.s.node_params_set(0x300);
+  p.update(0x300, 0x22);
+  // The driver gives the destroyed one's handle to a graph with memory nodes: its calls are the
+  // new record's.
+  p.capture(0xA, 0x50, graph_of("g=w64", base_of(5)));
+  p.instantiate(0x400, 0x50);
+  p.launch(0x400, 0xA, 300, granule);
+  p.s.node_params_set(0x400);
+  p.update(0x400, 0x50, refused_update);
+
+  const profiler::report r = p.finish();
+  const profiler::recording& rec = *r.recorded;
+  EXPECT_EQ(rec.graphs_without_memory_nodes, 2u);
+  EXPECT_EQ(rec.updates_without_memory_nodes, 3u);
+  EXPECT_EQ(rec.refused_updates_without_memory_nodes, 2u);
+  EXPECT_EQ(rec.node_param_sets_without_memory_nodes, 5u);
+  ASSERT_EQ(rec.graphs.size(), 2u);
+  EXPECT_EQ(rec.graphs[0].updates, 1u);
+  EXPECT_EQ(rec.graphs[0].failed_calls, 1u);
+  EXPECT_EQ(rec.graphs[0].node_param_sets, 2u);
+  EXPECT_EQ(rec.graphs[1].node_param_sets, 1u);
+  EXPECT_EQ(rec.graphs[1].failed_calls, 1u);
+  // Said in a note (tracked graphs were recorded besides) and on show's first screen.
+  std::size_t said = 0;
+  for (const std::string& note : rec.notes) {
+    said += note.find("2 graph(s) without memory nodes were instantiated besides. Their updates in place: 3 taken, "
+                      "2 refused by the driver (cuGraphExecUpdate); calls that set one of their nodes' "
+                      "parameters: 5") != std::string::npos;
+  }
+  EXPECT_EQ(said, 1u);
+  const std::string first = one_line(profiler::format_report(r));
+  EXPECT_NE(first.find("2 graphs with memory nodes, 2 without graph memory (3 updates in place, 2 refused, 5 node "
+                       "parameter calls)"),
+            std::string::npos)
+      << first;
+}
+
+// A program whose graphs all lack memory nodes (a JAX program): its note says what was done to
+// them, "none" included, so that a reader knows whether XLA updated its command buffers.
+TEST(RecordUpdate, ARecordingOfGraphsWithoutMemoryNodesSaysWhetherAnyWasUpdated) {
+  const auto note_of = [](const profiler::report& r) {
+    std::string out;
+    for (const std::string& note : r.recorded->notes) {
+      if (note.find("none with memory nodes") != std::string::npos) out += note;
+    }
+    return out;
+  };
+  program none;
+  none.capture(0xB, 0x20, kernels_only());
+  none.instantiate(0x200, 0x20);
+  none.launch(0x200, 0xB);
+  const profiler::report quiet = none.finish();
+  EXPECT_NE(note_of(quiet).find("Their updates in place: 0 taken, 0 refused by the driver (cuGraphExecUpdate); "
+                                "calls that set one of their nodes' parameters: 0"),
+            std::string::npos)
+      << note_of(quiet);
+  EXPECT_NE(profiler::format_report(quiet).find("1 without graph memory\n"), std::string::npos);
+
+  program some;
+  some.capture(0xB, 0x20, kernels_only());
+  some.instantiate(0x200, 0x20);
+  some.capture(0xB, 0x21, kernels_only());
+  some.update(0x200, 0x21);
+  some.s.node_params_set(0x200);
+  const profiler::report updated = some.finish();
+  EXPECT_NE(note_of(updated).find("Their updates in place: 1 taken, 0 refused by the driver (cuGraphExecUpdate); "
+                                  "calls that set one of their nodes' parameters: 1"),
+            std::string::npos)
+      << note_of(updated);
+  EXPECT_NE(one_line(profiler::format_report(updated))
+                .find("1 without graph memory (1 update in place, 1 node parameter call)"),
+            std::string::npos);
+  // Written even when 0, and read back.
+  const std::string text = profiler::to_json_string(quiet);
+  EXPECT_NE(text.find("\"updates_without_memory_nodes\": 0"), std::string::npos);
+  const profiler::report back = profiler::from_json_string(profiler::to_json_string(updated), "updated.json");
+  EXPECT_EQ(back.recorded->updates_without_memory_nodes, 1u);
+  EXPECT_EQ(back.recorded->node_param_sets_without_memory_nodes, 1u);
+}
+
+// Calls on executable graphs the recording does not track cost it a look-up and a count: no
+// clock is read for them (XLA may update its command buffers at every step), and no part of
+// what recording cost is charged.
+TEST(RecordUpdate, CallsOnUntrackedGraphsReadNoClock) {
+  program p;
+  p.capture(0xB, 0x20, kernels_only());
+  p.instantiate(0x200, 0x20);
+  p.capture(0xB, 0x21, kernels_only());
+  const std::uint64_t reads = p.gpu.clock_reads;
+  for (int k = 0; k < 10; ++k) {
+    p.s.exec_update_enter(0x200);
+    p.s.exec_update_exit(0x200, 0x21, k % 2 != 0 ? refused_update : "");
+    p.s.node_params_set(0x200);
+    p.s.node_params_set(0x999);
+  }
+  EXPECT_EQ(p.gpu.clock_reads.load(), reads);
+  for (const profiler::record_cost& c : p.s.cost()) {
+    EXPECT_NE(c.part, "update");
+    EXPECT_NE(c.part, "node parameters");
+  }
+  const profiler::report r = p.finish();
+  EXPECT_EQ(r.recorded->updates_without_memory_nodes, 5u);
+  EXPECT_EQ(r.recorded->refused_updates_without_memory_nodes, 5u);
+  EXPECT_EQ(r.recorded->node_param_sets_without_memory_nodes, 10u);
+}
+
 TEST(RecordUpdate, TheNewFieldsReadBackAndAReportWithoutThemStillReads) {
   updated_once u;
   for (int k = 0; k < 2; ++k) u.p.s.node_params_set(0x100);
@@ -308,6 +464,66 @@ TEST(RecordUpdate, WritesTheUpdateClientsCallsForItsChecker) {
       << base_of(updates) << ", " << out_of(updates) << "], \"final\": {\"used_current\": " << end.used_current
       << ", \"used_high\": " << end.used_high << ", \"reserved_current\": " << end.reserved_current
       << ", \"reserved_high\": " << end.reserved_high << "}, \"points\": [" << points << "]}\n";
+}
+
+// tests/record/engines/jax_command_buffers.py's calls as the injected library reports them, as
+// XLA makes them: its first step instantiates three command buffers (kernels only, no memory
+// nodes), each later step updates them in place for its new input's address and sets two nodes'
+// parameters of each, and the driver refuses one update. Written with the program's own readings
+// after every step (graph memory 0 B throughout) for tests/record/engines/check_jax.py (ctest
+// record.check_jax_holds_on_a_fake_recording), and with a reading it cannot match (32 MiB of
+// graph memory at step 2) that the checker must refuse.
+TEST(RecordUpdate, WritesTheJaxProgramsCallsForItsChecker) {
+  program p;
+  constexpr int steps = 4;
+  constexpr std::uint64_t buffers = 3;
+  const std::uint64_t used_before = p.gpu.used;
+  std::uint64_t used_after_step1 = 0;
+  std::vector<counters> readings;
+  p.use(static_cast<std::int64_t>(300 * MiB));  // JAX's initialisation and the weights
+  for (int step = 1; step <= steps; ++step) {
+    for (std::uint64_t k = 0; k < buffers; ++k) {
+      const std::uint64_t graph = 0x1000 + 0x10 * step + k;
+      p.capture(0xB, graph, kernels_only());
+      if (step == 1) {
+        p.instantiate(0x200 + k, graph);
+      } else {
+        p.update(0x200 + k, graph);
+        p.s.node_params_set(0x200 + k);
+        p.s.node_params_set(0x200 + k);
+      }
+      if (step == 3 && k == 0) p.update(0x200, graph + 0x100, refused_update);
+      p.launch(0x200 + k, 0xB);
+    }
+    p.use(static_cast<std::int64_t>(MiB));  // the step's output
+    readings.push_back(p.gpu.devices[0]);
+    if (step == 1) used_after_step1 = p.gpu.used;
+  }
+  const std::uint64_t used_after = p.gpu.used;
+  const profiler::report r = p.finish();
+  EXPECT_TRUE(r.recorded->graphs.empty());
+  EXPECT_EQ(r.recorded->graphs_without_memory_nodes, buffers);
+  EXPECT_EQ(r.recorded->updates_without_memory_nodes, buffers * (steps - 1));
+  EXPECT_EQ(r.recorded->refused_updates_without_memory_nodes, 1u);
+  EXPECT_EQ(r.recorded->node_param_sets_without_memory_nodes, 2 * buffers * (steps - 1));
+  profiler::write_report(r, std::string(GMEM_BINARY_DIR) + "/jax-fake-recording.json");
+  const auto self = [&](const std::string& file, std::uint64_t step2_reserved) {
+    std::string points;
+    for (std::size_t k = 0; k < readings.size(); ++k) {
+      counters c = readings[k];
+      if (k == 1) c.reserved_high = std::max(c.reserved_high, step2_reserved);
+      points += std::string(points.empty() ? "" : ", ") + "{\"step\": " + std::to_string(k + 1) +
+                ", \"used_current\": " + std::to_string(c.used_current) + ", \"used_high\": " +
+                std::to_string(c.used_high) + ", \"reserved_current\": " + std::to_string(c.reserved_current) +
+                ", \"reserved_high\": " + std::to_string(c.reserved_high) + "}";
+    }
+    std::ofstream(std::string(GMEM_BINARY_DIR) + "/" + file)
+        << "{\"jax\": \"fake driver\", \"xla_flags\": \"\", \"steps\": " << steps
+        << ", \"device\": 0, \"used_before\": " << used_before << ", \"used_after_step1\": " << used_after_step1
+        << ", \"used_after\": " << used_after << ", \"result\": 0, \"graph_memory\": [" << points << "]}\n";
+  };
+  self("jax-fake-self.json", 0);
+  self("jax-fake-self-wrong.json", 32 * MiB);
 }
 
 }  // namespace

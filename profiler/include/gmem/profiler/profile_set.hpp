@@ -53,10 +53,13 @@ struct set_replay_result {
 /// flag) in the order the program made its calls (launches, uploads, frees of held
 /// allocations, destroys, trims; one stream per stream of the program, each call complete
 /// before the next: a replay has no kernels to overlap), on `device`; then each what-if: the
-/// allocations graphs hold between launches allocated outside the graphs (cudaMalloc'd buffers,
-/// their size added to the pool's), the graphs first launched largest first, every call in one
-/// stream, a trim before the call that reached the high watermark. Throws std::invalid_argument
-/// when the report has no recording with skeletons, cuda_error naming the graph and call.
+/// allocations graphs hold between launches allocated outside the graphs (each a
+/// gmem::outside_buffer retained by the graph that held it, freed once that graph and its
+/// executable graphs are gone; their size added to the pool's), the graphs first launched
+/// largest first, every call in one stream, a trim before the call that reached the high
+/// watermark. Throws std::invalid_argument when the report has no recording with skeletons,
+/// cuda_error naming the graph and call, std::runtime_error naming the outside buffers not freed
+/// within a few seconds of their graphs' destroy.
 [[nodiscard]] set_replay_result replay_set(const report& recorded, int device);
 
 }  // namespace gmem::profiler

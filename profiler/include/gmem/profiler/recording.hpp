@@ -330,6 +330,13 @@ struct recording {
   std::string rank;  ///< the process's rank (RANK, else LOCAL_RANK), empty where none was set
   std::string name_from = "nvtx";
   std::uint64_t graphs_without_memory_nodes = 0;
+  /// What the program did to those graphs once instantiated (XLA updates its command buffers in
+  /// place): updates in place the driver took (cuGraphExecUpdate), those it refused, and calls
+  /// that set one node's parameters (cuGraphExec*SetParams, cuGraphNodeSetEnabled). A recording
+  /// written before they were counted reads 0 for each.
+  std::uint64_t updates_without_memory_nodes = 0;
+  std::uint64_t refused_updates_without_memory_nodes = 0;
+  std::uint64_t node_param_sets_without_memory_nodes = 0;
   std::vector<std::string> notes;
   std::vector<recorded_graph> graphs;
   /// Counter readings after each recorded call, per device (as before: the device's counters).
