@@ -182,10 +182,20 @@ warmup_prediction predict_warmup(const predict_sample& sample, const std::vector
   }
   bool exec_from_copies = exec_graphs > 0;
   if (!exec_from_copies) {
+    // The median size's rate: a capture that released the cache an earlier one left (the
+    // cache is emptied before each capture) reads low, and goes to the outside's net instead.
+    std::vector<double> rates;
+    std::uint64_t later_graphs = 0;
     for (std::size_t k = 1; k < sample.sizes.size(); ++k) {
       const sampled_size& s = sample.sizes[k];
-      exec_total += static_cast<double>(s.used_change - growth[k] - s.node_pool_change);
-      exec_graphs += static_cast<double>(s.graphs);
+      if (!s.graphs) continue;
+      rates.push_back(static_cast<double>(s.used_change - growth[k] - s.node_pool_change) / static_cast<double>(s.graphs));
+      later_graphs += s.graphs;
+    }
+    std::sort(rates.begin(), rates.end());
+    if (!rates.empty()) {
+      exec_graphs = static_cast<double>(later_graphs);
+      exec_total = rates[rates.size() / 2] * exec_graphs;
     }
     out.notes.push_back(exec_graphs > 0 ? "the executable-graph state is what the sampled captures after the first "
                                           "took besides the pools (no copies of the graphs could be read)"

@@ -182,7 +182,9 @@ def main():
     os.replace(tmp, a.out)
     print("decoder_warmup %s: %d sizes, %.1f s" % (a.mode, len(sizes), time.time() - started))
     if world > 1:
-        torch.distributed.destroy_process_group()
+        # Both ranks done before either leaves; the process group is not destroyed while the
+        # graphs that captured its collectives are alive.
+        torch.distributed.barrier()
 
 
 if __name__ == "__main__":
