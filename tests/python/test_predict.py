@@ -90,3 +90,21 @@ def test_predict_runs_gmemprof_on_a_sample():
     assert [s["pool_bytes_after"] // MiB for s in p["sizes"]] == [48, 62, 74, 74, 94, 94, 94, 94]
     with pytest.raises(RuntimeError, match="not a gmem.predict sample"):
         gp.predict({"format": "something else"})
+
+
+def test_committed_warmups_are_predicted_within_five_percent_and_64_mib():
+    """The samples and measured bills of warm-ups run on a GPU (reports/predict/): this gmemprof's
+    prediction of each native run, kind by kind, within 5% and 64 MiB of what the run measured,
+    and the caching allocator's model exact on each sample's own calls."""
+    import glob
+    import json
+    import os
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir, "reports", "predict")
+    samples = [p for p in sorted(glob.glob(os.path.join(root, "*", "*-sample*.json")))
+               if json.load(open(p))["allocator"] == "native"]
+    assert samples, "no committed native warm-up under reports/predict"
+    for path in samples:
+        full = json.load(open(path.replace("-sample", "-measured")))
+        p = gp.predict(path)
+        assert all(c["simulated_bytes"] == c["measured_bytes"] for c in p["model_checks"]), path
+        gp.assert_close(p, gp.measured(full["before"], full["after"]))

@@ -14,8 +14,8 @@
 // sample's per graph (copies of each sampled graph instantiated and read) times the graphs of each
 // size. What captures take outside the pools is the sample's net (one-time: library workspaces
 // and the cache of the eager runs before each capture, less what the cache emptied before later
-// captures released), and for each size not sampled the median of the sampled sizes after the
-// first, where it reaches 1 MiB.
+// captures released), and for each size not sampled the mean of the sampled sizes after the
+// second where the readings resolve it.
 
 #include <cstdint>
 #include <optional>
