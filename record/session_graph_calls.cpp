@@ -380,7 +380,10 @@ void session::exec_update_exit(std::uint64_t exec, std::uint64_t graph, const st
       // has no memory nodes, and where the update took, the graph it now runs counts as
       // instantiated (its capture is not one left unused). No clock is read, as at its enter.
       lock l(*this);
-      rec_.on_exec_update(exec, graph, std::nullopt, "", 0, 0, std::nullopt, std::nullopt, failure);
+      // A tracked one here is an update whose enter failed before it was marked: stamped now,
+      // so that its thread's events stay in time order.
+      const double t_us = rec_.tracks(exec) ? driver_.now_us() : 0;
+      rec_.on_exec_update(exec, graph, std::nullopt, "", t_us, 0, std::nullopt, std::nullopt, failure);
       return;
     }
     const double end_us = driver_.now_us();

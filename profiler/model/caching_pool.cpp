@@ -1,5 +1,7 @@
 #include "gmem/profiler/caching_pool.hpp"
 
+#include <stdexcept>
+
 namespace gmem::profiler {
 
 namespace {
@@ -17,6 +19,9 @@ std::uint64_t caching_pool_model::segment_size(std::uint64_t bytes) const {
 }
 
 std::uint64_t caching_pool_model::allocate(std::uint64_t bytes) {
+  // PyTorch makes no block for an empty request; bytes beyond 2^48 are no device's.
+  if (bytes == 0) return 0;
+  if (bytes > (std::uint64_t{1} << 48)) throw std::invalid_argument("a request of more than 2^48 bytes");
   const std::uint64_t size = block_size(bytes);
   const bool small = size <= rules_.small_size;
   free_set& frees = frees_of(small);
@@ -49,6 +54,7 @@ std::uint64_t caching_pool_model::allocate(std::uint64_t bytes) {
 }
 
 void caching_pool_model::free(std::uint64_t id) {
+  if (id == 0) return;  // an empty request's
   auto found = id_address_.find(id);
   if (found == id_address_.end()) {
     ++unknown_frees_;
@@ -57,6 +63,10 @@ void caching_pool_model::free(std::uint64_t id) {
   std::uint64_t address = found->second;
   id_address_.erase(found);
   auto it = blocks_.find(address);
+  if (it == blocks_.end() || !it->second.allocated) {
+    ++unknown_frees_;
+    return;
+  }
   block merged = it->second;
   merged.allocated = false;
   allocated_ -= merged.size;

@@ -82,6 +82,7 @@ std::uint64_t fitted_bytes(const std::vector<const sampled_calls*>& like, std::s
   if (hi == points.size()) hi = points.size() - 1;
   const auto& p0 = points[hi - 1];
   const auto& p1 = points[hi];
+  if (p1.first == p0.first) return static_cast<std::uint64_t>(p1.second);
   const double y = p0.second + (p1.second - p0.second) * (x - p0.first) / (p1.first - p0.first);
   return static_cast<std::uint64_t>(std::max(1.0, std::llround(y) * 1.0));
 }
@@ -142,6 +143,9 @@ warmup_prediction predict_warmup(const predict_sample& sample, const std::vector
   warmup_prediction out;
   out.order = order;
   const std::vector<sampled_calls> calls = name_blocks(sample, out.notes);
+  if (sample.sizes.size() == 1) {
+    out.notes.push_back("one sampled size: every size takes its allocations' bytes unchanged; sample two or more");
+  }
 
   // The allocator model on the sample's own calls, against the pool PyTorch listed.
   {
@@ -265,7 +269,7 @@ warmup_prediction predict_warmup(const predict_sample& sample, const std::vector
     }
   }
   const double per_graph_reading =
-      exec_graphs > 0 ? 2.0 * MiB / (static_cast<double>(exec_from_copies ? sample.copies : 1) * exec_graphs) : 0;
+      exec_graphs > 0 ? 2.0 * MiB / (static_cast<double>(exec_from_copies ? std::max<std::uint64_t>(sample.copies, 1) : 1) * exec_graphs) : 0;
 
   out.kinds.push_back({"framework_pool", static_cast<std::int64_t>(previous), model_error + fit_spread});
   out.kinds.push_back({"exec_state", static_cast<std::int64_t>(std::llround(exec_sum)),

@@ -17,17 +17,34 @@ using json = nlohmann::json;
 const char* const sample_format = "gmem.predict.sample";
 constexpr int sample_version = 1;
 
+// Bytes and batch sizes beyond this are not a sample's (2^48: 256 TiB).
+constexpr std::uint64_t largest = std::uint64_t{1} << 48;
+
 std::int64_t whole(const json& j, const char* key, std::int64_t otherwise = 0) {
   const auto it = j.find(key);
   if (it == j.end() || it->is_null()) return otherwise;
-  if (!it->is_number()) throw std::invalid_argument(std::string("'") + key + "' is not a number");
-  return it->get<std::int64_t>();
+  if (!it->is_number_integer()) throw std::invalid_argument(std::string("'") + key + "' is not a whole number");
+  if (it->is_number_unsigned() && it->get<std::uint64_t>() > largest) {
+    throw std::invalid_argument(std::string("'") + key + "' is out of range");
+  }
+  const std::int64_t v = it->get<std::int64_t>();
+  if (v < -static_cast<std::int64_t>(largest) || v > static_cast<std::int64_t>(largest)) {
+    throw std::invalid_argument(std::string("'") + key + "' is out of range");
+  }
+  return v;
+}
+
+std::uint64_t bytes_of(const json& j) {
+  if (!j.is_number_unsigned() || j.get<std::uint64_t>() > largest) {
+    throw std::invalid_argument("a call's address or bytes is not a number from 0 to 2^48");
+  }
+  return j.get<std::uint64_t>();
 }
 
 std::uint64_t pools_total(const json& pools) {
   std::uint64_t sum = 0;
   if (pools.is_object()) {
-    for (const auto& [id, bytes] : pools.items()) sum += bytes.get<std::uint64_t>();
+    for (const auto& [id, bytes] : pools.items()) sum += bytes_of(bytes);
   }
   return sum;
 }
@@ -41,10 +58,11 @@ sampled_call call_of(const json& c) {
   if (what == "alloc" || what == "segment") {
     if (c.size() != 3) throw std::invalid_argument("an '" + what + "' call needs an address and bytes");
     out.what = what == "alloc" ? sampled_call::kind::alloc : sampled_call::kind::segment;
+    if (!c[1].is_number_unsigned()) throw std::invalid_argument("a call's address is not a number");
     out.address = c[1].get<std::uint64_t>();
-    out.bytes = c[2].get<std::uint64_t>();
+    out.bytes = bytes_of(c[2]);
   } else if (what == "free") {
-    if (c.size() != 2) throw std::invalid_argument("a 'free' call needs an address");
+    if (c.size() != 2 || !c[1].is_number_unsigned()) throw std::invalid_argument("a 'free' call needs an address");
     out.what = sampled_call::kind::free;
     out.address = c[1].get<std::uint64_t>();
   } else {
@@ -65,22 +83,29 @@ predict_sample predict_sample_from_json(const std::string& text, const std::stri
   const auto bad = [&](const std::string& why) {
     return report_error(report_error::kind::invalid, source + ": " + why);
   };
-  if (!j.is_object() || j.value("format", "") != sample_format) {
+  if (!j.is_object() || !j.contains("format") || j["format"] != sample_format) {
     throw bad("not a gmem.predict sample (its \"format\" is not \"gmem.predict.sample\"): write one with "
               "gmem.predict.sample()");
   }
-  if (whole(j, "version") != sample_version) {
-    throw bad("sample version " + std::to_string(whole(j, "version")) + ", this gmemprof reads version " +
-              std::to_string(sample_version));
+  const json version = j.value("version", json());
+  if (!version.is_number_integer() || version.get<std::int64_t>() != sample_version) {
+    throw bad("sample version " + version.dump() + ", this gmemprof reads version " + std::to_string(sample_version));
   }
   predict_sample s;
   try {
     s.device = j.value("device", "");
     s.torch = j.value("torch", "");
     s.allocator = j.value("allocator", "");
+    if (whole(j, "copies") < 0) throw std::invalid_argument("\"copies\" is negative");
     s.copies = static_cast<std::uint64_t>(whole(j, "copies"));
     if (j.contains("before")) s.pool_bytes_before = pools_total(j["before"].value("framework_pools", json::object()));
-    for (const json& b : j.value("capture_order", json::array())) s.capture_order.push_back(b.get<std::int64_t>());
+    if (j.contains("capture_order") && !j["capture_order"].is_array()) throw std::invalid_argument("\"capture_order\" is not a list");
+    for (const json& b : j.value("capture_order", json::array())) {
+      if (!b.is_number_integer() || b.get<std::int64_t>() < 1 || b.get<std::uint64_t>() > largest) {
+        throw std::invalid_argument("\"capture_order\" holds " + b.dump() + ", not a batch size");
+      }
+      s.capture_order.push_back(b.get<std::int64_t>());
+    }
     const json sizes = j.value("sizes", json::array());
     if (!sizes.is_array() || sizes.empty()) throw std::invalid_argument("it has no sampled size (\"sizes\" is empty)");
     std::size_t k = 0;
@@ -88,13 +113,21 @@ predict_sample predict_sample_from_json(const std::string& text, const std::stri
       sampled_size ss;
       ss.size = whole(z, "size");
       if (ss.size < 1) throw std::invalid_argument("sampled size #" + std::to_string(k) + " has no positive \"size\"");
+      for (const sampled_size& earlier : s.sizes) {
+        if (earlier.size == ss.size) throw std::invalid_argument("batch size " + std::to_string(ss.size) + " is sampled twice");
+      }
+      if (whole(z, "graphs") < 0) throw std::invalid_argument("sampled size " + std::to_string(ss.size) + " has negative \"graphs\"");
       ss.graphs = static_cast<std::uint64_t>(whole(z, "graphs"));
       for (const json& c : z.value("calls", z.value("events", json::array()))) ss.calls.push_back(call_of(c));
       ss.pool_bytes_after = pools_total(z.value("pools_after", json::object()));
       ss.used_change = whole(z, "used_change");
       if (z.contains("node_pool_change")) ss.node_pool_change = whole(z, "node_pool_change");
       if (z.contains("exec_state_bytes") && !z["exec_state_bytes"].is_null()) {
-        ss.exec_state_bytes = z["exec_state_bytes"].get<double>();
+        const json& e = z["exec_state_bytes"];
+        if (!e.is_number() || !(e.get<double>() >= 0) || e.get<double>() > static_cast<double>(largest)) {
+          throw std::invalid_argument("sampled size " + std::to_string(ss.size) + " has an \"exec_state_bytes\" of " + e.dump());
+        }
+        ss.exec_state_bytes = e.get<double>();
       }
       s.sizes.push_back(std::move(ss));
       ++k;
@@ -120,6 +153,7 @@ predict_sample read_predict_sample(const std::string& path) {
 }
 
 std::vector<std::int64_t> parse_batch_sizes(const std::string& text) {
+  constexpr std::size_t max_sizes = 1000000;
   std::vector<std::int64_t> out;
   std::stringstream parts(text);
   std::string part;
@@ -131,7 +165,7 @@ std::vector<std::int64_t> parse_batch_sizes(const std::string& text) {
     } catch (const std::exception&) {
       used = 0;
     }
-    if (used != s.size() || s.empty() || v < 1) {
+    if (used != s.size() || s.empty() || v < 1 || static_cast<std::uint64_t>(v) > largest) {
       throw std::invalid_argument("'" + part + "' in --sizes is not a batch size (N, A-B or A-B:STEP, N >= 1)");
     }
     return static_cast<std::int64_t>(v);
@@ -140,6 +174,7 @@ std::vector<std::int64_t> parse_batch_sizes(const std::string& text) {
     const auto dash = part.find('-');
     if (dash == std::string::npos) {
       out.push_back(number(part));
+      if (out.size() > max_sizes) throw std::invalid_argument("--sizes names more than " + std::to_string(max_sizes) + " batch sizes");
       continue;
     }
     const auto colon = part.find(':', dash);
@@ -147,6 +182,9 @@ std::vector<std::int64_t> parse_batch_sizes(const std::string& text) {
     const std::int64_t to = number(part.substr(dash + 1, colon == std::string::npos ? std::string::npos : colon - dash - 1));
     const std::int64_t step = colon == std::string::npos ? 1 : number(part.substr(colon + 1));
     if (to < from) throw std::invalid_argument("'" + part + "' in --sizes ends below where it starts");
+    if (static_cast<std::uint64_t>((to - from) / step) + 1 + out.size() > max_sizes) {
+      throw std::invalid_argument("--sizes names more than " + std::to_string(max_sizes) + " batch sizes");
+    }
     for (std::int64_t b = from; b <= to; b += step) out.push_back(b);
   }
   if (out.empty()) throw std::invalid_argument("--sizes names no batch size");

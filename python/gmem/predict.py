@@ -195,23 +195,27 @@ def sample(capture, sizes, device=0, copies=64):
     """Calls `capture(size)` for each of `sizes` in order and returns the sample (a dict, JSON as
     `gmemprof predict` reads it). With the caching allocator (backend native) PyTorch's memory
     history is on for the sample's duration (it costs host time, not device memory) and off
-    after it; with cudaMallocAsync, whose captures allocate in the memory-node pool, there is no
-    history and the sample holds no calls (nor copies: a graph with memory nodes has one
-    executable graph at a time)."""
+    after it (a program that records its own memory history has its settings replaced, and the
+    history off after the sample); with cudaMallocAsync, whose captures allocate in the
+    memory-node pool, there is no history and the sample holds no calls (nor copies: a graph
+    with memory nodes has one executable graph at a time). While `capture` runs, every
+    torch.cuda.CUDAGraph made keeps its CUDA graph (keep_graph), and is instantiated at the end of
+    its capture as it would have been."""
     import torch
     native = torch_allocator() == "native"
     torch.cuda.synchronize(device)
     record = torch.cuda.memory._record_memory_history if native else (lambda **kw: None)
-    record(enabled="all", context=None, max_entries=1 << 24)
     taken, copied = [], []
-    before = device_reading(device)
+
     def snapshot():
         return torch.cuda.memory._snapshot() if native else {"segments": [], "device_traces": [[]] * (device + 1)}
 
-    first = snapshot()
-    start, seen = _segments(first, device), len(first["device_traces"][device])
-    bounds = []
+    record(enabled="all", context=None, max_entries=1 << 24)
     try:
+        before = device_reading(device)
+        first = snapshot()
+        start, seen = _segments(first, device), len(first["device_traces"][device])
+        bounds = []
         for size in sizes:
             with _GraphWatch(torch) as watch:
                 r0 = device_reading(device)
@@ -228,7 +232,7 @@ def sample(capture, sizes, device=0, copies=64):
                 "exec_state_bytes": _exec_state(torch, watch.graphs, copies if native else 0, device, copied),
             })
         last = snapshot()
-        traces = last["device_traces"][device][seen:bounds[-1]]
+        traces = last["device_traces"][device][seen:bounds[-1]] if bounds else []
         for t in taken:
             t["calls"] = []
         k = 0
@@ -237,8 +241,10 @@ def sample(capture, sizes, device=0, copies=64):
                 k += 1
             taken[k]["calls"].append(call)
     finally:
-        record(enabled=None)
-        _destroy(copied)
+        try:
+            record(enabled=None)
+        finally:
+            _destroy(copied)
     return {
         "format": SAMPLE_FORMAT,
         "version": SAMPLE_VERSION,

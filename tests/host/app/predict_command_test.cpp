@@ -98,6 +98,39 @@ TEST(PredictCommand, RefusesASampleItCannotReadAndSaysWhatToDo) {
   EXPECT_NE(err.str().find("'8-x' in --sizes"), std::string::npos) << err.str();
 }
 
+TEST(PredictCommand, RefusesBadValuesInsideASampleNamingTheFile) {
+  temp_dir d;
+  const auto refused = [&](nlohmann::json j, const std::string& why) {
+    predict_options o;
+    o.sample_path = write(d.path / "bad.json", j);
+    std::ostringstream out, err;
+    EXPECT_EQ(run_predict(o, out, err), 2) << why;
+    EXPECT_NE(err.str().find("bad.json"), std::string::npos) << err.str();
+    EXPECT_NE(err.str().find(why), std::string::npos) << err.str();
+  };
+  nlohmann::json j = sample_json();
+  j["sizes"][0]["calls"][0][2] = -1;
+  refused(j, "not a number from 0 to 2^48");
+  j = sample_json();
+  j["sizes"][1]["size"] = 8;
+  refused(j, "batch size 8 is sampled twice");
+  j = sample_json();
+  j["format"] = 7;
+  refused(j, "not a gmem.predict sample");
+  j = sample_json();
+  j["version"] = "1";
+  refused(j, "sample version \"1\"");
+  j = sample_json();
+  j["capture_order"] = {8, 0};
+  refused(j, "\"capture_order\" holds 0");
+  j = sample_json();
+  j["sizes"][0]["exec_state_bytes"] = -5.0;
+  refused(j, "\"exec_state_bytes\" of -5.0");
+  j = sample_json();
+  j["copies"] = 1.5;
+  refused(j, "'copies' is not a whole number");
+}
+
 TEST(PredictCommand, BatchSizesFromListsAndRanges) {
   EXPECT_EQ(parse_batch_sizes("1,2,4"), (std::vector<std::int64_t>{1, 2, 4}));
   const auto vllm = parse_batch_sizes("1,2,4,8-512:8");
@@ -106,6 +139,8 @@ TEST(PredictCommand, BatchSizesFromListsAndRanges) {
   EXPECT_EQ(parse_batch_sizes("1-512").size(), 512u);
   EXPECT_THROW((void)parse_batch_sizes("0"), std::invalid_argument);
   EXPECT_THROW((void)parse_batch_sizes("9-3"), std::invalid_argument);
+  EXPECT_THROW((void)parse_batch_sizes("1-100000000000"), std::invalid_argument);  // too many
+  EXPECT_THROW((void)parse_batch_sizes("1-9223372036854775807:4611686018427387904"), std::invalid_argument);
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 // rules: rounding, which segment a request makes, best fit, splitting, merging.
 #include <gtest/gtest.h>
 
+#include <stdexcept>
+
 #include "gmem/profiler/caching_pool.hpp"
 
 namespace gmem::profiler {
@@ -77,6 +79,19 @@ TEST(CachingPoolModel, BlocksOfTwoSegmentsNeverMerge) {
   EXPECT_EQ(m.reserved_bytes(), 44 * MiB);
   m.free(12345);
   EXPECT_EQ(m.unknown_frees(), 1u);
+}
+
+TEST(CachingPoolModel, EmptyRequestsMakeNoBlockAndFreesOfFreedBlocksAreCounted) {
+  caching_pool_model m;
+  EXPECT_EQ(m.allocate(0), 0u);
+  m.free(0);
+  EXPECT_EQ(m.reserved_bytes(), 0u);
+  const auto a = m.allocate(4 * MiB);
+  m.free(a);
+  m.free(a);
+  EXPECT_EQ(m.unknown_frees(), 1u);
+  EXPECT_EQ(m.allocated_bytes(), 0u);
+  EXPECT_THROW(m.allocate((std::uint64_t{1} << 48) + 1), std::invalid_argument);
 }
 
 }  // namespace

@@ -36,7 +36,8 @@ class caching_pool_model {
  public:
   explicit caching_pool_model(caching_rules rules = {}) : rules_(rules) {}
 
-  /// A block for a request of `bytes`; returns its id (for free).
+  /// A block for a request of `bytes`; returns its id (for free), 0 for an empty request (no
+  /// block). Throws std::invalid_argument beyond 2^48 bytes.
   std::uint64_t allocate(std::uint64_t bytes);
   /// Frees the block `id` (an id allocate returned and not yet freed; others are ignored and
   /// counted in unknown_frees()).
