@@ -170,7 +170,7 @@ warmup_prediction predict_warmup(const predict_sample& sample, const std::vector
   }
 
   // The executable graphs' state, per graph: read from copies; else (graphs with memory nodes
-  // cannot be copied) what the captures after the first took besides the pools.
+  // cannot be copied) what the captures after the second took besides the pools.
   double exec_total = 0, exec_graphs = 0;
   for (const sampled_size& s : sample.sizes) {
     if (s.exec_state_bytes && s.graphs) {
@@ -212,9 +212,8 @@ warmup_prediction predict_warmup(const predict_sample& sample, const std::vector
     return sum;
   };
   // A cost every capture has: the mean of the sampled sizes after the second (the second
-  // capture releases what the first, largest size's eager runs left cached: 18 MiB in the
-  // decoder warm-up, native, one rank and two), kept where it exceeds what the readings' 2 MiB
-  // pieces leave unresolved over that many sizes.
+  // capture releases what the first, largest size's eager runs left cached; docs/driver-facts.md),
+  // kept where it exceeds what the readings' 2 MiB pieces leave unresolved over that many sizes.
   const auto each = [](const std::vector<std::int64_t>& v) {
     const std::size_t from = v.size() >= 3 ? 2 : 1;
     if (v.size() <= from) return std::int64_t{0};
