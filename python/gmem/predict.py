@@ -274,7 +274,7 @@ def predict(sample_or_path, sizes=None, gmemprof=None):
         out = os.path.join(d, "prediction.json")
         cmd = [exe, "predict", str(path), "--json", out]
         if sizes is not None:
-            cmd += ["--sizes", ",".join(str(int(s)) for s in sizes)]
+            cmd += ["--sizes", ",".join(str(int(s)) for s in sizes), "--order", "as-given"]
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode != 0:
             raise RuntimeError("gmemprof predict failed (exit %d): %s" % (r.returncode, r.stderr.strip()))

@@ -88,6 +88,7 @@ def test_predict_runs_gmemprof_on_a_sample():
     assert [s["pool_bytes_after"] for s in p["sizes"]] == [48 * MiB] * 3
     p = gp.predict(sample, sizes=[8, 7, 6, 5, 4, 3, 2, 1])
     assert [s["pool_bytes_after"] // MiB for s in p["sizes"]] == [48, 62, 74, 74, 94, 94, 94, 94]
+    assert gp.predict(sample, sizes=[2, 4, 8])["order"] == [2, 4, 8]     # the engine's order, as given
     with pytest.raises(RuntimeError, match="not a gmem.predict sample"):
         gp.predict({"format": "something else"})
 
