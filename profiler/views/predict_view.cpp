@@ -9,8 +9,9 @@ namespace gmem::profiler {
 
 namespace {
 
+// A predicted amount: signed only where it is negative.
 std::string signed_size(std::int64_t b) {
-  return b < 0 ? "-" + size_text(static_cast<std::uint64_t>(-b)) : size_text(static_cast<std::uint64_t>(b));
+  return b < 0 ? signed_size_text(b) : size_text(static_cast<std::uint64_t>(b));
 }
 
 std::string sizes_text(const std::vector<std::int64_t>& v) {

@@ -22,7 +22,7 @@ import os
 import subprocess
 import tempfile
 
-from ._readings import device_reading
+from ._readings import _cuda, device_reading
 
 __all__ = ["sample", "predict", "pick_sizes", "device_reading", "torch_allocator", "measured", "compare", "table",
            "assert_close"]
@@ -105,7 +105,7 @@ def _exec_state(torch, graphs, copies, device, keep):
     import ctypes
     if copies < 1 or not graphs or not all(hasattr(g, "raw_cuda_graph") for g in graphs):
         return None
-    cuda = ctypes.CDLL("libcuda.so.1")
+    cuda = _cuda()
     torch.cuda.synchronize(device)
     free0, _ = torch.cuda.mem_get_info(device)
     try:
@@ -124,8 +124,9 @@ def _exec_state(torch, graphs, copies, device, keep):
 
 
 def _destroy(execs):
-    import ctypes
-    cuda = ctypes.CDLL("libcuda.so.1")
+    if not execs:
+        return
+    cuda = _cuda()
     for e in execs:
         cuda.cuGraphExecDestroy(e)
     del execs[:]
