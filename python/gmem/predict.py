@@ -22,6 +22,7 @@ import os
 import subprocess
 import tempfile
 
+from . import _graph_copy
 from ._readings import _cuda, device_reading
 
 __all__ = ["sample", "predict", "pick_sizes", "device_reading", "torch_allocator", "measured", "compare", "table",
@@ -98,10 +99,12 @@ class _GraphWatch:
 
 def _exec_state(torch, graphs, copies, device, keep):
     """The device memory `copies` instantiations of each graph take, divided by `copies`: the
-    executable-graph state of one instantiation of all of them (None where graphs cannot be
-    copied: no keep_graph, or memory nodes, which allow one executable graph at a time). The
-    copies are appended to `keep` and stay until the sample ends: the driver keeps what a
-    destroyed executable graph took for later instantiations, which would read as nothing taken."""
+    executable-graph state of one instantiation of all of them (None where there are no graphs or
+    no copies to make, where PyTorch lacks keep_graph, or where a copy fails). A graph with memory
+    nodes allows one executable graph at a time and cannot be cloned: its copies are instantiated
+    from copies built node by node (gmem._graph_copy), one each. The copies (and their graphs) are
+    appended to `keep` and stay until the sample ends: the driver keeps what a destroyed
+    executable graph took for later instantiations, which would read as nothing taken."""
     import ctypes
     if copies < 1 or not graphs or not all(hasattr(g, "raw_cuda_graph") for g in graphs):
         return None
@@ -110,26 +113,40 @@ def _exec_state(torch, graphs, copies, device, keep):
     free0, _ = torch.cuda.mem_get_info(device)
     try:
         for g in graphs:
-            handle = ctypes.c_void_p(g.raw_cuda_graph())
-            for _ in range(copies):
+            original, rebuild = g.raw_cuda_graph(), False
+            for i in range(copies):
                 e = ctypes.c_void_p()
-                if cuda.cuGraphInstantiateWithFlags(ctypes.byref(e), handle, ctypes.c_ulonglong(0)) != 0:
+                for attempt in (0, 1):
+                    handle = original
+                    if rebuild:
+                        handle = _graph_copy.copy_graph(original)
+                        keep.append(("graph", handle))
+                    r = cuda.cuGraphInstantiateWithFlags(ctypes.byref(e), ctypes.c_void_p(handle), ctypes.c_ulonglong(0))
+                    if r == 0 or rebuild or i > 0:
+                        break
+                    rebuild = True  # memory nodes: the original already has its one executable graph
+                if r != 0:
                     return None
-                keep.append(e)
-    except Exception:
+                keep.append(("exec", e))
+    except (_graph_copy.CopyError, OSError):
         return None
     torch.cuda.synchronize(device)
     free1, _ = torch.cuda.mem_get_info(device)
     return (free0 - free1) / copies
 
 
-def _destroy(execs):
-    if not execs:
+def _destroy(kept):
+    """Destroys what _exec_state kept: the executable graphs first, then the graphs they came from."""
+    if not kept:
         return
     cuda = _cuda()
-    for e in execs:
-        cuda.cuGraphExecDestroy(e)
-    del execs[:]
+    for what, h in kept:
+        if what == "exec":
+            cuda.cuGraphExecDestroy(h)
+    for what, h in kept:
+        if what == "graph":
+            _graph_copy.destroy_graph(h)
+    del kept[:]
 
 
 def _segments(snapshot, device):
@@ -198,8 +215,7 @@ def sample(capture, sizes, device=0, copies=64):
     history is on for the sample's duration (it costs host time, not device memory) and off
     after it (a program that records its own memory history has its settings replaced, and the
     history off after the sample); with cudaMallocAsync, whose captures allocate in the
-    memory-node pool, there is no history and the sample holds no calls (nor copies: a graph
-    with memory nodes has one executable graph at a time). While `capture` runs, every
+    memory-node pool, there is no history and the sample holds no calls. While `capture` runs, every
     torch.cuda.CUDAGraph made keeps its CUDA graph (keep_graph), and is instantiated at the end of
     its capture as it would have been."""
     import torch
@@ -230,7 +246,7 @@ def sample(capture, sizes, device=0, copies=64):
                 "pools_after": {k: v for k, v in r1["framework_pools"].items()},
                 "node_pool_change": r1["node_pool"]["reserved_current"] - r0["node_pool"]["reserved_current"],
                 "used_change": r1["used"] - r0["used"],
-                "exec_state_bytes": _exec_state(torch, watch.graphs, copies if native else 0, device, copied),
+                "exec_state_bytes": _exec_state(torch, watch.graphs, copies, device, copied),
             })
         last = snapshot()
         traces = last["device_traces"][device][seen:bounds[-1]] if bounds else []

@@ -4,7 +4,7 @@ on the sample for the full warm-up's sizes. Writes DIR/NAME-{sample,measured,pre
 DIR/NAME.json (the comparison, with the device, the commit and the command); prints the table and
 exits 1 when a kind is off by more than 5% or 64 MiB.
 
-Usage: compare_warmup.py --sizes vllm|all|LIST --sample N --gmemprof PATH --out DIR [--name NAME]
+Usage: compare_warmup.py --sizes vllm|sglang|all|LIST [--style vllm|sglang] --sample N --gmemprof PATH --out DIR [--name NAME]
        [--commit TEXT] [--env K=V]... [--ranks N]
 (--ranks N: N torchrun ranks, one device each, each rank's prediction against its own bill)"""
 import argparse
@@ -21,6 +21,7 @@ import gmem.predict  # noqa: E402
 ap = argparse.ArgumentParser()
 ap.add_argument("--sizes", default="vllm")
 ap.add_argument("--sample", type=int, default=4)
+ap.add_argument("--style", choices=["vllm", "sglang"], default="vllm")
 ap.add_argument("--gmemprof", required=True)
 ap.add_argument("--out", required=True)
 ap.add_argument("--name")
@@ -40,7 +41,7 @@ launch = [sys.executable] if a.ranks == 1 else ["torchrun", "--nproc-per-node", 
 seconds = {}
 for mode in ("sample", "full"):
     t = time.time()
-    cmd = launch + [warmup, mode, "--sizes", a.sizes, "--out", paths["sample" if mode == "sample" else "measured"]]
+    cmd = launch + [warmup, mode, "--sizes", a.sizes, "--style", a.style, "--out", paths["sample" if mode == "sample" else "measured"]]
     if mode == "sample":
         cmd += ["--sample", str(a.sample)]
     subprocess.run(cmd, check=True, env=env)
@@ -77,7 +78,7 @@ for r in range(a.ranks):
         full["allocator"]))
     print(gmem.predict.table(rows))
     print("model checks:", [(c["size"], c["simulated_bytes"] - c["measured_bytes"]) for c in prediction["model_checks"]])
-result = {"name": name, "torch": torch.__version__, "commit": a.commit, "command": " ".join(sys.argv),
+result = {"name": name, "style": a.style, "torch": torch.__version__, "commit": a.commit, "command": " ".join(sys.argv),
           "env": a.env, "ranks": per_rank, "seconds": seconds}
 out = os.path.join(a.out, name + ".json")
 with open(out + ".tmp", "w") as f:

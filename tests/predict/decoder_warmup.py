@@ -1,18 +1,24 @@
-"""A vLLM-style CUDA graph warm-up of a decoder model with random weights: piecewise graphs (the
-model split at attention, which runs eagerly between the pieces, as vLLM's piecewise graphs do),
-every batch size captured largest first into one shared pool, each piece's output released once
-the next piece has read it (vLLM keeps weak references to them), so that later captures reuse
-what earlier ones freed. Each piece is replayed once after its capture.
+"""A CUDA graph warm-up of a decoder model with random weights, every batch size captured largest
+first into one shared pool, each size's inputs a slice of one buffer made before any capture
+(engines keep persistent input buffers), each graph replayed once after its capture.
 
-    decoder_warmup.py full   --sizes vllm|all|LIST --out MEASURED.json
-    decoder_warmup.py sample --sizes vllm|all|LIST --sample N --out SAMPLE.json
+- style vllm: piecewise graphs (the model split at attention, which runs eagerly between the
+  pieces, as vLLM's piecewise graphs do), each piece's output released once the next piece has
+  read it (vLLM keeps weak references to them), so that later captures reuse what earlier ones
+  freed;
+- style sglang: one graph per batch size, the whole forward (attention on the KV cache included),
+  as SGLang's CudaGraphRunner captures it.
+
+    decoder_warmup.py full   --sizes vllm|sglang|all|LIST [--style vllm|sglang] --out MEASURED.json
+    decoder_warmup.py sample --sizes vllm|sglang|all|LIST [--style vllm|sglang] --sample N --out SAMPLE.json
 
 `full` captures every size and writes the bill it measured itself (gmem.bill_meter's readings:
 PyTorch's graph pools, the memory-node pool, cuMemGetInfo). `sample` captures N of the sizes
 through gmem.predict.sample and writes the sample that `gmemprof predict` reads. Under torchrun
 with two or more ranks each rank all-reduces its activations after every layer inside the
 graphs (tensor-parallel style, NCCL captured), on its own device, and writes OUT with .rankR.
-vllm: 1, 2, 4, then 8 to 512 by 8 (67 sizes, vLLM's default capture sizes); all: 1 to 512."""
+vllm: 1, 2, 4, then 8 to 512 by 8 (67 sizes, vLLM's default capture sizes); sglang: 1, 2, 4, 8,
+then 16 to 256 by 8 (35 sizes, SGLang's default on a GPU of more than 90 GiB); all: 1 to 512."""
 import argparse
 import json
 import os
@@ -28,6 +34,8 @@ import gmem.predict  # noqa: E402
 def capture_sizes(spec):
     if spec == "vllm":
         return [1, 2, 4] + list(range(8, 513, 8))
+    if spec == "sglang":
+        return sorted(set([1, 2, 4, 8] + list(range(16, 161, 8)) + list(range(160, 257, 8))))
     if spec == "all":
         return list(range(1, 513))
     return [int(s) for s in spec.split(",")]
@@ -95,43 +103,66 @@ class Decoder(torch.nn.Module):
 
 
 class Runner:
-    """The captured graphs of every batch size, in one shared pool."""
+    """The captured graphs of every batch size, in one shared pool, their inputs slices of one
+    buffer of the largest size."""
 
-    def __init__(self, model):
+    def __init__(self, model, largest, style="vllm"):
         self.model = model
+        self.style = style
         self.pool = torch.cuda.graph_pool_handle()
+        self.input_ids = torch.randint(0, 8192, (largest,), device="cuda")
         self.graphs = {}
-        self.inputs = {}
         self.outputs = {}
 
     def capture(self, size):
-        m = self.model
-        x = torch.randint(0, 8192, (size,), device="cuda")
-        self.inputs[size] = x
-        pieces = m.pieces()
-        graphs = []
+        x = self.input_ids[:size]
         with torch.no_grad():
-            # One eager run first, as engines warm up each size before capturing it.
+            graphs = self._whole(x) if self.style == "sglang" else self._pieces(x)
+        self.graphs[size] = graphs
+        return len(graphs)
+
+    def _whole(self, x):
+        m = self.model
+        pieces = m.pieces()
+
+        def forward(x):
             state = pieces[0](x)
             for piece in pieces[1:]:
                 state = piece((state[0], m.attention(state[1])))
-            torch.cuda.synchronize()
-            state = None
-            carried = x
-            for k, piece in enumerate(pieces):
-                g = torch.cuda.CUDAGraph()
-                arg = carried if k == 0 else (carried[0], m.attention(carried[1]))
-                with torch.cuda.graph(g, pool=self.pool):
-                    out = piece(arg)
-                # Replayed once before the eager attention reads its output: with cudaMallocAsync
-                # a captured allocation is a memory node, mapped only when its graph runs.
-                g.replay()
-                graphs.append(g)
-                # The previous piece's output is released once this piece has read it.
-                carried = out
-            self.outputs[size] = carried[0]
-        self.graphs[size] = graphs
-        return len(graphs)
+            return state[0]
+        forward(x)  # one eager run first, as engines warm up each size before capturing it
+        torch.cuda.synchronize()
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g, pool=self.pool):
+            out = forward(x)
+        g.replay()
+        self.outputs[x.shape[0]] = out
+        return [g]
+
+    def _pieces(self, x):
+        m = self.model
+        pieces = m.pieces()
+        # One eager run first, as engines warm up each size before capturing it.
+        state = pieces[0](x)
+        for piece in pieces[1:]:
+            state = piece((state[0], m.attention(state[1])))
+        torch.cuda.synchronize()
+        state = None
+        carried = x
+        graphs = []
+        for k, piece in enumerate(pieces):
+            g = torch.cuda.CUDAGraph()
+            arg = carried if k == 0 else (carried[0], m.attention(carried[1]))
+            with torch.cuda.graph(g, pool=self.pool):
+                out = piece(arg)
+            # Replayed once before the eager attention reads its output: with cudaMallocAsync
+            # a captured allocation is a memory node, mapped only when its graph runs.
+            g.replay()
+            graphs.append(g)
+            # The previous piece's output is released once this piece has read it.
+            carried = out
+        self.outputs[x.shape[0]] = carried[0]
+        return graphs
 
 
 def build(world):
@@ -149,6 +180,7 @@ def main():
     ap.add_argument("mode", choices=["full", "sample"])
     ap.add_argument("--sizes", default="vllm")
     ap.add_argument("--sample", type=int, default=4)
+    ap.add_argument("--style", choices=["vllm", "sglang"], default="vllm")
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
     sizes = sorted(capture_sizes(a.sizes), reverse=True)  # largest first
@@ -161,7 +193,7 @@ def main():
         root, ext = os.path.splitext(a.out)
         a.out = "%s.rank%d%s" % (root, torch.distributed.get_rank(), ext)
     model = build(world)
-    runner = Runner(model)
+    runner = Runner(model, sizes[0], a.style)
     torch.cuda.synchronize()
     started = time.time()
     if a.mode == "full":

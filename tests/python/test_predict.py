@@ -109,3 +109,22 @@ def test_committed_warmups_are_predicted_within_five_percent_and_64_mib():
         p = gp.predict(path)
         assert all(c["simulated_bytes"] == c["measured_bytes"] for c in p["model_checks"]), path
         gp.assert_close(p, gp.measured(full["before"], full["after"]))
+
+
+def test_graph_copy_orders_nodes_after_their_dependencies_and_keeps_edges_with_data_for_last():
+    from gmem import _graph_copy
+    plain, ported = bytes(8), bytes([0, 1, 0, 0, 0, 0, 0, 0])  # a programmatic port: data
+    # 4 -> 3 -> 1, 4 -> 2, 2 -> 1 with data: 1 comes after 2 and 3, but depends at creation on 3 only.
+    order = _graph_copy._topological([1, 2, 3, 4], [(4, 3, plain), (3, 1, plain), (4, 2, plain), (2, 1, ported)])
+    nodes = [n for n, _ in order]
+    assert nodes.index(4) < nodes.index(3) < nodes.index(1)
+    assert nodes.index(2) < nodes.index(1)
+    assert dict(order) == {4: [], 3: [4], 2: [4], 1: [3]}
+    with pytest.raises(_graph_copy.CopyError, match="cycle"):
+        _graph_copy._topological([1, 2], [(1, 2, plain), (2, 1, plain)])
+
+
+def test_graph_copy_refuses_an_unknown_way_to_copy_memory_nodes():
+    from gmem import _graph_copy
+    with pytest.raises(ValueError, match="'copy' or 'empty'"):
+        _graph_copy.copy_graph(0, memory_nodes="skip")
