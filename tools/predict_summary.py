@@ -1,42 +1,70 @@
 #!/usr/bin/env python3
 """The prediction of committed warm-up runs (tests/predict/compare_warmup.py's files: NAME-sample,
-NAME-measured, one per rank) made again with this gmemprof, against the bills the runs measured,
-and linear extrapolation beside it: one table per run and rank. Exit 1 when a kind of a native
-run is off by more than 5% or 64 MiB.
+NAME-measured, one per rank, and NAME.json with the warm-up's style) made again with this gmemprof,
+against the bills the runs measured, and linear extrapolation beside it: one table per run and rank.
+Judged are the runs whose sample read the executable-graph state from copies at every size: a
+vLLM-style one (piecewise graphs) is off when a kind is off by more than 5% or 64 MiB, any other
+(SGLang-style: one whole graph a size) when its measured total is outside the predicted total and
+its uncertainty. Exit 1 when a judged run is off.
 
-Usage: predict_summary.py DIR --gmemprof PATH"""
+Usage: predict_summary.py DIR... --gmemprof PATH"""
 import argparse
 import glob
 import json
 import os
-import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "python"))
 import gmem.predict  # noqa: E402
 
-ap = argparse.ArgumentParser()
-ap.add_argument("dir")
-ap.add_argument("--gmemprof", required=True)
-a = ap.parse_args()
-status = 0
-for sample_path in sorted(glob.glob(os.path.join(a.dir, "*-sample*.json"))):
-    measured_path = sample_path.replace("-sample", "-measured")
-    name = re.sub(r"-sample", "", os.path.basename(sample_path))[:-len(".json")]
-    sample = json.load(open(sample_path))
-    full = json.load(open(measured_path))
-    prediction = gmem.predict.predict(sample_path, gmemprof=a.gmemprof)
-    rows = gmem.predict.compare(prediction, gmem.predict.measured(full["before"], full["after"]))
-    judged = sample["allocator"] == "native"
-    off = [r["kind"] for r in rows if r["within"] is False]
-    print("%s: %s, %d sizes, %d graphs, sampled %s%s" % (
-        name, sample["allocator"], len(full["sizes"]), full["graphs"], [s["size"] for s in sample["sizes"]],
-        "" if judged else " (not judged: the state of graphs with memory nodes is not read by copies)"))
-    print(gmem.predict.table(rows))
-    print("  allocator model on the sample: %s" % ("exact" if all(
-        c["simulated_bytes"] == c["measured_bytes"] for c in prediction["model_checks"]) else "OFF"))
-    for n in prediction["notes"]:
-        print("  note:", n)
-    if judged and off:
-        status = 1
-sys.exit(status)
+
+def committed_runs(root):
+    """Each run under `root` (a folder of runs, or of such folders): a dict with its sample's path
+    and name, the sample, the measured bill, its style, and whether it is judged."""
+    paths = sorted(glob.glob(os.path.join(root, "*-sample*.json")) + glob.glob(os.path.join(root, "*", "*-sample*.json")))
+    out = []
+    for path in paths:
+        sample = json.load(open(path))
+        full = json.load(open(path.replace("-sample", "-measured")))
+        run = path.split("-sample")[0] + ".json"
+        style = json.load(open(run)).get("style", "vllm") if os.path.exists(run) else "vllm"
+        out.append({"path": path, "name": os.path.basename(path).replace("-sample", "")[:-len(".json")],
+                    "sample": sample, "full": full, "bill": gmem.predict.measured(full["before"], full["after"]),
+                    "style": style, "allocator": sample["allocator"],
+                    "judged": all(s.get("exec_state_bytes") is not None for s in sample["sizes"])})
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("dirs", nargs="+")
+    ap.add_argument("--gmemprof", required=True)
+    a = ap.parse_args()
+    status = 0
+    for run in [r for d in a.dirs for r in committed_runs(d)]:
+        prediction = gmem.predict.predict(run["path"], gmemprof=a.gmemprof)
+        rows = gmem.predict.compare(prediction, run["bill"])
+        total = prediction["total"]
+        if run["style"] == "vllm":
+            off = any(r["within"] is False for r in rows)
+        else:
+            off = abs(total["predicted_bytes"] - run["bill"]["total"]) > total["uncertainty_bytes"]
+        print("%s: %s-style, %s, %d sizes, %d graphs, sampled %s%s" % (
+            run["name"], run["style"], run["allocator"], len(run["full"]["sizes"]), run["full"]["graphs"],
+            [s["size"] for s in run["sample"]["sizes"]],
+            "" if run["judged"] else " (not judged: its sample read no executable-graph state from copies)"))
+        print(gmem.predict.table(rows))
+        if run["style"] != "vllm":
+            print("  total %.1f MiB +- %.1f MiB predicted, %.1f MiB measured" % (
+                total["predicted_bytes"] / 2**20, total["uncertainty_bytes"] / 2**20, run["bill"]["total"] / 2**20))
+        print("  allocator model on the sample: %s" % ("exact" if all(
+            c["simulated_bytes"] == c["measured_bytes"] for c in prediction["model_checks"]) else "OFF"))
+        for n in prediction["notes"]:
+            print("  note:", n)
+        if run["judged"] and off:
+            status = 1
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -28,13 +28,10 @@ int run_predict(const predict_options& options, std::ostream& out, std::ostream&
       for (const sampled_size& s : sample.sizes) order.push_back(s.size);
     }
     const warmup_prediction p = predict_warmup(sample, order);
-    if (options.format == "json") {
-      out << prediction_json(p, sample);
-    } else {
-      out << format_prediction(p, sample);
-    }
+    const std::string json = options.format == "json" || !options.json_path.empty() ? prediction_json(p, sample) : "";
+    out << (options.format == "json" ? json : format_prediction(p, sample));
     if (!options.json_path.empty()) {
-      write_text_atomically(prediction_json(p, sample), options.json_path);
+      write_text_atomically(json, options.json_path);
       if (options.format != "json") out << "wrote " << options.json_path << "\n";
     }
     return 0;

@@ -225,22 +225,12 @@ warmup_prediction predict_warmup(const predict_sample& sample, const std::vector
   };
   const std::int64_t outside_net = net(outside), outside_each = each(outside);
   const std::int64_t node_net = net(node), node_each = each(node);
-  // Each reading of the device memory in use moves in pieces of 2 MiB; and what every capture
-  // takes is a mean of few such readings, where a one-off (a library's workspace, a new segment
-  // of the eager cache) reads as a cost of each size: it is as uncertain as it is large.
-  std::uint64_t unsampled = 0;
-  for (std::size_t p = 1; p < order.size(); ++p) {
-    bool sampled = false;
-    for (const sampled_size& s : sample.sizes) sampled = sampled || s.size == order[p];
-    unsampled += sampled ? 0 : 1;
-  }
-  const std::uint64_t outside_reading =
-      2 * MiB * sample.sizes.size() + static_cast<std::uint64_t>(std::llabs(outside_each)) * unsampled;
 
   const auto simulated = simulate(calls, order);
   std::uint64_t previous = 0;
   double exec_sum = 0;
   std::int64_t outside_sum = 0, node_sum = 0;
+  std::uint64_t outside_each_sizes = 0;  // the sizes that take what every capture takes
   std::uint64_t graphs_sum = 0;
   for (std::size_t p = 0; p < order.size(); ++p) {
     predicted_size ps;
@@ -259,6 +249,7 @@ warmup_prediction predict_warmup(const predict_sample& sample, const std::vector
     node_sum += ps.node_pool_bytes;
     exec_sum += ps.exec_state_bytes;
     outside_sum += ps.outside_bytes;
+    outside_each_sizes += p != 0 && !ps.sampled;
     graphs_sum += ps.graphs;
     out.sizes.push_back(ps);
   }
@@ -282,6 +273,11 @@ warmup_prediction predict_warmup(const predict_sample& sample, const std::vector
   out.kinds.push_back({"framework_pool", static_cast<std::int64_t>(previous), model_error + fit_spread});
   out.kinds.push_back({"exec_state", static_cast<std::int64_t>(std::llround(exec_sum)),
                        static_cast<std::uint64_t>(std::llround(per_graph_reading * static_cast<double>(graphs_sum)))});
+  // Each reading of the device memory in use moves in pieces of 2 MiB; and what every capture
+  // takes is a mean of few such readings, where a one-off (a library's workspace, a new segment
+  // of the eager cache) reads as a cost of each size: it is as uncertain as it is large.
+  const std::uint64_t outside_reading = 2 * MiB * sample.sizes.size() +
+                                        static_cast<std::uint64_t>(std::llabs(outside_each)) * outside_each_sizes;
   out.kinds.push_back({"outside", outside_sum, outside_reading});
   out.kinds.push_back({"node_pool", node_sum, 0});
   out.total.kind = "total";

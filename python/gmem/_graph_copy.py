@@ -68,79 +68,103 @@ def _topological(nodes, edges):
     return [(n, deps[n]) for n in order]
 
 
-def copy_graph(graph, memory_nodes="copy"):
-    """A new CUgraph (an int handle; destroy it with destroy_graph) with the nodes and edges of
-    `graph` (a CUgraph handle). memory_nodes="copy": each allocation node a new one with the same
-    parameters, each free node freeing the copy's allocation (or, for an allocation made in
-    another graph, the same address); "empty": each memory node an empty node. Kernel, memcpy,
-    memset, host, event record and wait, and empty nodes are copied; anything else raises
-    CopyError, as does a driver call that fails."""
-    if memory_nodes not in ("copy", "empty"):
-        raise ValueError("memory_nodes is 'copy' or 'empty', not %r" % (memory_nodes,))
-    cuda = _cuda()
-    graph = ctypes.c_void_p(graph)
-    ctx = ctypes.c_void_p()
-    _check(cuda.cuCtxGetCurrent(ctypes.byref(ctx)), "cuCtxGetCurrent")
-    nodes, edges = _nodes_and_edges(cuda, graph)
-    out = ctypes.c_void_p()
-    _check(cuda.cuGraphCreate(ctypes.byref(out), 0), "cuGraphCreate")
-    try:
-        made, moved = {}, {}
+class GraphCopier:
+    """Reads `graph` (a CUgraph handle) once: its nodes in an order that creates each after those
+    it depends on, each node's parameters, and its edges; make() then builds a copy from what was
+    read (the source must outlive the copies: a kernel node's arguments are read from it).
+    memory_nodes="copy": each allocation node a new one with the same parameters, each free node
+    freeing the copy's allocation (or, for an allocation made in another graph, the same address);
+    "empty": each memory node an empty node. Kernel, memcpy, memset, host, event record and wait,
+    and empty nodes are copied; anything else raises CopyError, as does a driver call that fails."""
+
+    def __init__(self, graph, memory_nodes="copy"):
+        if memory_nodes not in ("copy", "empty"):
+            raise ValueError("memory_nodes is 'copy' or 'empty', not %r" % (memory_nodes,))
+        cuda = self._cuda = _cuda()
+        self._ctx = ctypes.c_void_p()
+        _check(cuda.cuCtxGetCurrent(ctypes.byref(self._ctx)), "cuCtxGetCurrent")
+        nodes, edges = _nodes_and_edges(cuda, ctypes.c_void_p(graph))
+        self._nodes = []  # (source node, kind, what its adder takes, dependencies)
         for node, deps in _topological(nodes, edges):
-            kind = ctypes.c_int()
-            _check(cuda.cuGraphNodeGetType(ctypes.c_void_p(node), ctypes.byref(kind)), "cuGraphNodeGetType")
-            kind = kind.value
-            d = (ctypes.c_void_p * max(len(deps), 1))(*[made[x] for x in deps])
-            nd = ctypes.c_size_t(len(deps))
-            new = ctypes.c_void_p()
-            src = ctypes.c_void_p(node)
-            params = (ctypes.c_uint8 * _PARAMS_BYTES)()
-            if kind == _KERNEL:
-                _check(cuda.cuGraphKernelNodeGetParams_v2(src, params), "cuGraphKernelNodeGetParams")
-                _check(cuda.cuGraphAddKernelNode_v2(ctypes.byref(new), out, d, nd, params), "cuGraphAddKernelNode")
-                _check(cuda.cuGraphKernelNodeCopyAttributes(new, src), "cuGraphKernelNodeCopyAttributes")
-            elif kind == _MEMCPY:
-                _check(cuda.cuGraphMemcpyNodeGetParams(src, params), "cuGraphMemcpyNodeGetParams")
-                _check(cuda.cuGraphAddMemcpyNode(ctypes.byref(new), out, d, nd, params, ctx), "cuGraphAddMemcpyNode")
-            elif kind == _MEMSET:
-                _check(cuda.cuGraphMemsetNodeGetParams(src, params), "cuGraphMemsetNodeGetParams")
-                _check(cuda.cuGraphAddMemsetNode(ctypes.byref(new), out, d, nd, params, ctx), "cuGraphAddMemsetNode")
-            elif kind == _HOST:
-                _check(cuda.cuGraphHostNodeGetParams(src, params), "cuGraphHostNodeGetParams")
-                _check(cuda.cuGraphAddHostNode(ctypes.byref(new), out, d, nd, params), "cuGraphAddHostNode")
-            elif kind in (_EVENT_RECORD, _WAIT_EVENT):
-                ev = ctypes.c_void_p()
-                get, add = (("cuGraphEventRecordNodeGetEvent", "cuGraphAddEventRecordNode") if kind == _EVENT_RECORD
-                            else ("cuGraphEventWaitNodeGetEvent", "cuGraphAddEventWaitNode"))
-                _check(getattr(cuda, get)(src, ctypes.byref(ev)), get)
-                _check(getattr(cuda, add)(ctypes.byref(new), out, d, nd, ev), add)
-            elif kind == _EMPTY or (kind in (_MEM_ALLOC, _MEM_FREE) and memory_nodes == "empty"):
-                _check(cuda.cuGraphAddEmptyNode(ctypes.byref(new), out, d, nd), "cuGraphAddEmptyNode")
-            elif kind == _MEM_ALLOC:
-                _check(cuda.cuGraphMemAllocNodeGetParams(src, params), "cuGraphMemAllocNodeGetParams")
-                old = ctypes.c_uint64.from_buffer(params, _ALLOC_DPTR_AT).value
-                _check(cuda.cuGraphAddMemAllocNode(ctypes.byref(new), out, d, nd, params), "cuGraphAddMemAllocNode")
-                moved[old] = ctypes.c_uint64.from_buffer(params, _ALLOC_DPTR_AT).value
-            elif kind == _MEM_FREE:
-                ptr = ctypes.c_uint64()
-                _check(cuda.cuGraphMemFreeNodeGetParams(src, ctypes.byref(ptr)), "cuGraphMemFreeNodeGetParams")
-                target = ctypes.c_uint64(moved.get(ptr.value, ptr.value))
-                _check(cuda.cuGraphAddMemFreeNode(ctypes.byref(new), out, d, nd, target), "cuGraphAddMemFreeNode")
-            else:
-                raise CopyError("a node of type %d" % kind)
-            made[node] = new.value
-        rich = [(a, b, data) for a, b, data in edges if any(data)]
-        if rich:
-            n = len(rich)
-            _check(cuda.cuGraphAddDependencies_v2(
-                out, (ctypes.c_void_p * n)(*[made[a] for a, _, _ in rich]),
-                (ctypes.c_void_p * n)(*[made[b] for _, b, _ in rich]),
-                (ctypes.c_uint8 * (_EDGE_BYTES * n)).from_buffer_copy(b"".join(d for _, _, d in rich)),
-                ctypes.c_size_t(n)), "cuGraphAddDependencies")
-    except BaseException:
-        cuda.cuGraphDestroy(out)
-        raise
-    return out.value
+            self._nodes.append((node,) + self._read(node, memory_nodes) + (deps,))
+        self._rich = [(a, b, data) for a, b, data in edges if any(data)]
+
+    def _read(self, node, memory_nodes):
+        """(kind, params): the parameter bytes (an event for event nodes, the address for a free)."""
+        cuda, src = self._cuda, ctypes.c_void_p(node)
+        kind = ctypes.c_int()
+        _check(cuda.cuGraphNodeGetType(src, ctypes.byref(kind)), "cuGraphNodeGetType")
+        kind = kind.value
+        if kind == _EMPTY or (kind in (_MEM_ALLOC, _MEM_FREE) and memory_nodes == "empty"):
+            return _EMPTY, None
+        getters = {_KERNEL: "cuGraphKernelNodeGetParams_v2", _MEMCPY: "cuGraphMemcpyNodeGetParams",
+                   _MEMSET: "cuGraphMemsetNodeGetParams", _HOST: "cuGraphHostNodeGetParams",
+                   _MEM_ALLOC: "cuGraphMemAllocNodeGetParams", _EVENT_RECORD: "cuGraphEventRecordNodeGetEvent",
+                   _WAIT_EVENT: "cuGraphEventWaitNodeGetEvent", _MEM_FREE: "cuGraphMemFreeNodeGetParams"}
+        if kind not in getters:
+            raise CopyError("a node of type %d" % kind)
+        if kind in (_EVENT_RECORD, _WAIT_EVENT, _MEM_FREE):
+            value = ctypes.c_uint64()
+            _check(getattr(cuda, getters[kind])(src, ctypes.byref(value)), getters[kind])
+            return kind, value.value
+        params = (ctypes.c_uint8 * _PARAMS_BYTES)()
+        _check(getattr(cuda, getters[kind])(src, params), getters[kind])
+        return kind, bytes(params)
+
+    def make(self):
+        """A new CUgraph (an int handle; destroy it with destroy_graph): a copy of the graph read."""
+        cuda, ctx = self._cuda, self._ctx
+        out = ctypes.c_void_p()
+        _check(cuda.cuGraphCreate(ctypes.byref(out), 0), "cuGraphCreate")
+        try:
+            made, moved = {}, {}
+            for node, kind, params, deps in self._nodes:
+                d = (ctypes.c_void_p * max(len(deps), 1))(*[made[x] for x in deps])
+                nd = ctypes.c_size_t(len(deps))
+                new = ctypes.c_void_p()
+                p = (ctypes.c_uint8 * _PARAMS_BYTES).from_buffer_copy(params) if isinstance(params, bytes) else None
+                if kind == _KERNEL:
+                    _check(cuda.cuGraphAddKernelNode_v2(ctypes.byref(new), out, d, nd, p), "cuGraphAddKernelNode")
+                    _check(cuda.cuGraphKernelNodeCopyAttributes(new, ctypes.c_void_p(node)),
+                           "cuGraphKernelNodeCopyAttributes")
+                elif kind == _MEMCPY:
+                    _check(cuda.cuGraphAddMemcpyNode(ctypes.byref(new), out, d, nd, p, ctx), "cuGraphAddMemcpyNode")
+                elif kind == _MEMSET:
+                    _check(cuda.cuGraphAddMemsetNode(ctypes.byref(new), out, d, nd, p, ctx), "cuGraphAddMemsetNode")
+                elif kind == _HOST:
+                    _check(cuda.cuGraphAddHostNode(ctypes.byref(new), out, d, nd, p), "cuGraphAddHostNode")
+                elif kind == _EVENT_RECORD:
+                    _check(cuda.cuGraphAddEventRecordNode(ctypes.byref(new), out, d, nd, ctypes.c_void_p(params)),
+                           "cuGraphAddEventRecordNode")
+                elif kind == _WAIT_EVENT:
+                    _check(cuda.cuGraphAddEventWaitNode(ctypes.byref(new), out, d, nd, ctypes.c_void_p(params)),
+                           "cuGraphAddEventWaitNode")
+                elif kind == _EMPTY:
+                    _check(cuda.cuGraphAddEmptyNode(ctypes.byref(new), out, d, nd), "cuGraphAddEmptyNode")
+                elif kind == _MEM_ALLOC:
+                    old = ctypes.c_uint64.from_buffer(p, _ALLOC_DPTR_AT).value
+                    _check(cuda.cuGraphAddMemAllocNode(ctypes.byref(new), out, d, nd, p), "cuGraphAddMemAllocNode")
+                    moved[old] = ctypes.c_uint64.from_buffer(p, _ALLOC_DPTR_AT).value
+                else:  # _MEM_FREE
+                    target = ctypes.c_uint64(moved.get(params, params))
+                    _check(cuda.cuGraphAddMemFreeNode(ctypes.byref(new), out, d, nd, target), "cuGraphAddMemFreeNode")
+                made[node] = new.value
+            if self._rich:
+                n = len(self._rich)
+                _check(cuda.cuGraphAddDependencies_v2(
+                    out, (ctypes.c_void_p * n)(*[made[a] for a, _, _ in self._rich]),
+                    (ctypes.c_void_p * n)(*[made[b] for _, b, _ in self._rich]),
+                    (ctypes.c_uint8 * (_EDGE_BYTES * n)).from_buffer_copy(b"".join(d for _, _, d in self._rich)),
+                    ctypes.c_size_t(n)), "cuGraphAddDependencies")
+        except BaseException:
+            cuda.cuGraphDestroy(out)
+            raise
+        return out.value
+
+
+def copy_graph(graph, memory_nodes="copy"):
+    """One copy of `graph` (GraphCopier); destroy it with destroy_graph."""
+    return GraphCopier(graph, memory_nodes).make()
 
 
 def destroy_graph(graph):

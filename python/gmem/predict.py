@@ -111,21 +111,24 @@ def _exec_state(torch, graphs, copies, device, keep):
     cuda = _cuda()
     torch.cuda.synchronize(device)
     free0, _ = torch.cuda.mem_get_info(device)
+    def instantiate(handle):
+        e = ctypes.c_void_p()
+        r = cuda.cuGraphInstantiateWithFlags(ctypes.byref(e), ctypes.c_void_p(handle), ctypes.c_ulonglong(0))
+        return e if r == 0 else None
+
     try:
         for g in graphs:
-            original, rebuild = g.raw_cuda_graph(), False
+            original = g.raw_cuda_graph()
+            copier = None  # set where the original refuses its first copy (memory nodes)
             for i in range(copies):
-                e = ctypes.c_void_p()
-                for attempt in (0, 1):
-                    handle = original
-                    if rebuild:
-                        handle = _graph_copy.copy_graph(original)
-                        keep.append(("graph", handle))
-                    r = cuda.cuGraphInstantiateWithFlags(ctypes.byref(e), ctypes.c_void_p(handle), ctypes.c_ulonglong(0))
-                    if r == 0 or rebuild or i > 0:
-                        break
-                    rebuild = True  # memory nodes: the original already has its one executable graph
-                if r != 0:
+                e = None if copier else instantiate(original)
+                if e is None and i == 0:
+                    copier = _graph_copy.GraphCopier(original)
+                if e is None and copier:
+                    handle = copier.make()
+                    keep.append(("graph", handle))
+                    e = instantiate(handle)
+                if e is None:
                     return None
                 keep.append(("exec", e))
     except Exception:  # a driver without a call the copy needs, a node it cannot copy: no reading

@@ -93,41 +93,27 @@ def test_predict_runs_gmemprof_on_a_sample():
         gp.predict({"format": "something else"})
 
 
-def _committed_warmups():
-    """(sample path, measured bill, style) of each warm-up run on a GPU (reports/predict/) whose
-    sample read the executable-graph state from copies at every size: every native run, and the
-    cudaMallocAsync runs since copies of graphs with memory nodes are built node by node."""
-    import glob
-    import json
-    import os
-    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir, "reports", "predict")
-    out = []
-    for path in sorted(glob.glob(os.path.join(root, "*", "*-sample*.json"))):
-        sample = json.load(open(path))
-        if not all(s.get("exec_state_bytes") is not None for s in sample["sizes"]):
-            continue
-        full = json.load(open(path.replace("-sample", "-measured")))
-        run = path.split("-sample")[0] + ".json"
-        style = json.load(open(run)).get("style", "vllm") if os.path.exists(run) else "vllm"
-        out.append((path, gp.measured(full["before"], full["after"]), style, sample["allocator"]))
-    return out
-
-
 def test_committed_warmups_are_predicted_within_five_percent_and_64_mib():
     """Each committed vLLM-style warm-up (piecewise graphs), both allocators: this gmemprof's
     prediction, kind by kind, within 5% and 64 MiB of what the run measured, and the caching
     allocator's model exact on each sample's own calls. Every other committed run (SGLang-style:
     one whole graph a size): the measured total within the predicted total and its uncertainty."""
-    runs = _committed_warmups()
-    assert {(style, alloc) for _, _, style, alloc in runs} >= {("vllm", "native"), ("vllm", "cudaMallocAsync"),
-                                                              ("sglang", "native"), ("sglang", "cudaMallocAsync")}
-    for path, bill, style, _ in runs:
-        p = gp.predict(path)
-        assert all(c["simulated_bytes"] == c["measured_bytes"] for c in p["model_checks"]), path
-        if style == "vllm":
-            gp.assert_close(p, bill)
+    import os
+    import sys
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path.insert(0, os.path.join(here, os.pardir, os.pardir, "tools"))
+    import predict_summary
+    runs = [r for r in predict_summary.committed_runs(os.path.join(here, os.pardir, os.pardir, "reports", "predict"))
+            if r["judged"]]
+    assert {(r["style"], r["allocator"]) for r in runs} >= {("vllm", "native"), ("vllm", "cudaMallocAsync"),
+                                                          ("sglang", "native"), ("sglang", "cudaMallocAsync")}
+    for r in runs:
+        p = gp.predict(r["path"])
+        assert all(c["simulated_bytes"] == c["measured_bytes"] for c in p["model_checks"]), r["path"]
+        if r["style"] == "vllm":
+            gp.assert_close(p, r["bill"])
         else:
-            assert abs(p["total"]["predicted_bytes"] - bill["total"]) <= p["total"]["uncertainty_bytes"], path
+            assert abs(p["total"]["predicted_bytes"] - r["bill"]["total"]) <= p["total"]["uncertainty_bytes"], r["path"]
 
 
 def test_graph_copy_orders_nodes_after_their_dependencies_and_keeps_edges_with_data_for_last():
