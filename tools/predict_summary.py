@@ -2,10 +2,9 @@
 """The prediction of committed warm-up runs (tests/predict/compare_warmup.py's files: NAME-sample,
 NAME-measured, one per rank, and NAME.json with the warm-up's style) made again with this gmemprof,
 against the bills the runs measured, and linear extrapolation beside it: one table per run and rank.
-Judged are the runs whose sample read the executable-graph state from copies at every size: a
-vLLM-style one (piecewise graphs) is off when a kind is off by more than 5% or 64 MiB, any other
-(SGLang-style: one whole graph a size) when its measured total is outside the predicted total and
-its uncertainty. Exit 1 when a judged run is off.
+Judged are the runs whose sample read the executable-graph state from copies at every size: a run
+is off when a kind is off by more than 5% or 64 MiB, or its measured total is outside the
+predicted total and its uncertainty. Exit 1 when a judged run is off.
 
 Usage: predict_summary.py DIR... --gmemprof PATH"""
 import argparse
@@ -45,17 +44,14 @@ def main():
         prediction = gmem.predict.predict(run["path"], gmemprof=a.gmemprof)
         rows = gmem.predict.compare(prediction, run["bill"])
         total = prediction["total"]
-        if run["style"] == "vllm":
-            off = any(r["within"] is False for r in rows)
-        else:
-            off = abs(total["predicted_bytes"] - run["bill"]["total"]) > total["uncertainty_bytes"]
+        off = any(r["within"] is False for r in rows) or \
+            abs(total["predicted_bytes"] - run["bill"]["total"]) > total["uncertainty_bytes"]
         print("%s: %s-style, %s, %d sizes, %d graphs, sampled %s%s" % (
             run["name"], run["style"], run["allocator"], len(run["full"]["sizes"]), run["full"]["graphs"],
             [s["size"] for s in run["sample"]["sizes"]],
             "" if run["judged"] else " (not judged: its sample read no executable-graph state from copies)"))
         print(gmem.predict.table(rows))
-        if run["style"] != "vllm":
-            print("  total %.1f MiB +- %.1f MiB predicted, %.1f MiB measured" % (
+        print("  total %.1f MiB +- %.1f MiB predicted, %.1f MiB measured" % (
                 total["predicted_bytes"] / 2**20, total["uncertainty_bytes"] / 2**20, run["bill"]["total"] / 2**20))
         print("  allocator model on the sample: %s" % ("exact" if all(
             c["simulated_bytes"] == c["measured_bytes"] for c in prediction["model_checks"]) else "OFF"))

@@ -213,18 +213,24 @@ warmup_prediction predict_warmup(const predict_sample& sample, const std::vector
   };
   // A cost every capture has: the mean of the sampled sizes after the second (the second
   // capture releases what the first, largest size's eager runs left cached; docs/driver-facts.md),
-  // kept where it exceeds what the readings' 2 MiB pieces leave unresolved over that many sizes.
-  const auto each = [](const std::vector<std::int64_t>& v) {
+  // kept where it exceeds what the readings' 2 MiB pieces leave unresolved over that many sizes
+  // and every one of those readings shows it (a one-off, such as a workspace one size's shapes
+  // need, shows in one reading only). `mean` is the mean either way: the uncertainty counts it.
+  const auto each = [](const std::vector<std::int64_t>& v, double* mean_out) {
     const std::size_t from = v.size() >= 3 ? 2 : 1;
     if (v.size() <= from) return std::int64_t{0};
     double sum = 0;
     for (std::size_t k = from; k < v.size(); ++k) sum += static_cast<double>(v[k]);
     const double n = static_cast<double>(v.size() - from);
     const double mean = sum / n;
-    return std::fabs(mean) < 2.0 * MiB / n ? std::int64_t{0} : static_cast<std::int64_t>(std::llround(mean));
+    if (mean_out) *mean_out = mean;
+    bool everywhere = true;
+    for (std::size_t k = from; k < v.size(); ++k) everywhere = everywhere && (v[k] > 0) == (mean > 0) && v[k] != 0;
+    return std::fabs(mean) < 2.0 * MiB / n || !everywhere ? std::int64_t{0} : static_cast<std::int64_t>(std::llround(mean));
   };
-  const std::int64_t outside_net = net(outside), outside_each = each(outside);
-  const std::int64_t node_net = net(node), node_each = each(node);
+  double outside_mean = 0;
+  const std::int64_t outside_net = net(outside), outside_each = each(outside, &outside_mean);
+  const std::int64_t node_net = net(node), node_each = each(node, nullptr);
 
   const auto simulated = simulate(calls, order);
   std::uint64_t previous = 0;
@@ -277,7 +283,7 @@ warmup_prediction predict_warmup(const predict_sample& sample, const std::vector
   // takes is a mean of few such readings, where a one-off (a library's workspace, a new segment
   // of the eager cache) reads as a cost of each size: it is as uncertain as it is large.
   const std::uint64_t outside_reading = 2 * MiB * sample.sizes.size() +
-                                        static_cast<std::uint64_t>(std::llabs(outside_each)) * outside_each_sizes;
+                                        static_cast<std::uint64_t>(std::llround(std::fabs(outside_mean))) * outside_each_sizes;
   out.kinds.push_back({"outside", outside_sum, outside_reading});
   out.kinds.push_back({"node_pool", node_sum, 0});
   out.total.kind = "total";

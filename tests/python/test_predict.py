@@ -94,10 +94,10 @@ def test_predict_runs_gmemprof_on_a_sample():
 
 
 def test_committed_warmups_are_predicted_within_five_percent_and_64_mib():
-    """Each committed vLLM-style warm-up (piecewise graphs), both allocators: this gmemprof's
-    prediction, kind by kind, within 5% and 64 MiB of what the run measured, and the caching
-    allocator's model exact on each sample's own calls. Every other committed run (SGLang-style:
-    one whole graph a size): the measured total within the predicted total and its uncertainty."""
+    """Each committed warm-up (vLLM-style piecewise graphs and SGLang-style whole graphs, both
+    allocators): this gmemprof's prediction, kind by kind, within 5% and 64 MiB of what the run
+    measured, the measured total within the predicted total's uncertainty, and the caching
+    allocator's model exact on each sample's own calls."""
     import os
     import sys
     here = os.path.dirname(os.path.abspath(__file__))
@@ -110,10 +110,8 @@ def test_committed_warmups_are_predicted_within_five_percent_and_64_mib():
     for r in runs:
         p = gp.predict(r["path"])
         assert all(c["simulated_bytes"] == c["measured_bytes"] for c in p["model_checks"]), r["path"]
-        if r["style"] == "vllm":
-            gp.assert_close(p, r["bill"])
-        else:
-            assert abs(p["total"]["predicted_bytes"] - r["bill"]["total"]) <= p["total"]["uncertainty_bytes"], r["path"]
+        gp.assert_close(p, r["bill"])
+        assert abs(p["total"]["predicted_bytes"] - r["bill"]["total"]) <= p["total"]["uncertainty_bytes"], r["path"]
 
 
 def test_graph_copy_orders_nodes_after_their_dependencies_and_keeps_edges_with_data_for_last():

@@ -138,6 +138,23 @@ TEST(PredictWarmup, OutsideThePoolsIsTheSamplesNetAndWhatEveryCaptureTakes) {
   EXPECT_EQ(p.kinds[2].uncertainty_bytes, 6 * MiB + 5 * 2 * MiB);
 }
 
+TEST(PredictWarmup, AOneOffInOneReadingIsNotACostOfEveryCapture) {
+  predict_sample s = eight_four_two();
+  s.sizes.push_back(temp_and_output(1, 0x4000, 48 * MiB, 200 * KiB));
+  // Size 4 took 4 MiB outside the pools once (a workspace its shapes needed); sizes 2 and 1
+  // took nothing: the mean of the readings after the second is 2 MiB, shown by one of them.
+  s.sizes[1].used_change = 200 * KiB + 4 * MiB;
+  s.sizes[2].used_change = 200 * KiB + 4 * MiB;
+  const warmup_prediction p = predict_warmup(s, {8, 7, 6, 5, 4, 3, 2, 1});
+  EXPECT_EQ(p.sizes[1].outside_bytes, 0);  // size 7, not sampled
+  EXPECT_EQ(p.kinds[2].bytes, static_cast<std::int64_t>(16 * MiB));  // the net: 8 + 4 + 4 + 0
+  // The mean stays in the uncertainty for each of the four sizes not sampled.
+  EXPECT_EQ(p.kinds[2].uncertainty_bytes, 4 * 2 * MiB + 4 * 2 * MiB);
+  // Shown by both readings after the second, it is every capture's.
+  s.sizes[3].used_change = 200 * KiB + 4 * MiB;
+  EXPECT_EQ(predict_warmup(s, {8, 7, 6, 5, 4, 3, 2, 1}).sizes[1].outside_bytes, static_cast<std::int64_t>(4 * MiB));
+}
+
 TEST(PredictWarmup, WithoutCallsOrCopiesTheStateIsWhatLaterCapturesTook) {
   // cudaMallocAsync: no graph pool of PyTorch's, no calls, no copies. Five graphs a size; the
   // first capture took 40 MiB besides and reserved 64 MiB in the memory-node pool, each later
