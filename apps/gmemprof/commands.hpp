@@ -61,6 +61,7 @@ struct predict_options {
   std::string order = "largest-first";
   std::string json_path;
   std::string format = "text";
+  std::size_t graphs = 5;  ///< the costliest graphs the text lists
 };
 
 /// `gmemprof predict`: the predicted bill of a warm-up (gmem/profiler/predict.hpp) from a sample

@@ -128,6 +128,18 @@ int predict(const arguments& a, const std::string&) {
   o.json_path = a.value("--json");
   o.format = a.value("--format", o.format);
   if (o.format != "text" && o.format != "json") throw usage_problem("--format is text or json");
+  const std::string graphs = a.value("--graphs", "5");
+  if (graphs == "all") {
+    o.graphs = static_cast<std::size_t>(-1);
+  } else {
+    std::size_t used = 0;
+    try {
+      o.graphs = std::stoul(graphs, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != graphs.size() || graphs.empty() || graphs[0] == '-') throw usage_problem("--graphs is a count or all, not '" + graphs + "'");
+  }
   return gmem::profiler::run_predict(o, std::cout, std::cerr);
 }
 
@@ -267,7 +279,7 @@ const std::vector<command>& commands() {
        {out_option}, false, bench_summary},
       {"predict", "the bill of a whole warm-up, predicted from a few captured batch sizes",
        "usage: gmemprof predict SAMPLE [--sizes LIST] [--order largest-first|as-given] [--json FILE]\n"
-       "                        [--format text|json]\n",
+       "                        [--graphs N|all] [--format text|json]\n",
        "Reads a sample (gmem.predict.sample in the engine's process: a few batch sizes captured\n"
        "the engine's way, each with every call PyTorch's caching allocator made in the graph pool,\n"
        "the pool's segments, the executable graphs' state and the device memory in use) and\n"
@@ -275,16 +287,18 @@ const std::vector<command>& commands() {
        "size's allocations fitted from the sampled sizes, replayed in the capture order through\n"
        "the caching allocator's rules), the executable-graph state, and what captures take\n"
        "outside the pools, each with the uncertainty it measured of itself; and beside it the\n"
-       "linear extrapolation from two sizes that engines use. It checks the allocator model on\n"
-       "the sample's own calls against the pool PyTorch listed.\n"
+       "linear extrapolation from two sizes that engines use. Each graph of every size has its\n"
+       "own figures (the JSON lists them all; the text the costliest). It checks the allocator\n"
+       "model on the sample's own calls against the pool PyTorch listed.\n"
        "\n"
        "  --sizes LIST      the warm-up's batch sizes: 1,2,4 or 1-512 or 8-512:8, or a mix\n"
        "                    (default: the capture order the sample holds)\n"
        "  --order O         largest-first (default: the order engines capture in) or as-given\n"
        "  --json FILE       also write the prediction as JSON, atomically\n"
+       "  --graphs N|all    list the N costliest graphs (default 5), or each graph in capture order\n"
        "  --format json     print the JSON instead of the text\n",
        {{"--sizes", "", true, false}, {"--order", "", true, false}, {"--json", "", true, false},
-        {"--format", "", true, false}},
+        {"--graphs", "", true, false}, {"--format", "", true, false}},
        false, predict},
       {"html", "a report as one self-contained HTML page",
        "usage: gmemprof html REPORT [--baseline BASELINE] [--bench BENCH_JSON] -o FILE.html\n",

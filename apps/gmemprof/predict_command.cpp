@@ -29,7 +29,7 @@ int run_predict(const predict_options& options, std::ostream& out, std::ostream&
     }
     const warmup_prediction p = predict_warmup(sample, order);
     const std::string json = options.format == "json" || !options.json_path.empty() ? prediction_json(p, sample) : "";
-    out << (options.format == "json" ? json : format_prediction(p, sample));
+    out << (options.format == "json" ? json : format_prediction(p, sample, options.graphs));
     if (!options.json_path.empty()) {
       write_text_atomically(json, options.json_path);
       if (options.format != "json") out << "wrote " << options.json_path << "\n";

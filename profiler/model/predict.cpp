@@ -25,6 +25,7 @@ struct sampled_calls {
   std::int64_t size = 0;
   std::vector<call> calls;
   std::size_t allocs = 0;
+  std::vector<std::size_t> ends;  ///< each graph's calls end here in `calls` (the last graph's: all); empty where not read
 };
 
 std::vector<sampled_calls> name_blocks(const predict_sample& s, std::vector<std::string>& notes) {
@@ -34,7 +35,9 @@ std::vector<sampled_calls> name_blocks(const predict_sample& s, std::vector<std:
   for (std::size_t k = 0; k < s.sizes.size(); ++k) {
     sampled_calls t;
     t.size = s.sizes[k].size;
+    std::vector<std::size_t> kept_by;  // calls kept before each of the sample's calls
     for (const sampled_call& c : s.sizes[k].calls) {
+      kept_by.push_back(t.calls.size());
       if (c.what == sampled_call::kind::alloc) {
         live[c.address] = {k, t.allocs++};
         t.calls.push_back({true, c.bytes, 0, 0});
@@ -47,6 +50,12 @@ std::vector<sampled_calls> name_blocks(const predict_sample& s, std::vector<std:
         t.calls.push_back({false, 0, k - it->second.first, it->second.second});
         live.erase(it);
       }
+    }
+    kept_by.push_back(t.calls.size());
+    const std::vector<sampled_graph>& graphs = s.sizes[k].each_graph;
+    if (!graphs.empty() && graphs.size() == s.sizes[k].graphs) {
+      for (const sampled_graph& g : graphs) t.ends.push_back(kept_by[std::min(g.calls, kept_by.size() - 1)]);
+      t.ends.back() = t.calls.size();  // frees after the last capture end are its graph's
     }
     out.push_back(std::move(t));
   }
@@ -102,12 +111,17 @@ const sampled_calls* calls_for(const std::vector<sampled_calls>& t, std::int64_t
   return best;
 }
 
+struct replayed {
+  const sampled_calls* first = nullptr;  ///< the sampled size whose calls it took
+  std::uint64_t second = 0;              ///< the pool after it
+  std::vector<std::uint64_t> graph_growth;  ///< the pool's growth over each of its graphs' calls (where `first` has ends)
+};
+
 /// The pool after each size of `order`, every size's calls from `t`.
-std::vector<std::pair<const sampled_calls*, std::uint64_t>> simulate(const std::vector<sampled_calls>& t,
-                                                                     const std::vector<std::int64_t>& order) {
+std::vector<replayed> simulate(const std::vector<sampled_calls>& t, const std::vector<std::int64_t>& order) {
   caching_pool_model pool;
   std::vector<std::vector<std::uint64_t>> ids;
-  std::vector<std::pair<const sampled_calls*, std::uint64_t>> out;
+  std::vector<replayed> out;
   for (std::size_t p = 0; p < order.size(); ++p) {
     const sampled_calls* from = calls_for(t, order[p], p == 0);
     std::vector<const sampled_calls*> like;
@@ -116,7 +130,18 @@ std::vector<std::pair<const sampled_calls*, std::uint64_t>> simulate(const std::
     }
     ids.emplace_back();
     std::size_t index = 0;
-    for (const call& c : from->calls) {
+    replayed r{from, 0, std::vector<std::uint64_t>(from->ends.size(), 0)};
+    std::size_t g = 0;
+    std::uint64_t graph_start = pool.reserved_bytes();
+    const auto close_graphs = [&](std::size_t upto, std::size_t next_call) {
+      while (g < upto && next_call >= from->ends[g]) {
+        r.graph_growth[g++] = pool.reserved_bytes() - graph_start;
+        graph_start = pool.reserved_bytes();
+      }
+    };
+    for (std::size_t i = 0; i < from->calls.size(); ++i) {
+      const call& c = from->calls[i];
+      if (!from->ends.empty()) close_graphs(from->ends.size() - 1, i);
       if (c.alloc) {
         const std::uint64_t bytes = from->size == order[p] ? c.bytes : fitted_bytes(like, index, order[p]);
         ids.back().push_back(pool.allocate(bytes));
@@ -125,12 +150,57 @@ std::vector<std::pair<const sampled_calls*, std::uint64_t>> simulate(const std::
         pool.free(ids[p - c.back][c.index]);
       }
     }
-    out.push_back({from, pool.reserved_bytes()});
+    close_graphs(from->ends.size(), from->calls.size());
+    r.second = pool.reserved_bytes();
+    out.push_back(std::move(r));
   }
   return out;
 }
 
 std::uint64_t distance(std::uint64_t a, std::uint64_t b) { return a > b ? a - b : b - a; }
+
+const sampled_size& sampled_size_of(const predict_sample& s, std::int64_t size) {
+  return *std::find_if(s.sizes.begin(), s.sizes.end(), [&](const sampled_size& z) { return z.size == size; });
+}
+
+/// `whole` split in the proportions of `weights` (equally where none is positive), each share
+/// rounded and what rounding leaves on the last.
+std::vector<double> split(double whole, const std::vector<double>& weights, bool round) {
+  double sum = 0;
+  for (double w : weights) sum += std::max(0.0, w);
+  std::vector<double> out(weights.size(), 0);
+  double given = 0;
+  for (std::size_t k = 0; k < weights.size(); ++k) {
+    const double share = sum > 0 ? std::max(0.0, weights[k]) / sum : 1.0 / static_cast<double>(weights.size());
+    out[k] = k + 1 == weights.size() ? whole - given : round ? std::round(whole * share) : whole * share;
+    given += out[k];
+  }
+  return out;
+}
+
+/// The graphs of predicted size `ps`, whose calls come from sampled size `from`: the pool's
+/// growth over each graph's calls (`growth`), and the size's state and memory-node pool split in
+/// the proportions `from` read for its graphs.
+void add_graphs(const predicted_size& ps, const std::vector<std::uint64_t>& growth, const sampled_size& from,
+                std::vector<predicted_graph>& out) {
+  std::vector<double> exec, node;
+  for (const sampled_graph& g : from.each_graph) {
+    exec.push_back(g.exec_state_bytes.value_or(0));
+    node.push_back(static_cast<double>(g.node_pool_change));
+  }
+  bool every_state = true;
+  for (const sampled_graph& g : from.each_graph) every_state = every_state && g.exec_state_bytes.has_value();
+  if (!every_state) exec.assign(exec.size(), 0);  // equal shares
+  if (std::none_of(node.begin(), node.end(), [](double v) { return v > 0; }) && !node.empty()) {
+    node.assign(node.size(), 0);
+    node[0] = 1;  // none grew it: the size's figure is its first graph's
+  }
+  const std::vector<double> exec_shares = split(ps.exec_state_bytes, exec, false);
+  const std::vector<double> node_shares = split(static_cast<double>(ps.node_pool_bytes), node, true);
+  for (std::size_t k = 0; k < growth.size(); ++k) {
+    out.push_back({ps.size, k, growth[k], exec_shares[k], static_cast<std::int64_t>(std::llround(node_shares[k]))});
+  }
+}
 
 }  // namespace
 
@@ -151,12 +221,12 @@ warmup_prediction predict_warmup(const predict_sample& sample, const std::vector
   {
     std::vector<std::int64_t> sampled_order;
     for (const sampled_calls& t : calls) sampled_order.push_back(t.size);
-    const auto replayed = simulate(calls, sampled_order);
+    const auto own = simulate(calls, sampled_order);
     for (std::size_t k = 0; k < calls.size(); ++k) {
       const std::uint64_t measured = sample.sizes[k].pool_bytes_after >= sample.pool_bytes_before
                                          ? sample.sizes[k].pool_bytes_after - sample.pool_bytes_before
                                          : 0;
-      out.checks.push_back({calls[k].size, replayed[k].second, measured});
+      out.checks.push_back({calls[k].size, own[k].second, measured});
     }
   }
   std::uint64_t model_error = 0;
@@ -233,6 +303,8 @@ warmup_prediction predict_warmup(const predict_sample& sample, const std::vector
   const std::int64_t node_net = net(node), node_each = each(node, nullptr);
 
   const auto simulated = simulate(calls, order);
+  bool by_graph = true;  // every sampled size read each of its graphs
+  for (const sampled_calls& t : calls) by_graph = by_graph && !t.ends.empty();
   std::uint64_t previous = 0;
   double exec_sum = 0;
   std::int64_t outside_sum = 0, node_sum = 0;
@@ -257,8 +329,10 @@ warmup_prediction predict_warmup(const predict_sample& sample, const std::vector
     outside_sum += ps.outside_bytes;
     outside_each_sizes += p != 0 && !ps.sampled;
     graphs_sum += ps.graphs;
+    if (by_graph) add_graphs(ps, simulated[p].graph_growth, sampled_size_of(sample, ps.calls_from), out.graphs);
     out.sizes.push_back(ps);
   }
+  if (!by_graph) out.notes.push_back("the sample did not read each graph apart (gmem.predict before it did): the bill is per size");
 
   // The fit without each sampled size after the first (with three or more sampled): how far
   // the pool moves.

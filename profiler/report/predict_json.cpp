@@ -1,6 +1,7 @@
 #include "gmem/profiler/predict_io.hpp"
 
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 
@@ -47,6 +48,16 @@ std::uint64_t pools_total(const json& pools) {
     for (const auto& [id, bytes] : pools.items()) sum += bytes_of(bytes);
   }
   return sum;
+}
+
+/// An "exec_state_bytes" of `j` (absent or null: none read); `what` names `j` in errors.
+std::optional<double> state_bytes(const json& j, const std::string& what) {
+  if (!j.contains("exec_state_bytes") || j["exec_state_bytes"].is_null()) return std::nullopt;
+  const json& e = j["exec_state_bytes"];
+  if (!e.is_number() || !(e.get<double>() >= 0) || e.get<double>() > static_cast<double>(largest)) {
+    throw std::invalid_argument(what + " has an \"exec_state_bytes\" of " + e.dump());
+  }
+  return e.get<double>();
 }
 
 sampled_call call_of(const json& c) {
@@ -122,12 +133,26 @@ predict_sample predict_sample_from_json(const std::string& text, const std::stri
       ss.pool_bytes_after = pools_total(z.value("pools_after", json::object()));
       ss.used_change = whole(z, "used_change");
       if (z.contains("node_pool_change")) ss.node_pool_change = whole(z, "node_pool_change");
-      if (z.contains("exec_state_bytes") && !z["exec_state_bytes"].is_null()) {
-        const json& e = z["exec_state_bytes"];
-        if (!e.is_number() || !(e.get<double>() >= 0) || e.get<double>() > static_cast<double>(largest)) {
-          throw std::invalid_argument("sampled size " + std::to_string(ss.size) + " has an \"exec_state_bytes\" of " + e.dump());
+      ss.exec_state_bytes = state_bytes(z, "sampled size " + std::to_string(ss.size));
+      const json graphs = z.value("each_graph", json::array());
+      if (!graphs.is_array()) throw std::invalid_argument("sampled size " + std::to_string(ss.size) + "'s \"each_graph\" is not a list");
+      for (const json& g : graphs) {
+        const std::string which = "graph #" + std::to_string(ss.each_graph.size()) + " of sampled size " + std::to_string(ss.size);
+        sampled_graph sg;
+        const std::int64_t made = whole(g, "calls");
+        if (made < 0 || static_cast<std::size_t>(made) > ss.calls.size() ||
+            (!ss.each_graph.empty() && static_cast<std::size_t>(made) < ss.each_graph.back().calls)) {
+          throw std::invalid_argument(which + " has \"calls\" " + std::to_string(made) + ": not between the graph before's and the size's " +
+                                      std::to_string(ss.calls.size()));
         }
-        ss.exec_state_bytes = e.get<double>();
+        sg.calls = static_cast<std::size_t>(made);
+        sg.node_pool_change = whole(g, "node_pool_change");
+        sg.exec_state_bytes = state_bytes(g, which);
+        ss.each_graph.push_back(sg);
+      }
+      if (!ss.each_graph.empty() && ss.each_graph.size() != ss.graphs) {
+        throw std::invalid_argument("sampled size " + std::to_string(ss.size) + " read " + std::to_string(ss.each_graph.size()) +
+                                    " graphs apart of its " + std::to_string(ss.graphs));
       }
       s.sizes.push_back(std::move(ss));
       ++k;
@@ -221,6 +246,12 @@ std::string prediction_json(const warmup_prediction& p, const predict_sample& sa
                      {"node_pool_bytes", s.node_pool_bytes}});
   }
   j["sizes"] = sizes;
+  json graphs = json::array();
+  for (const predicted_graph& g : p.graphs) {
+    graphs.push_back({{"size", g.size}, {"index", g.index}, {"pool_growth_bytes", g.pool_growth},
+                      {"exec_state_bytes", g.exec_state_bytes}, {"node_pool_bytes", g.node_pool_bytes}});
+  }
+  j["graphs"] = graphs;
   j["notes"] = p.notes;
   return j.dump(1) + "\n";
 }

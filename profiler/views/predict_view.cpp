@@ -1,5 +1,7 @@
 #include "views/predict_view.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <sstream>
 
@@ -33,9 +35,40 @@ std::string row(const std::string& label, std::int64_t bytes, std::uint64_t unce
   return buf;
 }
 
+std::string graph_rows(const warmup_prediction& p, std::size_t shown) {
+  if (p.graphs.empty() || shown == 0) return "";
+  std::vector<const predicted_graph*> listed;
+  for (const predicted_graph& g : p.graphs) listed.push_back(&g);
+  const auto cost = [](const predicted_graph* g) {
+    return static_cast<double>(g->pool_growth) + g->exec_state_bytes + static_cast<double>(g->node_pool_bytes);
+  };
+  const bool every = shown >= listed.size();
+  if (!every) {
+    std::stable_sort(listed.begin(), listed.end(), [&](auto* a, auto* b) { return cost(a) > cost(b); });
+    listed.resize(shown);
+  }
+  std::ostringstream o;
+  o << (every ? "each graph, in capture order:\n"
+               : "the " + std::to_string(shown) + " costliest of " + std::to_string(p.graphs.size()) +
+                     " graphs (--graphs all lists each):\n")
+    << "  (pool growth: the graph pool's over the graph's own calls; state and node pool: its size's, in the\n"
+    << "  proportions its sampled size read; what captures take outside the pools is each size's, not a graph's)\n";
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "  %10s %6s %12s %12s %12s %12s\n", "batch size", "graph", "pool growth", "state",
+                "node pool", "total");
+  o << buf;
+  for (const predicted_graph* g : listed) {
+    std::snprintf(buf, sizeof buf, "  %10lld %6zu %12s %12s %12s %12s\n", static_cast<long long>(g->size), g->index,
+                  size_text(g->pool_growth).c_str(), size_text(static_cast<std::uint64_t>(std::llround(g->exec_state_bytes))).c_str(),
+                  signed_size(g->node_pool_bytes).c_str(), signed_size(static_cast<std::int64_t>(std::llround(cost(g)))).c_str());
+    o << buf;
+  }
+  return o.str();
+}
+
 }  // namespace
 
-std::string format_prediction(const warmup_prediction& p, const predict_sample& sample) {
+std::string format_prediction(const warmup_prediction& p, const predict_sample& sample, std::size_t listed_graphs) {
   std::ostringstream o;
   std::vector<std::int64_t> sampled;
   for (const sampled_size& s : sample.sizes) sampled.push_back(s.size);
@@ -60,6 +93,7 @@ std::string format_prediction(const warmup_prediction& p, const predict_sample& 
   o << "  linear extrapolation from sizes " << p.linear_from_large << " and " << p.linear_from_small
     << " (what the device memory in use moved while each was captured, a line through the two): "
     << signed_size(p.linear_bytes) << "\n";
+  o << graph_rows(p, listed_graphs);
   o << "the allocator model on the sample's own calls (the pool after each sampled size):";
   for (const model_check& c : p.checks) {
     o << " " << c.size << ": " << size_text(c.simulated_bytes)

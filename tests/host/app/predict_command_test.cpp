@@ -66,6 +66,46 @@ TEST(PredictCommand, PrintsTheBillByKindAndWritesItsJson) {
   EXPECT_EQ(p["kinds"]["exec_state"]["predicted_bytes"], 8 * 65536);
   EXPECT_EQ(p["sizes"].size(), 8u);
   EXPECT_EQ(p["model_checks"][0]["measured_bytes"], 48 * MiB);
+  EXPECT_TRUE(p["graphs"].empty());  // the sample did not read its graphs apart
+}
+
+TEST(PredictCommand, ListsEachGraphWhereTheSampleReadThemApart) {
+  temp_dir d;
+  nlohmann::json s = sample_json();
+  for (auto& z : s["sizes"]) {
+    z["graphs"] = 2;
+    z["each_graph"] = {{{"calls", 1}, {"node_pool_change", 0}, {"exec_state_bytes", 16384.0}},
+                       {{"calls", 3}, {"node_pool_change", 0}, {"exec_state_bytes", 49152.0}}};
+  }
+  predict_options o;
+  o.sample_path = write(d.path / "sample.json", s);
+  o.sizes = "1-8";
+  o.json_path = (d.path / "prediction.json").string();
+  o.graphs = 3;
+  std::ostringstream out, err;
+  ASSERT_EQ(run_predict(o, out, err), 0) << err.str();
+  EXPECT_NE(out.str().find("the 3 costliest of 16 graphs"), std::string::npos) << out.str();
+  // Size 8's temporary, its graph 0's own 32 MiB segment, first.
+  EXPECT_NE(out.str().find("           8      0     32.0 MiB"), std::string::npos) << out.str();
+  const nlohmann::json p = nlohmann::json::parse(std::ifstream(o.json_path));
+  ASSERT_EQ(p["graphs"].size(), 16u);
+  EXPECT_EQ(p["graphs"][0]["pool_growth_bytes"], 32 * MiB);
+  EXPECT_EQ(p["graphs"][1]["pool_growth_bytes"], 16 * MiB);
+  EXPECT_EQ(p["graphs"][1]["exec_state_bytes"], 49152.0);
+
+  // Bounds that go back, or a count that is not the size's graphs, name the graph.
+  s["sizes"][1]["each_graph"][1]["calls"] = 0;
+  o.sample_path = write(d.path / "backwards.json", s);
+  std::ostringstream out2, err2;
+  EXPECT_EQ(run_predict(o, out2, err2), 2);
+  EXPECT_NE(err2.str().find("graph #1 of sampled size 2"), std::string::npos) << err2.str();
+  s = sample_json();
+  s["sizes"][0]["each_graph"] = {{{"calls", 3}, {"node_pool_change", 0}}};
+  s["sizes"][0]["graphs"] = 2;
+  o.sample_path = write(d.path / "short.json", s);
+  std::ostringstream out3, err3;
+  EXPECT_EQ(run_predict(o, out3, err3), 2);
+  EXPECT_NE(err3.str().find("read 1 graphs apart of its 2"), std::string::npos) << err3.str();
 }
 
 TEST(PredictCommand, RefusesASampleItCannotReadAndSaysWhatToDo) {

@@ -138,6 +138,42 @@ TEST(PredictWarmup, OutsideThePoolsIsTheSamplesNetAndWhatEveryCaptureTakes) {
   EXPECT_EQ(p.kinds[2].uncertainty_bytes, 6 * MiB + 5 * 2 * MiB);
 }
 
+TEST(PredictWarmup, EachGraphGetsThePoolGrowthOfItsOwnCallsAndItsShareOfTheRest) {
+  predict_sample s = eight_four_two();
+  // Graph 0 of each size allocates the temporary; graph 1 the output, and frees the temporary.
+  // Their state as read: 60 and 140 KiB. The first size's capture reserved 6 MiB in the
+  // memory-node pool, 2 MiB in graph 0 and 4 MiB in graph 1.
+  for (sampled_size& z : s.sizes) {
+    z.each_graph = {{1, 0, 60.0 * KiB}, {3, 0, 140.0 * KiB}};
+  }
+  s.sizes[0].node_pool_change = static_cast<std::int64_t>(6 * MiB);
+  s.sizes[0].used_change += static_cast<std::int64_t>(6 * MiB);
+  s.sizes[0].each_graph[0].node_pool_change = static_cast<std::int64_t>(2 * MiB);
+  s.sizes[0].each_graph[1].node_pool_change = static_cast<std::int64_t>(4 * MiB);
+  const warmup_prediction p = predict_warmup(s, {8, 7, 6, 5, 4, 3, 2, 1});
+  ASSERT_EQ(p.graphs.size(), 16u);
+  // The replay worked out by hand in FitsEverySize...: 8: T32 new (graph 0), O16 new (graph 1);
+  // 7: O14 new; 6: O12 new; 5: both from free blocks; 4: O8 makes a 20 MiB segment; then none.
+  const std::vector<std::uint64_t> growth = {32, 16, 0, 14, 0, 12, 0, 0, 0, 20, 0, 0, 0, 0, 0, 0};
+  std::uint64_t sum = 0;
+  for (std::size_t k = 0; k < growth.size(); ++k) {
+    EXPECT_EQ(p.graphs[k].size, p.order[k / 2]);
+    EXPECT_EQ(p.graphs[k].index, k % 2);
+    EXPECT_EQ(p.graphs[k].pool_growth, growth[k] * MiB) << "graph " << k % 2 << " of size " << p.graphs[k].size;
+    EXPECT_DOUBLE_EQ(p.graphs[k].exec_state_bytes, (k % 2 ? 140.0 : 60.0) * KiB);
+    sum += p.graphs[k].pool_growth;
+  }
+  EXPECT_EQ(sum, static_cast<std::uint64_t>(p.kinds[0].bytes));
+  EXPECT_EQ(p.graphs[0].node_pool_bytes, static_cast<std::int64_t>(2 * MiB));
+  EXPECT_EQ(p.graphs[1].node_pool_bytes, static_cast<std::int64_t>(4 * MiB));
+  EXPECT_EQ(p.graphs[2].node_pool_bytes, 0);
+
+  // A sample that did not read each graph: the bill is per size, and says so.
+  const warmup_prediction per_size = predict_warmup(eight_four_two(), {8, 4, 2});
+  EXPECT_TRUE(per_size.graphs.empty());
+  EXPECT_FALSE(per_size.notes.empty());
+}
+
 TEST(PredictWarmup, AOneOffInOneReadingIsNotACostOfEveryCapture) {
   predict_sample s = eight_four_two();
   s.sizes.push_back(temp_and_output(1, 0x4000, 48 * MiB, 200 * KiB));

@@ -32,9 +32,17 @@ struct sampled_call {
   std::uint64_t bytes = 0;  ///< alloc and segment
 };
 
+/// One graph of a sampled size, as the sample read it at the end of its capture.
+struct sampled_graph {
+  std::size_t calls = 0;                     ///< the size's calls made by then
+  std::int64_t node_pool_change = 0;         ///< the memory-node pool's reservation, its change over the capture
+  std::optional<double> exec_state_bytes;    ///< the state of one instantiation of it
+};
+
 struct sampled_size {
   std::int64_t size = 0;
   std::uint64_t graphs = 0;
+  std::vector<sampled_graph> each_graph;     ///< in capture order, where the sample read each graph
   std::vector<sampled_call> calls;
   std::uint64_t pool_bytes_after = 0;        ///< the graph pools' segments after this size (PyTorch's)
   std::int64_t used_change = 0;              ///< the device memory in use, its change over the capture
@@ -62,6 +70,19 @@ struct predicted_size {
   std::int64_t node_pool_bytes = 0;
 };
 
+/// One graph of the warm-up: its position among its size's graphs, and what it costs of the
+/// kinds that belong to graphs. Its size's figures split: the graph pool's growth as the model
+/// replays its calls; the executable-graph state and the memory-node pool's reservation in the
+/// proportions the sampled size it takes its calls from read for its graphs. What captures take
+/// outside the pools is its size's, not a graph's.
+struct predicted_graph {
+  std::int64_t size = 0;
+  std::size_t index = 0;
+  std::uint64_t pool_growth = 0;
+  double exec_state_bytes = 0;
+  std::int64_t node_pool_bytes = 0;
+};
+
 /// One kind of the bill: predicted, and how far it may be off (what the prediction measured of
 /// itself: the allocator model against the sample, the fit without each sampled size, the
 /// executable-graph state's reading).
@@ -82,6 +103,7 @@ struct model_check {
 struct warmup_prediction {
   std::vector<std::int64_t> order;
   std::vector<predicted_size> sizes;
+  std::vector<predicted_graph> graphs;       ///< every size's, in capture order; empty where the sample read no graph apart
   std::vector<predicted_kind> kinds;         ///< framework_pool, exec_state, outside, node_pool
   predicted_kind total;
   /// Linear extrapolation from two sizes (what engines do): the device memory the largest and
