@@ -26,7 +26,7 @@ from . import _graph_copy
 from ._readings import _cuda, device_reading
 
 __all__ = ["sample", "predict", "pick_sizes", "device_reading", "torch_allocator", "measured", "compare", "table",
-           "assert_close"]
+           "assert_close", "graph_meter", "measured_graphs", "compare_graphs"]
 
 SAMPLE_FORMAT = "gmem.predict.sample"
 SAMPLE_VERSION = 1
@@ -57,28 +57,37 @@ def pick_sizes(sizes, n):
 
 
 class _GraphWatch:
-    """While sampling: counts the graphs captured and keeps their CUDA graphs (PyTorch's
-    keep_graph), instantiating each at the end of its capture as PyTorch does without it, so
-    that copies of it can be instantiated and measured. Where PyTorch lacks keep_graph, or
-    keeping fails, graphs are only counted."""
+    """While it is entered: calls `on_begin()` as each torch.cuda.CUDAGraph capture begins, and
+    counts the graphs captured. With `keep`, each keeps its CUDA graph (PyTorch's keep_graph) and
+    is instantiated at the end of its capture as PyTorch does without it, so that copies of it
+    can be instantiated and measured; where PyTorch lacks keep_graph, graphs are only counted."""
 
-    def __init__(self, torch):
+    def __init__(self, torch, keep=True, on_begin=None):
         self.graphs = []
         self.cls = torch.cuda.CUDAGraph
         self.saved = {}
+        self.keep = keep
+        self.on_begin = on_begin
 
     def __enter__(self):
         cls, watch = self.cls, self
-        self.saved = {k: cls.__dict__[k] for k in ("__init__", "capture_end") if k in cls.__dict__}
+        self.saved = {k: cls.__dict__[k] for k in ("__init__", "capture_begin", "capture_end") if k in cls.__dict__}
         base_init = cls.__init__
+        base_begin = cls.capture_begin
         base_end = cls.capture_end
-        keeps = hasattr(cls, "raw_cuda_graph") and hasattr(cls, "instantiate")
+        keeps = self.keep and hasattr(cls, "raw_cuda_graph") and hasattr(cls, "instantiate")
 
         if keeps:
             def init(g, keep_graph=False, *args, **kwargs):
                 base_init(g, True, *args, **kwargs)
                 g._gmem_engine_keeps = bool(keep_graph)
             cls.__init__ = init
+
+        if self.on_begin is not None:
+            def capture_begin(g, *args, **kwargs):
+                watch.on_begin()
+                base_begin(g, *args, **kwargs)
+            cls.capture_begin = capture_begin
 
         def capture_end(g, *args, **kwargs):
             base_end(g, *args, **kwargs)
@@ -89,7 +98,7 @@ class _GraphWatch:
         return self
 
     def __exit__(self, *exc):
-        for k in ("__init__", "capture_end"):
+        for k in ("__init__", "capture_begin", "capture_end"):
             if k in self.saved:
                 setattr(self.cls, k, self.saved[k])
             elif k in self.cls.__dict__:
@@ -98,9 +107,9 @@ class _GraphWatch:
 
 
 def _exec_state(torch, graphs, copies, device, keep):
-    """The device memory `copies` instantiations of each graph take, divided by `copies`: the
-    executable-graph state of one instantiation of all of them (None where there are no graphs or
-    no copies to make, where PyTorch lacks keep_graph, or where a copy fails). A graph with memory
+    """For each graph, the device memory `copies` instantiations of it take, divided by `copies`:
+    the executable-graph state of one instantiation of it (None where there are no graphs or no
+    copies to make, where PyTorch lacks keep_graph, or where a copy fails). A graph with memory
     nodes allows one executable graph at a time and cannot be cloned: its copies are instantiated
     from copies built node by node (gmem._graph_copy), one each. The copies (and their graphs) are
     appended to `keep` and stay until the sample ends: the driver keeps what a destroyed
@@ -109,15 +118,17 @@ def _exec_state(torch, graphs, copies, device, keep):
     if copies < 1 or not graphs or not all(hasattr(g, "raw_cuda_graph") for g in graphs):
         return None
     cuda = _cuda()
-    torch.cuda.synchronize(device)
-    free0, _ = torch.cuda.mem_get_info(device)
+
     def instantiate(handle):
         e = ctypes.c_void_p()
         r = cuda.cuGraphInstantiateWithFlags(ctypes.byref(e), ctypes.c_void_p(handle), ctypes.c_ulonglong(0))
         return e if r == 0 else None
 
+    each = []
     try:
         for g in graphs:
+            torch.cuda.synchronize(device)
+            free0, _ = torch.cuda.mem_get_info(device)
             original = g.raw_cuda_graph()
             copier = None  # set where the original refuses its first copy (memory nodes)
             for i in range(copies):
@@ -131,11 +142,12 @@ def _exec_state(torch, graphs, copies, device, keep):
                 if e is None:
                     return None
                 keep.append(("exec", e))
+            torch.cuda.synchronize(device)
+            free1, _ = torch.cuda.mem_get_info(device)
+            each.append((free0 - free1) / copies)
     except Exception:  # a driver without a call the copy needs, a node it cannot copy: no reading
         return None
-    torch.cuda.synchronize(device)
-    free1, _ = torch.cuda.mem_get_info(device)
-    return (free0 - free1) / copies
+    return each
 
 
 def _destroy(kept):
@@ -230,36 +242,61 @@ def sample(capture, sizes, device=0, copies=64):
     def snapshot():
         return torch.cuda.memory._snapshot() if native else {"segments": [], "device_traces": [[]] * (device + 1)}
 
+    def traced():
+        return len(snapshot()["device_traces"][device])
+
     record(enabled="all", context=None, max_entries=1 << 24)
     try:
         before = device_reading(device)
         first = snapshot()
         start, seen = _segments(first, device), len(first["device_traces"][device])
-        bounds = []
+        bounds, begins = [], []  # the traces by the end of each size, and by each graph's capture begin
+
+        def on_begin():
+            begins[-1].append((traced(), device_reading(device)))
+
         for size in sizes:
-            with _GraphWatch(torch) as watch:
+            begins.append([])
+            with _GraphWatch(torch, on_begin=on_begin) as watch:
                 r0 = device_reading(device)
                 capture(size)
                 torch.cuda.synchronize(device)
                 r1 = device_reading(device)
-            bounds.append(len(snapshot()["device_traces"][device]))
+            bounds.append(traced())
+            state = _exec_state(torch, watch.graphs, copies, device, copied)
             taken.append({
                 "size": int(size),
                 "graphs": len(watch.graphs),
                 "pools_after": {k: v for k, v in r1["framework_pools"].items()},
                 "node_pool_change": r1["node_pool"]["reserved_current"] - r0["node_pool"]["reserved_current"],
                 "used_change": r1["used"] - r0["used"],
-                "exec_state_bytes": _exec_state(torch, watch.graphs, copies, device, copied),
+                "exec_state_bytes": None if state is None else sum(state),
             })
+            if len(begins[-1]) == len(watch.graphs):
+                # Graph k: from its capture's begin (the size's start for the first) to the next's.
+                readings = [r0] + [r for _, r in begins[-1][1:]] + [r1]
+                taken[-1]["each_graph"] = [{
+                    "ends_at": (begins[-1][k + 1][0] if k + 1 < len(watch.graphs) else bounds[-1]),
+                    "node_pool_change": readings[k + 1]["node_pool"]["reserved_current"]
+                                        - readings[k]["node_pool"]["reserved_current"],
+                    "used_change": readings[k + 1]["used"] - readings[k]["used"],
+                    "exec_state_bytes": None if state is None else state[k],
+                } for k in range(len(watch.graphs))]
         last = snapshot()
         traces = last["device_traces"][device][seen:bounds[-1]] if bounds else []
         for t in taken:
-            t["calls"] = []
+            t["calls"], t["traced_at"] = [], []
         k = 0
         for at, call in _pool_events(traces, start, _segments(last, device)):
             while at + seen >= bounds[k]:
                 k += 1
             taken[k]["calls"].append(call)
+            taken[k]["traced_at"].append(at + seen)
+        for t in taken:
+            for g in t.get("each_graph", []):  # the size's calls made before the graph after it began
+                ends_at = g.pop("ends_at")
+                g["calls"] = sum(1 for at in t["traced_at"] if at < ends_at)
+            del t["traced_at"]
     finally:
         try:
             record(enabled=None)
@@ -311,6 +348,70 @@ def measured(before, after):
     node = after["node_pool"]["reserved_current"] - before["node_pool"]["reserved_current"]
     total = after["used"] - before["used"]
     return {"framework_pool": pools, "node_pool": node, "rest": total - pools - node, "total": total}
+
+
+class graph_meter:
+    """For a measured warm-up: reads the device (`device_reading`) as each torch.cuda.CUDAGraph
+    capture begins and once more on leaving, and changes nothing else (graphs are neither kept nor
+    instantiated by it). `readings` then holds one more reading than graphs were captured;
+    `measured_graphs(meter.readings)` is what each graph cost.
+
+        with gmem.predict.graph_meter() as meter:
+            warm_up()
+    """
+
+    def __init__(self, device=0):
+        self.device = device
+        self.readings = []
+        self._watch = None
+
+    def __enter__(self):
+        import torch
+        self._watch = _GraphWatch(torch, keep=False, on_begin=lambda: self.readings.append(device_reading(self.device)))
+        self._watch.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        import torch
+        try:
+            torch.cuda.synchronize(self.device)
+            self.readings.append(device_reading(self.device))
+        finally:
+            self._watch.__exit__(*exc)
+        return False
+
+
+def measured_graphs(readings):
+    """What each graph of a warm-up cost, from `graph_meter`'s readings: graph k is everything from
+    its capture's begin to the next graph's (to the meter's end for the last), by the prediction's
+    kinds that belong to graphs: PyTorch's graph pools and the memory-node pool's reservation,
+    with the device memory in use beside them (in 2 MiB pieces: not a graph's own figure)."""
+    out = []
+    for a, b in zip(readings, readings[1:]):
+        out.append({"framework_pool": sum(b["framework_pools"].values()) - sum(a["framework_pools"].values()),
+                    "node_pool": b["node_pool"]["reserved_current"] - a["node_pool"]["reserved_current"],
+                    "used": b["used"] - a["used"]})
+    return out
+
+
+def compare_graphs(prediction, graphs):
+    """The prediction's graphs against what each graph of the warm-up measured (`measured_graphs`),
+    matched in capture order: for the graph pool and the memory-node pool, how many graphs are
+    predicted to the byte, the largest error and the graph that has it, and the sum of the errors'
+    sizes. None where the prediction has no graphs or the two count different graphs."""
+    predicted = prediction.get("graphs") or []
+    if not predicted or len(predicted) != len(graphs):
+        return None
+    out = {"graphs": len(graphs)}
+    for kind, key in (("framework_pool", "pool_growth_bytes"), ("node_pool", "node_pool_bytes")):
+        errors = [p[key] - m[kind] for p, m in zip(predicted, graphs)]
+        worst = max(range(len(errors)), key=lambda i: abs(errors[i]))
+        out[kind] = {"exact": sum(1 for e in errors if e == 0), "max_error": errors[worst],
+                     "worst": {"size": predicted[worst]["size"], "index": predicted[worst]["index"],
+                               "predicted": predicted[worst][key], "measured": graphs[worst][kind]},
+                     "sum_abs_error": sum(abs(e) for e in errors),
+                     "measured": sum(m[kind] for m in graphs)}
+    return out
 
 
 def compare(prediction, bill, rel=0.05, abs_bytes=64 << 20):

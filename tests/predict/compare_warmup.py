@@ -1,8 +1,9 @@
 """The prediction, linear extrapolation and the measured bill of one warm-up, side by side: the
 sample and the full warm-up each in a fresh process (decoder_warmup.py), then `gmemprof predict`
 on the sample for the full warm-up's sizes. Writes DIR/NAME-{sample,measured,prediction}.json and
-DIR/NAME.json (the comparison, with the device, the commit and the command); prints the table and
-exits 1 when a kind is off by more than 5% or 64 MiB.
+DIR/NAME.json (the comparison, with the device, the commit and the command); prints the table,
+and each graph's prediction against what it measured (not judged), and exits 1 when a kind is off
+by more than 5% or 64 MiB.
 
 Usage: compare_warmup.py --sizes vllm|sglang|all|LIST [--style vllm|sglang] --sample N --gmemprof PATH --out DIR [--name NAME]
        [--commit TEXT] [--env K=V]... [--ranks N]
@@ -66,18 +67,26 @@ for r in range(a.ranks):
     prediction = json.load(open(ranked(paths["prediction"], r)))
     bill = gmem.predict.measured(full["before"], full["after"])
     rows = gmem.predict.compare(prediction, bill)
+    by_graph = gmem.predict.compare_graphs(prediction, full.get("each_graph", []))
     ok = ok and all(x["within"] is not False for x in rows)
     per_rank.append({"rank": r, "device": torch.cuda.get_device_name(r), "allocator": full["allocator"],
                      "sizes": len(full["sizes"]), "graphs": full["graphs"],
                      "sampled_sizes": [s["size"] for s in sample["sizes"]], "measured": bill,
                      "prediction_total": prediction["total"], "kinds": prediction["kinds"],
                      "linear": prediction["linear"], "model_checks": prediction["model_checks"],
-                     "notes": prediction["notes"], "rows": rows})
+                     "notes": prediction["notes"], "rows": rows, "graphs_compared": by_graph})
     print("%s rank %d: %d sizes, %d graphs, sampled %s on %s, %s" % (
         name, r, len(full["sizes"]), full["graphs"], per_rank[-1]["sampled_sizes"], per_rank[-1]["device"],
         full["allocator"]))
     print(gmem.predict.table(rows))
     print("model checks:", [(c["size"], c["simulated_bytes"] - c["measured_bytes"]) for c in prediction["model_checks"]])
+    if by_graph:
+        for kind in ("framework_pool", "node_pool"):
+            k = by_graph[kind]
+            print("each graph, %s: %d of %d to the byte, largest error %.2f MiB (size %d graph %d), "
+                  "errors' sizes sum to %.2f MiB of %.2f MiB measured" % (
+                      kind, k["exact"], by_graph["graphs"], k["max_error"] / 2**20, k["worst"]["size"],
+                      k["worst"]["index"], k["sum_abs_error"] / 2**20, k["measured"] / 2**20))
 result = {"name": name, "style": a.style, "torch": torch.__version__, "commit": a.commit, "command": " ".join(sys.argv),
           "env": a.env, "ranks": per_rank, "seconds": seconds}
 out = os.path.join(a.out, name + ".json")

@@ -12,8 +12,9 @@ first into one shared pool, each size's inputs a slice of one buffer made before
     decoder_warmup.py full   --sizes vllm|sglang|all|LIST [--style vllm|sglang] --out MEASURED.json
     decoder_warmup.py sample --sizes vllm|sglang|all|LIST [--style vllm|sglang] --sample N --out SAMPLE.json
 
-`full` captures every size and writes the bill it measured itself (gmem.bill_meter's readings:
-PyTorch's graph pools, the memory-node pool, cuMemGetInfo). `sample` captures N of the sizes
+`full` captures every size and writes the bill it measured itself (gmem.predict.device_reading:
+PyTorch's graph pools, the memory-node pool, cuMemGetInfo), in total and for each graph
+(gmem.predict.graph_meter). `sample` captures N of the sizes
 through gmem.predict.sample and writes the sample that `gmemprof predict` reads. Under torchrun
 with two or more ranks each rank all-reduces its activations after every layer inside the
 graphs (tensor-parallel style, NCCL captured), on its own device, and writes OUT with .rankR.
@@ -198,10 +199,12 @@ def main():
     started = time.time()
     if a.mode == "full":
         before = gmem.predict.device_reading(device)
-        graphs = sum(runner.capture(s) for s in sizes)
+        with gmem.predict.graph_meter(device) as meter:
+            graphs = sum(runner.capture(s) for s in sizes)
         torch.cuda.synchronize()
         after = gmem.predict.device_reading(device)
         result = {"sizes": sizes, "graphs": graphs, "before": before, "after": after,
+                  "each_graph": gmem.predict.measured_graphs(meter.readings),
                   "allocator": gmem.predict.torch_allocator(), "seconds": time.time() - started}
     else:
         picked = gmem.predict.pick_sizes(sizes, a.sample)

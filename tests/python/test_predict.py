@@ -131,3 +131,99 @@ def test_graph_copy_refuses_an_unknown_way_to_copy_memory_nodes():
     from gmem import _graph_copy
     with pytest.raises(ValueError, match="'copy' or 'empty'"):
         _graph_copy.copy_graph(0, memory_nodes="skip")
+
+
+class _FakeTorch:
+    """Just enough of PyTorch for gmem.predict.sample: a caching allocator's memory history that
+    the test's captures append to, and torch.cuda.CUDAGraph's capture_begin and capture_end."""
+
+    def __init__(self):
+        import types
+        self.traces, self.segments = [], []
+        fake = self
+        self.__version__ = "fake"
+
+        class CUDAGraph:
+            def __init__(self, keep_graph=False):
+                pass
+
+            def capture_begin(self, *a, **kw):
+                pass
+
+            def capture_end(self):
+                pass
+
+        memory = types.SimpleNamespace(
+            _snapshot=lambda: {"segments": [dict(s) for s in fake.segments], "device_traces": [list(fake.traces)]},
+            _record_memory_history=lambda **kw: None, get_allocator_backend=lambda: "native")
+        self.cuda = types.SimpleNamespace(CUDAGraph=CUDAGraph, memory=memory, synchronize=lambda *a: None,
+                                          get_device_name=lambda d=0: "fake GPU")
+
+    def segment(self, addr, size):
+        self.traces.append({"action": "segment_alloc", "addr": addr, "size": size})
+        self.segments.append({"address": addr, "total_size": size, "segment_pool_id": (0, 1), "device": 0})
+
+    def call(self, action, addr, size=0):
+        self.traces.append({"action": action, "addr": addr, "size": size})
+
+
+def test_sample_reads_each_graph_apart_its_calls_until_the_next_graph_begins(monkeypatch):
+    import sys
+    torch = _FakeTorch()
+    monkeypatch.setitem(sys.modules, "torch", torch)
+    node = {"reserved": 0}
+    monkeypatch.setattr(gp, "device_reading", lambda device=0: {
+        "framework_pools": {"(0, 1)": sum(s["total_size"] for s in torch.segments)},
+        "node_pool": {"reserved_current": node["reserved"]}, "used": 0})
+
+    def capture(size):
+        base = 0x1000000 * size
+        g0, g1 = torch.cuda.CUDAGraph(), torch.cuda.CUDAGraph()
+        g0.capture_begin()
+        torch.segment(base, 20 * MiB)
+        torch.call("alloc", base, size * MiB)             # graph 0's temporary
+        torch.call("alloc", base + size * MiB, 512)
+        g0.capture_end()
+        node["reserved"] += 2 * MiB                       # graph 0's replay
+        torch.call("free_completed", base + size * MiB)   # released before graph 1 begins: graph 0's
+        g1.capture_begin()
+        torch.call("alloc", base + 2 * size * MiB, 1024)
+        torch.call("free_completed", base)
+        g1.capture_end()
+        node["reserved"] += 6 * MiB
+        torch.call("free_completed", base + 2 * size * MiB)  # after the size's last capture: graph 1's
+
+    s = gp.sample(capture, [4, 2])
+    assert [z["graphs"] for z in s["sizes"]] == [2, 2]
+    for z in s["sizes"]:
+        assert [c[0] for c in z["calls"]] == ["segment", "alloc", "alloc", "free", "alloc", "free", "free"]
+        assert [g["calls"] for g in z["each_graph"]] == [4, 7]
+        assert [g["node_pool_change"] for g in z["each_graph"]] == [2 * MiB, 6 * MiB]
+        assert z["node_pool_change"] == 8 * MiB
+    assert torch.cuda.CUDAGraph.capture_begin.__name__ == "capture_begin"  # the class as it was
+    assert "capture_begin" in torch.cuda.CUDAGraph.__dict__
+
+
+def test_graph_meter_reads_as_each_capture_begins_and_compare_graphs_matches_them_in_order(monkeypatch):
+    import sys
+    torch = _FakeTorch()
+    monkeypatch.setitem(sys.modules, "torch", torch)
+    pools = {"v": 0}
+    monkeypatch.setattr(gp, "device_reading", lambda device=0: reading({"0,1": pools["v"]}, 0, pools["v"]))
+    with gp.graph_meter() as meter:
+        for grows in (32 * MiB, 0, 20 * MiB):
+            g = torch.cuda.CUDAGraph()
+            g.capture_begin()
+            pools["v"] += grows
+            g.capture_end()
+    measured = gp.measured_graphs(meter.readings)
+    assert [m["framework_pool"] for m in measured] == [32 * MiB, 0, 20 * MiB]
+    predicted = {"graphs": [{"size": 8, "index": 0, "pool_growth_bytes": 32 * MiB, "node_pool_bytes": 0},
+                            {"size": 8, "index": 1, "pool_growth_bytes": 2 * MiB, "node_pool_bytes": 0},
+                            {"size": 4, "index": 0, "pool_growth_bytes": 20 * MiB, "node_pool_bytes": 0}]}
+    c = gp.compare_graphs(predicted, measured)
+    assert c["framework_pool"]["exact"] == 2
+    assert c["framework_pool"]["max_error"] == 2 * MiB
+    assert c["framework_pool"]["worst"] == {"size": 8, "index": 1, "predicted": 2 * MiB, "measured": 0}
+    assert c["node_pool"]["exact"] == 3
+    assert gp.compare_graphs(predicted, measured[:2]) is None
