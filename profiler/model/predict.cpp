@@ -264,10 +264,11 @@ warmup_prediction predict_warmup(const predict_sample& sample, const std::vector
   }
   const double exec_per_graph = exec_graphs > 0 ? std::max(0.0, exec_total / exec_graphs) : 0;
 
-  // What captures take outside the pools, and the memory-node pool's reservation: the sample's
-  // net (one-time costs such as library workspaces and the eager runs' cache, less what later
-  // captures released of it: the cache is emptied before each capture) on the first size of the
-  // order, and for each size not sampled what every capture takes (`each`).
+  // What captures take outside the pools: the sample's net (one-time costs such as library
+  // workspaces and the eager runs' cache, less what later captures released of it: the cache is
+  // emptied before each capture) on the first size of the order, and for each size not sampled
+  // what every capture takes (`each`). The memory-node pool's reservation likewise, except that
+  // each sampled size keeps its own reading (below).
   std::vector<std::int64_t> outside, node;
   for (std::size_t k = 0; k < sample.sizes.size(); ++k) {
     const sampled_size& s = sample.sizes[k];
@@ -302,6 +303,19 @@ warmup_prediction predict_warmup(const predict_sample& sample, const std::vector
   const std::int64_t outside_net = net(outside), outside_each = each(outside, &outside_mean);
   const std::int64_t node_net = net(node), node_each = each(node, nullptr);
 
+  // The memory-node pool's reservation only grows while captures are made: a sampled size takes
+  // its own reading, the first size of the order the sampled sizes' others, and each size not
+  // sampled what every capture takes.
+  const auto node_of = [&](std::int64_t size) {
+    for (std::size_t k = 0; k < sample.sizes.size(); ++k) {
+      if (sample.sizes[k].size == size) return node[k];
+    }
+    return std::int64_t{0};
+  };
+  std::int64_t node_in_order = 0;
+  for (std::size_t k = 0; k < sample.sizes.size(); ++k) {
+    if (std::find(order.begin(), order.end(), sample.sizes[k].size) != order.end()) node_in_order += node[k];
+  }
   const auto simulated = simulate(calls, order);
   bool by_graph = true;  // every sampled size read each of its graphs
   for (const sampled_calls& t : calls) by_graph = by_graph && !t.ends.empty();
@@ -323,7 +337,7 @@ warmup_prediction predict_warmup(const predict_sample& sample, const std::vector
     previous = ps.pool_bytes_after;
     ps.exec_state_bytes = exec_per_graph * static_cast<double>(ps.graphs);
     ps.outside_bytes = p == 0 ? outside_net : ps.sampled ? 0 : outside_each;
-    ps.node_pool_bytes = p == 0 ? node_net : ps.sampled ? 0 : node_each;
+    ps.node_pool_bytes = ps.sampled ? node_of(ps.size) : p == 0 ? node_net - node_in_order : node_each;
     node_sum += ps.node_pool_bytes;
     exec_sum += ps.exec_state_bytes;
     outside_sum += ps.outside_bytes;

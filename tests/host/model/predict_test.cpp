@@ -150,6 +150,10 @@ TEST(PredictWarmup, EachGraphGetsThePoolGrowthOfItsOwnCallsAndItsShareOfTheRest)
   s.sizes[0].used_change += static_cast<std::int64_t>(6 * MiB);
   s.sizes[0].each_graph[0].node_pool_change = static_cast<std::int64_t>(2 * MiB);
   s.sizes[0].each_graph[1].node_pool_change = static_cast<std::int64_t>(4 * MiB);
+  // Size 4's graph 1 reserved 2 MiB more: its own, not the first size's.
+  s.sizes[1].node_pool_change = static_cast<std::int64_t>(2 * MiB);
+  s.sizes[1].used_change += static_cast<std::int64_t>(2 * MiB);
+  s.sizes[1].each_graph[1].node_pool_change = static_cast<std::int64_t>(2 * MiB);
   const warmup_prediction p = predict_warmup(s, {8, 7, 6, 5, 4, 3, 2, 1});
   ASSERT_EQ(p.graphs.size(), 16u);
   // The replay worked out by hand in FitsEverySize...: 8: T32 new (graph 0), O16 new (graph 1);
@@ -167,6 +171,9 @@ TEST(PredictWarmup, EachGraphGetsThePoolGrowthOfItsOwnCallsAndItsShareOfTheRest)
   EXPECT_EQ(p.graphs[0].node_pool_bytes, static_cast<std::int64_t>(2 * MiB));
   EXPECT_EQ(p.graphs[1].node_pool_bytes, static_cast<std::int64_t>(4 * MiB));
   EXPECT_EQ(p.graphs[2].node_pool_bytes, 0);
+  EXPECT_EQ(p.graphs[8].node_pool_bytes, 0);
+  EXPECT_EQ(p.graphs[9].node_pool_bytes, static_cast<std::int64_t>(2 * MiB));
+  EXPECT_EQ(p.kinds[3].bytes, static_cast<std::int64_t>(8 * MiB));
 
   // A sample that did not read each graph: the bill is per size, and says so.
   const warmup_prediction per_size = predict_warmup(eight_four_two(), {8, 4, 2});
