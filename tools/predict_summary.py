@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The prediction of committed warm-up runs (tests/predict/compare_warmup.py's files: NAME-sample,
 NAME-measured, one per rank, and NAME.json with the warm-up's style) made again with this gmemprof,
-against the bills the runs measured, and linear extrapolation beside it: one table per run and rank.
+against the bills the runs measured, and linear extrapolation beside it: one table per run and rank,
+and where the run measured each graph, how many graphs the prediction has to the byte.
 Judged are the runs whose sample read the executable-graph state from copies at every size: a run
 is off when a kind is off by more than 5% or 64 MiB, or its measured total is outside the
 predicted total and its uncertainty. Exit 1 when a judged run is off.
@@ -53,6 +54,11 @@ def main():
         print(gmem.predict.table(rows))
         print("  total %.1f MiB +- %.1f MiB predicted, %.1f MiB measured" % (
                 total["predicted_bytes"] / 2**20, total["uncertainty_bytes"] / 2**20, run["bill"]["total"] / 2**20))
+        by_graph = gmem.predict.compare_graphs(prediction, run["full"].get("each_graph", []))
+        for kind in ("framework_pool", "node_pool") if by_graph else ():
+            k = by_graph[kind]
+            print("  each graph, %s: %d of %d to the byte, largest error %.2f MiB (size %d graph %d)" % (
+                kind, k["exact"], by_graph["graphs"], k["max_error"] / 2**20, k["worst"]["size"], k["worst"]["index"]))
         print("  allocator model on the sample: %s" % ("exact" if all(
             c["simulated_bytes"] == c["measured_bytes"] for c in prediction["model_checks"]) else "OFF"))
         for n in prediction["notes"]:

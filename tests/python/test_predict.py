@@ -97,7 +97,8 @@ def test_committed_warmups_are_predicted_within_five_percent_and_64_mib():
     """Each committed warm-up (vLLM-style piecewise graphs and SGLang-style whole graphs, both
     allocators): this gmemprof's prediction, kind by kind, within 5% and 64 MiB of what the run
     measured, the measured total within the predicted total's uncertainty, and the caching
-    allocator's model exact on each sample's own calls."""
+    allocator's model exact on each sample's own calls; where a run measured each graph, every
+    graph's share of both pools predicted to the byte."""
     import os
     import sys
     here = os.path.dirname(os.path.abspath(__file__))
@@ -107,11 +108,17 @@ def test_committed_warmups_are_predicted_within_five_percent_and_64_mib():
             if r["judged"]]
     assert {(r["style"], r["allocator"]) for r in runs} >= {("vllm", "native"), ("vllm", "cudaMallocAsync"),
                                                           ("sglang", "native"), ("sglang", "cudaMallocAsync")}
+    graphs_measured = 0
     for r in runs:
         p = gp.predict(r["path"])
         assert all(c["simulated_bytes"] == c["measured_bytes"] for c in p["model_checks"]), r["path"]
         gp.assert_close(p, r["bill"])
         assert abs(p["total"]["predicted_bytes"] - r["bill"]["total"]) <= p["total"]["uncertainty_bytes"], r["path"]
+        if "each_graph" in r["full"]:  # runs that measured each graph: every graph's pools to the byte
+            by_graph = gp.compare_graphs(p, r["full"]["each_graph"])
+            assert by_graph["framework_pool"]["exact"] == by_graph["node_pool"]["exact"] == len(p["graphs"]), r["path"]
+            graphs_measured += 1
+    assert graphs_measured >= 4
 
 
 def test_graph_copy_orders_nodes_after_their_dependencies_and_keeps_edges_with_data_for_last():
