@@ -56,7 +56,8 @@ int run_html(const std::string& report_path, const std::string& baseline_path,
 /// What `gmemprof predict` is asked: the sample's path, the warm-up's sizes as text (empty: the
 /// sample's capture order) and their order ("largest-first" or "as-given"), a JSON file to write.
 struct predict_options {
-  std::string sample_path;
+  std::string sample_path;       ///< a sample, or a recording of the sampled captures
+  std::string sampled_sizes;     ///< a recording's: the sizes it captured, in its order
   std::string sizes;
   std::string order = "largest-first";
   std::string json_path;

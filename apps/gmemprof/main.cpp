@@ -120,9 +120,12 @@ int bench_summary(const arguments& a, const std::string&) {
 }
 
 int predict(const arguments& a, const std::string&) {
-  if (a.positional.size() != 1) throw usage_problem(a.positional.empty() ? "needs a SAMPLE" : "takes one SAMPLE");
+  if (a.positional.size() != 1) {
+    throw usage_problem(a.positional.empty() ? "needs a SAMPLE or a RECORDING" : "takes one SAMPLE or RECORDING");
+  }
   gmem::profiler::predict_options o;
   o.sample_path = a.positional[0];
+  o.sampled_sizes = a.value("--sampled-sizes");
   o.sizes = a.value("--sizes");
   o.order = a.value("--order", o.order);
   o.json_path = a.value("--json");
@@ -279,7 +282,8 @@ const std::vector<command>& commands() {
        {out_option}, false, bench_summary},
       {"predict", "the bill of a whole warm-up, predicted from a few captured batch sizes",
        "usage: gmemprof predict SAMPLE [--sizes LIST] [--order largest-first|as-given] [--json FILE]\n"
-       "                        [--graphs N|all] [--format text|json]\n",
+       "                        [--graphs N|all] [--format text|json]\n"
+       "       gmemprof predict RECORDING --sampled-sizes LIST [--sizes LIST] ...\n",
        "Reads a sample (gmem.predict.sample in the engine's process: a few batch sizes captured\n"
        "the engine's way, each with every call PyTorch's caching allocator made in the graph pool,\n"
        "the pool's segments, the executable graphs' state and the device memory in use) and\n"
@@ -291,14 +295,21 @@ const std::vector<command>& commands() {
        "own figures (the JSON lists them all; the text the costliest). It checks the allocator\n"
        "model on the sample's own calls against the pool PyTorch listed.\n"
        "\n"
+       "From a RECORDING (gmemprof record of a program that captured the sampled sizes, once\n"
+       "each, with graph memory nodes): each graph's growth of the memory-node pool, its state\n"
+       "as its instantiation read it, and what libraries took while it was captured. A\n"
+       "recording holds no allocator calls: PyTorch's caching allocator needs a sample.\n"
+       "\n"
        "  --sizes LIST      the warm-up's batch sizes: 1,2,4 or 1-512 or 8-512:8, or a mix\n"
        "                    (default: the capture order the sample holds)\n"
+       "  --sampled-sizes L a recording's sampled sizes in the order it captured them: its\n"
+       "                    graphs, in the order instantiated, split evenly among them\n"
        "  --order O         largest-first (default: the order engines capture in) or as-given\n"
        "  --json FILE       also write the prediction as JSON, atomically\n"
        "  --graphs N|all    list the N costliest graphs (default 5), or each graph in capture order\n"
        "  --format json     print the JSON instead of the text\n",
        {{"--sizes", "", true, false}, {"--order", "", true, false}, {"--json", "", true, false},
-        {"--graphs", "", true, false}, {"--format", "", true, false}},
+        {"--graphs", "", true, false}, {"--format", "", true, false}, {"--sampled-sizes", "", true, false}},
        false, predict},
       {"html", "a report as one self-contained HTML page",
        "usage: gmemprof html REPORT [--baseline BASELINE] [--bench BENCH_JSON] -o FILE.html\n",

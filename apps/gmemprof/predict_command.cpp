@@ -1,4 +1,4 @@
-// `gmemprof predict`: the bill of a whole warm-up from a sample of a few captured sizes.
+// `gmemprof predict`: the bill of a whole warm-up from a sample (or a recording) of a few captured sizes.
 
 #include <algorithm>
 #include <functional>
@@ -14,7 +14,8 @@ namespace gmem::profiler {
 int run_predict(const predict_options& options, std::ostream& out, std::ostream& err) {
   try {
     if (!options.json_path.empty()) check_writable(options.json_path);
-    const predict_sample sample = read_predict_sample(options.sample_path);
+    const predict_sample sample = read_predict_input(
+        options.sample_path, options.sampled_sizes.empty() ? std::vector<std::int64_t>{} : parse_batch_sizes(options.sampled_sizes));
     std::vector<std::int64_t> order;
     if (!options.sizes.empty()) {
       order = parse_batch_sizes(options.sizes);

@@ -180,9 +180,10 @@ std::vector<double> split(double whole, const std::vector<double>& weights, bool
 
 /// The graphs of predicted size `ps`, whose calls come from sampled size `from`: the pool's
 /// growth over each graph's calls (`growth`), and the size's state and memory-node pool split in
-/// the proportions `from` read for its graphs.
+/// the proportions `from` read for its graphs (the state in equal shares where each graph's was
+/// read once: `copies` 1, one reading in the driver's 2 MiB pieces, does not tell its share).
 void add_graphs(const predicted_size& ps, const std::vector<std::uint64_t>& growth, const sampled_size& from,
-                std::vector<predicted_graph>& out) {
+                std::uint64_t copies, std::vector<predicted_graph>& out) {
   std::vector<double> exec, node;
   for (const sampled_graph& g : from.each_graph) {
     exec.push_back(g.exec_state_bytes.value_or(0));
@@ -190,7 +191,7 @@ void add_graphs(const predicted_size& ps, const std::vector<std::uint64_t>& grow
   }
   bool every_state = true;
   for (const sampled_graph& g : from.each_graph) every_state = every_state && g.exec_state_bytes.has_value();
-  if (!every_state) exec.assign(exec.size(), 0);  // equal shares
+  if (!every_state || copies <= 1) exec.assign(exec.size(), 0);  // equal shares
   if (std::none_of(node.begin(), node.end(), [](double v) { return v > 0; }) && !node.empty()) {
     node.assign(node.size(), 0);
     node[0] = 1;  // none grew it: the size's figure is its first graph's
@@ -212,6 +213,7 @@ warmup_prediction predict_warmup(const predict_sample& sample, const std::vector
   }
   warmup_prediction out;
   out.order = order;
+  out.notes = sample.notes;
   const std::vector<sampled_calls> calls = name_blocks(sample, out.notes);
   if (sample.sizes.size() == 1) {
     out.notes.push_back("one sampled size: every size takes its allocations' bytes unchanged; sample two or more");
@@ -343,7 +345,7 @@ warmup_prediction predict_warmup(const predict_sample& sample, const std::vector
     outside_sum += ps.outside_bytes;
     outside_each_sizes += p != 0 && !ps.sampled;
     graphs_sum += ps.graphs;
-    if (by_graph) add_graphs(ps, simulated[p].graph_growth, sampled_size_of(sample, ps.calls_from), out.graphs);
+    if (by_graph) add_graphs(ps, simulated[p].graph_growth, sampled_size_of(sample, ps.calls_from), sample.copies, out.graphs);
     out.sizes.push_back(ps);
   }
   if (!by_graph) out.notes.push_back("the sample did not read each graph apart (gmem.predict before it did): the bill is per size");

@@ -221,7 +221,7 @@ std::string prediction_json(const warmup_prediction& p, const predict_sample& sa
   j["format"] = "gmem.predict";
   j["version"] = 1;
   j["sample"] = {{"device", sample.device}, {"torch", sample.torch}, {"allocator", sample.allocator},
-                 {"copies", sample.copies}};
+                 {"copies", sample.copies}, {"source", sample.source}};
   json sampled = json::array();
   for (const sampled_size& s : sample.sizes) sampled.push_back(s.size);
   j["sample"]["sizes"] = sampled;

@@ -75,33 +75,36 @@ std::string format_prediction(const warmup_prediction& p, const predict_sample& 
   std::uint64_t graphs = 0;
   for (const predicted_size& s : p.sizes) graphs += s.graphs;
   o << "the predicted bill of a warm-up of " << p.order.size() << " batch size(s) (" << sizes_text(p.order)
-    << ", in this order) into one graph pool, from " << sampled.size() << " sampled (" << sizes_text(sampled)
-    << ")" << (sample.device.empty() ? "" : " on " + sample.device)
+    << ", in this order) into one graph pool, from " << (sample.source == "recording" ? "a recording of " : "")
+    << sampled.size() << " sampled (" << sizes_text(sampled) << ")" << (sample.device.empty() ? "" : " on " + sample.device)
     << (sample.torch.empty() ? "" : ", PyTorch " + sample.torch) << ":\n";
   for (const predicted_kind& k : p.kinds) {
-    if (k.kind == "framework_pool") {
+    if (k.kind == "framework_pool" && sample.source != "recording") {
       o << row("PyTorch's graph pool", k.bytes, k.uncertainty_bytes, "(the caching allocator's rules, every size's calls)");
     } else if (k.kind == "exec_state") {
       o << row("executable-graph state", k.bytes, k.uncertainty_bytes, "(" + std::to_string(graphs) + " graphs)");
     } else if (k.kind == "outside") {
       o << row("outside the pools", k.bytes, k.uncertainty_bytes, "(what captures take besides: workspaces)");
     } else if (k.kind == "node_pool" && (k.bytes != 0 || sample.allocator != "native")) {
-      o << row("memory-node pool", k.bytes, k.uncertainty_bytes, "(its reservation, as the sample moved it)");
+      o << row("memory-node pool", k.bytes, k.uncertainty_bytes, "(its reservation, as the sampled captures moved it)");
     }
   }
   o << row("total", p.total.bytes, p.total.uncertainty_bytes, "");
   o << "  linear extrapolation from sizes " << p.linear_from_large << " and " << p.linear_from_small
-    << " (what the device memory in use moved while each was captured, a line through the two): "
+    << (sample.source == "recording" ? " (what each one's graphs took, a line through the two): "
+                                     : " (what the device memory in use moved while each was captured, a line through the two): ")
     << signed_size(p.linear_bytes) << "\n";
   o << graph_rows(p, listed_graphs);
-  o << "the allocator model on the sample's own calls (the pool after each sampled size):";
-  for (const model_check& c : p.checks) {
-    o << " " << c.size << ": " << size_text(c.simulated_bytes)
-      << (c.simulated_bytes == c.measured_bytes ? " (as PyTorch listed)"
-                                                 : " (PyTorch listed " + size_text(c.measured_bytes) + ")")
-      << ";";
+  if (sample.source != "recording") {
+    o << "the allocator model on the sample's own calls (the pool after each sampled size):";
+    for (const model_check& c : p.checks) {
+      o << " " << c.size << ": " << size_text(c.simulated_bytes)
+        << (c.simulated_bytes == c.measured_bytes ? " (as PyTorch listed)"
+                                                   : " (PyTorch listed " + size_text(c.measured_bytes) + ")")
+        << ";";
+    }
+    o << "\n";
   }
-  o << "\n";
   for (const std::string& n : p.notes) o << "note: " << n << "\n";
   return o.str();
 }

@@ -314,10 +314,12 @@ def sample(capture, sizes, device=0, copies=64):
     }
 
 
-def predict(sample_or_path, sizes=None, gmemprof=None):
+def predict(sample_or_path, sizes=None, gmemprof=None, sampled_sizes=None):
     """`gmemprof predict` of a sample (a dict from `sample`, or its JSON file's path) for every
     size of `sizes` in the order given (default: the sample's capture_order); returns the
-    prediction (a dict: per size, per kind, totals, and linear extrapolation beside it)."""
+    prediction (a dict: per size, per kind, per graph, totals, and linear extrapolation beside
+    it). A path may also name a `gmemprof record` recording of a program that captured
+    `sampled_sizes`, in that order (graphs with memory nodes only)."""
     from . import _gmemprof
     exe = gmemprof or os.environ.get("GMEMPROF") or _gmemprof.executable()
     if exe is None:
@@ -332,6 +334,8 @@ def predict(sample_or_path, sizes=None, gmemprof=None):
         cmd = [exe, "predict", str(path), "--json", out]
         if sizes is not None:
             cmd += ["--sizes", ",".join(str(int(s)) for s in sizes), "--order", "as-given"]
+        if sampled_sizes is not None:
+            cmd += ["--sampled-sizes", ",".join(str(int(s)) for s in sampled_sizes)]
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode != 0:
             raise RuntimeError("gmemprof predict failed (exit %d): %s" % (r.returncode, r.stderr.strip()))

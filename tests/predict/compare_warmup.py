@@ -6,8 +6,12 @@ and each graph's prediction against what it measured (not judged), and exits 1 w
 by more than 5% or 64 MiB.
 
 Usage: compare_warmup.py --sizes vllm|sglang|all|LIST [--style vllm|sglang] --sample N --gmemprof PATH --out DIR [--name NAME]
-       [--commit TEXT] [--env K=V]... [--ranks N]
-(--ranks N: N torchrun ranks, one device each, each rank's prediction against its own bill)"""
+       [--commit TEXT] [--env K=V]... [--ranks N] [--from sample|record]
+(--ranks N: N torchrun ranks, one device each, each rank's prediction against its own bill;
+--from record: the sampled sizes captured plainly under `gmemprof record`, and the prediction
+made from the recording: graphs with memory nodes only, so cudaMallocAsync; it sees no
+allocator calls and nothing outside the pools but libraries' buffers, so only the pools are
+judged)"""
 import argparse
 import json
 import os
@@ -29,7 +33,10 @@ ap.add_argument("--name")
 ap.add_argument("--commit", default="")
 ap.add_argument("--env", action="append", default=[])
 ap.add_argument("--ranks", type=int, default=1)
+ap.add_argument("--from", dest="source", choices=["sample", "record"], default="sample")
 a = ap.parse_args()
+if a.source == "record" and a.ranks != 1:
+    ap.error("--from record predicts one process's recording: --ranks 1")
 name = a.name or "warmup-%s-sample%d" % (a.sizes, a.sample)
 os.makedirs(a.out, exist_ok=True)
 env = dict(os.environ)
@@ -40,10 +47,19 @@ paths = {k: os.path.join(a.out, "%s-%s.json" % (name, k)) for k in ("sample", "m
 warmup = os.path.join(here, "decoder_warmup.py")
 launch = [sys.executable] if a.ranks == 1 else ["torchrun", "--nproc-per-node", str(a.ranks)]
 seconds = {}
+sys.path.insert(0, here)
+from decoder_warmup import capture_sizes  # noqa: E402
+
+order = sorted(capture_sizes(a.sizes), reverse=True)  # the warm-up's: largest first
+picked = gmem.predict.pick_sizes(order, a.sample)
 for mode in ("sample", "full"):
     t = time.time()
     cmd = launch + [warmup, mode, "--sizes", a.sizes, "--style", a.style, "--out", paths["sample" if mode == "sample" else "measured"]]
-    if mode == "sample":
+    if mode == "sample" and a.source == "record":
+        cmd = [a.gmemprof, "record", "--out", paths["sample"], "--"] + launch + [
+            warmup, "full", "--sizes", ",".join(str(s) for s in picked), "--style", a.style,
+            "--out", os.path.join(a.out, name + "-recorded-run.json")]
+    elif mode == "sample":
         cmd += ["--sample", str(a.sample)]
     subprocess.run(cmd, check=True, env=env)
     seconds[mode] = round(time.time() - t, 1)
@@ -59,19 +75,21 @@ per_rank = []
 ok = True
 for r in range(a.ranks):
     t = time.time()
-    subprocess.run([a.gmemprof, "predict", ranked(paths["sample"], r), "--json", ranked(paths["prediction"], r)],
-                   check=True)
+    cmd = [a.gmemprof, "predict", ranked(paths["sample"], r), "--json", ranked(paths["prediction"], r)]
+    if a.source == "record":
+        cmd += ["--sampled-sizes", ",".join(str(s) for s in picked), "--sizes", ",".join(str(s) for s in order)]
+    subprocess.run(cmd, check=True)
     seconds["predict"] = round(time.time() - t, 2)
-    sample = json.load(open(ranked(paths["sample"], r)))
     full = json.load(open(ranked(paths["measured"], r)))
     prediction = json.load(open(ranked(paths["prediction"], r)))
     bill = gmem.predict.measured(full["before"], full["after"])
     rows = gmem.predict.compare(prediction, bill)
     by_graph = gmem.predict.compare_graphs(prediction, full.get("each_graph", []))
-    ok = ok and all(x["within"] is not False for x in rows)
+    judged = rows if a.source == "sample" else [x for x in rows if x["kind"] in ("framework_pool", "node_pool")]
+    ok = ok and all(x["within"] is not False for x in judged)
     per_rank.append({"rank": r, "device": torch.cuda.get_device_name(r), "allocator": full["allocator"],
                      "sizes": len(full["sizes"]), "graphs": full["graphs"],
-                     "sampled_sizes": [s["size"] for s in sample["sizes"]], "measured": bill,
+                     "sampled_sizes": prediction["sample"]["sizes"], "measured": bill,
                      "prediction_total": prediction["total"], "kinds": prediction["kinds"],
                      "linear": prediction["linear"], "model_checks": prediction["model_checks"],
                      "notes": prediction["notes"], "rows": rows, "graphs_compared": by_graph})
@@ -79,6 +97,9 @@ for r in range(a.ranks):
         name, r, len(full["sizes"]), full["graphs"], per_rank[-1]["sampled_sizes"], per_rank[-1]["device"],
         full["allocator"]))
     print(gmem.predict.table(rows))
+    if a.source == "record":
+        print("from a recording: only the pools are judged (rest: the executable-graph state, read once a graph, "
+              "and libraries' buffers; no eager cache or workspace outside the pools)")
     print("model checks:", [(c["size"], c["simulated_bytes"] - c["measured_bytes"]) for c in prediction["model_checks"]])
     if by_graph:
         for kind in ("framework_pool", "node_pool"):
@@ -87,7 +108,7 @@ for r in range(a.ranks):
                   "errors' sizes sum to %.2f MiB of %.2f MiB measured" % (
                       kind, k["exact"], by_graph["graphs"], k["max_error"] / 2**20, k["worst"]["size"],
                       k["worst"]["index"], k["sum_abs_error"] / 2**20, k["measured"] / 2**20))
-result = {"name": name, "style": a.style, "torch": torch.__version__, "commit": a.commit, "command": " ".join(sys.argv),
+result = {"name": name, "style": a.style, "from": a.source, "torch": torch.__version__, "commit": a.commit, "command": " ".join(sys.argv),
           "env": a.env, "ranks": per_rank, "seconds": seconds}
 out = os.path.join(a.out, name + ".json")
 with open(out + ".tmp", "w") as f:

@@ -52,6 +52,10 @@ struct sampled_size {
 
 struct predict_sample {
   std::string device, torch, allocator;
+  /// "sample" (gmem.predict.sample) or "recording" (a gmemprof record report of the sampled
+  /// captures: graphs with memory nodes only, no allocator calls, one reading of each graph's state)
+  std::string source = "sample";
+  std::vector<std::string> notes;            ///< what reading it said about itself, for the prediction's notes
   std::uint64_t copies = 0;                  ///< copies instantiated to read the executable-graph state
   std::uint64_t pool_bytes_before = 0;
   std::vector<sampled_size> sizes;           ///< in the order they were captured
