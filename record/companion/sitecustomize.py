@@ -141,13 +141,17 @@ class _companion:
     INSIDE, GENERATED, LIBRARY, PROGRAM = 0, 1, 2, 3
 
     def kind_of_file(self, name):
-        """INSIDE: PyTorch's, this file's, "<...>" names, contextlib's and functools'; GENERATED:
-        code inductor wrote into its cache folder; LIBRARY: an installed package's
-        (site-packages, dist-packages: transformers, vLLM); PROGRAM: the program's own."""
+        """INSIDE: PyTorch's, this file's, "<...>" names, contextlib's and functools', gmem's own
+        package's (its measuring wrappers of captures, gmem.predict's); GENERATED: code inductor
+        wrote into its cache folder; LIBRARY: an installed package's (site-packages,
+        dist-packages: transformers, vLLM); PROGRAM: the program's own."""
         if os.sep + "torchinductor_" in name or (self.inductor_dir and name.startswith(self.inductor_dir)):
             return self.GENERATED
         if name.startswith(self.torch_dir) or name == __file__ or name.startswith("<") or \
                 os.sep + "contextlib.py" in name or os.sep + "functools.py" in name:
+            return self.INSIDE
+        folder = os.path.dirname(name)
+        if os.path.basename(folder) == "gmem" and os.path.exists(os.path.join(folder, "_readings.py")):
             return self.INSIDE
         if os.sep + "site-packages" + os.sep in name or os.sep + "dist-packages" + os.sep in name:
             return self.LIBRARY

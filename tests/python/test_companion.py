@@ -420,6 +420,30 @@ def test_a_captures_site_is_the_programs_line_and_its_label_the_compiled_module_
     assert captures[0]["label"] == label + "\x1ffrom cabcdef.py:3 in call"
 
 
+def test_a_capture_made_through_gmems_own_wrappers_is_the_programs_line(tmp_path):
+    # gmem.predict wraps torch.cuda.CUDAGraph.capture_begin to measure each graph: its frames
+    # are gmem's, not the program's.
+    package = tmp_path / "pkg" / "gmem"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "_readings.py").write_text("")
+    (package / "predict.py").write_text("import torch\n"
+                                         "def capture():\n"
+                                         "    with torch.cuda.graph(torch.cuda.CUDAGraph(), pool=(0, 1)):\n"
+                                         "        pass\n")
+    program = ("import json, sys\n"
+               "import torch\n"
+               "import gmem.predict\n"
+               "def main():\n"
+               "    gmem.predict.capture()\n"
+               "main()\n"
+               "import atexit\n"
+               "atexit.register(lambda: json.dump({'marks': torch.cuda.nvtx.marks}, open(sys.argv[1], 'w')))\n")
+    doc = run(tmp_path, program, extra_path=[str(tmp_path / "pkg")])
+    captures = [b for v, b in marks(doc) if v == "capture"]
+    assert [c["site"] for c in captures] == ["program.py:5 in main"]
+
+
 # Methods in an installed package, one a module's, capture and then let go of what their locals
 # held: the companion's look at the stack for the compiled module's method must not keep those
 # values alive (a frame's f_locals, before Python 3.13, holds them until the frame ends).
