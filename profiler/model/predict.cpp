@@ -112,8 +112,8 @@ const sampled_calls* calls_for(const std::vector<sampled_calls>& t, std::int64_t
 }
 
 struct replayed {
-  const sampled_calls* first = nullptr;  ///< the sampled size whose calls it took
-  std::uint64_t second = 0;              ///< the pool after it
+  const sampled_calls* from = nullptr;   ///< the sampled size whose calls it took
+  std::uint64_t pool_after = 0;          ///< the pool after it
   std::vector<std::uint64_t> graph_growth;  ///< the pool's growth over each of its graphs' calls (where `first` has ends)
 };
 
@@ -151,7 +151,7 @@ std::vector<replayed> simulate(const std::vector<sampled_calls>& t, const std::v
       }
     }
     close_graphs(from->ends.size(), from->calls.size());
-    r.second = pool.reserved_bytes();
+    r.pool_after = pool.reserved_bytes();
     out.push_back(std::move(r));
   }
   return out;
@@ -228,7 +228,7 @@ warmup_prediction predict_warmup(const predict_sample& sample, const std::vector
       const std::uint64_t measured = sample.sizes[k].pool_bytes_after >= sample.pool_bytes_before
                                          ? sample.sizes[k].pool_bytes_after - sample.pool_bytes_before
                                          : 0;
-      out.checks.push_back({calls[k].size, own[k].second, measured});
+      out.checks.push_back({calls[k].size, own[k].pool_after, measured});
     }
   }
   std::uint64_t model_error = 0;
@@ -329,12 +329,12 @@ warmup_prediction predict_warmup(const predict_sample& sample, const std::vector
   for (std::size_t p = 0; p < order.size(); ++p) {
     predicted_size ps;
     ps.size = order[p];
-    ps.calls_from = simulated[p].first->size;
+    ps.calls_from = simulated[p].from->size;
     for (const sampled_size& s : sample.sizes) {
       if (s.size == ps.size) ps.sampled = true;
       if (s.size == ps.calls_from) ps.graphs = s.graphs;
     }
-    ps.pool_bytes_after = simulated[p].second;
+    ps.pool_bytes_after = simulated[p].pool_after;
     ps.pool_growth = ps.pool_bytes_after - previous;
     previous = ps.pool_bytes_after;
     ps.exec_state_bytes = exec_per_graph * static_cast<double>(ps.graphs);
@@ -360,7 +360,7 @@ warmup_prediction predict_warmup(const predict_sample& sample, const std::vector
         if (k != drop) fewer.push_back(calls[k]);
       }
       // Blocks the dropped size made are not named by the others' frees: left as they are.
-      fit_spread = std::max(fit_spread, distance(simulate(fewer, order).back().second, previous));
+      fit_spread = std::max(fit_spread, distance(simulate(fewer, order).back().pool_after, previous));
     }
   }
   const double per_graph_reading =
