@@ -2,8 +2,9 @@
 
     import gmem.predict
     sample = gmem.predict.sample(runner.capture, [512, 128, 16, 1])   # the engine's own captures
-    bill = gmem.predict.predict(sample, sizes=range(1, 513))          # every size, largest first
-    kv_cache_bytes = free_bytes - bill["total"]["predicted_bytes"] - margin
+    bill = gmem.predict.predict(sample, sizes=range(512, 0, -1))      # every size, largest first
+    runner.release_graphs()                                           # the sample's, before sizing
+    kv_cache_bytes = gmem.predict.memory_left(bill)["left_bytes"] - margin
 
 `sample` calls the engine's `capture(size)` for each sampled size, in the order given (the
 engine's capture order), and reads what each capture did: every allocation and free PyTorch's
@@ -25,8 +26,8 @@ import tempfile
 from . import _graph_copy
 from ._readings import _cuda, device_reading
 
-__all__ = ["sample", "predict", "pick_sizes", "device_reading", "torch_allocator", "measured", "compare", "table",
-           "assert_close", "graph_meter", "measured_graphs", "compare_graphs"]
+__all__ = ["sample", "predict", "pick_sizes", "device_reading", "torch_allocator", "memory_left", "measured", "compare",
+           "table", "assert_close", "graph_meter", "measured_graphs", "compare_graphs"]
 
 SAMPLE_FORMAT = "gmem.predict.sample"
 SAMPLE_VERSION = 1
@@ -341,6 +342,18 @@ def predict(sample_or_path, sizes=None, gmemprof=None, sampled_sizes=None):
             raise RuntimeError("gmemprof predict failed (exit %d): %s" % (r.returncode, r.stderr.strip()))
         with open(out) as f:
             return json.load(f)
+
+
+def memory_left(prediction, device=0, free_bytes=None):
+    """What the device has left once the predicted warm-up is captured: its free memory now
+    (`free_bytes`, else cudaMemGetInfo through PyTorch) less the predicted total and its
+    uncertainty. Call it after releasing the sample's graphs and pool. Returns {"free_bytes",
+    "graphs_bytes" (predicted + uncertainty), "left_bytes"}."""
+    if free_bytes is None:
+        import torch
+        free_bytes, _ = torch.cuda.mem_get_info(device)
+    graphs = prediction["total"]["predicted_bytes"] + prediction["total"]["uncertainty_bytes"]
+    return {"free_bytes": int(free_bytes), "graphs_bytes": int(graphs), "left_bytes": int(free_bytes) - int(graphs)}
 
 
 def measured(before, after):

@@ -59,6 +59,13 @@ def prediction(pool, exec_state, outside, linear):
             "total": {"predicted_bytes": total}, "linear": {"predicted_bytes": linear}}
 
 
+def test_memory_left_takes_the_prediction_and_its_uncertainty_from_what_is_free():
+    p = {"total": {"predicted_bytes": 600 * MiB, "uncertainty_bytes": 30 * MiB}}
+    assert gp.memory_left(p, free_bytes=10240 * MiB) == {"free_bytes": 10240 * MiB, "graphs_bytes": 630 * MiB,
+                                                        "left_bytes": 9610 * MiB}
+    assert gp.memory_left(p, free_bytes=500 * MiB)["left_bytes"] == -130 * MiB  # it will not fit
+
+
 def test_assert_close_fails_on_a_kind_off_by_more_than_five_percent_or_64_mib():
     bill = {"framework_pool": 1000 * MiB, "node_pool": 0, "rest": 300 * MiB, "total": 1300 * MiB}
     rows = gp.assert_close(prediction(1040 * MiB, 290 * MiB, 0, 5000 * MiB), bill)
