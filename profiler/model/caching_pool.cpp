@@ -1,6 +1,7 @@
 #include "gmem/profiler/caching_pool.hpp"
 
 #include <stdexcept>
+#include <tuple>
 
 namespace gmem::profiler {
 
@@ -18,7 +19,7 @@ std::uint64_t caching_pool_model::segment_size(std::uint64_t bytes) const {
   return round_up(bytes, rules_.round_large);
 }
 
-std::uint64_t caching_pool_model::allocate(std::uint64_t bytes) {
+std::uint64_t caching_pool_model::allocate(std::uint64_t bytes, std::uint64_t stream) {
   // PyTorch makes no block for an empty request; bytes beyond 2^48 are no device's.
   if (bytes == 0) return 0;
   if (bytes > (std::uint64_t{1} << 48)) throw std::invalid_argument("a request of more than 2^48 bytes");
@@ -26,24 +27,24 @@ std::uint64_t caching_pool_model::allocate(std::uint64_t bytes) {
   const bool small = size <= rules_.small_size;
   free_set& frees = frees_of(small);
   std::uint64_t address = 0;
-  auto it = frees.lower_bound({size, 0});
-  if (it != frees.end()) {
-    address = it->second;
+  auto it = frees.lower_bound({stream, size, 0});
+  if (it != frees.end() && std::get<0>(*it) == stream) {
+    address = std::get<2>(*it);
     frees.erase(it);
   } else {
     const std::uint64_t seg = segment_size(size);
     address = next_address_;
     // Segments apart, so that blocks of two segments never merge.
     next_address_ += round_up(seg, rules_.round_large) + rules_.round_large;
-    blocks_[address] = block{seg, address + seg, address, small, false};
+    blocks_[address] = block{seg, address + seg, address, small, false, stream};
     segment_sizes_.push_back(seg);
     reserved_ += seg;
   }
   block& b = blocks_[address];
   const std::uint64_t rest = b.size - size;
   if (small ? rest >= rules_.min_block : rest > rules_.small_size) {
-    blocks_[address + size] = block{rest, b.segment_end, b.segment_start, small, false};
-    frees.insert({rest, address + size});
+    blocks_[address + size] = block{rest, b.segment_end, b.segment_start, small, false, stream};
+    frees.insert({stream, rest, address + size});
     b.size = size;
   }
   b.allocated = true;
@@ -75,7 +76,7 @@ void caching_pool_model::free(std::uint64_t id) {
   auto next = std::next(it);
   if (next != blocks_.end() && next->first == address + merged.size && !next->second.allocated &&
       next->first < merged.segment_end) {
-    frees.erase({next->second.size, next->first});
+    frees.erase({merged.stream, next->second.size, next->first});
     merged.size += next->second.size;
     blocks_.erase(next);
   }
@@ -83,15 +84,15 @@ void caching_pool_model::free(std::uint64_t id) {
   if (it != blocks_.begin() && address > merged.segment_start) {
     auto prev = std::prev(it);
     if (!prev->second.allocated && prev->first + prev->second.size == address) {
-      frees.erase({prev->second.size, prev->first});
+      frees.erase({merged.stream, prev->second.size, prev->first});
       prev->second.size += merged.size;
       blocks_.erase(it);
-      frees.insert({prev->second.size, prev->first});
+      frees.insert({merged.stream, prev->second.size, prev->first});
       return;
     }
   }
   it->second = merged;
-  frees.insert({merged.size, address});
+  frees.insert({merged.stream, merged.size, address});
 }
 
 }  // namespace gmem::profiler

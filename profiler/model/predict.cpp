@@ -19,6 +19,7 @@ struct call {
   bool alloc = true;
   std::uint64_t bytes = 0;
   std::size_t back = 0, index = 0;
+  std::uint64_t stream = 0;
 };
 
 struct sampled_calls {
@@ -40,7 +41,7 @@ std::vector<sampled_calls> name_blocks(const predict_sample& s, std::vector<std:
       kept_by.push_back(t.calls.size());
       if (c.what == sampled_call::kind::alloc) {
         live[c.address] = {k, t.allocs++};
-        t.calls.push_back({true, c.bytes, 0, 0});
+        t.calls.push_back({true, c.bytes, 0, 0, c.stream});
       } else if (c.what == sampled_call::kind::free) {
         auto it = live.find(c.address);
         if (it == live.end()) {
@@ -144,7 +145,7 @@ std::vector<replayed> simulate(const std::vector<sampled_calls>& t, const std::v
       if (!from->ends.empty()) close_graphs(from->ends.size() - 1, i);
       if (c.alloc) {
         const std::uint64_t bytes = from->size == order[p] ? c.bytes : fitted_bytes(like, index, order[p]);
-        ids.back().push_back(pool.allocate(bytes));
+        ids.back().push_back(pool.allocate(bytes, c.stream));
         ++index;
       } else if (c.back <= p && c.index < ids[p - c.back].size()) {
         pool.free(ids[p - c.back][c.index]);

@@ -62,16 +62,23 @@ std::optional<double> state_bytes(const json& j, const std::string& what) {
 
 sampled_call call_of(const json& c) {
   if (!c.is_array() || c.empty() || !c[0].is_string()) {
-    throw std::invalid_argument("a call is not [\"alloc\", address, bytes], [\"free\", address] or [\"segment\", address, bytes]");
+    throw std::invalid_argument("a call is not [\"alloc\", address, bytes(, stream)], [\"free\", address] or "
+                                "[\"segment\", address, bytes]");
   }
   const std::string what = c[0].get<std::string>();
   sampled_call out;
   if (what == "alloc" || what == "segment") {
-    if (c.size() != 3) throw std::invalid_argument("an '" + what + "' call needs an address and bytes");
+    if (c.size() != 3 && !(what == "alloc" && c.size() == 4)) {
+      throw std::invalid_argument("an '" + what + "' call needs an address and bytes (and, for an alloc, a stream)");
+    }
     out.what = what == "alloc" ? sampled_call::kind::alloc : sampled_call::kind::segment;
     if (!c[1].is_number_unsigned()) throw std::invalid_argument("a call's address is not a number");
     out.address = c[1].get<std::uint64_t>();
     out.bytes = bytes_of(c[2]);
+    if (c.size() == 4) {
+      if (!c[3].is_number_unsigned()) throw std::invalid_argument("an 'alloc' call's stream is not a number");
+      out.stream = c[3].get<std::uint64_t>();
+    }
   } else if (what == "free") {
     if (c.size() != 2 || !c[1].is_number_unsigned()) throw std::invalid_argument("a 'free' call needs an address");
     out.what = sampled_call::kind::free;

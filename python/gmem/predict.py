@@ -178,8 +178,8 @@ def _segments(snapshot, device):
 
 def _pool_events(traces, start, end):
     """The allocator's calls in the graph pools, each with its index in `traces`: ["alloc",
-    address, bytes] (bytes requested), ["free", address], ["segment", address, bytes] (a new
-    segment), in order. `start` and `end`
+    address, bytes, stream] (bytes requested; the stream where the trace names it), ["free",
+    address], ["segment", address, bytes] (a new segment), in order. `start` and `end`
     are the segments (`_segments`) before and after `traces`. A segment belongs to a graph pool
     when the pool lists it at the end and it is not released within `traces` (a graph pool keeps
     its segments; torch.cuda.graph empties the cache of the others before each capture, and their
@@ -221,7 +221,11 @@ def _pool_events(traces, start, end):
             seg = segment_of(addr)
             if seg is None or not seg[2]:
                 continue
-            out.append((i, ["alloc", addr, int(t["size"])] if action == "alloc" else ["free", addr]))
+            if action == "alloc":
+                # The stream it was made for: a capture's side stream has its own blocks.
+                out.append((i, ["alloc", addr, int(t["size"])] + ([int(t["stream"])] if "stream" in t else [])))
+            else:
+                out.append((i, ["free", addr]))
     return out
 
 

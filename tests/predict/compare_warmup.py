@@ -5,7 +5,7 @@ DIR/NAME.json (the comparison, with the device, the commit and the command); pri
 and each graph's prediction against what it measured (not judged), and exits 1 when a kind is off
 by more than 5% or 64 MiB.
 
-Usage: compare_warmup.py --sizes vllm|sglang|all|LIST [--style vllm|sglang] --sample N --gmemprof PATH --out DIR [--name NAME]
+Usage: compare_warmup.py --sizes vllm|sglang|all|LIST [--style vllm|sglang|vllm-aux] --sample N --gmemprof PATH --out DIR [--name NAME]
        [--commit TEXT] [--env K=V]... [--ranks N] [--from sample|record]
 (--ranks N: N torchrun ranks, one device each, each rank's prediction against its own bill;
 --from record: the sampled sizes captured plainly under `gmemprof record`, and the prediction
@@ -26,7 +26,7 @@ import gmem.predict  # noqa: E402
 ap = argparse.ArgumentParser()
 ap.add_argument("--sizes", default="vllm")
 ap.add_argument("--sample", type=int, default=4)
-ap.add_argument("--style", choices=["vllm", "sglang"], default="vllm")
+ap.add_argument("--style", choices=["vllm", "sglang", "vllm-aux"], default="vllm")
 ap.add_argument("--gmemprof", required=True)
 ap.add_argument("--out", required=True)
 ap.add_argument("--name")

@@ -7,10 +7,13 @@ first into one shared pool, each size's inputs a slice of one buffer made before
   read it (vLLM keeps weak references to them), so that later captures reuse what earlier ones
   freed;
 - style sglang: one graph per batch size, the whole forward (attention on the KV cache included),
-  as SGLang's CudaGraphRunner captures it.
+  as SGLang's CudaGraphRunner captures it;
+- style vllm-aux: vllm's, each layer also running a shared expert on a side stream inside the
+  capture (as vLLM's MoE layers run theirs), whose allocations PyTorch keeps apart from the
+  capture stream's in the same graph pool.
 
-    decoder_warmup.py full   --sizes vllm|sglang|all|LIST [--style vllm|sglang] --out MEASURED.json
-    decoder_warmup.py sample --sizes vllm|sglang|all|LIST [--style vllm|sglang] --sample N --out SAMPLE.json
+    decoder_warmup.py full   --sizes vllm|sglang|all|LIST [--style vllm|sglang|vllm-aux] --out MEASURED.json
+    decoder_warmup.py sample --sizes vllm|sglang|all|LIST [--style vllm|sglang|vllm-aux] --sample N --out SAMPLE.json
 
 `full` captures every size and writes the bill it measured itself (gmem.predict.device_reading:
 PyTorch's graph pools, the memory-node pool, cuMemGetInfo), in total and for each graph
@@ -43,9 +46,11 @@ def capture_sizes(spec):
 
 
 class Layer(torch.nn.Module):
-    def __init__(self, hidden, heads, ffn):
+    def __init__(self, hidden, heads, ffn, aux=None):
         super().__init__()
         self.heads = heads
+        self.aux = aux  # the side stream of a shared expert, or None
+        self.shared = torch.nn.Linear(hidden, hidden, bias=False) if aux is not None else None
         self.norm1 = torch.nn.RMSNorm(hidden)
         self.qkv = torch.nn.Linear(hidden, 3 * hidden, bias=False)
         self.out = torch.nn.Linear(hidden, hidden, bias=False)
@@ -58,18 +63,28 @@ class Layer(torch.nn.Module):
 
     def after_attention(self, h, attn):
         h = h + self.out(attn)
+        if self.aux is None:
+            gate, up = self.up(self.norm2(h)).chunk(2, dim=-1)
+            return h + self.down(torch.nn.functional.silu(gate) * up)
+        main = torch.cuda.current_stream()
+        self.aux.wait_stream(main)
+        with torch.cuda.stream(self.aux):
+            shared = torch.nn.functional.silu(self.shared(self.norm2(h)))
         gate, up = self.up(self.norm2(h)).chunk(2, dim=-1)
-        return h + self.down(torch.nn.functional.silu(gate) * up)
+        routed = self.down(torch.nn.functional.silu(gate) * up)
+        main.wait_stream(self.aux)
+        return h + routed + shared
 
 
 class Decoder(torch.nn.Module):
     """Embedding, layers, final norm and head; attention over a fixed context (a KV cache)."""
 
-    def __init__(self, vocab=8192, hidden=2048, heads=16, ffn=5632, layers=4, context=256, world=1):
+    def __init__(self, vocab=8192, hidden=2048, heads=16, ffn=5632, layers=4, context=256, world=1, aux=False):
         super().__init__()
         self.world = world
         self.embed = torch.nn.Embedding(vocab, hidden)
-        self.layers = torch.nn.ModuleList(Layer(hidden, heads, ffn) for _ in range(layers))
+        self.aux_stream = torch.cuda.Stream() if aux else None  # one, kept, as engines keep theirs
+        self.layers = torch.nn.ModuleList(Layer(hidden, heads, ffn, self.aux_stream) for _ in range(layers))
         self.norm = torch.nn.RMSNorm(hidden)
         self.head = torch.nn.Linear(hidden, vocab, bias=False)
         self.heads, self.hidden = heads, hidden
@@ -166,10 +181,10 @@ class Runner:
         return graphs
 
 
-def build(world):
+def build(world, aux=False):
     torch.manual_seed(0)
     torch.set_default_dtype(torch.float16)
-    model = Decoder(world=world).cuda().eval()
+    model = Decoder(world=world, aux=aux).cuda().eval()
     if world > 1:  # the communicator made and warmed up before any capture
         torch.distributed.all_reduce(torch.ones(1, device="cuda"))
         torch.cuda.synchronize()
@@ -181,7 +196,7 @@ def main():
     ap.add_argument("mode", choices=["full", "sample"])
     ap.add_argument("--sizes", default="vllm")
     ap.add_argument("--sample", type=int, default=4)
-    ap.add_argument("--style", choices=["vllm", "sglang"], default="vllm")
+    ap.add_argument("--style", choices=["vllm", "sglang", "vllm-aux"], default="vllm")
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
     sizes = sorted(capture_sizes(a.sizes), reverse=True)  # largest first
@@ -193,7 +208,7 @@ def main():
         torch.distributed.init_process_group("nccl", device_id=torch.device("cuda", device))
         root, ext = os.path.splitext(a.out)
         a.out = "%s.rank%d%s" % (root, torch.distributed.get_rank(), ext)
-    model = build(world)
+    model = build(world, aux=a.style == "vllm-aux")
     runner = Runner(model, sizes[0], a.style)
     torch.cuda.synchronize()
     started = time.time()

@@ -30,7 +30,7 @@ def test_pool_events_follow_segments_through_time():
         {"action": "segment_free", "addr": 0x8000, "size": 0x2000},
         {"action": "alloc", "addr": 0x1200, "size": 100},             # a graph pool's from the start
         {"action": "segment_alloc", "addr": 0x8000, "size": 0x2000},
-        {"action": "alloc", "addr": 0x8000, "size": 512},
+        {"action": "alloc", "addr": 0x8000, "size": 512, "stream": 77},  # a side stream's
         {"action": "free_requested", "addr": 0x8000, "size": 512},
         {"action": "free_completed", "addr": 0x8000, "size": 512},
         {"action": "alloc", "addr": 0x4000, "size": 512},             # in no segment known
@@ -39,7 +39,7 @@ def test_pool_events_follow_segments_through_time():
         {"action": "segment_free", "addr": 0x20000, "size": 0x2000},
     ]
     assert gp._pool_events(traces, start, end) == [
-        (3, ["alloc", 0x1200, 100]), (4, ["segment", 0x8000, 0x2000]), (5, ["alloc", 0x8000, 512]),
+        (3, ["alloc", 0x1200, 100]), (4, ["segment", 0x8000, 0x2000]), (5, ["alloc", 0x8000, 512, 77]),
         (7, ["free", 0x8000])]
 
 

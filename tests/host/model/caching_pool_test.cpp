@@ -1,5 +1,5 @@
 // The caching allocator's graph-pool model against answers worked out by hand from PyTorch's
-// rules: rounding, which segment a request makes, best fit, splitting, merging.
+// rules: rounding, which segment a request makes, best fit, splitting, merging, streams.
 #include <gtest/gtest.h>
 
 #include <stdexcept>
@@ -53,6 +53,22 @@ TEST(CachingPoolModel, FreedNeighboursMergeAndTheMergedBlockIsReused) {
   m.allocate(18 * MiB);  // fits only in the merged 20 MiB
   EXPECT_EQ(m.reserved_bytes(), 20 * MiB);
   EXPECT_EQ(m.segments().size(), 1u);
+}
+
+TEST(CachingPoolModel, ABlockServesRequestsOfItsOwnStreamOnly) {
+  caching_pool_model m;
+  const auto a = m.allocate(5 * MiB, 1);  // a 20 MiB segment for stream 1
+  m.allocate(5 * MiB, 2);                 // stream 2 cannot take the 15 MiB left: its own segment
+  EXPECT_EQ(m.reserved_bytes(), 40 * MiB);
+  m.free(a);
+  m.allocate(18 * MiB, 2);                // nor stream 1's merged 20 MiB block
+  EXPECT_EQ(m.reserved_bytes(), 58 * MiB);
+  m.allocate(18 * MiB, 1);                // stream 1 takes it
+  EXPECT_EQ(m.reserved_bytes(), 58 * MiB);
+  caching_pool_model small;
+  small.allocate(100, 1);
+  small.allocate(100, 2);
+  EXPECT_EQ(small.reserved_bytes(), 4 * MiB);  // a 2 MiB segment each
 }
 
 TEST(CachingPoolModel, TheSmallestFreeBlockThatFitsIsTaken) {

@@ -227,6 +227,33 @@ TEST(PredictWarmup, WithoutCallsOrCopiesTheStateIsWhatLaterCapturesTook) {
   EXPECT_FALSE(p.notes.empty());
 }
 
+TEST(PredictWarmup, ASideStreamsAllocationsTakeItsOwnBlocks) {
+  // Each size: the main stream's temporary of 4b MiB, freed, then the side stream's output of
+  // 4b MiB (a shared expert's). PyTorch keeps each stream's blocks apart: the output makes its
+  // own segment where one stream would have reused the temporary's.
+  predict_sample s;
+  s.allocator = "native";
+  for (std::int64_t b : {2, 1}) {
+    sampled_size z;
+    z.size = b;
+    z.graphs = 1;
+    const std::uint64_t base = 0x1000 * static_cast<std::uint64_t>(b);
+    z.calls = {{sampled_call::kind::alloc, base, 4 * MiB * b, 7}, {sampled_call::kind::free, base, 0, 0},
+               {sampled_call::kind::alloc, base + 1, 4 * MiB * b, 9}};
+    z.pool_bytes_after = 40 * MiB;
+    s.sizes.push_back(z);
+  }
+  const warmup_prediction p = predict_warmup(s, {2, 1});
+  // 2: 20 MiB for stream 7's temporary, 20 MiB for stream 9's output. 1: the temporary from
+  // stream 7's free block, the output (4 MiB) from stream 9's 12 MiB left: no growth.
+  EXPECT_EQ(p.kinds[0].bytes, static_cast<std::int64_t>(40 * MiB));
+  EXPECT_EQ(p.checks[0].simulated_bytes, p.checks[0].measured_bytes);
+  for (sampled_size& z : s.sizes) {
+    for (sampled_call& c : z.calls) c.stream = 0;  // one stream: the output reuses the temporary
+  }
+  EXPECT_EQ(predict_warmup(s, {2, 1}).kinds[0].bytes, static_cast<std::int64_t>(20 * MiB));
+}
+
 TEST(PredictWarmup, RefusesWhatItCannotPredict) {
   EXPECT_THROW(predict_warmup(predict_sample{}, {1}), std::invalid_argument);
   EXPECT_THROW(predict_warmup(eight_four_two(), {}), std::invalid_argument);

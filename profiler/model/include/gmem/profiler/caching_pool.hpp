@@ -2,11 +2,14 @@
 // One graph pool of PyTorch's CUDA caching allocator (its "native" backend), the pool that
 // torch.cuda.graph(pool=...) captures into: plain C++, no CUDA. The rules are PyTorch's
 // (c10/cuda/CUDACachingAllocator.cpp), with its default configuration: no max_split_size, no
-// rounding to powers of two, no expandable segments, one stream.
+// rounding to powers of two, no expandable segments.
 //  - A request is rounded up to 512 bytes. Up to 1 MiB it is a small block, else a large one;
 //    each kind has its own free blocks.
-//  - The free block taken is the smallest of the request's kind that is large enough (the
-//    lowest address among equal sizes). Taking it splits off the rest as a free block where the
+//  - Each block belongs to the stream its segment was allocated for, and serves requests of that
+//    stream only (a capture's side stream allocates into the same graph pool, from its own free
+//    blocks and segments).
+//  - The free block taken is the smallest of the request's kind and stream that is large enough
+//    (the lowest address among equal sizes). Taking it splits off the rest as a free block where the
 //    rest is at least 512 bytes (small) or more than 1 MiB (large).
 //  - With no free block large enough a segment is allocated (cudaMalloc): 2 MiB for a small
 //    request, 20 MiB for a large one under 10 MiB, else the request rounded up to 2 MiB.
@@ -16,6 +19,7 @@
 #include <cstdint>
 #include <map>
 #include <set>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -36,9 +40,10 @@ class caching_pool_model {
  public:
   explicit caching_pool_model(caching_rules rules = {}) : rules_(rules) {}
 
-  /// A block for a request of `bytes`; returns its id (for free), 0 for an empty request (no
-  /// block). Throws std::invalid_argument beyond 2^48 bytes.
-  std::uint64_t allocate(std::uint64_t bytes);
+  /// A block for a request of `bytes` on `stream` (any label: the same label is the same
+  /// stream); returns its id (for free), 0 for an empty request (no block). Throws
+  /// std::invalid_argument beyond 2^48 bytes.
+  std::uint64_t allocate(std::uint64_t bytes, std::uint64_t stream = 0);
   /// Frees the block `id` (an id allocate returned and not yet freed; others are ignored and
   /// counted in unknown_frees()).
   void free(std::uint64_t id);
@@ -61,8 +66,9 @@ class caching_pool_model {
     std::uint64_t segment_start = 0;
     bool small = false;
     bool allocated = false;
+    std::uint64_t stream = 0;
   };
-  using free_set = std::set<std::pair<std::uint64_t, std::uint64_t>>;  // (size, address)
+  using free_set = std::set<std::tuple<std::uint64_t, std::uint64_t, std::uint64_t>>;  // (stream, size, address)
   free_set& frees_of(bool small) { return small ? small_free_ : large_free_; }
 
   caching_rules rules_;

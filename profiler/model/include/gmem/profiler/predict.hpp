@@ -30,6 +30,7 @@ struct sampled_call {
   kind what = kind::alloc;
   std::uint64_t address = 0;
   std::uint64_t bytes = 0;  ///< alloc and segment
+  std::uint64_t stream = 0;  ///< alloc: the stream it was made for (a capture's side stream has its own blocks)
 };
 
 /// One graph of a sampled size, as the sample read it at the end of its capture.
