@@ -66,10 +66,16 @@ class Layer(torch.nn.Module):
         if self.aux is None:
             gate, up = self.up(self.norm2(h)).chunk(2, dim=-1)
             return h + self.down(torch.nn.functional.silu(gate) * up)
+        # The shared expert's output is made on the capture stream and filled on the side stream,
+        # whose own allocations are all freed there before the capture stream waits for it: with
+        # cudaMallocAsync a free is stream work, and a side stream's after the join is unjoined.
         main = torch.cuda.current_stream()
+        shared = torch.empty_like(h)
         self.aux.wait_stream(main)
         with torch.cuda.stream(self.aux):
-            shared = torch.nn.functional.silu(self.shared(self.norm2(h)))
+            y = torch.nn.functional.silu(self.shared(self.norm2(h)))
+            shared.copy_(y)
+            del y
         gate, up = self.up(self.norm2(h)).chunk(2, dim=-1)
         routed = self.down(torch.nn.functional.silu(gate) * up)
         main.wait_stream(self.aux)
