@@ -3,7 +3,8 @@ cuGraphClone for such a graph and allows it one executable graph at a time, so w
 it costs cannot be read from copies of it; a copy built node by node, each allocation node a new
 one with the same parameters and each free node freeing the copy's allocation, can be instantiated
 as often as wanted. The copy is for instantiating, never for launching: its kernels keep the
-original's arguments, which point into the original's allocations.
+original's arguments, which point into the original's allocations. Its memcpy and memset nodes
+point into its own (the driver checks their addresses when they are added).
 
 Through the driver API (ctypes on libcuda); imports neither gmem's extension nor PyTorch."""
 
@@ -16,6 +17,12 @@ _KERNEL, _MEMCPY, _MEMSET, _HOST, _EMPTY, _WAIT_EVENT, _EVENT_RECORD, _MEM_ALLOC
 # Sizes of the driver's node parameter structs (cuda.h, 64-bit), with room to spare for getters.
 _PARAMS_BYTES = 256
 _ALLOC_DPTR_AT = 112  # the offset of CUDA_MEM_ALLOC_NODE_PARAMS's dptr
+_ALLOC_BYTES_AT = 104  # ... and of its bytesize
+# CUDA_MEMCPY3D: (memory type, device pointer) offsets of the source and the destination;
+# CUDA_MEMSET_NODE_PARAMS: its destination's offset.
+_MEMCPY_ENDS = ((32, 48), (120, 136))
+_MEMSET_DST_AT = 0
+_DEVICE_MEMORY = (2, 4)  # CU_MEMORYTYPE_DEVICE, CU_MEMORYTYPE_UNIFIED
 _EDGE_BYTES = 8  # CUgraphEdgeData: ports and type; all zero for a plain dependency
 
 
@@ -68,6 +75,29 @@ def _topological(nodes, edges):
     return [(n, deps[n]) for n in order]
 
 
+def _moved(spans, address):
+    """`address` in the copy: where an allocation of the original that holds it, (old, bytes,
+    new) in `spans`, moved to; else unchanged."""
+    for old, size, new in spans:
+        if old <= address < old + size:
+            return new + (address - old)
+    return address
+
+
+def _retarget(kind, params, spans):
+    """A memcpy's or memset's parameter bytes with its device addresses moved (`_moved`)."""
+    out = bytearray(params)
+    if kind == _MEMCPY:
+        for type_at, ptr_at in _MEMCPY_ENDS:
+            if int.from_bytes(out[type_at:type_at + 4], "little") in _DEVICE_MEMORY:
+                p = int.from_bytes(out[ptr_at:ptr_at + 8], "little")
+                out[ptr_at:ptr_at + 8] = _moved(spans, p).to_bytes(8, "little")
+    elif kind == _MEMSET:
+        p = int.from_bytes(out[_MEMSET_DST_AT:_MEMSET_DST_AT + 8], "little")
+        out[_MEMSET_DST_AT:_MEMSET_DST_AT + 8] = _moved(spans, p).to_bytes(8, "little")
+    return bytes(out)
+
+
 class GraphCopier:
     """Reads `graph` (a CUgraph handle) once: its nodes in an order that creates each after those
     it depends on, each node's parameters, and its edges; make() then builds a copy from what was
@@ -117,11 +147,13 @@ class GraphCopier:
         out = ctypes.c_void_p()
         _check(cuda.cuGraphCreate(ctypes.byref(out), 0), "cuGraphCreate")
         try:
-            made, moved = {}, {}
+            made, moved, spans = {}, {}, []
             for node, kind, params, deps in self._nodes:
                 d = (ctypes.c_void_p * max(len(deps), 1))(*[made[x] for x in deps])
                 nd = ctypes.c_size_t(len(deps))
                 new = ctypes.c_void_p()
+                if kind in (_MEMCPY, _MEMSET) and spans:
+                    params = _retarget(kind, params, spans)
                 p = (ctypes.c_uint8 * _PARAMS_BYTES).from_buffer_copy(params) if isinstance(params, bytes) else None
                 if kind == _KERNEL:
                     _check(cuda.cuGraphAddKernelNode_v2(ctypes.byref(new), out, d, nd, p), "cuGraphAddKernelNode")
@@ -145,6 +177,7 @@ class GraphCopier:
                     old = ctypes.c_uint64.from_buffer(p, _ALLOC_DPTR_AT).value
                     _check(cuda.cuGraphAddMemAllocNode(ctypes.byref(new), out, d, nd, p), "cuGraphAddMemAllocNode")
                     moved[old] = ctypes.c_uint64.from_buffer(p, _ALLOC_DPTR_AT).value
+                    spans.append((old, ctypes.c_uint64.from_buffer(p, _ALLOC_BYTES_AT).value, moved[old]))
                 else:  # _MEM_FREE
                     target = ctypes.c_uint64(moved.get(params, params))
                     _check(cuda.cuGraphAddMemFreeNode(ctypes.byref(new), out, d, nd, target), "cuGraphAddMemFreeNode")

@@ -142,6 +142,25 @@ def test_graph_copy_orders_nodes_after_their_dependencies_and_keeps_edges_with_d
         _graph_copy._topological([1, 2], [(1, 2, plain), (2, 1, plain)])
 
 
+def test_graph_copy_points_memcpy_and_memset_nodes_into_the_copys_own_allocations():
+    from gmem import _graph_copy as gc
+    spans = [(0x1000, 0x100, 0x9000), (0x2000, 0x40, 0xA000)]
+    assert gc._moved(spans, 0x10FF) == 0x90FF
+    assert gc._moved(spans, 0x1100) == 0x1100  # past the allocation: not the copy's
+    copy = bytearray(gc._PARAMS_BYTES)
+    copy[32:36] = (2).to_bytes(4, "little")        # device source in the first allocation
+    copy[48:56] = (0x1010).to_bytes(8, "little")
+    copy[120:124] = (1).to_bytes(4, "little")      # host destination: left alone
+    copy[136:144] = (0x2000).to_bytes(8, "little")
+    out = gc._retarget(gc._MEMCPY, bytes(copy), spans)
+    assert int.from_bytes(out[48:56], "little") == 0x9010
+    assert int.from_bytes(out[136:144], "little") == 0x2000
+    assert out[:48] == bytes(copy[:48]) and len(out) == len(copy)
+    memset = bytearray(gc._PARAMS_BYTES)
+    memset[0:8] = (0x2020).to_bytes(8, "little")
+    assert int.from_bytes(gc._retarget(gc._MEMSET, bytes(memset), spans)[0:8], "little") == 0xA020
+
+
 def test_graph_copy_refuses_an_unknown_way_to_copy_memory_nodes():
     from gmem import _graph_copy
     with pytest.raises(ValueError, match="'copy' or 'empty'"):
