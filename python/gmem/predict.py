@@ -237,7 +237,9 @@ def sample(capture, sizes, device=0, copies=64):
     history off after the sample); with cudaMallocAsync, whose captures allocate in the
     memory-node pool, there is no history and the sample holds no calls. While `capture` runs, every
     torch.cuda.CUDAGraph made keeps its CUDA graph (keep_graph), and is instantiated at the end of
-    its capture as it would have been."""
+    its capture as it would have been; as each capture begins the device is read, so that each
+    size's graphs are read apart ("each_graph": the size's calls made before the next graph
+    began, the memory-node pool's change, the graph's own state)."""
     import torch
     native = torch_allocator() == "native"
     torch.cuda.synchronize(device)
