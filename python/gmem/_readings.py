@@ -45,9 +45,10 @@ def _used(device):
     return total.value - free.value
 
 
-def _framework_pools(device):
-    """PyTorch's own figure for each of its graph pools on `device` ({pool id: bytes}); empty
-    without PyTorch."""
+def _framework_pools(device, snapshot=None):
+    """PyTorch's own figure for each of its graph pools on `device` ({pool id: bytes}), from
+    `snapshot` where given (torch.cuda.memory._snapshot()'s), else from a new one; empty without
+    PyTorch."""
     import sys
     torch = sys.modules.get("torch")
     if torch is None or not torch.cuda.is_initialized():
@@ -55,7 +56,7 @@ def _framework_pools(device):
     if torch.cuda.memory.get_allocator_backend() != "native":
         return {}  # cudaMallocAsync: no graph pools of PyTorch's (captures use the memory-node pool)
     pools = {}
-    for seg in torch.cuda.memory._snapshot()["segments"]:
+    for seg in (snapshot or torch.cuda.memory._snapshot())["segments"]:
         pool = tuple(seg.get("segment_pool_id", (0, 0)))
         if pool == (0, 0) or int(seg.get("device", 0)) != device:
             continue
@@ -64,6 +65,8 @@ def _framework_pools(device):
     return pools
 
 
-def device_reading(device=0):
-    """The device now: {"node_pool": counters, "framework_pools": {id: bytes}, "used": bytes}."""
-    return {"node_pool": _node_pool(device), "framework_pools": _framework_pools(device), "used": _used(device)}
+def device_reading(device=0, snapshot=None):
+    """The device now: {"node_pool": counters, "framework_pools": {id: bytes}, "used": bytes};
+    PyTorch's pools from `snapshot` where the caller has just taken one."""
+    return {"node_pool": _node_pool(device), "framework_pools": _framework_pools(device, snapshot),
+            "used": _used(device)}

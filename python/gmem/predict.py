@@ -249,18 +249,21 @@ def sample(capture, sizes, device=0, copies=64):
     def snapshot():
         return torch.cuda.memory._snapshot() if native else {"segments": [], "device_traces": [[]] * (device + 1)}
 
-    def traced():
-        return len(snapshot()["device_traces"][device])
+    def read():
+        """The device's reading and the allocator's trace so far, from one snapshot."""
+        snap = snapshot()
+        return device_reading(device, snap if native else None), len(snap["device_traces"][device])
 
     record(enabled="all", context=None, max_entries=1 << 24)
     try:
-        before = device_reading(device)
         first = snapshot()
+        before = device_reading(device, first if native else None)
         start, seen = _segments(first, device), len(first["device_traces"][device])
         bounds, begins = [], []  # the traces by the end of each size, and by each graph's capture begin
 
         def on_begin():
-            begins[-1].append((traced(), device_reading(device)))
+            reading, traced = read()
+            begins[-1].append((traced, reading))
 
         for size in sizes:
             begins.append([])
@@ -268,8 +271,8 @@ def sample(capture, sizes, device=0, copies=64):
                 r0 = device_reading(device)
                 capture(size)
                 torch.cuda.synchronize(device)
-                r1 = device_reading(device)
-            bounds.append(traced())
+                r1, traced = read()
+            bounds.append(traced)
             state = _exec_state(torch, watch.graphs, copies, device, copied)
             taken.append({
                 "size": int(size),

@@ -210,7 +210,7 @@ def test_sample_reads_each_graph_apart_its_calls_until_the_next_graph_begins(mon
     torch = _FakeTorch()
     monkeypatch.setitem(sys.modules, "torch", torch)
     node = {"reserved": 0}
-    monkeypatch.setattr(gp, "device_reading", lambda device=0: {
+    monkeypatch.setattr(gp, "device_reading", lambda device=0, snapshot=None: {
         "framework_pools": {"(0, 1)": sum(s["total_size"] for s in torch.segments)},
         "node_pool": {"reserved_current": node["reserved"]}, "used": 0})
 
@@ -247,7 +247,7 @@ def test_graph_meter_reads_as_each_capture_begins_and_compare_graphs_matches_the
     torch = _FakeTorch()
     monkeypatch.setitem(sys.modules, "torch", torch)
     pools = {"v": 0}
-    monkeypatch.setattr(gp, "device_reading", lambda device=0: reading({"0,1": pools["v"]}, 0, pools["v"]))
+    monkeypatch.setattr(gp, "device_reading", lambda device=0, snapshot=None: reading({"0,1": pools["v"]}, 0, pools["v"]))
     with gp.graph_meter() as meter:
         for grows in (32 * MiB, 0, 20 * MiB):
             g = torch.cuda.CUDAGraph()
