@@ -160,10 +160,6 @@ std::vector<replayed> simulate(const std::vector<sampled_calls>& t, const std::v
 
 std::uint64_t distance(std::uint64_t a, std::uint64_t b) { return a > b ? a - b : b - a; }
 
-const sampled_size& sampled_size_of(const predict_sample& s, std::int64_t size) {
-  return *std::find_if(s.sizes.begin(), s.sizes.end(), [&](const sampled_size& z) { return z.size == size; });
-}
-
 /// `whole` split in the proportions of `weights` (equally where none is positive), each share
 /// rounded and what rounding leaves on the last.
 std::vector<double> split(double whole, const std::vector<double>& weights, bool round) {
@@ -309,12 +305,6 @@ warmup_prediction predict_warmup(const predict_sample& sample, const std::vector
   // The memory-node pool's reservation only grows while captures are made: a sampled size takes
   // its own reading, the first size of the order the sampled sizes' others, and each size not
   // sampled what every capture takes.
-  const auto node_of = [&](std::int64_t size) {
-    for (std::size_t k = 0; k < sample.sizes.size(); ++k) {
-      if (sample.sizes[k].size == size) return node[k];
-    }
-    return std::int64_t{0};
-  };
   std::int64_t node_in_order = 0;
   for (std::size_t k = 0; k < sample.sizes.size(); ++k) {
     if (std::find(order.begin(), order.end(), sample.sizes[k].size) != order.end()) node_in_order += node[k];
@@ -331,22 +321,24 @@ warmup_prediction predict_warmup(const predict_sample& sample, const std::vector
     predicted_size ps;
     ps.size = order[p];
     ps.calls_from = simulated[p].from->size;
-    for (const sampled_size& s : sample.sizes) {
-      if (s.size == ps.size) ps.sampled = true;
-      if (s.size == ps.calls_from) ps.graphs = s.graphs;
-    }
+    const sampled_size& from = sample.sizes[static_cast<std::size_t>(simulated[p].from - calls.data())];
+    ps.graphs = from.graphs;
+    const auto itself = std::find_if(sample.sizes.begin(), sample.sizes.end(),
+                                     [&](const sampled_size& z) { return z.size == ps.size; });
+    ps.sampled = itself != sample.sizes.end();
     ps.pool_bytes_after = simulated[p].pool_after;
     ps.pool_growth = ps.pool_bytes_after - previous;
     previous = ps.pool_bytes_after;
     ps.exec_state_bytes = exec_per_graph * static_cast<double>(ps.graphs);
     ps.outside_bytes = p == 0 ? outside_net : ps.sampled ? 0 : outside_each;
-    ps.node_pool_bytes = ps.sampled ? node_of(ps.size) : p == 0 ? node_net - node_in_order : node_each;
+    ps.node_pool_bytes = ps.sampled ? node[static_cast<std::size_t>(itself - sample.sizes.begin())]
+                                    : p == 0 ? node_net - node_in_order : node_each;
     node_sum += ps.node_pool_bytes;
     exec_sum += ps.exec_state_bytes;
     outside_sum += ps.outside_bytes;
     outside_each_sizes += p != 0 && !ps.sampled;
     graphs_sum += ps.graphs;
-    if (by_graph) add_graphs(ps, simulated[p].graph_growth, sampled_size_of(sample, ps.calls_from), sample.copies, out.graphs);
+    if (by_graph) add_graphs(ps, simulated[p].graph_growth, from, sample.copies, out.graphs);
     out.sizes.push_back(ps);
   }
   if (!by_graph) out.notes.push_back("the sample did not read each graph apart (gmem.predict before it did): the bill is per size");
