@@ -128,7 +128,7 @@ predict_sample read_predict_input(const std::string& path, const std::vector<std
     }
     return predict_sample_from_json(text.str(), path);
   }
-  const report r = read_report(path);
+  const report r = from_json_string(text.str(), path);
   try {
     return sample_from_recording(r, sampled_sizes);
   } catch (const std::invalid_argument& e) {
