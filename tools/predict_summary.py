@@ -82,10 +82,8 @@ def main():
         print("  total %.1f MiB +- %.1f MiB predicted, %.1f MiB measured" % (
             total["predicted_bytes"] / 2**20, total["uncertainty_bytes"] / 2**20, run["bill"]["total"] / 2**20))
         by_graph = gmem.predict.compare_graphs(prediction, run["full"].get("each_graph", []))
-        for kind in ("framework_pool", "node_pool") if by_graph else ():
-            k = by_graph[kind]
-            print("  each graph, %s: %d of %d to the byte, largest error %.2f MiB (size %d graph %d)" % (
-                kind, k["exact"], by_graph["graphs"], k["max_error"] / 2**20, k["worst"]["size"], k["worst"]["index"]))
+        for line in gmem.predict.graphs_text(by_graph) if by_graph else ():
+            print("  " + line)
         if run["from"] == "sample":
             print("  allocator model on the sample: %s" % ("exact" if all(
                 c["simulated_bytes"] == c["measured_bytes"] for c in prediction["model_checks"]) else "OFF"))

@@ -27,7 +27,7 @@ from . import _graph_copy
 from ._readings import _cuda, device_reading
 
 __all__ = ["sample", "predict", "pick_sizes", "device_reading", "torch_allocator", "memory_left", "measured", "compare",
-           "table", "assert_close", "graph_meter", "measured_graphs", "compare_graphs"]
+           "table", "assert_close", "graph_meter", "measured_graphs", "compare_graphs", "graphs_text"]
 
 SAMPLE_FORMAT = "gmem.predict.sample"
 SAMPLE_VERSION = 1
@@ -437,6 +437,18 @@ def compare_graphs(prediction, graphs):
                                "predicted": predicted[worst][key], "measured": graphs[worst][kind]},
                      "sum_abs_error": sum(abs(e) for e in errors),
                      "measured": sum(m[kind] for m in graphs)}
+    return out
+
+
+def graphs_text(compared):
+    """`compare_graphs`'s result as lines, one a pool."""
+    out = []
+    for kind in ("framework_pool", "node_pool"):
+        k = compared[kind]
+        out.append("each graph, %s: %d of %d to the byte, largest error %.2f MiB (size %d graph %d), errors' "
+                   "sizes sum to %.2f MiB of %.2f MiB measured" % (
+                       kind, k["exact"], compared["graphs"], k["max_error"] / 2**20, k["worst"]["size"],
+                       k["worst"]["index"], k["sum_abs_error"] / 2**20, k["measured"] / 2**20))
     return out
 
 

@@ -101,13 +101,8 @@ for r in range(a.ranks):
         print("from a recording: only the pools are judged (rest: the executable-graph state, read once a graph, "
               "and libraries' buffers; no eager cache or workspace outside the pools)")
     print("model checks:", [(c["size"], c["simulated_bytes"] - c["measured_bytes"]) for c in prediction["model_checks"]])
-    if by_graph:
-        for kind in ("framework_pool", "node_pool"):
-            k = by_graph[kind]
-            print("each graph, %s: %d of %d to the byte, largest error %.2f MiB (size %d graph %d), "
-                  "errors' sizes sum to %.2f MiB of %.2f MiB measured" % (
-                      kind, k["exact"], by_graph["graphs"], k["max_error"] / 2**20, k["worst"]["size"],
-                      k["worst"]["index"], k["sum_abs_error"] / 2**20, k["measured"] / 2**20))
+    for line in gmem.predict.graphs_text(by_graph) if by_graph else ():
+        print(line)
 result = {"name": name, "style": a.style, "from": a.source, "torch": torch.__version__, "commit": a.commit, "command": " ".join(sys.argv),
           "env": a.env, "ranks": per_rank, "seconds": seconds}
 out = os.path.join(a.out, name + ".json")

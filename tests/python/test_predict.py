@@ -264,4 +264,6 @@ def test_graph_meter_reads_as_each_capture_begins_and_compare_graphs_matches_the
     assert c["framework_pool"]["max_error"] == 2 * MiB
     assert c["framework_pool"]["worst"] == {"size": 8, "index": 1, "predicted": 2 * MiB, "measured": 0}
     assert c["node_pool"]["exact"] == 3
+    assert gp.graphs_text(c)[0] == ("each graph, framework_pool: 2 of 3 to the byte, largest error 2.00 MiB (size 8 "
+                                    "graph 1), errors' sizes sum to 2.00 MiB of 52.00 MiB measured")
     assert gp.compare_graphs(predicted, measured[:2]) is None
