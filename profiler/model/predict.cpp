@@ -182,12 +182,12 @@ std::vector<double> split(double whole, const std::vector<double>& weights, bool
 void add_graphs(const predicted_size& ps, const std::vector<std::uint64_t>& growth, const sampled_size& from,
                 std::uint64_t copies, std::vector<predicted_graph>& out) {
   std::vector<double> exec, node;
+  bool every_state = true;
   for (const sampled_graph& g : from.each_graph) {
     exec.push_back(g.exec_state_bytes.value_or(0));
     node.push_back(static_cast<double>(g.node_pool_change));
+    every_state = every_state && g.exec_state_bytes.has_value();
   }
-  bool every_state = true;
-  for (const sampled_graph& g : from.each_graph) every_state = every_state && g.exec_state_bytes.has_value();
   if (!every_state || copies <= 1) exec.assign(exec.size(), 0);  // equal shares
   if (std::none_of(node.begin(), node.end(), [](double v) { return v > 0; }) && !node.empty()) {
     node.assign(node.size(), 0);
